@@ -1,0 +1,45 @@
+/** Contract of the auth layer (implemented in src/auth/). */
+import type { HttpResponse } from '../http/types.js';
+
+export interface AssertionOverrides {
+  iss?: string;
+  sub?: string;
+  aud?: string;
+  /** Seconds since epoch. */
+  exp?: number;
+  iat?: number;
+  jti?: string;
+  /** Header overrides, e.g. `{ alg: 'none' }` or `{ kid: 'unknown' }`. */
+  header?: Record<string, unknown>;
+  /** Sign with this key instead of the client's (a foreign key). */
+  signWith?: 'client' | 'foreign' | 'none' | 'hs256-public-key';
+  /** Corrupt the signature bytes after signing. */
+  corruptSignature?: boolean;
+}
+
+export interface TokenRequestOptions {
+  /** Requested scopes; omitted from the form when undefined. */
+  scopes?: string[];
+  assertion?: AssertionOverrides;
+  /** Form field overrides; a value of null removes the field. */
+  form?: Record<string, string | null>;
+  /** Send a non-form body instead. */
+  rawBody?: { contentType: string; body: string };
+  /** Marks the request as deliberately provoking a 429. */
+  expect429?: boolean;
+  /** Skip issuance pacing (only the issuance-limit check). */
+  pace?: boolean;
+}
+
+export interface TokenBrokerApi {
+  /** A cached access token for this client role and scope set (issued when absent or near expiry). */
+  token(role: string, scopes: string[]): Promise<string>;
+  /** A new token, never cached (the expiry probe). */
+  freshToken(role: string, scopes: string[]): Promise<string>;
+  /** A raw token request, for auth checks. Counts against the issuance limit. */
+  request(role: string, opts?: TokenRequestOptions): Promise<HttpResponse>;
+  /** A signed client assertion (never logged). */
+  assertion(role: string, overrides?: AssertionOverrides): Promise<string>;
+  /** Token requests sent so far. */
+  readonly issued: number;
+}

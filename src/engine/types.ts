@@ -1,0 +1,129 @@
+/**
+ * The result model shared by the engine, the vitest integration and the
+ * reporters. Reporters only consume these types; checks never print.
+ */
+export type Outcome = 'pass' | 'fail' | 'skip' | 'error' | 'observation';
+export const OUTCOMES: readonly Outcome[] = ['pass', 'fail', 'skip', 'error', 'observation'];
+
+/** MUST/SHOULD: the spec states the rule. observation: the spec leaves it open. */
+export type Level = 'MUST' | 'SHOULD' | 'observation';
+
+export type Profile = 'quick' | 'full' | 'certification' | 'read-only';
+export const PROFILES: readonly Profile[] = ['quick', 'full', 'certification', 'read-only'];
+
+/** One HTTP request/response pair, already redacted (no secrets, bodies capped). */
+export interface Exchange {
+  /** Unique within a run, e.g. `x-000123`. */
+  id: string;
+  startedAt: string;
+  durationMs: number;
+  /** Config role of the client whose token was used, when any. */
+  client?: string;
+  request: {
+    method: string;
+    url: string;
+    headers: Record<string, string>;
+    body?: string;
+    bodyTruncated?: boolean;
+  };
+  response?: {
+    status: number;
+    headers: Record<string, string>;
+    body?: string;
+    /** Bytes received (capped reads stop counting at the cap). */
+    bodyBytes: number;
+    bodyTruncated?: boolean;
+  };
+  /** Network or protocol failure, one readable line. */
+  error?: string;
+  /** A shell command that reproduces the request; the token appears as `$TOKEN`. */
+  curl: string;
+}
+
+/** A recorded fact about a point the spec leaves open. Never a failure. */
+export interface Observation {
+  /** Stable key, e.g. `create.success-status`. */
+  key: string;
+  value: unknown;
+  note?: string;
+}
+
+/** A typed failure: what the spec requires vs what the target did. */
+export interface Finding {
+  message: string;
+  requirement?: string;
+  expected?: unknown;
+  actual?: unknown;
+  /** Exchange id the finding is about. */
+  exchange?: string;
+}
+
+export interface CheckResult {
+  id: string;
+  title: string;
+  area: string;
+  requirements: string[];
+  level: Level;
+  outcome: Outcome;
+  /** One readable line: why it failed, skipped or errored, or what was observed. */
+  message?: string;
+  expected?: unknown;
+  actual?: unknown;
+  findings: Finding[];
+  observations: Observation[];
+  evidence: Exchange[];
+  /** curl for the exchange most relevant to the verdict ($TOKEN for the token). */
+  curl?: string;
+  startedAt: string;
+  durationMs: number;
+}
+
+export interface RequirementVerdict {
+  id: string;
+  level: Level;
+  text: string;
+  section: string;
+  testable: boolean;
+  reason?: string;
+  checks: string[];
+  outcome: Outcome | 'untested';
+}
+
+/** Entry of the ledger of resources the run created on the target. */
+export interface LedgerEntry {
+  resourceType: string;
+  id: string;
+  url: string;
+  createdBy: string;
+  at: string;
+}
+
+export interface RunInfo {
+  runId: string;
+  toolVersion: string;
+  specSha256: string;
+  target: {
+    baseUrl: string;
+    embedded: boolean;
+    openapiSha256?: string;
+    capabilitySha256?: string;
+  };
+  profile: Profile;
+  /** The effective config with secrets replaced by `[redacted]`. */
+  config: unknown;
+  /** Deviations from spec defaults declared by the config (token lifetime, windows, ceilings). */
+  deviations: string[];
+  startedAt: string;
+  endedAt: string;
+  interrupted: boolean;
+  exitCode?: number;
+}
+
+export interface RunResult {
+  info: RunInfo;
+  checks: CheckResult[];
+  requirements: RequirementVerdict[];
+  ledger: LedgerEntry[];
+  /** Divergences found between the target's OpenAPI document and CapabilityStatement. */
+  divergences: string[];
+}

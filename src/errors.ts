@@ -1,0 +1,66 @@
+/**
+ * Errors with a `code` from a closed union (jose style). Inside a check, the
+ * outcome follows from the error type: CheckFailure -> fail, SkipSignal -> skip,
+ * anything else (ConformanceError included) -> error.
+ */
+export type ErrorCode =
+  | 'ERR_CONFIG_INVALID'
+  | 'ERR_USAGE'
+  | 'ERR_TARGET_UNREACHABLE'
+  | 'ERR_DNS'
+  | 'ERR_TLS'
+  | 'ERR_TIMEOUT'
+  | 'ERR_DEADLINE'
+  | 'ERR_INTERRUPTED'
+  | 'ERR_BODY_TOO_LARGE'
+  | 'ERR_PROTOCOL'
+  | 'ERR_DISCOVERY'
+  | 'ERR_TOKEN'
+  | 'ERR_KEY'
+  | 'ERR_REPORT'
+  | 'ERR_INTERNAL';
+
+export class ConformanceError extends Error {
+  readonly code: ErrorCode;
+  /** For ERR_CONFIG_INVALID: the JSON path of the offending field, e.g. `clients[1].alg`. */
+  readonly field?: string;
+  /** What the user should do about it. */
+  readonly fix?: string;
+  constructor(code: ErrorCode, message: string, opts: { field?: string; fix?: string; cause?: unknown } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'ConformanceError';
+    this.code = code;
+    this.field = opts.field;
+    this.fix = opts.fix;
+  }
+}
+
+/** An assertion about the target failed: outcome `fail`. */
+export class CheckFailure extends Error {
+  constructor(
+    message: string,
+    readonly details: { requirement?: string; expected?: unknown; actual?: unknown; exchange?: string } = {},
+  ) {
+    super(message);
+    this.name = 'CheckFailure';
+  }
+}
+
+/** The check cannot run (missing fixture, excluded by profile, ...): outcome `skip`. */
+export class SkipSignal extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'SkipSignal';
+  }
+}
+
+export function isConformanceError(e: unknown): e is ConformanceError {
+  return e instanceof ConformanceError;
+}
+
+/** One readable line for any thrown value (no stack). */
+export function describeError(e: unknown): string {
+  if (e instanceof ConformanceError) return `${e.code}: ${e.message}${e.field ? ` (field ${e.field})` : ''}`;
+  if (e instanceof Error) return `${e.name === 'Error' ? '' : e.name + ': '}${e.message}`.split('\n')[0]!;
+  return String(e).split('\n')[0]!;
+}

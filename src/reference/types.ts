@@ -1,0 +1,154 @@
+/**
+ * Contracts inside the embedded reference server: options (knobs), the
+ * behaviour switches that alternative-conformant modes and faults flip, and the
+ * handler interface between the HTTP core and the resource modules.
+ */
+import type { OperationDef } from '../spec/api.js';
+
+/** Every knob a fast test needs; defaults are the spec's values. */
+export interface ReferenceLimits {
+  /** Per-key requests per window (spec default 60). */
+  perKeyPerWindow: number;
+  /** Per-organization requests per window (spec: not shown; reference default 600). */
+  perOrgPerWindow: number;
+  /** Sliding window length for per-key and per-org limits, ms (spec 60000). */
+  windowMs: number;
+  /** Token issuances per window per source IP (spec 20). */
+  tokenIssuancePerWindow: number;
+  /** Fixed window for token issuance, ms (spec 60000). */
+  tokenWindowMs: number;
+  /** Access token lifetime, seconds (spec 300). */
+  tokenLifetimeSec: number;
+  /** Document size maximum for $upload, bytes (spec: not shown; reference 1 MiB). */
+  documentMaxBytes: number;
+  /** Maximum JSON request body, bytes (reference choice 1 MiB). */
+  maxBodyBytes: number;
+  /** Encounter registration window: period.start at most this many days in the past or future (spec: not shown; reference 30). */
+  registrationWindowDays: number;
+  /** When false, no rate limit is enforced (headers still sent). For benchmarks. */
+  enforceRateLimits: boolean;
+}
+
+export const DEFAULT_LIMITS: ReferenceLimits = {
+  perKeyPerWindow: 60,
+  perOrgPerWindow: 600,
+  windowMs: 60_000,
+  tokenIssuancePerWindow: 20,
+  tokenWindowMs: 60_000,
+  tokenLifetimeSec: 300,
+  documentMaxBytes: 1024 * 1024,
+  maxBodyBytes: 1024 * 1024,
+  registrationWindowDays: 30,
+  enforceRateLimits: true,
+};
+
+/**
+ * Choices the spec leaves open. Every combination conforms; the suite must pass
+ * in each. The defaults are the reference's documented choices.
+ */
+export interface ReferenceModes {
+  createStatus: 200 | 201;
+  updateStatus: 200 | 201;
+  /** `_count` over 100: clamp to 100, or refuse with 400 HPB-00101. */
+  countOver100: 'clamp' | 'reject';
+  /** Cursor encoding: opaque base64url JSON, or an opaque random handle. */
+  cursorEncoding: 'base64' | 'handle';
+  etag: 'weak' | 'strong';
+  /** Extra fields in the token response besides access_token. */
+  tokenResponseExtras: boolean;
+  /** Ordering tie-break between records with the same timestamp. */
+  tieBreak: 'uuid-asc' | 'uuid-desc';
+  /** 409 code for a signed/cancelled parent prescription. */
+  signedPrescriptionCode: 'HPB-00114' | 'HPB-00103';
+  /** Status used with HPB-00101 for semantic validation failures. */
+  validationStatus: 400 | 422;
+  /** Code for an unknown DocumentReference id. */
+  unknownDocumentCode: 'HPB-00102' | 'HPB-00118';
+  /** Path segment of the upload operation, under /fhir/R5/DocumentReference/{id}/. */
+  uploadPath: '$upload' | '$binary-upload';
+  /** Fixed issuance window aligned to the clock minute, or starting at the first request. */
+  issuanceWindow: 'clock' | 'first-request';
+  /** Scope outside the client's grant: refuse the request, or narrow to the granted subset. */
+  excessScope: 'refuse' | 'narrow';
+  /** Merged/deceased patients refuse updates too, or creates only. */
+  patientBlockOn: 'create' | 'create-and-update';
+}
+
+export const DEFAULT_MODES: ReferenceModes = {
+  createStatus: 201,
+  updateStatus: 200,
+  countOver100: 'clamp',
+  cursorEncoding: 'base64',
+  etag: 'weak',
+  tokenResponseExtras: true,
+  tieBreak: 'uuid-asc',
+  signedPrescriptionCode: 'HPB-00114',
+  validationStatus: 422,
+  unknownDocumentCode: 'HPB-00118',
+  uploadPath: '$upload',
+  issuanceWindow: 'first-request',
+  excessScope: 'refuse',
+  patientBlockOn: 'create-and-update',
+};
+
+export interface ReferenceOptions {
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  limits?: Partial<ReferenceLimits>;
+  modes?: Partial<ReferenceModes>;
+  /** Names of faults from src/reference/faults/ to plant. */
+  faults?: string[];
+  /** Directory of the reference fixtures (default fixtures/reference). */
+  fixturesDir?: string;
+  /** Clock, for tests. */
+  now?: () => number;
+}
+
+/** Who is calling, established by the HTTP core from the bearer token. */
+export interface Caller {
+  clientId: string;
+  org: string;
+  keyKind: 'sandbox' | 'production';
+  scopes: string[];
+}
+
+export interface HandlerContext {
+  op: OperationDef;
+  caller: Caller;
+  /** Path parameters, e.g. `{ id }`. */
+  params: Record<string, string>;
+  query: URLSearchParams;
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON body (writes), already checked to be JSON with the right media type; raw Buffer for $upload. */
+  body: unknown;
+  rawBody?: Buffer;
+  /** Absolute base URL of the server, no trailing slash. */
+  baseUrl: string;
+  now: number;
+}
+
+export interface HandlerResponse {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export type Handler = (ctx: HandlerContext) => Promise<HandlerResponse> | HandlerResponse;
+
+/**
+ * Thrown by handlers and the core; the core turns it into an OperationOutcome.
+ * With `code`, diagnostics become `<CODE>: <message>` and details.coding is set.
+ */
+export class FhirError extends Error {
+  constructor(
+    readonly status: number,
+    readonly issueCode: string,
+    message: string,
+    readonly code?: string,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = 'FhirError';
+  }
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+// Project tests (test/). The conformance suites under suites/ are run by the
+// engine with its own programmatic config (src/vitest/config.ts), not by this file.
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+  },
+});
