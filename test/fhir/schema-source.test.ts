@@ -1,0 +1,47 @@
+import { describe, expect, test } from 'vitest';
+import { loadReleaseSchema, NESTED_RESOURCE_KEYWORD } from '../../src/fhir/schema-source.js';
+
+describe.each(['R4', 'R5'] as const)('%s schema source', (release) => {
+  const schema = loadReleaseSchema(release);
+
+  test('is loaded once per process', () => {
+    expect(loadReleaseSchema(release)).toBe(schema);
+  });
+
+  test('keeps the HL7 root id and draft-06', () => {
+    expect(schema.id).toBe(release === 'R4' ? 'http://hl7.org/fhir/json-schema/4.0' : 'http://hl7.org/fhir/json-schema/5.0');
+    expect(schema.$schema).toBe('http://json-schema.org/draft-06/schema#');
+  });
+
+  test('stubs the resource list so nested resources are validated separately', () => {
+    expect(schema.definitions.ResourceList).toMatchObject({ type: 'object', required: ['resourceType'], [NESTED_RESOURCE_KEYWORD]: true });
+    expect(schema.definitions.ResourceList).not.toHaveProperty('oneOf');
+  });
+
+  test('defines every referenced definition', () => {
+    const refs = new Set(JSON.stringify(schema.definitions).match(/#\/definitions\/[A-Za-z0-9_]+/g));
+    const missing = [...refs].map((ref) => ref.slice('#/definitions/'.length)).filter((name) => !schema.definitions[name]);
+    expect(missing).toEqual([]);
+  });
+
+  test('complex types are typed as objects', () => {
+    expect(schema.definitions.Reference.type).toBe('object');
+    expect(schema.definitions.MedicationRequest.type).toBe('object');
+  });
+
+  test('lists resource types and names primitive patterns', () => {
+    expect(schema.resourceTypes.has('Patient')).toBe(true);
+    expect(schema.resourceTypes.has('Reference')).toBe(false);
+    expect(schema.primitiveByPattern.get(String(schema.definitions.uri.pattern))).toBe('canonical, uri or url');
+  });
+});
+
+test('R5 decimal pattern has no stray brace', () => {
+  expect(loadReleaseSchema('R5').definitions.decimal.pattern).toBe('^-?(0|[1-9][0-9]{0,17})(\\.[0-9]{1,17})?([eE][+-]?[0-9]{1,9})?$');
+});
+
+test('R4 drops the Medplum additions to Meta and Reference', () => {
+  const { definitions } = loadReleaseSchema('R4');
+  expect(Object.keys(definitions.Meta.properties as object)).not.toContain('project');
+  expect(Object.keys(definitions.Reference.properties as object)).not.toContain('resource');
+});
