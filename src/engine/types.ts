@@ -76,6 +76,10 @@ export interface CheckResult {
   curl?: string;
   startedAt: string;
   durationMs: number;
+  /** Resources this check created on the target (the run's ledger is their union). */
+  created?: LedgerEntry[];
+  /** Requests this check sent, and 429s it did not provoke on purpose. */
+  stats?: { requests: number; unplanned429: number };
 }
 
 export interface RequirementVerdict {

@@ -1,0 +1,103 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { describe, expect, it } from 'vitest';
+import { defineCheck, excludedBy, type CheckDefinition } from '../../src/engine/check.js';
+import { executeCheck } from '../../src/engine/execute.js';
+import type { Runtime } from '../../src/engine/runtime.js';
+import { ConformanceError } from '../../src/errors.js';
+
+function fakeRuntime(profile: 'quick' | 'full' | 'read-only' = 'full', fixtures: Record<string, string> = {}): Runtime {
+  return {
+    spec: { profile, runId: 'r1', model: { operations: [], divergences: [], problems: [], hashes: {} }, deadline: Date.now() + 60_000 },
+    config: { baseUrl: 'http://127.0.0.1:1', fixtures, clients: [{ role: 'main' }], limits: { tokenLifetimeSec: 300, windowSec: 60, tokenIssuancePerMinute: 20 } },
+    http: { stats: { requests: 0, unplanned429: 0, waitsMs: 0 }, request: async () => ({}) },
+    tokens: {},
+    als: new AsyncLocalStorage(),
+    shared: new Map(),
+    validator: { validate: () => [] },
+    tally: () => ({ examined: 0, violations: [], violationCount: 0 }),
+    exchangesSeen: 0,
+    sleep: async () => {},
+    onWait: () => {},
+  } as unknown as Runtime;
+}
+
+const base = { area: 'demo', requirements: ['demo.rule'], title: 'a demo check' };
+const check = (over: Partial<CheckDefinition>): CheckDefinition =>
+  defineCheck({ id: 'demo.check', level: 'MUST', ...base, run: async () => {}, ...over });
+
+describe('executeCheck outcomes follow from error types', () => {
+  it('a check that completes passes', async () => {
+    const r = await executeCheck(check({}), fakeRuntime());
+    expect(r.outcome).toBe('pass');
+    expect(r.requirements).toEqual(['demo.rule']);
+  });
+
+  it('a hard assertion is fail with expected/actual', async () => {
+    const r = await executeCheck(check({ run: async (ctx) => ctx.fail('bad status', { expected: 200, actual: 500, requirement: 'demo.rule' }) }), fakeRuntime());
+    expect(r.outcome).toBe('fail');
+    expect(r.message).toBe('bad status');
+    expect(r.expected).toBe(200);
+    expect(r.actual).toBe(500);
+    expect(r.findings).toHaveLength(1);
+  });
+
+  it('soft assertions collect every finding and fail at the end', async () => {
+    const r = await executeCheck(
+      check({
+        run: async (ctx) => {
+          ctx.check(false, 'first');
+          ctx.check(true, 'never');
+          ctx.check(false, 'second');
+        },
+      }),
+      fakeRuntime(),
+    );
+    expect(r.outcome).toBe('fail');
+    expect(r.findings.map((f) => f.message)).toEqual(['first', 'second']);
+  });
+
+  it('a skip signal is skip with its reason', async () => {
+    const r = await executeCheck(check({ run: async (ctx) => ctx.skip('not today') }), fakeRuntime());
+    expect(r).toMatchObject({ outcome: 'skip', message: 'not today' });
+  });
+
+  it('any other error is error, never fail', async () => {
+    const r = await executeCheck(
+      check({ run: async () => { throw new ConformanceError('ERR_TARGET_UNREACHABLE', 'connection refused by 127.0.0.1:1'); } }),
+      fakeRuntime(),
+    );
+    expect(r.outcome).toBe('error');
+    expect(r.message).toBe('ERR_TARGET_UNREACHABLE: connection refused by 127.0.0.1:1');
+  });
+
+  it('an observation check records and never fails', async () => {
+    const r = await executeCheck(check({ level: 'observation', run: async (ctx) => ctx.observe('create.status', 201) }), fakeRuntime());
+    expect(r.outcome).toBe('observation');
+    expect(r.observations).toEqual([{ key: 'create.status', value: 201 }]);
+  });
+
+  it('a missing fixture skips and names it', async () => {
+    const r = await executeCheck(check({ fixtures: ['patient', 'encounter'] }), fakeRuntime('full', { patient: 'p1' }));
+    expect(r).toMatchObject({ outcome: 'skip', message: 'fixture not provided: encounter' });
+  });
+
+  it('a missing client role skips', async () => {
+    const r = await executeCheck(check({ clients: ['second-org'] }), fakeRuntime());
+    expect(r).toMatchObject({ outcome: 'skip', message: 'no client with role second-org in the config' });
+  });
+
+  it('profiles exclude checks by tag, with a reason', async () => {
+    const r = await executeCheck(check({ tags: ['writes'] }), fakeRuntime('read-only'));
+    expect(r.outcome).toBe('skip');
+    expect(r.message).toMatch(/read-only/);
+    expect(excludedBy('quick', { tags: ['waits'] })).toMatch(/quick/);
+    expect(excludedBy('full', { tags: ['waits', 'writes'] })).toBeUndefined();
+  });
+});
+
+describe('defineCheck', () => {
+  it('refuses ids that are not area.slug and checks without requirements', () => {
+    expect(() => defineCheck({ ...base, id: 'Check 1', level: 'MUST', run: async () => {} })).toThrow(/area\.slug/);
+    expect(() => defineCheck({ ...base, id: 'demo.x', level: 'MUST', requirements: [], run: async () => {} })).toThrow(/no requirement/);
+  });
+});
