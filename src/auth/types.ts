@@ -9,6 +9,8 @@ export interface AssertionOverrides {
   exp?: number;
   iat?: number;
   jti?: string;
+  /** Claims to leave out entirely (applied after the overrides above). */
+  omit?: ('iss' | 'sub' | 'aud' | 'exp' | 'iat' | 'jti')[];
   /** Header overrides, e.g. `{ alg: 'none' }` or `{ kid: 'unknown' }`. */
   header?: Record<string, unknown>;
   /** Sign with this key instead of the client's (a foreign key). */

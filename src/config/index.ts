@@ -1,0 +1,195 @@
+/** Target config: load, validate, resolve keys, and a redacted view for reports. */
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import type { KeyObject, webcrypto } from 'node:crypto';
+import type { JWK } from 'jose';
+import { ConformanceError } from '../errors.js';
+import type { Profile } from '../engine/types.js';
+import { FIXTURE_KEYS } from './fixture-keys.js';
+import { loadClientKey } from './keys.js';
+import { effectiveLimits, limitDeviations, SPEC_DEFAULT_KEY_RATE_PER_MINUTE, type Limits } from './limits.js';
+import { configError, validateConfig, type ClientRole, type KeySource, type RawConfig } from './validate.js';
+
+export { FIXTURE_KEYS } from './fixture-keys.js';
+export { SPEC_LIMITS, type Limits } from './limits.js';
+export { validateConfig, CONFIG_SCHEMA, type RawConfig, type ClientRole, type KeySource } from './validate.js';
+
+export interface ResolvedClient {
+  role: ClientRole;
+  clientId: string;
+  kid: string;
+  alg: 'RS384' | 'ES384';
+  privateKey: webcrypto.CryptoKey | KeyObject;
+  /** Public JWK with kid, alg and use. */
+  publicJwk: JWK;
+  rateLimitPerMinute: number;
+  jwksUri?: string;
+  /** Where the key came from (file path or env name; never the key itself). */
+  keySource: KeySource;
+}
+
+export interface ResolvedConfig {
+  baseUrl: string;
+  tokenUrl?: string;
+  clients: ResolvedClient[];
+  fixtures: Record<string, string>;
+  limits: Limits;
+  /** One readable line per declared limit that differs from the spec's default. */
+  deviations: string[];
+  profile: Profile;
+  timeouts: { requestMs: number; runMs: number };
+  jwksHosting?: { host: string; port: number; path: string };
+  redactPhi: boolean;
+  /** Config file path, or 'embedded'. */
+  source: string;
+}
+
+export interface ConfigOverrides {
+  profile?: Profile;
+  baseUrl?: string;
+  /** Recorded as `source` (default: 'embedded'; loadConfig passes the file path). */
+  source?: string;
+}
+
+const DEFAULT_TIMEOUTS = { requestMs: 15_000, runMs: 3_600_000 };
+const SINGLE_ROLES: readonly ClientRole[] = ['main', 'second-org', 'production'];
+
+function stripTrailingSlash(url: string): string {
+  return url.replace(/\/+$/, '');
+}
+
+function checkRoles(clients: RawConfig['clients'], source: string): void {
+  const firstIndex = new Map<ClientRole, number>();
+  clients.forEach((c, i) => {
+    const prev = firstIndex.get(c.role);
+    if (prev !== undefined && SINGLE_ROLES.includes(c.role)) {
+      throw configError(
+        [{ field: `clients[${i}].role`, message: `repeats role "${c.role}" (already clients[${prev}])`, fix: `keep one "${c.role}" client; use "extra" for additional ones` }],
+        source,
+      );
+    }
+    if (prev === undefined) firstIndex.set(c.role, i);
+  });
+  if (!firstIndex.has('main')) {
+    throw configError([{ field: 'clients', message: 'has no client with role "main"', fix: 'set "role": "main" on the primary client' }], source);
+  }
+}
+
+function checkFixtureKeys(fixtures: Record<string, string>, source: string): void {
+  const unknown = Object.keys(fixtures).filter((k) => !FIXTURE_KEYS.includes(k));
+  if (unknown.length === 0) return;
+  throw configError(
+    unknown.map((k) => ({
+      field: `fixtures.${k}`,
+      message: 'is not a known fixture key',
+      fix: `use one of the keys of fixtures/reference/fixture-ids.json except orgA/orgB (e.g. ${FIXTURE_KEYS.slice(0, 3).join(', ')})`,
+    })),
+    source,
+  );
+}
+
+function checkCertification(profile: Profile, deviations: ReturnType<typeof limitDeviations>, source: string): void {
+  if (profile !== 'certification' || deviations.length === 0) return;
+  throw configError(
+    deviations.map((d) => ({
+      field: `limits.${d.field}`,
+      message: `declares a deviation (${d.line}), which the certification profile refuses`,
+      fix: `remove limits.${d.field} or run another profile`,
+    })),
+    source,
+  );
+}
+
+/** Validates a parsed config and resolves its keys; file paths are relative to `baseDir`. */
+export async function resolveConfig(raw: unknown, baseDir: string, overrides: ConfigOverrides = {}): Promise<ResolvedConfig> {
+  const source = overrides.source ?? 'embedded';
+  const cfg = validateConfig(raw, source);
+  checkRoles(cfg.clients, source);
+  checkFixtureKeys(cfg.fixtures ?? {}, source);
+  const profile = overrides.profile ?? cfg.profile ?? 'full';
+  const limits = effectiveLimits(cfg.limits);
+  const deviations = limitDeviations(limits);
+  checkCertification(profile, deviations, source);
+
+  const hostedJwksUri = cfg.jwksHosting ? `http://${cfg.jwksHosting.host}:${cfg.jwksHosting.port}${cfg.jwksHosting.path}` : undefined;
+  const clients: ResolvedClient[] = [];
+  for (const [i, c] of cfg.clients.entries()) {
+    const key = await loadClientKey(c.privateKey, c.alg, c.kid, baseDir, `clients[${i}]`);
+    clients.push({
+      role: c.role,
+      clientId: c.clientId,
+      kid: key.kid,
+      alg: c.alg,
+      privateKey: key.privateKey,
+      publicJwk: key.publicJwk,
+      rateLimitPerMinute: c.rateLimitPerMinute ?? SPEC_DEFAULT_KEY_RATE_PER_MINUTE,
+      jwksUri: c.jwksUri ?? hostedJwksUri,
+      keySource: c.privateKey,
+    });
+  }
+
+  return {
+    baseUrl: stripTrailingSlash(overrides.baseUrl ?? cfg.baseUrl),
+    tokenUrl: cfg.tokenUrl,
+    clients,
+    fixtures: { ...cfg.fixtures },
+    limits,
+    deviations: deviations.map((d) => d.line),
+    profile,
+    timeouts: { ...DEFAULT_TIMEOUTS, ...cfg.timeouts },
+    jwksHosting: cfg.jwksHosting,
+    redactPhi: cfg.redactPhi ?? false,
+    source,
+  };
+}
+
+/** Reads, validates and resolves a config file. */
+export async function loadConfig(path: string, overrides: Omit<ConfigOverrides, 'source'> = {}): Promise<ResolvedConfig> {
+  const file = resolve(path);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    const reason = (e as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new ConformanceError('ERR_CONFIG_INVALID', `cannot read config file ${file} (${reason})`, {
+      field: '(file)',
+      fix: 'pass the path of a readable JSON config file (see fixtures/example-target.json)',
+    });
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new ConformanceError('ERR_CONFIG_INVALID', `config file ${file} is not valid JSON: ${(e as Error).message}`, {
+      field: '(file)',
+      fix: 'fix the JSON syntax (comments and trailing commas are not allowed)',
+    });
+  }
+  return resolveConfig(raw, dirname(file), { ...overrides, source: file });
+}
+
+/** The config as it may appear in reports: no key material, only where keys come from. */
+export function redactedConfig(c: ResolvedConfig): unknown {
+  return {
+    source: c.source,
+    baseUrl: c.baseUrl,
+    ...(c.tokenUrl ? { tokenUrl: c.tokenUrl } : {}),
+    clients: c.clients.map((cl) => ({
+      role: cl.role,
+      clientId: cl.clientId,
+      kid: cl.kid,
+      alg: cl.alg,
+      privateKey: '[redacted]',
+      keySource: cl.keySource,
+      rateLimitPerMinute: cl.rateLimitPerMinute,
+      ...(cl.jwksUri ? { jwksUri: cl.jwksUri } : {}),
+    })),
+    ...(c.jwksHosting ? { jwksHosting: c.jwksHosting } : {}),
+    fixtures: c.fixtures,
+    limits: c.limits,
+    deviations: c.deviations,
+    profile: c.profile,
+    timeouts: c.timeouts,
+    redactPhi: c.redactPhi,
+  };
+}
