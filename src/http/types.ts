@@ -41,6 +41,8 @@ export interface HttpResponse {
   text: string;
   /** Parsed JSON body, or undefined when the body is not JSON. */
   json: unknown;
+  /** True when the body was cut at `maxBodyBytes` (the rest was not read). */
+  bodyTruncated: boolean;
   exchange: Exchange;
 }
 
@@ -64,6 +66,14 @@ export interface HttpClientOptions {
   deadline?: number;
   /** AbortSignal that aborts every in-flight and future request (interrupts). */
   signal?: AbortSignal;
+  /** Longest single wait for Retry-After (default 120000 ms); a longer one returns the 429 at once. */
+  maxRetryWaitMs?: number;
+  /** Clock, epoch ms (default Date.now); injectable for tests. */
+  now?: () => number;
+  /** Sleep (default timers/promises setTimeout); injectable for tests. Deadline and signal still apply. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Random source in [0, 1) for backoff jitter (default Math.random). */
+  random?: () => number;
 }
 
 export interface HttpStats {
