@@ -1,0 +1,189 @@
+/**
+ * The run's live state inside the vitest worker: resolved config, HTTP client,
+ * token broker, the target's operation model, the schema validator and the
+ * generic-invariant tally. One per worker; the suites share it (isolate: false).
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { HttpClient } from '../http/client.js';
+import { TokenBroker } from '../auth/broker.js';
+import { resolveConfig, type ResolvedConfig } from '../config/index.js';
+import type { OperationModel } from '../discovery/index.js';
+import type { HttpResponse } from '../http/types.js';
+import { sharedFhirValidator } from '../fhir/index.js';
+import { ConformanceError } from '../errors.js';
+import { CheckRecorder } from './context.js';
+import type { Exchange, Finding, Profile } from './types.js';
+
+/** Everything the worker needs, JSON-safe (provided by globalSetup). */
+export interface RunSpec {
+  runId: string;
+  profile: Profile;
+  rawConfig: unknown;
+  configDir: string;
+  embedded: boolean;
+  model: OperationModel;
+  /** Epoch ms after which no request is sent. */
+  deadline: number;
+  startedAt: string;
+}
+
+export const EXPIRY_PROBE_KEY = 'expiry-probe';
+export const EXPIRY_PROBE_SCOPE = 'system/MedicationRequest.rs';
+export interface ExpiryProbe {
+  issuedAt: number;
+  lifetimeMs: number;
+  /** An authenticated URL that answers 404 to a valid token (a random id). */
+  probeUrl: string;
+  token?: Promise<string | undefined>;
+  /** The response to the probe token used shortly before its expiry. */
+  beforeExpiry?: Promise<HttpResponse | undefined>;
+  error?: string;
+}
+
+export interface InvariantTally {
+  examined: number;
+  violations: Array<{ finding: Finding; exchange: Exchange }>;
+  violationCount: number;
+}
+
+export interface WaitInfo {
+  reason: string;
+  ms: number;
+  client?: string;
+}
+
+export class Runtime {
+  readonly als = new AsyncLocalStorage<{ recorder: CheckRecorder }>();
+  readonly invariants = new Map<string, InvariantTally>();
+  readonly shared = new Map<string, unknown>();
+  readonly validator = sharedFhirValidator();
+  exchangesSeen = 0;
+  onWait: (w: WaitInfo) => void = () => {};
+  private constructor(
+    readonly spec: RunSpec,
+    readonly config: ResolvedConfig,
+    readonly http: HttpClient,
+    readonly tokens: TokenBroker,
+    private readonly abort: AbortController,
+  ) {}
+
+  /**
+   * The token-expiry probe: a token issued at the start of the run and used at
+   * its end, so checking the lifetime costs no extra wall time.
+   */
+  startExpiryProbe(): void {
+    const issuedAt = Date.now();
+    const lifetimeMs = this.config.limits.tokenLifetimeSec * 1000;
+    const probe: ExpiryProbe = { issuedAt, lifetimeMs, probeUrl: `/fhir/R4/MedicationRequest/${randomUUID()}` };
+    probe.token = this.tokens.freshToken('main', [EXPIRY_PROBE_SCOPE]).catch((e: unknown) => {
+      probe.error = e instanceof Error ? e.message : String(e);
+      return undefined;
+    });
+    // Use the token once shortly before it expires: it must still be accepted.
+    const margin = Math.max(3000, lifetimeMs * 0.1);
+    const timer = setTimeout(() => {
+      probe.beforeExpiry = probe.token!.then((token) =>
+        token ? this.http.request({ url: probe.probeUrl, token, client: 'main', headers: { accept: 'application/fhir+json' } }) : undefined,
+      ).catch((e: unknown) => {
+        probe.error = e instanceof Error ? e.message : String(e);
+        return undefined;
+      });
+    }, Math.max(0, lifetimeMs - margin));
+    timer.unref();
+    this.shared.set(EXPIRY_PROBE_KEY, probe);
+  }
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  static async create(spec: RunSpec): Promise<Runtime> {
+    const config = await resolveConfig(spec.rawConfig, spec.configDir, { profile: spec.profile });
+    let runtime: Runtime | undefined;
+    const abort = new AbortController();
+    const http = new HttpClient({
+      baseUrl: config.baseUrl,
+      timeoutMs: config.timeouts.requestMs,
+      deadline: spec.deadline,
+      signal: abort.signal,
+      windowSec: config.limits.windowSec,
+      ratePerMinute: ratesByRole(config),
+      onExchange: (ex, findings) => runtime?.record(ex, findings),
+      onWait: (w) => runtime?.onWait(w),
+    });
+    const tokenUrl = config.tokenUrl ?? (await discoverTokenUrl(http, config.baseUrl));
+    const tokens = new TokenBroker({
+      http,
+      tokenUrl,
+      clients: config.clients,
+      issuancePerMinute: config.limits.tokenIssuancePerMinute,
+      windowSec: config.limits.windowSec,
+      tokenLifetimeSec: config.limits.tokenLifetimeSec,
+      onWait: (w: WaitInfo) => runtime?.onWait(w),
+    });
+    runtime = new Runtime(spec, config, http, tokens, abort);
+    if (spec.profile !== 'quick') runtime.startExpiryProbe();
+    return runtime;
+  }
+
+  /** Called by the HTTP client for every exchange. */
+  private record(ex: Exchange, findings: Finding[]): void {
+    this.exchangesSeen++;
+    const store = this.als.getStore();
+    store?.recorder.addExchange(ex);
+    for (const f of findings) {
+      const id = f.requirement ?? 'unknown';
+      const t = this.tally(id);
+      t.violationCount++;
+      if (t.violations.length < 5) t.violations.push({ finding: f, exchange: ex });
+    }
+  }
+
+  tally(id: string): InvariantTally {
+    let t = this.invariants.get(id);
+    if (!t) this.invariants.set(id, (t = { examined: 0, violations: [], violationCount: 0 }));
+    return t;
+  }
+
+  /** Interruptible sleep that never passes the run deadline. */
+  async sleep(ms: number): Promise<void> {
+    const left = this.spec.deadline - Date.now();
+    if (left <= 0) throw new ConformanceError('ERR_DEADLINE', 'the run deadline passed');
+    const wait = Math.min(ms, left);
+    try {
+      await delay(wait, undefined, { signal: this.signal });
+    } catch {
+      throw new ConformanceError('ERR_INTERRUPTED', 'the run was interrupted');
+    }
+    if (wait < ms) throw new ConformanceError('ERR_DEADLINE', 'the run deadline passed while waiting');
+  }
+
+  interrupt(): void {
+    this.abort.abort();
+  }
+
+  async close(): Promise<void> {
+    await this.http.close();
+  }
+}
+
+/** Pacing is keyed by role; several `extra` keys share the lowest ceiling. */
+function ratesByRole(config: ResolvedConfig): Record<string, number> {
+  const rates: Record<string, number> = {};
+  for (const c of config.clients) rates[c.role] = Math.min(rates[c.role] ?? Infinity, c.rateLimitPerMinute);
+  return rates;
+}
+
+/** The token URL from smart-configuration; the spec's fixed path when that is unusable. */
+async function discoverTokenUrl(http: HttpClient, baseUrl: string): Promise<string> {
+  const fallback = `${baseUrl.replace(/\/$/, '')}/auth/token`;
+  try {
+    const res = await http.request({ url: '/fhir/.well-known/smart-configuration', headers: { accept: 'application/json' } });
+    const endpoint = (res.json as { token_endpoint?: unknown } | undefined)?.token_endpoint;
+    return res.status === 200 && typeof endpoint === 'string' ? endpoint : fallback;
+  } catch {
+    return fallback;
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * Limits of the embedded reference for everyday runs: the spec's rules with
+ * shorter windows and higher ceilings, so a full run with its waits (token
+ * expiry, window recovery) finishes in seconds. The generated config declares
+ * them, so every report states the deviation. `certification` runs the
+ * reference at the spec's defaults instead.
+ */
+import type { ReferenceLimits } from '../reference/types.js';
+
+export const EMBEDDED_LIMITS: Partial<ReferenceLimits> = {
+  perKeyPerWindow: 1000,
+  perOrgPerWindow: 5000,
+  windowMs: 5000,
+  tokenIssuancePerWindow: 100,
+  tokenWindowMs: 5000,
+  tokenLifetimeSec: 10,
+};
+
+/** The config block that declares EMBEDDED_LIMITS to the suite. */
+export function declaredLimits(l: Partial<ReferenceLimits>): { limits: Record<string, number>; ratePerWindow?: number } {
+  const limits: Record<string, number> = {};
+  if (l.tokenLifetimeSec !== undefined) limits.tokenLifetimeSec = l.tokenLifetimeSec;
+  if (l.windowMs !== undefined) limits.windowSec = l.windowMs / 1000;
+  if (l.tokenIssuancePerWindow !== undefined) limits.tokenIssuancePerMinute = l.tokenIssuancePerWindow;
+  return { limits, ratePerWindow: l.perKeyPerWindow };
+}

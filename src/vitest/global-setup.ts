@@ -1,0 +1,113 @@
+/**
+ * vitest globalSetup (main process): starts the embedded reference when no
+ * config is given, discovers the target's operation model from what it
+ * publishes, and provides the run spec to the suites.
+ */
+import { dirname, resolve } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import type { TestProject } from 'vitest/node';
+import { createReferenceServer, type ReferenceServer } from '../reference/index.js';
+import { resolveConfig, redactedConfig } from '../config/index.js';
+import { HttpClient } from '../http/client.js';
+import { discover } from '../discovery/index.js';
+import { describeError } from '../errors.js';
+import { PROJECT_ROOT } from '../paths.js';
+import { EMBEDDED_LIMITS, declaredLimits } from './embedded.js';
+import { getRunState, setRunState, PROVIDE_KEY, type RunState } from './handoff.js';
+import type { RunSpec } from '../engine/runtime.js';
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  let state = getRunState();
+  if (!state) {
+    state = newRunState({ configPath: process.env.FHIR_CONFORMANCE_CONFIG });
+    setRunState(state);
+  }
+  const opts = state.options;
+  const profile = opts.profile ?? 'full';
+  let server: ReferenceServer | undefined;
+  let rawConfig: unknown;
+  let configDir: string;
+
+  if (opts.configPath) {
+    const path = resolve(opts.configPath);
+    rawConfig = JSON.parse(await readFile(path, 'utf8'));
+    configDir = dirname(path);
+  } else {
+    const certification = profile === 'certification';
+    const limits = certification ? {} : { ...EMBEDDED_LIMITS, ...(opts.reference?.limits ?? {}) };
+    server = await createReferenceServer({ ...opts.reference, port: 0, limits });
+    rawConfig = withDeclaredLimits(server.targetConfig(), limits);
+    configDir = PROJECT_ROOT;
+    state.embedded = true;
+  }
+
+  const config = await resolveConfig(rawConfig, configDir, { profile });
+  state.baseUrl = config.baseUrl;
+  state.redactedConfig = redactedConfig(config);
+  state.deviations = config.deviations;
+
+  const http = new HttpClient({ baseUrl: config.baseUrl, timeoutMs: config.timeouts.requestMs });
+  try {
+    state.model = await discover(http);
+  } catch (e) {
+    state.setupError = `discovery failed: ${describeError(e)}`;
+    state.model = { operations: [], divergences: [], problems: [state.setupError], hashes: {} };
+  } finally {
+    await http.close();
+  }
+
+  const spec: RunSpec = {
+    runId: state.runId,
+    profile,
+    rawConfig,
+    configDir,
+    embedded: state.embedded,
+    model: jsonSafe(state.model),
+    deadline: Date.now() + config.timeouts.runMs,
+    startedAt: state.startedAt,
+  };
+  state.spec = spec;
+  project.provide(PROVIDE_KEY, spec);
+
+  return async () => {
+    await server?.close();
+  };
+}
+
+export function newRunState(options: RunState['options']): RunState {
+  const startedAt = new Date();
+  const stamp = startedAt.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return {
+    options,
+    runId: `${stamp}-${Math.random().toString(36).slice(2, 8)}`,
+    startedAt: startedAt.toISOString(),
+    deviations: [],
+    embedded: false,
+    results: [],
+    interrupted: false,
+  };
+}
+
+function withDeclaredLimits(config: object, limits: Parameters<typeof declaredLimits>[0]): object {
+  const { limits: declared, ratePerWindow } = declaredLimits(limits);
+  const c = config as { clients: Array<Record<string, unknown>> };
+  return {
+    ...config,
+    ...(Object.keys(declared).length ? { limits: declared } : {}),
+    clients: c.clients.map((cl) => (ratePerWindow ? { ...cl, rateLimitPerMinute: ratePerWindow } : cl)),
+  };
+}
+
+/** Copy without cycles (dereferenced OpenAPI schemas may have them) so the model can cross to workers. */
+function jsonSafe<T>(value: T): T {
+  const ancestors = new Set<object>();
+  const clone = (v: unknown): unknown => {
+    if (typeof v !== 'object' || v === null) return v;
+    if (ancestors.has(v)) return { $circular: true };
+    ancestors.add(v);
+    const out = Array.isArray(v) ? v.map(clone) : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, clone(x)]));
+    ancestors.delete(v);
+    return out;
+  };
+  return clone(value) as T;
+}

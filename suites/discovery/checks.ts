@@ -1,0 +1,192 @@
+/**
+ * Discovery: the CapabilityStatement, the OpenAPI document, smart-configuration
+ * and the JWKS (spec: Endpoints > Discovery and token endpoints; Versioning 3).
+ */
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
+import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
+import { expectStatus, isObject } from '../../src/engine/expect.js';
+import { OPERATIONS } from '../../src/spec/api.js';
+
+const area = 'discovery';
+const FHIR_JSON = { accept: 'application/fhir+json' };
+
+export const checks: CheckDefinition[] = [
+  defineCheck({
+    id: 'discovery.metadata-without-auth',
+    title: 'GET /fhir/R4/metadata answers a CapabilityStatement without authentication',
+    area,
+    level: 'MUST',
+    requirements: ['discovery.metadata-no-auth'],
+    quote: 'GET `/fhir/R4/metadata` | none | Live CapabilityStatement (send `Accept: application/fhir+json`).',
+    async run(ctx) {
+      const res = await ctx.request({ url: '/fhir/R4/metadata', headers: FHIR_JSON });
+      expectStatus(res, 200, 'discovery.metadata-no-auth');
+      const cs = res.json;
+      if (!isObject(cs) || cs.resourceType !== 'CapabilityStatement')
+        ctx.fail('body is not a CapabilityStatement', { expected: 'CapabilityStatement', actual: isObject(cs) ? cs.resourceType : res.text.slice(0, 80), exchange: res.exchange.id });
+      const issues = ctx.validate('R4', cs);
+      ctx.check(issues.length === 0, `CapabilityStatement is not valid FHIR R4: ${issues.slice(0, 3).map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
+        requirement: 'discovery.metadata-no-auth',
+        expected: 'valid against the HL7 R4 schema',
+        actual: issues.slice(0, 5),
+        exchange: res.exchange.id,
+      });
+    },
+  }),
+  defineCheck({
+    id: 'discovery.openapi-version',
+    title: '/openapi.json is an OpenAPI 3.0.3 document',
+    area,
+    level: 'MUST',
+    requirements: ['discovery.openapi-3-0-3'],
+    quote: 'The OpenAPI description is version 3.0.3 and covers the R4 endpoints.',
+    async run(ctx) {
+      const res = await ctx.request({ url: '/openapi.json', headers: { accept: 'application/json' } });
+      expectStatus(res, 200, 'discovery.openapi-3-0-3');
+      const doc = res.json;
+      ctx.check(isObject(doc) && doc.openapi === '3.0.3', 'openapi version is not 3.0.3', {
+        requirement: 'discovery.openapi-3-0-3',
+        expected: '3.0.3',
+        actual: isObject(doc) ? doc.openapi : res.text.slice(0, 80),
+        exchange: res.exchange.id,
+      });
+      for (const p of ctx.model.problems) ctx.check(false, `OpenAPI/CapabilityStatement problem: ${p}`, { requirement: 'discovery.openapi-3-0-3' });
+    },
+  }),
+  defineCheck({
+    id: 'discovery.openapi-service-scope',
+    title: 'every OpenAPI operation carries x-service-scope',
+    area,
+    level: 'MUST',
+    requirements: ['discovery.openapi-x-service-scope'],
+    quote: 'each operation carries an `x-service-scope` extension naming the required scope.',
+    async run(ctx) {
+      const res = await ctx.request({ url: '/openapi.json', headers: { accept: 'application/json' } });
+      expectStatus(res, 200, 'discovery.openapi-x-service-scope');
+      const paths = isObject(res.json) && isObject(res.json.paths) ? res.json.paths : {};
+      let count = 0;
+      for (const [path, item] of Object.entries(paths)) {
+        if (!isObject(item)) continue;
+        for (const method of ['get', 'put', 'post', 'delete', 'patch']) {
+          const op = item[method];
+          if (!isObject(op)) continue;
+          count++;
+          const scope = op['x-service-scope'];
+          ctx.check(typeof scope === 'string' && /^system\/[A-Za-z]+\.[a-z]+$/.test(scope), `${method.toUpperCase()} ${path}: x-service-scope missing or malformed`, {
+            requirement: 'discovery.openapi-x-service-scope',
+            expected: 'system/<ResourceType>.<letters>',
+            actual: scope,
+            exchange: res.exchange.id,
+          });
+        }
+      }
+      ctx.check(count > 0, 'the OpenAPI document has no operations', { requirement: 'discovery.openapi-x-service-scope', exchange: res.exchange.id });
+    },
+  }),
+  defineCheck({
+    id: 'discovery.openapi-covers-r4-endpoints',
+    title: 'the OpenAPI document describes every R4 endpoint of the spec with its scope',
+    area,
+    level: 'MUST',
+    requirements: ['discovery.openapi-covers-r4'],
+    quote: 'OpenAPI 3.0.3 description of the R4 endpoints; each operation carries an `x-service-scope` extension naming the required scope.',
+    async run(ctx) {
+      for (const spec of OPERATIONS.filter((o) => o.release === 'R4')) {
+        const op = ctx.model.operations.find((o) => o.sources.includes('openapi') && o.method === spec.method && o.path === spec.path);
+        if (!ctx.check(op !== undefined, `${spec.method} ${spec.path} is missing from the OpenAPI document`, { requirement: 'discovery.openapi-covers-r4', expected: `${spec.method} ${spec.path}`, actual: 'absent' })) continue;
+        ctx.check(op!.scope === spec.scope, `${spec.method} ${spec.path}: x-service-scope ${String(op!.scope)}, the spec says ${spec.scope}`, {
+          requirement: 'discovery.openapi-covers-r4',
+          expected: spec.scope,
+          actual: op!.scope,
+        });
+      }
+    },
+  }),
+  defineCheck({
+    id: 'discovery.capability-agrees-with-openapi',
+    title: 'the CapabilityStatement and the OpenAPI document do not diverge',
+    area,
+    level: 'MUST',
+    requirements: ['discovery.capability-openapi-agree'],
+    quote: 'The live CapabilityStatement and the OpenAPI description come from one source and do not diverge.',
+    async run(ctx) {
+      if (!ctx.model.openapi || !ctx.model.capabilityR4) ctx.fail('the target does not publish both documents', { expected: 'both documents', actual: ctx.model.problems });
+      for (const d of ctx.model.divergences) ctx.check(false, d, { requirement: 'discovery.capability-openapi-agree' });
+    },
+  }),
+  defineCheck({
+    id: 'discovery.smart-configuration-fields',
+    title: 'smart-configuration returns token_endpoint, jwks_uri, scopes_supported and grant_types_supported',
+    area,
+    level: 'MUST',
+    requirements: ['discovery.smart-configuration-fields'],
+    quote: 'Returns `token_endpoint`, `jwks_uri`, `scopes_supported`, `grant_types_supported`.',
+    async run(ctx) {
+      const res = await ctx.request({ url: '/fhir/.well-known/smart-configuration', headers: { accept: 'application/json' } });
+      expectStatus(res, 200, 'discovery.smart-configuration-fields');
+      const c = isObject(res.json) ? res.json : {};
+      const expectString = (k: string) =>
+        ctx.check(typeof c[k] === 'string' && c[k] !== '', `${k} missing`, { requirement: 'discovery.smart-configuration-fields', expected: 'a URL', actual: c[k], exchange: res.exchange.id });
+      const expectList = (k: string) =>
+        ctx.check(Array.isArray(c[k]) && (c[k] as unknown[]).every((x) => typeof x === 'string'), `${k} missing or not a list of strings`, {
+          requirement: 'discovery.smart-configuration-fields',
+          expected: 'array of strings',
+          actual: c[k],
+          exchange: res.exchange.id,
+        });
+      expectString('token_endpoint');
+      expectString('jwks_uri');
+      expectList('scopes_supported');
+      if (expectList('grant_types_supported'))
+        ctx.check((c.grant_types_supported as string[]).includes('client_credentials'), 'grant_types_supported lacks client_credentials', {
+          requirement: 'discovery.smart-configuration-fields',
+          expected: 'client_credentials',
+          actual: c.grant_types_supported,
+          exchange: res.exchange.id,
+        });
+      ctx.observe('smart-configuration.keys', Object.keys(c).sort());
+    },
+  }),
+  defineCheck({
+    id: 'discovery.token-endpoint-on-base',
+    title: 'the token endpoint is POST /auth/token on the base address',
+    area,
+    level: 'MUST',
+    requirements: ['discovery.token-endpoint-path'],
+    quote: 'the token endpoint is `POST /auth/token` on the service\'s base address',
+    async run(ctx) {
+      const res = await ctx.request({ url: '/fhir/.well-known/smart-configuration', headers: { accept: 'application/json' } });
+      expectStatus(res, 200, 'discovery.token-endpoint-path');
+      const endpoint = isObject(res.json) ? res.json.token_endpoint : undefined;
+      const expected = `${ctx.config.baseUrl.replace(/\/$/, '')}/auth/token`;
+      ctx.check(endpoint === expected, 'token_endpoint is not {base_url}/auth/token', { requirement: 'discovery.token-endpoint-path', expected, actual: endpoint, exchange: res.exchange.id });
+    },
+  }),
+  defineCheck({
+    id: 'discovery.jwks-verifies-access-tokens',
+    title: 'the published JWKS verifies issued access tokens',
+    area,
+    level: 'MUST',
+    requirements: ['discovery.jwks-verifies-tokens'],
+    quote: 'GET `/fhir/.well-known/jwks.json` | not stated | Public key set for verifying issued access tokens.',
+    async run(ctx) {
+      const res = await ctx.request({ url: '/fhir/.well-known/jwks.json', headers: { accept: 'application/json' } });
+      expectStatus(res, 200, 'discovery.jwks-verifies-tokens');
+      const jwks = res.json;
+      if (!isObject(jwks) || !Array.isArray(jwks.keys) || jwks.keys.length === 0)
+        ctx.fail('jwks.json is not a JWK set with keys', { requirement: 'discovery.jwks-verifies-tokens', expected: '{ keys: [...] }', actual: res.text.slice(0, 120), exchange: res.exchange.id });
+      const token = await ctx.token(['system/MedicationRequest.rs']);
+      try {
+        await jwtVerify(token, createLocalJWKSet(jwks as unknown as JSONWebKeySet));
+      } catch (e) {
+        ctx.fail(`an issued access token does not verify against jwks.json: ${(e as Error).message}`, {
+          requirement: 'discovery.jwks-verifies-tokens',
+          expected: 'signature verifies with a key of the set',
+          actual: (e as { code?: string }).code ?? 'verification failed',
+        });
+      }
+    },
+  }),
+];
+
+export default checks;

@@ -1,0 +1,74 @@
+/**
+ * Token lifetime (spec: Authentication > Token issuance, rule 2; Limits).
+ * The probe token is issued when the run starts and used at its end, so the
+ * lifetime costs no wall time beyond the run itself.
+ */
+import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
+import { expectError } from '../../src/engine/expect.js';
+import { EXPIRY_PROBE_KEY, type ExpiryProbe } from '../../src/engine/runtime.js';
+import type { CheckContext } from '../../src/engine/context.js';
+
+const area = 'token-lifetime';
+
+async function probeOf(ctx: CheckContext): Promise<{ probe: ExpiryProbe; token: string }> {
+  const probe = ctx.shared.get(EXPIRY_PROBE_KEY) as ExpiryProbe | undefined;
+  if (!probe) ctx.skip('no expiry probe was issued at the start of this run');
+  const token = await probe.token;
+  if (!token) throw new Error(`the expiry probe's token could not be issued: ${probe.error ?? 'unknown'}`);
+  return { probe, token };
+}
+
+export const checks: CheckDefinition[] = [
+  defineCheck({
+    id: 'token-lifetime.valid-before-expiry',
+    title: 'an access token is still accepted shortly before its lifetime ends',
+    area,
+    level: 'MUST',
+    requirements: ['token-lifetime.five-minutes'],
+    quote: 'An access token lives 5 minutes.',
+    tags: ['waits', 'expiry-probe'],
+    timeoutMs: 15 * 60_000,
+    async run(ctx) {
+      const { probe } = await probeOf(ctx);
+      const margin = Math.max(3000, probe.lifetimeMs * 0.1);
+      const at = probe.issuedAt + probe.lifetimeMs - margin;
+      if (Date.now() < at + 500) {
+        ctx.waiting('the probe token is used shortly before it expires', at + 500 - Date.now());
+        await ctx.sleep(at + 500 - Date.now());
+      }
+      for (let i = 0; i < 50 && !probe.beforeExpiry; i++) await ctx.sleep(100);
+      const res = await probe.beforeExpiry;
+      if (!res) throw new Error(`the probe request before expiry did not complete: ${probe.error ?? 'unknown'}`);
+      ctx.attach(res.exchange);
+      ctx.check(res.status !== 401, `a token ${Math.round((probe.lifetimeMs - margin) / 1000)} s old was refused with 401`, {
+        requirement: 'token-lifetime.five-minutes',
+        expected: 'accepted (not 401)',
+        actual: res.status,
+        exchange: res.exchange.id,
+      });
+    },
+  }),
+  defineCheck({
+    id: 'token-lifetime.expired-token-refused',
+    title: 'an expired access token gives 401 HPB-00107',
+    area,
+    level: 'MUST',
+    requirements: ['token-lifetime.expired-401-hpb-00107'],
+    quote: 'An expired token gives 401 `HPB-00107`; the client requests a new token.',
+    tags: ['waits', 'expiry-probe'],
+    timeoutMs: 15 * 60_000,
+    async run(ctx) {
+      const { probe, token } = await probeOf(ctx);
+      const at = probe.issuedAt + probe.lifetimeMs + 2000;
+      if (Date.now() < at) {
+        ctx.waiting('waiting for the probe token to expire', at - Date.now());
+        await ctx.sleep(at - Date.now());
+      }
+      const res = await ctx.request({ url: probe.probeUrl, token, client: 'main', headers: { accept: 'application/fhir+json' } });
+      expectError(res, { status: 401, code: 'HPB-00107', requirement: 'token-lifetime.expired-401-hpb-00107' });
+      ctx.observe('token-lifetime.expired-after-ms', Date.now() - probe.issuedAt);
+    },
+  }),
+];
+
+export default checks;
