@@ -1,0 +1,215 @@
+/**
+ * report.html: one self-contained file (inline CSS and JS, no network) for a
+ * human reader. Static parts (header, summary, requirement matrix,
+ * observations, ledger, divergences) are rendered here; the check list is
+ * rendered by the inline script from the report embedded as JSON, with the
+ * details of a check built only when it is expanded (failures and errors are
+ * expanded from the start). A Content-Security-Policy forbids every network
+ * load and allows only the one inline script, by hash.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { OUTCOMES } from '../engine/types.js';
+import type { Outcome } from '../engine/types.js';
+import { compareIds } from './build.js';
+import { runPassed } from './markdown.js';
+import { displayValue, durationText, oneLine, runDurationMs } from './text.js';
+import type { ReportDocument, RequirementOutcome } from './types.js';
+
+const STYLE = readFileSync(new URL('./assets/report.css', import.meta.url), 'utf8');
+const SCRIPT = readFileSync(new URL('./assets/report.client.js', import.meta.url), 'utf8');
+const SCRIPT_HASH = createHash('sha256').update(SCRIPT).digest('base64');
+const CSP = `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${SCRIPT_HASH}'; img-src data:; base-uri 'none'; form-action 'none'`;
+
+const ORDER: readonly Outcome[] = ['fail', 'error', 'pass', 'observation', 'skip'];
+const LABEL: Record<RequirementOutcome, string> = {
+  pass: 'Passed', fail: 'Failed', error: 'Errors', skip: 'Skipped', observation: 'Observations', untested: 'Untested',
+};
+
+/** Escapes text for HTML content and quoted attributes; control characters become visible `\uXXXX`. */
+export function escapeHtml(s: string): string {
+  return s
+    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+/** JSON safe inside <script type="application/json">: no `<`, `>` or `&` can end or confuse the element. */
+export function embedJson(value: unknown): string {
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/>/g, '\\u003e')
+    .replace(/&/g, '\\u0026')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
+}
+
+const e = escapeHtml;
+const badge = (o: RequirementOutcome): string => `<span class="badge o-${o}">${o}</span>`;
+
+function verdictText(doc: ReportDocument): string {
+  const n = doc.summary.byOutcome;
+  if (n.fail > 0) return `✘ Not conformant: ${n.fail} failed`;
+  if (doc.run.interrupted) return '⚠ Incomplete run';
+  if (n.error > 0) return `⚠ Undecided: ${n.error} errors`;
+  return '✔ Conformant for this run';
+}
+
+function header(doc: ReportDocument): string {
+  const { run } = doc;
+  const ok = runPassed(doc);
+  const fact = (label: string, value: string, title = value): string =>
+    `<div title="${e(title)}"><b>${e(label)}</b>${e(value)}</div>`;
+  const facts = [
+    fact('Target', run.target.baseUrl + (run.target.embedded ? ' (embedded reference)' : '')),
+    fact('Profile', run.profile),
+    fact('Run id', run.runId),
+    fact('Started', run.startedAt),
+    fact('Ended', run.endedAt),
+    fact('Duration', durationText(runDurationMs(run))),
+    fact('Tool version', run.toolVersion),
+    fact('Spec SHA-256', run.specSha256.slice(0, 16) + (run.specSha256.length > 16 ? '…' : ''), run.specSha256),
+    ...(run.target.openapiSha256 ? [fact('OpenAPI SHA-256', run.target.openapiSha256.slice(0, 16) + '…', run.target.openapiSha256)] : []),
+    ...(run.target.capabilitySha256 ? [fact('Capability SHA-256', run.target.capabilitySha256.slice(0, 16) + '…', run.target.capabilitySha256)] : []),
+    ...(run.exitCode === undefined ? [] : [fact('Exit code', String(run.exitCode))]),
+  ];
+  const banners: string[] = [];
+  if (run.interrupted) {
+    banners.push('<div class="banner warn" role="alert"><b>Run interrupted.</b> The results below are incomplete: checks that did not run are missing.</div>');
+  }
+  if (run.deviations.length > 0) {
+    banners.push(
+      `<div class="banner warn"><b>Deviations from the spec's defaults declared by the configuration</b><ul>${run.deviations.map((d) => `<li>${e(d)}</li>`).join('')}</ul></div>`,
+    );
+  }
+  if (doc.phiMasked) banners.push('<div class="banner info">Patient identifiers and CURPs are masked in this report (<code>--redact-phi</code>).</div>');
+  return `<header class="run">
+  <div><h1>FHIR conformance report</h1><div class="facts">${facts.join('')}</div></div>
+  <div class="verdict ${ok ? 'ok' : 'ko'}">${verdictText(doc)}</div>
+</header>
+${banners.join('\n')}`;
+}
+
+function summary(doc: ReportDocument): string {
+  const s = doc.summary;
+  const cards = [
+    `<button type="button" class="card" data-filter-outcome=""><div class="n">${s.total}</div><div class="l">Checks</div></button>`,
+    ...ORDER.map(
+      (o) => `<button type="button" class="card o-${o}" data-filter-outcome="${o}"><div class="n">${s.byOutcome[o]}</div><div class="l">${LABEL[o]}</div></button>`,
+    ),
+  ];
+  const areas = Object.keys(s.byArea).sort(compareIds).map((area) => {
+    const n = s.byArea[area]!;
+    const total = OUTCOMES.reduce((t, o) => t + n[o], 0);
+    const segments = ORDER.filter((o) => n[o] > 0)
+      .map((o) => `<span class="o-${o}" style="width:${((n[o] / total) * 100).toFixed(3)}%" title="${n[o]} ${o}"></span>`)
+      .join('');
+    const counts = ORDER.filter((o) => n[o] > 0).map((o) => `${n[o]} ${o}`).join(' · ');
+    return `<button type="button" class="name" data-filter-area="${e(area)}" title="Show the checks of ${e(area)}">${e(area)}</button><div class="bar">${segments}</div><div class="small muted nowrap">${e(counts)}</div>`;
+  });
+  const r = s.requirements;
+  const reqLine = (['pass', 'fail', 'error', 'observation', 'skip', 'untested'] as const)
+    .map((o) => `<span class="o-${o}"><i></i>${r[o]} ${o}</span>`)
+    .join('');
+  return `<section id="summary"><h2>Summary</h2>
+<div class="cards">${cards.join('')}</div>
+<div class="areas">${areas.join('\n')}</div>
+<div class="legend">${ORDER.map((o) => `<span class="o-${o}"><i></i>${o}</span>`).join('')}</div>
+<h3>Requirements</h3><div class="legend">${reqLine}</div>
+</section>`;
+}
+
+function requirementMatrix(doc: ReportDocument): string {
+  if (doc.requirements.length === 0) return '<section id="requirements"><h2>Requirement coverage</h2><p class="muted">No requirements in this run.</p></section>';
+  const rows = doc.requirements.map((r) => {
+    const checks = r.checks.map((id) => `<button type="button" class="link" data-check="${e(id)}">${e(id)}</button>`).join(' ');
+    const why = !r.testable && r.reason ? `<div class="small muted">Not testable: ${e(r.reason)}</div>` : '';
+    return `<tr><td class="mono nowrap">${e(r.id)}</td><td><span class="level ${e(r.level)}">${e(r.level)}</span></td><td>${e(r.text)}<div class="small muted">${e(r.section)}</div>${why}</td><td class="checks">${checks || '<span class="muted">—</span>'}</td><td>${badge(r.outcome)}</td></tr>`;
+  });
+  return `<section id="requirements"><h2>Requirement coverage (${doc.requirements.length})</h2>
+<p class="small muted">A requirement's verdict is the worst outcome of its checks: fail &gt; error &gt; pass &gt; observation &gt; skip; with no check it is untested.</p>
+<table class="reqs"><thead><tr><th>Requirement</th><th>Level</th><th>Text</th><th>Checks</th><th>Verdict</th></tr></thead><tbody>
+${rows.join('\n')}
+</tbody></table></section>`;
+}
+
+function checksSection(doc: ReportDocument): string {
+  const chips = ORDER.map(
+    (o) => `<button type="button" class="chip o-${o}" data-outcome="${o}" aria-pressed="true">${o} ${doc.summary.byOutcome[o]}</button>`,
+  ).join('');
+  const areas = Object.keys(doc.summary.byArea).sort(compareIds).map((a) => `<option value="${e(a)}">${e(a)}</option>`).join('');
+  const problems = doc.checks.filter((c) => c.outcome === 'fail' || c.outcome === 'error');
+  const noscript = problems
+    .map((c) => `<tr><td>${badge(c.outcome)}</td><td class="mono">${e(c.id)}</td><td>${e(c.title)}</td><td>${e(oneLine(c.message, 400))}</td></tr>`)
+    .join('');
+  return `<section id="checks"><h2>Checks (${doc.summary.total})</h2>
+<div class="toolbar">${chips}
+<select id="check-area" aria-label="Area"><option value="">All areas</option>${areas}</select>
+<input id="check-search" type="search" placeholder="Search id, title, message, requirement…" aria-label="Search checks">
+<button type="button" class="btn" data-action="expand">Expand all</button><button type="button" class="btn" data-action="collapse">Collapse all</button><button type="button" class="btn" data-action="reset">Reset</button>
+<span class="count" id="check-count"></span></div>
+<div id="check-list"></div>
+<div id="check-empty" class="empty" hidden>No check matches the filters.</div>
+<noscript><p class="banner warn">The interactive check list needs JavaScript. Failed and errored checks are listed below; the complete data is in report.json.</p>
+<table><tbody>${noscript}</tbody></table></noscript>
+</section>`;
+}
+
+function observationsSection(doc: ReportDocument): string {
+  const rows = doc.observations.map(
+    (o) => `<tr><td><button type="button" class="link" data-check="${e(o.check)}">${e(o.check)}</button></td><td class="mono">${e(o.key)}</td><td><pre>${e(displayValue(o.value))}</pre></td><td>${e(o.note ?? '')}</td></tr>`,
+  );
+  return `<section id="observations"><h2>Observations (${doc.observations.length})</h2>
+<p class="small muted">What the target does where the spec leaves the behaviour open. Recorded facts, never failures.</p>
+${rows.length === 0 ? '<p class="muted">None.</p>' : `<table><thead><tr><th>Check</th><th>Key</th><th>Observed value</th><th>Note</th></tr></thead><tbody>${rows.join('\n')}</tbody></table>`}
+</section>`;
+}
+
+function ledgerSection(doc: ReportDocument): string {
+  const rows = doc.ledger.map(
+    (l) => `<tr><td>${e(l.resourceType)}</td><td class="mono">${e(l.id)}</td><td class="mono">${e(l.url)}</td><td><button type="button" class="link" data-check="${e(l.createdBy)}">${e(l.createdBy)}</button></td><td class="nowrap">${e(l.at)}</td></tr>`,
+  );
+  return `<section id="ledger"><h2>Resources created on the target (${doc.ledger.length})</h2>
+${rows.length === 0 ? '<p class="muted">None.</p>' : `<table><thead><tr><th>Type</th><th>Id</th><th>URL</th><th>Created by</th><th>At</th></tr></thead><tbody>${rows.join('\n')}</tbody></table>`}
+</section>`;
+}
+
+function divergencesSection(doc: ReportDocument): string {
+  return `<section id="divergences"><h2>OpenAPI / CapabilityStatement divergences (${doc.divergences.length})</h2>
+${doc.divergences.length === 0 ? '<p class="muted">None found.</p>' : `<ul>${doc.divergences.map((d) => `<li>${e(d)}</li>`).join('')}</ul>`}
+</section>`;
+}
+
+export function renderHtml(doc: ReportDocument): string {
+  const { run } = doc;
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${CSP}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${e(`FHIR conformance ${runPassed(doc) ? 'PASS' : 'FAIL'} · ${run.target.baseUrl} · ${run.runId}`)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<nav class="top"><div class="inner"><span class="brand">fhir-conformance</span><a href="#summary">Summary</a><a href="#checks">Checks</a><a href="#requirements">Requirements</a><a href="#observations">Observations</a><a href="#ledger">Ledger</a><a href="#divergences">Divergences</a></div></nav>
+<main>
+${header(doc)}
+${summary(doc)}
+${checksSection(doc)}
+${requirementMatrix(doc)}
+${observationsSection(doc)}
+${ledgerSection(doc)}
+${divergencesSection(doc)}
+<footer>fhir-conformance ${e(run.toolVersion)} · report format ${e(doc.formatVersion)} · run ${e(run.runId)}</footer>
+</main>
+<script type="application/json" id="report-data">${embedJson(doc)}</script>
+<script>${SCRIPT}</script>
+</body>
+</html>
+`;
+}

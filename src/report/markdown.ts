@@ -1,0 +1,88 @@
+/**
+ * summary.md: one screen for a CI job summary ($GITHUB_STEP_SUMMARY) or a PR
+ * comment. Verdict line, per-area table, failed/errored checks (at most 25),
+ * skips grouped by reason, where the full report is.
+ */
+import type { CheckResult, Outcome } from '../engine/types.js';
+import { compareIds } from './build.js';
+import { durationText, oneLine, runDurationMs } from './text.js';
+import type { ReportDocument } from './types.js';
+
+export const MAX_LISTED_PROBLEMS = 25;
+const MAX_SKIP_REASONS = 10;
+const MAX_IDS_PER_REASON = 5;
+
+const LABEL: Record<Outcome, string> = { pass: 'passed', fail: 'failed', error: 'errors', skip: 'skipped', observation: 'observations' };
+const COLUMNS: readonly Outcome[] = ['pass', 'fail', 'error', 'skip', 'observation'];
+
+/** Escapes target-controlled text for a Markdown table cell or line (no HTML, no formatting, no pipes). */
+export function mdText(s: string): string {
+  return oneLine(s, 300)
+    .replace(/[\u0000-\u001F\u007F-\u009F]/g, '')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/([\\`*_[\]|#~!])/g, '\\$1');
+}
+
+const code = (s: string): string => `\`${s.replace(/`/g, "'").replace(/\|/g, '\\|')}\``;
+
+/** True when the run has no failure, no error and was not interrupted. */
+export function runPassed(doc: ReportDocument): boolean {
+  return doc.summary.byOutcome.fail === 0 && doc.summary.byOutcome.error === 0 && !doc.run.interrupted;
+}
+
+export function renderMarkdown(doc: ReportDocument, opts: { location?: string } = {}): string {
+  const { run, summary } = doc;
+  const counts = COLUMNS.map((o) => `${summary.byOutcome[o]} ${LABEL[o]}`).join(', ');
+  const out: string[] = [
+    `## ${runPassed(doc) ? '✅' : '❌'} FHIR conformance: ${counts} (${summary.total} checks)`,
+    '',
+    `Target ${code(run.target.baseUrl)}${run.target.embedded ? ' (embedded reference)' : ''} · profile ${code(run.profile)} · run ${code(run.runId)} · ${run.startedAt} · ${durationText(runDurationMs(run))}`,
+  ];
+  if (run.interrupted) out.push('', '> ⚠️ **The run was interrupted**: results are incomplete.');
+  if (doc.phiMasked) out.push('', '> Patient identifiers and CURPs are masked in this report.');
+  const r = summary.requirements;
+  out.push('', `Requirements: ${r.pass} pass, ${r.fail} fail, ${r.error} error, ${r.observation} observation, ${r.skip} skipped, ${r.untested} untested.`);
+
+  out.push('', '| Area | ✅ pass | ❌ fail | 💥 error | ⏭️ skip | 👁️ observation |', '|---|---:|---:|---:|---:|---:|');
+  for (const area of Object.keys(summary.byArea).sort(compareIds)) {
+    const n = summary.byArea[area]!;
+    out.push(`| ${mdText(area)} | ${COLUMNS.map((o) => n[o]).join(' | ')} |`);
+  }
+
+  const problems = doc.checks.filter((c) => c.outcome === 'fail' || c.outcome === 'error');
+  if (problems.length > 0) {
+    out.push('', '### Failed and errored checks', '', '| | Check | Requirement | Message |', '|---|---|---|---|');
+    for (const c of problems.slice(0, MAX_LISTED_PROBLEMS)) {
+      const reqs = c.requirements.length > 0 ? c.requirements.map(mdText).join(', ') : '—';
+      out.push(`| ${c.outcome === 'fail' ? '❌' : '💥'} | ${code(c.id)} ${mdText(c.title)} | ${reqs} | ${mdText(c.message ?? '')} |`);
+    }
+    if (problems.length > MAX_LISTED_PROBLEMS) out.push('', `… and ${problems.length - MAX_LISTED_PROBLEMS} more`);
+  }
+
+  const skips = groupSkips(doc.checks);
+  if (skips.length > 0) {
+    out.push('', '### Skipped checks by reason', '');
+    for (const [reason, ids] of skips.slice(0, MAX_SKIP_REASONS)) {
+      const listed = ids.slice(0, MAX_IDS_PER_REASON).map(code).join(', ');
+      const more = ids.length > MAX_IDS_PER_REASON ? ` and ${ids.length - MAX_IDS_PER_REASON} more` : '';
+      out.push(`- ${mdText(reason)} (${ids.length}): ${listed}${more}`);
+    }
+    if (skips.length > MAX_SKIP_REASONS) out.push(`- … and ${skips.length - MAX_SKIP_REASONS} more reasons`);
+  }
+
+  out.push('', `Full report: ${code(opts.location ?? `reports/${run.runId}/report.html`)}`, '');
+  return out.join('\n');
+}
+
+/** Skip reasons, most frequent first, each with the ids it covers. */
+function groupSkips(checks: CheckResult[]): Array<[string, string[]]> {
+  const byReason = new Map<string, string[]>();
+  for (const c of checks) {
+    if (c.outcome !== 'skip') continue;
+    const reason = oneLine(c.message, 300) || 'no reason given';
+    (byReason.get(reason) ?? byReason.set(reason, []).get(reason)!).push(c.id);
+  }
+  return [...byReason.entries()].sort((a, b) => b[1].length - a[1].length || compareIds(a[0], b[0]));
+}

@@ -1,0 +1,55 @@
+import { describe, expect, test } from 'vitest';
+import { createHash } from 'node:crypto';
+import { buildReport, renderHtml } from '../../src/report/index.js';
+import { syntheticRun } from './synthetic-run.js';
+
+const EMBED = /<script type="application\/json" id="report-data">([\s\S]*?)<\/script>/;
+
+describe('renderHtml', () => {
+  const doc = buildReport(syntheticRun(80));
+  const html = renderHtml(doc);
+
+  test('target text never closes a script or opens markup', () => {
+    expect(html.match(/<\/script/gi)).toHaveLength(2);
+    expect(html).not.toContain('<script>alert(1)');
+    expect(html).not.toMatch(/<!--/);
+    expect(html).toContain('x&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp; ]]&gt;');
+    expect(html).toContain('\\u0001\\u001b[31m &quot;quote&quot; &#39;apos&#39;');
+  });
+
+  test('embeds the whole report as JSON that parses back to the document', () => {
+    const embedded = EMBED.exec(html)![1]!;
+    expect(embedded).not.toMatch(/[<>&]/);
+    expect(JSON.parse(embedded)).toEqual(JSON.parse(JSON.stringify(doc)));
+  });
+
+  test('is self-contained: no external resource, CSP allows only the inline script by hash', () => {
+    expect(html).not.toMatch(/<link\b|<img\b|<iframe\b|\bsrc=|@import|url\(/i);
+    expect(html).not.toMatch(/href="(?!#)/);
+    const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html)![1]!;
+    expect(csp).toContain("default-src 'none'");
+    const script = /<script>([\s\S]*?)<\/script>/.exec(html)![1]!;
+    expect(csp).toContain(`script-src 'sha256-${createHash('sha256').update(script).digest('base64')}'`);
+  });
+
+  test('has the header facts, summary, requirement matrix and the other sections', () => {
+    expect(html).toContain('https://fhir.example.test');
+    expect(html).toContain(doc.run.runId);
+    expect(html).toContain('token lifetime 600 s instead of 5 minutes');
+    expect(html).toContain(`✘ Not conformant: ${doc.summary.byOutcome.fail} failed`);
+    for (const id of ['summary', 'checks', 'requirements', 'observations', 'ledger', 'divergences']) expect(html).toContain(`<section id="${id}">`);
+    expect(html.match(/<tr><td class="mono nowrap">REQ-/g)).toHaveLength(doc.requirements.length);
+    for (const area of Object.keys(doc.summary.byArea)) expect(html).toContain(`data-filter-area="${area}"`);
+    expect(html).toContain('Not testable: not observable through the public API');
+  });
+
+  test('shows the interrupted banner and the PHI note when they apply', () => {
+    const run = syntheticRun(5);
+    run.info.interrupted = true;
+    run.checks = run.checks.filter((c) => c.outcome !== 'fail');
+    const page = renderHtml({ ...buildReport(run), phiMasked: true });
+    expect(page).toContain('Run interrupted.');
+    expect(page).toContain('⚠ Incomplete run');
+    expect(page).toContain('masked in this report');
+  });
+});
