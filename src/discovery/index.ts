@@ -1,0 +1,92 @@
+/**
+ * Discovery: what the target publishes (`/openapi.json`, `/fhir/R4/metadata`,
+ * optionally `/fhir/R5/metadata`) becomes the operation model the checks run on,
+ * with the divergences between the OpenAPI document and the R4 CapabilityStatement.
+ * Never throws for a bad document (problems say why); only for ERR_INTERRUPTED.
+ */
+import { createHash } from 'node:crypto';
+import { describeError, isConformanceError } from '../errors.js';
+import type { HttpClient } from '../http/client.js';
+import type { HttpResponse } from '../http/types.js';
+import { checkCapability, metadataPath, operationsFromCapability } from './capability.js';
+import { divergences, mergeOperations } from './merge.js';
+import type { ModelOperation, OperationModel, Release } from './model.js';
+import { OPENAPI_DOCUMENT, loadOpenApi, operationsFromOpenApi } from './openapi.js';
+
+export type { ModelOperation, OperationModel } from './model.js';
+
+/** Published documents can be large (embedded schemas); read up to this many bytes. */
+const MAX_DOCUMENT_BYTES = 20 * 1024 * 1024;
+
+interface Fetched {
+  json: unknown;
+  sha256: string;
+}
+
+export async function discover(http: HttpClient, opts: { onProblem?: (p: string) => void } = {}): Promise<OperationModel> {
+  const model: OperationModel = { operations: [], divergences: [], problems: [], hashes: {} };
+  const problem = (p: string) => {
+    model.problems.push(p);
+    opts.onProblem?.(p);
+  };
+
+  let openapiOps: ModelOperation[] | undefined;
+  const openapiDoc = await fetchDocument(http, OPENAPI_DOCUMENT, 'application/json', problem);
+  if (openapiDoc) {
+    model.hashes.openapi = openapiDoc.sha256;
+    const api = await loadOpenApi(openapiDoc.json, problem);
+    if (api) {
+      model.openapi = api;
+      openapiOps = operationsFromOpenApi(api, problem);
+    }
+  }
+
+  const capability = async (release: Release, optional: boolean): Promise<ModelOperation[] | undefined> => {
+    const doc = await fetchDocument(http, metadataPath(release), 'application/fhir+json', problem, optional);
+    if (!doc) return undefined;
+    model.hashes[release === 'R4' ? 'capabilityR4' : 'capabilityR5'] = doc.sha256;
+    const cs = checkCapability(doc.json, release, problem);
+    if (!cs) return undefined;
+    if (release === 'R4') model.capabilityR4 = cs;
+    else model.capabilityR5 = cs;
+    return operationsFromCapability(cs, release, problem);
+  };
+  const r4Ops = await capability('R4', false);
+  const r5Ops = await capability('R5', true);
+
+  if (openapiOps && r4Ops) model.divergences = divergences(openapiOps, r4Ops);
+  model.operations = mergeOperations(openapiOps ?? [], r4Ops ?? [], r5Ops ?? []);
+  return model;
+}
+
+/** GETs a JSON document; reports a problem and returns undefined when it cannot be used. */
+async function fetchDocument(
+  http: HttpClient,
+  path: string,
+  accept: string,
+  problem: (p: string) => void,
+  optional404 = false,
+): Promise<Fetched | undefined> {
+  let res: HttpResponse;
+  try {
+    res = await http.request({ url: path, headers: { accept }, maxBodyBytes: MAX_DOCUMENT_BYTES });
+  } catch (e) {
+    if (isConformanceError(e) && e.code === 'ERR_INTERRUPTED') throw e;
+    problem(`GET ${path} failed: ${describeError(e)}`);
+    return undefined;
+  }
+  if (res.status === 404 && optional404) return undefined;
+  if (res.status !== 200) {
+    problem(`GET ${path} answered ${res.status}, expected 200`);
+    return undefined;
+  }
+  if (res.bodyTruncated) {
+    problem(`GET ${path}: document larger than ${MAX_DOCUMENT_BYTES / 1024 / 1024} MiB, not read`);
+    return undefined;
+  }
+  if (res.json === undefined) {
+    problem(`GET ${path}: body is not JSON (content-type ${res.headers['content-type'] ?? 'none'})`);
+    return undefined;
+  }
+  return { json: res.json, sha256: createHash('sha256').update(res.text).digest('hex') };
+}

@@ -1,0 +1,317 @@
+/**
+ * The HTTP client every check uses (undici). Records each exchange as redacted
+ * evidence, runs the generic invariants, paces per client role, follows the spec's
+ * retry rules, and turns network failures into ConformanceErrors. It never follows
+ * redirects, never throws for a non-2xx status, and never buffers more than
+ * `maxBodyBytes` of a body.
+ */
+import { setTimeout as sleepTimer } from 'node:timers/promises';
+import { Agent, request as undiciRequest } from 'undici';
+import type { Exchange, Finding } from '../engine/types.js';
+import { ConformanceError } from '../errors.js';
+import { redactHeaders, redactString, registerSecret } from '../redact.js';
+import { BodyReadError, readCapped, type CappedBody } from './body.js';
+import { binaryExcerpt, bodyExcerpt, curlCommand, decodeBody, parseJson } from './evidence.js';
+import { toConformanceError, seconds, type AbortCause } from './failures.js';
+import { runInvariants } from './invariants.js';
+import { Pacer } from './pacer.js';
+import { MAX_429_RETRIES, MAX_5XX_RETRIES, backoffDelayMs, parseRetryAfterMs, retryKind } from './retry.js';
+import type { HttpClientOptions, HttpResponse, HttpStats, RequestOptions } from './types.js';
+
+const DEFAULT_TIMEOUT_MS = 15_000;
+const DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024;
+const DEFAULT_RATE = 60;
+const DEFAULT_WINDOW_SEC = 60;
+const DEFAULT_MAX_RETRY_WAIT_MS = 120_000;
+const TOKEN_ENDPOINT_PATH = '/auth/token';
+const USER_AGENT = 'fhir-conformance/0.1';
+
+/** Pacing bucket of the token endpoint: its limit is per source IP, not per key. */
+const TOKEN_BUCKET = 'token-endpoint';
+/** Pacing bucket of other requests without a client role. */
+const ANONYMOUS_BUCKET = 'anonymous';
+
+interface PreparedRequest {
+  method: string;
+  url: URL;
+  headers: Record<string, string>;
+  body?: string | Buffer;
+  isForm: boolean;
+  json?: unknown;
+}
+
+interface Attempt {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  json: unknown;
+  bodyTruncated: boolean;
+  exchange: Exchange;
+}
+
+export class HttpClient {
+  readonly stats: HttpStats = { requests: 0, unplanned429: 0, waitsMs: 0 };
+  private readonly agent: Agent;
+  private readonly pacer: Pacer;
+  private readonly base: URL;
+  private readonly now: () => number;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  private readonly random: () => number;
+  private seq = 0;
+
+  constructor(private readonly opts: HttpClientOptions) {
+    this.base = new URL(opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`);
+    const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.agent = new Agent({ headersTimeout: timeout, bodyTimeout: timeout, connect: { timeout } });
+    this.now = opts.now ?? Date.now;
+    this.sleep = opts.sleep ?? ((ms, signal) => sleepTimer(ms, undefined, { signal }));
+    this.random = opts.random ?? Math.random;
+    this.pacer = new Pacer({
+      windowSec: opts.windowSec ?? DEFAULT_WINDOW_SEC,
+      defaultCeiling: opts.defaultRatePerMinute ?? DEFAULT_RATE,
+      ceilings: opts.ratePerMinute,
+      now: this.now,
+      wait: (ms, reason, bucket) => this.wait(ms, reason, bucket === ANONYMOUS_BUCKET || bucket === TOKEN_BUCKET ? undefined : bucket),
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  /** Sends a request following the retry rules of `opts.retry` (default 'spec'). */
+  async request(opts: RequestOptions): Promise<HttpResponse> {
+    const prepared = this.prepare(opts);
+    const bucket = this.bucketOf(opts, prepared.url);
+    const maxRetryWait = this.opts.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS;
+    let retries429 = 0;
+    let retries5xx = 0;
+    for (;;) {
+      if (opts.pace !== false) await this.pacer.acquire(bucket, opts.client !== undefined && bucket !== TOKEN_BUCKET);
+      const attempt = await this.send(prepared, opts);
+      this.pacer.observe(bucket, attempt.headers);
+      const kind = retryKind(attempt.status);
+      if (kind === '429' && !opts.expect429) this.stats.unplanned429++;
+      if (opts.retry === 'none' || kind === 'none') return toResponse(attempt);
+
+      const retryAfter = parseRetryAfterMs(attempt.headers['retry-after']);
+      let delay: number;
+      if (kind === '429') {
+        if (retries429++ >= MAX_429_RETRIES || retryAfter === undefined) return toResponse(attempt);
+        delay = retryAfter;
+      } else {
+        if (retries5xx >= MAX_5XX_RETRIES) return toResponse(attempt);
+        delay = attempt.status === 503 && retryAfter !== undefined ? retryAfter : backoffDelayMs(retries5xx, this.random);
+        retries5xx++;
+      }
+      if (delay > maxRetryWait || delay > this.remainingRunMs()) {
+        // Waiting would hang the suite or outlive the run: give the response back,
+        // and keep this bucket quiet for a while so the next request is not throttled too.
+        if (kind === '429') this.pacer.blockUntil(bucket, this.now() + delay);
+        return toResponse(attempt);
+      }
+      await this.wait(delay, kind === '429' ? `429: Retry-After ${seconds(delay)}` : `${attempt.status}: backoff ${seconds(delay)}`, opts.client);
+    }
+  }
+
+  private remainingRunMs(): number {
+    return this.opts.deadline === undefined ? Infinity : this.opts.deadline - this.now();
+  }
+
+  private bucketOf(opts: RequestOptions, url: URL): string {
+    if (this.servicePath(url) === TOKEN_ENDPOINT_PATH) return TOKEN_BUCKET;
+    return opts.client ?? ANONYMOUS_BUCKET;
+  }
+
+  /** Path of a URL relative to the target's base URL (`/fhir/R4/...`). */
+  private servicePath(url: URL): string {
+    const basePath = this.base.pathname.replace(/\/$/, '');
+    return url.origin === this.base.origin && url.pathname.startsWith(`${basePath}/`) ? url.pathname.slice(basePath.length) : url.pathname;
+  }
+
+  /** A wait that reports itself, ends early at the run deadline and on interrupt. */
+  private async wait(ms: number, reason: string, client?: string): Promise<void> {
+    if (ms <= 0) return;
+    this.throwIfStopped();
+    if (ms > this.remainingRunMs()) throw new ConformanceError('ERR_DEADLINE', `run deadline passed while waiting (${reason})`);
+    this.opts.onWait?.({ reason, ms, client });
+    this.stats.waitsMs += ms;
+    try {
+      await this.sleep(ms, this.opts.signal);
+    } catch (e) {
+      if (this.opts.signal?.aborted) throw new ConformanceError('ERR_INTERRUPTED', 'interrupted while waiting', { cause: e });
+      throw e;
+    }
+    this.throwIfStopped();
+  }
+
+  private throwIfStopped(): void {
+    if (this.opts.signal?.aborted) throw new ConformanceError('ERR_INTERRUPTED', 'request interrupted');
+    if (this.remainingRunMs() <= 0) throw new ConformanceError('ERR_DEADLINE', 'run deadline passed');
+  }
+
+  private prepare(opts: RequestOptions): PreparedRequest {
+    const url = new URL(opts.url.replace(/^\//, ''), this.base);
+    const headers: Record<string, string> = { 'user-agent': USER_AGENT };
+    for (const [name, value] of Object.entries(opts.headers ?? {})) headers[name.toLowerCase()] = value;
+    if (opts.token !== undefined) {
+      registerSecret(opts.token);
+      headers.authorization = `Bearer ${opts.token}`;
+    }
+    for (const field of opts.secretFields ?? []) {
+      const v = opts.form?.[field];
+      if (v !== undefined) registerSecret(v);
+    }
+    if (opts.form?.client_assertion !== undefined) registerSecret(opts.form.client_assertion);
+
+    let body: string | Buffer | undefined;
+    let json: unknown;
+    if (opts.form) {
+      body = new URLSearchParams(opts.form).toString();
+      headers['content-type'] ??= 'application/x-www-form-urlencoded';
+    } else if (typeof opts.body === 'string' || Buffer.isBuffer(opts.body)) {
+      body = opts.body;
+    } else if (opts.body !== undefined) {
+      json = opts.body;
+      body = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/fhir+json';
+    }
+    return { method: (opts.method ?? (body === undefined ? 'GET' : 'POST')).toUpperCase(), url, headers, body, isForm: !!opts.form, json };
+  }
+
+  /** One HTTP exchange: sends, reads the body under the cap, records evidence. */
+  private async send(req: PreparedRequest, opts: RequestOptions): Promise<Attempt> {
+    this.throwIfStopped();
+    const id = `x-${String(++this.seq).padStart(6, '0')}`;
+    const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const cap = opts.maxBodyBytes ?? this.opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    const started = this.now();
+    const startedAt = new Date(started).toISOString();
+    this.stats.requests++;
+
+    const controller = new AbortController();
+    let abortCause: AbortCause | undefined;
+    const abort = (cause: AbortCause) => {
+      abortCause ??= cause;
+      controller.abort();
+    };
+    const timeLeft = Math.min(timeoutMs, this.remainingRunMs());
+    const timer = setTimeout(() => abort(timeLeft < timeoutMs ? 'deadline' : 'timeout'), timeLeft);
+    const onInterrupt = () => abort('interrupted');
+    this.opts.signal?.addEventListener('abort', onInterrupt, { once: true });
+
+    let status: number | undefined;
+    let headers: Record<string, string> = {};
+    let body: CappedBody | undefined;
+    try {
+      const res = await undiciRequest(req.url, {
+        dispatcher: this.agent,
+        method: req.method as 'GET',
+        headers: req.headers,
+        body: req.body,
+        signal: controller.signal,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+      status = res.statusCode;
+      headers = flattenHeaders(res.headers);
+      body = await readCapped(res.body, cap);
+    } catch (e) {
+      const partial = e instanceof BodyReadError ? e.partial : undefined;
+      const error = toConformanceError(e instanceof BodyReadError ? e.reason : e, {
+        url: req.url,
+        inBody: status !== undefined,
+        abortCause,
+        timeoutMs,
+        bytesReceived: partial?.bytes ?? 0,
+      });
+      const received = status === undefined ? undefined : { status, headers, body: partial, ...decodeBody(partial?.buffer ?? Buffer.alloc(0)) };
+      const exchange = this.record(id, started, startedAt, req, opts, received, error.message);
+      this.emit(exchange, []);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      this.opts.signal?.removeEventListener('abort', onInterrupt);
+    }
+
+    const { text, binary } = decodeBody(body.buffer);
+    const json = binary ? undefined : parseJson(text);
+    const exchange = this.record(id, started, startedAt, req, opts, { status, headers, body, text, json, binary });
+    const findings = opts.skipInvariants
+      ? []
+      : runInvariants(exchange, {
+          isFhir: this.isFhirPath(req.url),
+          authenticated: req.headers.authorization !== undefined,
+          isTokenEndpoint: this.servicePath(req.url) === TOKEN_ENDPOINT_PATH,
+          windowSec: this.opts.windowSec ?? DEFAULT_WINDOW_SEC,
+          now: this.now(),
+        });
+    this.emit(exchange, findings);
+    return { status, headers, text, json, bodyTruncated: body.truncated, exchange };
+  }
+
+  private isFhirPath(url: URL): boolean {
+    const path = this.servicePath(url);
+    return path.startsWith('/fhir/') && !path.includes('/.well-known');
+  }
+
+  private emit(exchange: Exchange, findings: Finding[]): void {
+    this.opts.onExchange?.(exchange, findings);
+  }
+
+  /** Builds the redacted evidence of one exchange. */
+  private record(
+    id: string,
+    started: number,
+    startedAt: string,
+    req: PreparedRequest,
+    opts: RequestOptions,
+    res: { status: number; headers: Record<string, string>; body?: CappedBody; text: string; binary: boolean; json?: unknown } | undefined,
+    error?: string,
+  ): Exchange {
+    const reqHeaders = redactHeaders(req.headers);
+    const reqExcerpt = req.body === undefined ? undefined : this.requestExcerpt(req, req.body, opts);
+    const url = redactString(req.url.toString());
+    const exchange: Exchange = {
+      id,
+      startedAt,
+      durationMs: Math.max(0, this.now() - started),
+      request: { method: req.method, url, headers: reqHeaders },
+      curl: curlCommand({ method: req.method, url, headers: reqHeaders, body: reqExcerpt }),
+    };
+    if (opts.client !== undefined) exchange.client = opts.client;
+    if (reqExcerpt) {
+      exchange.request.body = reqExcerpt.body;
+      if (reqExcerpt.truncated) exchange.request.bodyTruncated = true;
+    }
+    if (res) {
+      const excerpt = res.binary
+        ? binaryExcerpt(res.body?.bytes ?? 0)
+        : bodyExcerpt(res.text, { json: res.json, secretFields: opts.secretFields, alreadyTruncated: res.body?.truncated });
+      exchange.response = { status: res.status, headers: redactHeaders(res.headers), bodyBytes: res.body?.bytes ?? 0 };
+      if (res.text !== '') exchange.response.body = excerpt.body;
+      if (excerpt.truncated) exchange.response.bodyTruncated = true;
+    }
+    if (error !== undefined) exchange.error = redactString(error);
+    return exchange;
+  }
+
+  private requestExcerpt(req: PreparedRequest, body: string | Buffer, opts: RequestOptions) {
+    const { text, binary } = typeof body === 'string' ? { text: body, binary: false } : decodeBody(body);
+    if (binary) return binaryExcerpt(body.length);
+    const json = req.json ?? (req.isForm ? undefined : parseJson(text));
+    return bodyExcerpt(text, { json, form: req.isForm, secretFields: opts.secretFields });
+  }
+}
+
+function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(h)) {
+    if (value !== undefined) out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
+function toResponse(a: Attempt): HttpResponse {
+  return { status: a.status, headers: a.headers, text: a.text, json: a.json, bodyTruncated: a.bodyTruncated, exchange: a.exchange };
+}

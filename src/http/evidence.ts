@@ -1,0 +1,82 @@
+/**
+ * Redacted evidence of an exchange: body excerpts and the reproducing curl command.
+ * Nothing built here contains a secret (see src/redact.ts).
+ */
+import { redactForm, redactJson, redactString } from '../redact.js';
+
+/** Bodies kept in evidence are cut at this many characters. */
+export const EVIDENCE_BODY_CAP = 64 * 1024;
+
+export interface Excerpt {
+  body: string;
+  truncated: boolean;
+  /** The body is not text; `body` is a placeholder. */
+  binary?: boolean;
+}
+
+/**
+ * A redacted, capped excerpt of a body. `json` is the parsed body when it parses;
+ * JSON secret fields (and `secretFields`) are redacted by name, form bodies by field.
+ */
+export function bodyExcerpt(
+  text: string,
+  opts: { json?: unknown; form?: boolean; secretFields?: readonly string[]; alreadyTruncated?: boolean },
+): Excerpt {
+  let redacted: string;
+  if (opts.form) {
+    redacted = redactForm(text, opts.secretFields);
+  } else if (opts.json !== undefined) {
+    const clean = redactJson(opts.json, opts.secretFields);
+    redacted = clean === opts.json ? redactString(text) : JSON.stringify(clean);
+  } else {
+    redacted = redactString(text);
+  }
+  const cut = redacted.length > EVIDENCE_BODY_CAP;
+  return { body: cut ? redacted.slice(0, EVIDENCE_BODY_CAP) : redacted, truncated: cut || !!opts.alreadyTruncated };
+}
+
+/** Decodes a body as UTF-8; `binary` when it is not valid UTF-8 (a cut trailing character is tolerated). */
+export function decodeBody(buf: Buffer): { text: string; binary: boolean } {
+  try {
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(buf, { stream: true }), binary: false };
+  } catch {
+    return { text: buf.toString('utf8'), binary: true };
+  }
+}
+
+/** Evidence placeholder for a body that is not text. */
+export function binaryExcerpt(bytes: number): Excerpt {
+  return { body: `[binary body: ${bytes} bytes]`, truncated: true, binary: true };
+}
+
+/** Parses a body as JSON (any content type); undefined when it does not parse. */
+export function parseJson(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Single-quotes a value for a POSIX shell. */
+export function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * A curl command reproducing the request. Headers must already be redacted; a
+ * bearer token appears as `$TOKEN` inside double quotes so the shell expands it.
+ */
+export function curlCommand(req: { method: string; url: string; headers: Record<string, string>; body?: Excerpt }): string {
+  const parts = ['curl', '-sS', '-i', '-X', req.method, shellQuote(req.url)];
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (name === 'content-length' || name === 'host') continue;
+    if (name === 'authorization' && /^[A-Za-z]+ \$TOKEN$/.test(value)) parts.push('-H', `"${name}: ${value}"`);
+    else parts.push('-H', shellQuote(`${name}: ${value}`));
+  }
+  if (req.body?.binary) return `${parts.join(' ')} --data-binary @body.bin  # binary request body not recorded`;
+  if (req.body !== undefined) parts.push('--data-binary', shellQuote(req.body.body));
+  const cmd = parts.join(' ');
+  return req.body?.truncated ? `${cmd}  # request body truncated in evidence` : cmd;
+}

@@ -1,0 +1,235 @@
+/**
+ * Generic invariants run on every exchange (Schemathesis style): plain functions,
+ * registered once in INVARIANTS. Each finding names the requirement it traces to.
+ */
+import type { Exchange, Finding } from '../engine/types.js';
+
+/**
+ * Requirement ids (from suites/requirements.json; align them here only).
+ * Spec sources: "Audit" + "Rate-limit response headers" (X-Correlation-Id, X-RateLimit-*,
+ * Retry-After), the introduction (application/fhir+json), "Errors" > "Format" 1-4.
+ */
+export const INVARIANT_REQUIREMENTS = {
+  correlationId: 'headers.correlation-id-every-response',
+  correlationIdAudit: 'headers.correlation-id',
+  rateLimitHeaders: 'rate-limit.headers-present',
+  rateLimitArithmetic: 'rate-limit.headers-arithmetic',
+  limitHeader: 'rate-limit.limit-header',
+  resetHeader: 'rate-limit.reset-header',
+  retryAfter: 'rate-limit.retry-after',
+  fhirMediaType: 'media-type.fhir-json',
+  operationOutcome: 'errors.operation-outcome-shape',
+  catalogCode: 'errors.catalog-code-format',
+  diagnosticsPrefix: 'errors.prefix-matches-details-code',
+  throttled: 'errors.throttled-code',
+} as const;
+
+export interface InvariantContext {
+  /** The request went to a FHIR endpoint (`/fhir/...`, except `.well-known`). */
+  isFhir: boolean;
+  /** The request carried a bearer token. */
+  authenticated: boolean;
+  /** The request went to the token endpoint (`/auth/token`). */
+  isTokenEndpoint?: boolean;
+  /** Rate-limit window in seconds (default 60). */
+  windowSec?: number;
+  /** When the response was received, epoch ms (default now). */
+  now?: number;
+}
+
+export interface Invariant {
+  id: string;
+  requirements: string[];
+  title: string;
+  check(ex: Exchange, ctx: InvariantContext): Finding[];
+}
+
+const R = INVARIANT_REQUIREMENTS;
+const CATALOG_CODE = /^(HPB|SVC)-\d{5}$/;
+const RESET_PAST_SLACK_S = 5;
+const RESET_FUTURE_SLACK_S = 60;
+
+function finding(ex: Exchange, requirement: string, message: string, expected: unknown, actual: unknown): Finding {
+  return { message, requirement, expected, actual, exchange: ex.id };
+}
+
+interface Issue {
+  severity?: unknown;
+  code?: unknown;
+  diagnostics?: unknown;
+  details?: { coding?: Array<{ system?: unknown; code?: unknown }> };
+}
+
+/** The issues of an OperationOutcome body, or undefined when the body is not one. */
+function outcomeIssues(ex: Exchange): Issue[] | undefined {
+  const body = ex.response?.body;
+  if (!body) return undefined;
+  try {
+    const json = JSON.parse(body) as { resourceType?: unknown; issue?: unknown };
+    if (json?.resourceType !== 'OperationOutcome' || !Array.isArray(json.issue)) return undefined;
+    return json.issue.filter((i): i is Issue => i !== null && typeof i === 'object');
+  } catch {
+    return undefined;
+  }
+}
+
+function catalogCodes(issue: Issue | undefined): string[] {
+  const coding = issue?.details?.coding;
+  if (!Array.isArray(coding)) return [];
+  return coding.map((c) => c?.code).filter((c): c is string => typeof c === 'string');
+}
+
+const isError = (ex: Exchange) => (ex.response?.status ?? 0) >= 400;
+const isOutcomeEndpoint = (ctx: InvariantContext) => ctx.isFhir || !!ctx.isTokenEndpoint;
+
+export const INVARIANTS: Invariant[] = [
+  {
+    id: 'correlation-id-present',
+    requirements: [R.correlationId, R.correlationIdAudit],
+    title: 'X-Correlation-Id on every response',
+    check(ex) {
+      const v = ex.response?.headers['x-correlation-id'];
+      return v && v.trim() !== '' ? [] : [finding(ex, R.correlationId, 'response has no X-Correlation-Id header', 'X-Correlation-Id header', v ?? null)];
+    },
+  },
+  {
+    id: 'rate-limit-headers-present',
+    requirements: [R.rateLimitHeaders],
+    title: 'X-RateLimit-Limit, -Remaining and -Reset on every authenticated and token-endpoint response',
+    check(ex, ctx) {
+      // Unauthenticated discovery responses are left to an observation (requirements catalog note).
+      if (!ctx.authenticated && !ctx.isTokenEndpoint) return [];
+      const h = ex.response?.headers ?? {};
+      const missing = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'].filter((n) => h[n] === undefined);
+      return missing.length === 0
+        ? []
+        : [finding(ex, R.rateLimitHeaders, `response lacks ${missing.join(', ')}`, 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset', `missing: ${missing.join(', ')}`)];
+    },
+  },
+  {
+    id: 'rate-limit-headers-arithmetic',
+    requirements: [R.rateLimitArithmetic, R.limitHeader, R.resetHeader],
+    title: 'Rate-limit headers are consistent integers; Reset is a unix timestamp in seconds',
+    check(ex, ctx) {
+      const h = ex.response?.headers ?? {};
+      const out: Finding[] = [];
+      const parsed: Record<string, number> = {};
+      const requirementOf: Record<string, string> = {
+        'x-ratelimit-limit': R.limitHeader,
+        'x-ratelimit-remaining': R.rateLimitArithmetic,
+        'x-ratelimit-reset': R.resetHeader,
+      };
+      for (const [name, requirement] of Object.entries(requirementOf)) {
+        const v = h[name];
+        if (v === undefined) continue;
+        if (!/^\d+$/.test(v.trim())) out.push(finding(ex, requirement, `${name} is not a non-negative integer`, 'integer', v));
+        else parsed[name] = Number(v.trim());
+      }
+      const limit = parsed['x-ratelimit-limit'];
+      if (limit === 0) out.push(finding(ex, R.limitHeader, 'X-RateLimit-Limit is 0', 'a positive integer', 0));
+      const remaining = parsed['x-ratelimit-remaining'];
+      const reset = parsed['x-ratelimit-reset'];
+      if (limit !== undefined && remaining !== undefined && remaining > limit) {
+        out.push(finding(ex, R.rateLimitArithmetic, 'X-RateLimit-Remaining exceeds X-RateLimit-Limit', `0 <= remaining <= ${limit}`, remaining));
+      }
+      if (reset !== undefined) {
+        const nowS = (ctx.now ?? Date.now()) / 1000;
+        const lo = Math.floor(nowS - RESET_PAST_SLACK_S);
+        const hi = Math.ceil(nowS + (ctx.windowSec ?? 60) + RESET_FUTURE_SLACK_S);
+        if (reset < lo || reset > hi) {
+          const hint = reset > hi * 100 ? ' (milliseconds instead of seconds?)' : '';
+          out.push(finding(ex, R.resetHeader, `X-RateLimit-Reset is not a unix timestamp in seconds within the window${hint}`, `${lo}..${hi}`, reset));
+        }
+      }
+      return out;
+    },
+  },
+  {
+    id: 'retry-after-on-429',
+    requirements: [R.retryAfter],
+    title: 'Retry-After (seconds) on every 429',
+    check(ex) {
+      if (ex.response?.status !== 429) return [];
+      const v = ex.response.headers['retry-after'];
+      if (v === undefined) return [finding(ex, R.retryAfter, '429 without Retry-After', 'Retry-After header', null)];
+      return /^\d+$/.test(v.trim()) ? [] : [finding(ex, R.retryAfter, 'Retry-After is not a number of seconds', 'non-negative integer', v)];
+    },
+  },
+  {
+    id: 'fhir-media-type',
+    requirements: [R.fhirMediaType],
+    title: 'FHIR endpoints answer with application/fhir+json',
+    check(ex, ctx) {
+      if (!ctx.isFhir || !ex.response || ex.response.bodyBytes === 0) return [];
+      const type = ex.response.headers['content-type'];
+      const mediaType = type?.split(';')[0].trim().toLowerCase();
+      return mediaType === 'application/fhir+json'
+        ? []
+        : [finding(ex, R.fhirMediaType, 'FHIR response is not application/fhir+json', 'application/fhir+json', type ?? null)];
+    },
+  },
+  {
+    id: 'error-operation-outcome',
+    requirements: [R.operationOutcome],
+    title: 'Errors are OperationOutcomes with issue[0].severity, code and diagnostics',
+    check(ex, ctx) {
+      if (!isError(ex) || !isOutcomeEndpoint(ctx)) return [];
+      const issues = outcomeIssues(ex);
+      if (!issues || issues.length === 0) {
+        const excerpt = ex.response?.body?.slice(0, 200) ?? '';
+        return [finding(ex, R.operationOutcome, `${ex.response?.status} response is not an OperationOutcome with issues`, 'OperationOutcome with issue[]', excerpt)];
+      }
+      const first = issues[0];
+      const missing = (['severity', 'code', 'diagnostics'] as const).filter((k) => typeof first[k] !== 'string' || first[k] === '');
+      return missing.length === 0
+        ? []
+        : [finding(ex, R.operationOutcome, `issue[0] lacks ${missing.join(', ')}`, 'issue[0].severity, code, diagnostics', first)];
+    },
+  },
+  {
+    id: 'error-catalog-code-format',
+    requirements: [R.catalogCode, R.diagnosticsPrefix],
+    title: 'Catalog codes are HPB-/SVC-nnnnn and prefix diagnostics as "<CODE>: "',
+    check(ex, ctx) {
+      if (!isError(ex) || !isOutcomeEndpoint(ctx)) return [];
+      const out: Finding[] = [];
+      (outcomeIssues(ex) ?? []).forEach((issue, i) => {
+        const codes = catalogCodes(issue);
+        if (!Array.isArray(issue.details?.coding) || issue.details.coding.length === 0) return;
+        const code = codes.find((c) => CATALOG_CODE.test(c));
+        if (!code) {
+          out.push(finding(ex, R.catalogCode, `issue[${i}].details.coding has no HPB-/SVC- catalog code`, '^(HPB|SVC)-\\d{5}$', codes));
+          return;
+        }
+        const diagnostics = typeof issue.diagnostics === 'string' ? issue.diagnostics : '';
+        if (!diagnostics.startsWith(`${code}: `)) {
+          out.push(finding(ex, R.diagnosticsPrefix, `issue[${i}].diagnostics does not start with "${code}: "`, `${code}: <message>`, issue.diagnostics ?? null));
+        }
+      });
+      return out;
+    },
+  },
+  {
+    id: 'throttled-code',
+    requirements: [R.throttled],
+    title: '429 carries issue code throttled and HPB-00105',
+    check(ex, ctx) {
+      if (ex.response?.status !== 429 || !isOutcomeEndpoint(ctx)) return [];
+      const first = outcomeIssues(ex)?.[0];
+      if (!first) return []; // reported by error-operation-outcome
+      const codes = catalogCodes(first);
+      // HPB-00121 (sandbox volume cap) is also a 429; the spec names no issue code for it.
+      if (codes.includes('HPB-00121')) return [];
+      const out: Finding[] = [];
+      if (first.code !== 'throttled') out.push(finding(ex, R.throttled, '429 issue[0].code is not throttled', 'throttled', first.code ?? null));
+      if (!codes.includes('HPB-00105')) out.push(finding(ex, R.throttled, '429 does not carry catalog code HPB-00105', 'HPB-00105', codes));
+      return out;
+    },
+  },
+];
+
+/** Runs every invariant on an exchange that has a response. */
+export function runInvariants(ex: Exchange, ctx: InvariantContext): Finding[] {
+  if (!ex.response) return [];
+  return INVARIANTS.flatMap((inv) => inv.check(ex, ctx));
+}

@@ -1,0 +1,121 @@
+/**
+ * Secret redaction shared by the HTTP layer (evidence) and the reporters.
+ * Everything that leaves the HTTP client goes through these functions, so
+ * access tokens, client assertions and private keys never reach a log or report.
+ */
+
+/** JSON fields whose values are always secrets (tokens, assertions, private JWK members). */
+export const SECRET_JSON_FIELDS: ReadonlySet<string> = new Set([
+  'access_token', 'refresh_token', 'id_token', 'client_assertion',
+  'd', 'p', 'q', 'dp', 'dq', 'qi', 'k',
+]);
+
+const MIN_SECRET_LENGTH = 8;
+const JWT = /eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*)?/g;
+const PEM_PRIVATE_KEY = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g;
+const SECRET_HEADERS = new Set(['proxy-authorization', 'cookie', 'set-cookie', 'x-api-key']);
+
+const secrets = new Set<string>();
+let secretPattern: RegExp | undefined;
+
+/** Registers a value to be replaced by `[redacted]` wherever it appears (values under 8 chars are ignored). */
+export function registerSecret(value: string): void {
+  if (typeof value !== 'string' || value.length < MIN_SECRET_LENGTH || secrets.has(value)) return;
+  secrets.add(value);
+  secretPattern = undefined;
+}
+
+function pattern(): RegExp | undefined {
+  if (secrets.size === 0) return undefined;
+  if (!secretPattern) {
+    const alternatives = [...secrets]
+      .sort((a, b) => b.length - a.length)
+      .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+    secretPattern = new RegExp(alternatives.join('|'), 'g');
+  }
+  return secretPattern;
+}
+
+/** Replaces registered secrets, JWT-shaped strings and PEM private key blocks. */
+export function redactString(s: string): string {
+  let out = s;
+  const registered = pattern();
+  if (registered) out = out.replace(registered, '[redacted]');
+  if (out.includes('eyJ')) out = out.replace(JWT, '[redacted-jwt]');
+  if (out.includes('PRIVATE KEY-----')) out = out.replace(PEM_PRIVATE_KEY, '[redacted-private-key]');
+  return out;
+}
+
+/**
+ * Redacts a parsed JSON value: the secret fields (plus `extraFields`) become
+ * `"[redacted]"`, every other string goes through `redactString`.
+ * Returns the same reference when nothing changed (cheap to compare).
+ */
+export function redactJson(value: unknown, extraFields: readonly string[] = []): unknown {
+  const extra = extraFields.length > 0 ? new Set(extraFields) : undefined;
+  return redactValue(value, extra);
+}
+
+function redactValue(value: unknown, extra: Set<string> | undefined): unknown {
+  if (typeof value === 'string') return redactString(value);
+  if (Array.isArray(value)) {
+    let changed = false;
+    const out = value.map((item) => {
+      const r = redactValue(item, extra);
+      if (r !== item) changed = true;
+      return r;
+    });
+    return changed ? out : value;
+  }
+  if (value !== null && typeof value === 'object') {
+    let changed = false;
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      const secret = (SECRET_JSON_FIELDS.has(key) || extra?.has(key)) && item !== null && item !== '[redacted]';
+      const r = secret ? '[redacted]' : redactValue(item, extra);
+      if (r !== item) changed = true;
+      out[key] = r;
+    }
+    return changed ? out : value;
+  }
+  return value;
+}
+
+/** Redacts header values: bearer tokens become `Bearer $TOKEN`, credentials headers `[redacted]`. */
+export function redactHeaders(h: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(h)) {
+    const lower = name.toLowerCase();
+    if (lower === 'authorization') out[name] = redactAuthorization(value);
+    else if (SECRET_HEADERS.has(lower)) out[name] = '[redacted]';
+    else out[name] = redactString(value);
+  }
+  return out;
+}
+
+function redactAuthorization(value: string): string {
+  const m = /^(\S+)\s+\S/.exec(value);
+  if (!m) return value.trim() === '' ? value : '[redacted]';
+  return /^bearer$/i.test(m[1]) ? `${m[1]} $TOKEN` : `${m[1]} [redacted]`;
+}
+
+/** Redacts a form-encoded body: `client_assertion` and `secretFields` values become `[redacted]`. */
+export function redactForm(body: string, secretFields: readonly string[] = []): string {
+  const hidden = new Set(['client_assertion', ...secretFields]);
+  return body
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      const name = decodeFormName(eq < 0 ? pair : pair.slice(0, eq));
+      return hidden.has(name) && eq >= 0 ? `${pair.slice(0, eq)}=[redacted]` : redactString(pair);
+    })
+    .join('&');
+}
+
+function decodeFormName(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    return raw;
+  }
+}

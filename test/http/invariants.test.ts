@@ -1,0 +1,129 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { Exchange } from '../../src/engine/types.js';
+import { INVARIANT_REQUIREMENTS as R, INVARIANTS, runInvariants, type InvariantContext } from '../../src/http/invariants.js';
+
+const NOW = 1_700_000_000_000;
+const NOW_S = NOW / 1000;
+const fhir: InvariantContext = { isFhir: true, authenticated: true, windowSec: 60, now: NOW };
+
+function outcome(code: string, diagnostics: string, catalog?: string) {
+  return JSON.stringify({
+    resourceType: 'OperationOutcome',
+    issue: [{ severity: 'error', code, diagnostics, ...(catalog ? { details: { coding: [{ system: 'urn:catalog', code: catalog }] } } : {}) }],
+  });
+}
+
+function exchange(status: number, headers: Record<string, string> = {}, body?: string): Exchange {
+  return {
+    id: 'x-000007',
+    startedAt: new Date(NOW).toISOString(),
+    durationMs: 3,
+    request: { method: 'GET', url: 'http://t/fhir/R4/Encounter/1', headers: {} },
+    response: {
+      status,
+      headers: {
+        'content-type': 'application/fhir+json',
+        'x-correlation-id': 'c-1',
+        'x-ratelimit-limit': '60',
+        'x-ratelimit-remaining': '10',
+        'x-ratelimit-reset': String(NOW_S + 30),
+        ...headers,
+      },
+      body,
+      bodyBytes: body?.length ?? 0,
+    },
+    curl: 'curl',
+  };
+}
+
+const requirementsOf = (ex: Exchange, ctx = fhir) => runInvariants(ex, ctx).map((f) => f.requirement);
+
+describe('invariants', () => {
+  it('every invariant has an id, a title and requirements from the table', () => {
+    const known = new Set<string>(Object.values(R));
+    expect(new Set(INVARIANTS.map((i) => i.id)).size).toBe(INVARIANTS.length);
+    for (const inv of INVARIANTS) {
+      expect(inv.title).not.toBe('');
+      for (const r of inv.requirements) expect(known.has(r)).toBe(true);
+    }
+  });
+
+  it('names requirements that exist in the requirements catalog', () => {
+    const catalog = JSON.parse(readFileSync(new URL('../../suites/requirements.json', import.meta.url), 'utf8')) as { requirements: Array<{ id: string }> };
+    const ids = new Set(catalog.requirements.map((r) => r.id));
+    expect(Object.values(R).filter((id) => !ids.has(id))).toEqual([]);
+  });
+
+  it('finds nothing on conforming exchanges', () => {
+    expect(runInvariants(exchange(200, {}, '{"resourceType":"Encounter"}'), fhir)).toEqual([]);
+    expect(runInvariants(exchange(404, {}, outcome('not-found', 'HPB-00102: Resource not found', 'HPB-00102')), fhir)).toEqual([]);
+    expect(runInvariants(exchange(401, {}, outcome('login', 'Unauthorized')), fhir)).toEqual([]);
+    expect(runInvariants(exchange(429, { 'retry-after': '12' }, outcome('throttled', 'HPB-00105: Rate limit exceeded', 'HPB-00105')), fhir)).toEqual([]);
+    expect(runInvariants(exchange(429, { 'retry-after': '12' }, outcome('throttled', 'HPB-00121: cap', 'HPB-00121')), fhir)).toEqual([]);
+  });
+
+  it('flags missing correlation and rate-limit headers', () => {
+    const ex = exchange(200, {}, '{}');
+    delete ex.response!.headers['x-correlation-id'];
+    delete ex.response!.headers['x-ratelimit-reset'];
+    const findings = runInvariants(ex, fhir);
+    expect(findings.map((f) => f.requirement)).toEqual([R.correlationId, R.rateLimitHeaders]);
+    expect(findings[1]).toMatchObject({ message: 'response lacks x-ratelimit-reset', exchange: 'x-000007' });
+    // Rate-limit headers are required on authenticated and token-endpoint responses only.
+    expect(requirementsOf(ex, { ...fhir, authenticated: false })).toEqual([R.correlationId]);
+    expect(requirementsOf(ex, { ...fhir, authenticated: false, isFhir: false, isTokenEndpoint: true })).toEqual([R.correlationId, R.rateLimitHeaders]);
+  });
+
+  it('checks rate-limit arithmetic and catches a Reset in milliseconds', () => {
+    expect(requirementsOf(exchange(200, { 'x-ratelimit-remaining': '61' }, '{}'))).toEqual([R.rateLimitArithmetic]);
+    expect(requirementsOf(exchange(200, { 'x-ratelimit-limit': '6.5' }, '{}'))).toEqual([R.limitHeader]);
+    expect(requirementsOf(exchange(200, { 'x-ratelimit-limit': '0', 'x-ratelimit-remaining': '0' }, '{}'))).toEqual([R.limitHeader]);
+    const ms = runInvariants(exchange(200, { 'x-ratelimit-reset': String(NOW + 30_000) }, '{}'), fhir);
+    expect(ms).toHaveLength(1);
+    expect(ms[0].message).toContain('milliseconds instead of seconds?');
+    expect(ms[0].actual).toBe(NOW + 30_000);
+    expect(ms[0].requirement).toBe(R.resetHeader);
+    expect(requirementsOf(exchange(200, { 'x-ratelimit-reset': String(NOW_S - 60) }, '{}'))).toEqual([R.resetHeader]);
+    expect(requirementsOf(exchange(200, { 'x-ratelimit-reset': String(NOW_S + 110) }, '{}'))).toEqual([]);
+  });
+
+  it('requires Retry-After in seconds on 429', () => {
+    const body = outcome('throttled', 'HPB-00105: Rate limit exceeded', 'HPB-00105');
+    expect(requirementsOf(exchange(429, {}, body))).toEqual([R.retryAfter]);
+    expect(requirementsOf(exchange(429, { 'retry-after': 'Wed, 21 Oct 2015 07:28:00 GMT' }, body))).toEqual([R.retryAfter]);
+  });
+
+  it('requires application/fhir+json from FHIR endpoints only', () => {
+    const ex = exchange(200, { 'content-type': 'application/json' }, '{}');
+    expect(requirementsOf(ex)).toEqual([R.fhirMediaType]);
+    expect(requirementsOf(ex, { ...fhir, isFhir: false })).toEqual([]);
+    expect(requirementsOf(exchange(200, { 'content-type': 'application/fhir+json; charset=utf-8' }, '{}'))).toEqual([]);
+  });
+
+  it('requires OperationOutcome errors from FHIR and token endpoints', () => {
+    const html = exchange(500, { 'content-type': 'text/html' }, '<h1>oops</h1>');
+    expect(requirementsOf(html)).toEqual([R.fhirMediaType, R.operationOutcome]);
+    expect(requirementsOf(html, { ...fhir, isFhir: false })).toEqual([]);
+    expect(requirementsOf(exchange(400, { 'content-type': 'application/json' }, '{"error":"invalid_client"}'), { ...fhir, isFhir: false, isTokenEndpoint: true }))
+      .toEqual([R.operationOutcome]);
+    const noDiagnostics = runInvariants(exchange(400, {}, JSON.stringify({ resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'invalid' }] })), fhir);
+    expect(noDiagnostics.map((f) => f.message)).toEqual(['issue[0] lacks diagnostics']);
+  });
+
+  it('checks catalog code format and the diagnostics prefix', () => {
+    expect(requirementsOf(exchange(404, {}, outcome('not-found', 'Resource not found', 'HPB-00102')))).toEqual([R.diagnosticsPrefix]);
+    expect(requirementsOf(exchange(404, {}, outcome('not-found', 'HPB-102: nope', 'HPB-102')))).toEqual([R.catalogCode]);
+  });
+
+  it('requires throttled and HPB-00105 on 429', () => {
+    const f = runInvariants(exchange(429, { 'retry-after': '1' }, outcome('exception', 'SVC-00001: busy', 'SVC-00001')), fhir);
+    expect(f.map((x) => x.message)).toEqual(['429 issue[0].code is not throttled', '429 does not carry catalog code HPB-00105']);
+  });
+
+  it('skips exchanges without a response', () => {
+    const ex = exchange(200);
+    delete ex.response;
+    expect(runInvariants(ex, fhir)).toEqual([]);
+  });
+});

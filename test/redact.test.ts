@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { redactForm, redactHeaders, redactJson, redactString, registerSecret } from '../src/redact.js';
+
+const JWT = 'eyJhbGciOiJFUzM4NCIsImtpZCI6ImsxIn0.eyJpc3MiOiJjb25mb3JtYW5jZS1tYWluIn0.MEUCIQDabc-_def';
+
+describe('redact', () => {
+  it('replaces registered secrets and ignores short values', () => {
+    registerSecret('s3cr3t-value-xyz');
+    registerSecret('short');
+    expect(redactString('a s3cr3t-value-xyz b s3cr3t-value-xyz')).toBe('a [redacted] b [redacted]');
+    expect(redactString('short stays')).toBe('short stays');
+  });
+
+  it('treats regex characters in secrets literally', () => {
+    registerSecret('a.b*c+d?(e)');
+    expect(redactString('x a.b*c+d?(e) y aXbbc')).toBe('x [redacted] y aXbbc');
+  });
+
+  it('redacts JWT-shaped strings, including a truncated one', () => {
+    expect(redactString(`token ${JWT} end`)).toBe('token [redacted-jwt] end');
+    expect(redactString('cut eyJhbGciOiJFUzM4NCJ9.eyJpc3')).toBe('cut [redacted-jwt]');
+    expect(redactString('plain eyJ text')).toBe('plain eyJ text');
+  });
+
+  it('redacts PEM private key blocks but not certificates', () => {
+    const pem = '-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49\n-----END PRIVATE KEY-----';
+    const ec = '-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----';
+    expect(redactString(`k=${pem};${ec}`)).toBe('k=[redacted-private-key];[redacted-private-key]');
+    const cert = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----';
+    expect(redactString(cert)).toBe(cert);
+  });
+
+  it('redacts JSON secret fields and strings, keeping the reference when clean', () => {
+    const jwk = { kty: 'EC', crv: 'P-384', x: 'abc', y: 'def', d: 'private-scalar' };
+    expect(redactJson({ keys: [jwk], access_token: 'opaque', token_type: 'bearer', nested: { id_token: JWT, note: `see ${JWT}` } })).toEqual({
+      keys: [{ kty: 'EC', crv: 'P-384', x: 'abc', y: 'def', d: '[redacted]' }],
+      access_token: '[redacted]',
+      token_type: 'bearer',
+      nested: { id_token: '[redacted]', note: 'see [redacted-jwt]' },
+    });
+    const clean = { resourceType: 'Encounter', id: 'e1', participant: [{ individual: { reference: 'Practitioner/1' } }] };
+    expect(redactJson(clean)).toBe(clean);
+    expect(redactJson({ api_secret: 'v', other: 'w' }, ['api_secret'])).toEqual({ api_secret: '[redacted]', other: 'w' });
+  });
+
+  it('redacts headers: bearer to $TOKEN, other credentials to [redacted]', () => {
+    expect(redactHeaders({ Authorization: 'Bearer abc.def', cookie: 'sid=1', 'x-other': `v ${JWT}`, accept: 'application/fhir+json' })).toEqual({
+      Authorization: 'Bearer $TOKEN',
+      cookie: '[redacted]',
+      'x-other': 'v [redacted-jwt]',
+      accept: 'application/fhir+json',
+    });
+    expect(redactHeaders({ authorization: 'Basic dXNlcjpwYXNz' }).authorization).toBe('Basic [redacted]');
+    expect(redactHeaders({ authorization: 'garbage' }).authorization).toBe('[redacted]');
+  });
+
+  it('redacts form fields by name', () => {
+    expect(redactForm('grant_type=client_credentials&client_assertion=abc&pw=hunter2&scope=x', ['pw'])).toBe(
+      'grant_type=client_credentials&client_assertion=[redacted]&pw=[redacted]&scope=x',
+    );
+  });
+
+  it('is fast on a large clean body', () => {
+    const big = JSON.stringify({ entry: Array.from({ length: 5000 }, (_, i) => ({ resource: { id: `id-${i}`, text: 'lorem ipsum dolor' } })) });
+    const parsed: unknown = JSON.parse(big);
+    expect(redactJson(parsed)).toBe(parsed);
+    expect(redactString(big)).toBe(big);
+  });
+});
