@@ -1,0 +1,131 @@
+/**
+ * DocumentReference (R5 surface): read, create, update, search (spec
+ * "DocumentReference (R5 surface)"). The R5 shape: status
+ * current|superseded|entered-in-error, content 1..* with attachment, subject, type,
+ * category, date, description. The `$upload` operation lives in upload.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import type { CodeableConcept } from 'fhir/r4.js';
+import type { Handler, HandlerContext, HandlerResponse } from '../types.js';
+import { compact } from './compact.js';
+import type { ResourceEnv } from './env.js';
+import { invalid, notFound, unprocessable } from './errors.js';
+import { schemaProblem } from './fhir-schema.js';
+import { searchBundle } from './pagination.js';
+import { assertPatientAcceptsData } from './patient-rules.js';
+import type { DocumentReferenceRow, RecordMeta } from './records.js';
+import { conceptsMatch, dateMatches, dateParams, tokenParam, uuidParam } from './search-params.js';
+import { type Body, referenceId, requireField, requireResource, requireSameId } from './validate.js';
+import { checkIfMatch, firstVersion, metaOf, nextVersion, versionHeaders } from './versioning.js';
+
+export const DOCUMENT_STATUSES = ['current', 'superseded', 'entered-in-error'] as const;
+export const DOCUMENT_PATH = '/fhir/R5/DocumentReference';
+
+type DocumentFields = Omit<DocumentReferenceRow, keyof RecordMeta>;
+
+export function toDocumentReference(row: DocumentReferenceRow): Record<string, unknown> {
+  return structuredClone(compact({
+    resourceType: 'DocumentReference',
+    id: row.id,
+    meta: metaOf(row),
+    status: row.status,
+    type: row.type,
+    category: row.category,
+    subject: { reference: `Patient/${row.subjectId}` },
+    date: row.date,
+    description: row.description,
+    content: row.content,
+  }));
+}
+
+/** 404 for an id absent from the caller's organization, with the mode's catalog code. */
+export function findDocument(env: ResourceEnv, ctx: HandlerContext): DocumentReferenceRow {
+  const id = ctx.params.id ?? '';
+  const row = env.store.documentReferences.get(ctx.caller.org, id);
+  if (!row) throw notFound('DocumentReference', id, env.modes.unknownDocumentCode);
+  return row;
+}
+
+export function documentResponse(env: ResourceEnv, status: number, row: DocumentReferenceRow, extra: Record<string, string> = {}): HandlerResponse {
+  return { status, body: toDocumentReference(row), headers: { ...versionHeaders(row, env.modes), ...extra } };
+}
+
+export function documentReferenceHandlers(env: ResourceEnv): Record<string, Handler> {
+  const { store, modes } = env;
+  const semantic = (message: string) => unprocessable(modes.validationStatus, message);
+
+  /** Structural (400) then semantic (validationStatus) checks of a write body. */
+  function parseBody(body: unknown, org: string): { resource: Body; fields: DocumentFields } {
+    const resource = requireResource(body, 'DocumentReference');
+    if (typeof requireField(resource, 'status') !== 'string') throw invalid('status must be a string');
+    const content = requireField(resource, 'content');
+    if (!Array.isArray(content) || content.length === 0) throw invalid('content must hold at least one item');
+    if (content.some((c) => typeof c !== 'object' || c === null || typeof c.attachment !== 'object' || c.attachment === null)) {
+      throw invalid('every content item needs an attachment');
+    }
+    const subjectId = referenceId(requireField(resource, 'subject'), 'Patient', 'subject');
+    const problem = schemaProblem('R5', 'DocumentReference', resource);
+    if (problem) throw invalid(`Body does not match the FHIR R5 schema: ${problem}`);
+    if (!(DOCUMENT_STATUSES as readonly string[]).includes(resource.status as string)) {
+      throw semantic(`status must be one of ${DOCUMENT_STATUSES.join(', ')}`);
+    }
+    if (!store.patients.get(org, subjectId)) throw semantic(`subject Patient/${subjectId} does not exist`);
+    return {
+      resource,
+      fields: compact({
+        status: resource.status as string,
+        type: resource.type as CodeableConcept | undefined,
+        category: resource.category as CodeableConcept[] | undefined,
+        subjectId,
+        date: resource.date as string | undefined,
+        description: resource.description as string | undefined,
+        content: (content as Array<{ attachment: Record<string, unknown> }>).map((c) => ({ attachment: c.attachment })),
+      }),
+    };
+  }
+
+  const read: Handler = (ctx) => documentResponse(env, 200, findDocument(env, ctx));
+
+  const create: Handler = (ctx) => {
+    const org = ctx.caller.org;
+    const { fields } = parseBody(ctx.body, org);
+    assertPatientAcceptsData(store.patients.get(org, fields.subjectId)!);
+    const row = store.insert(store.documentReferences, { ...firstVersion(randomUUID(), org, ctx.now), ...fields });
+    return documentResponse(env, modes.createStatus, row, { Location: `${ctx.baseUrl}${DOCUMENT_PATH}/${row.id}` });
+  };
+
+  const update: Handler = (ctx) => {
+    const row = findDocument(env, ctx);
+    const { resource, fields } = parseBody(ctx.body, row.org);
+    requireSameId(resource, row.id);
+    checkIfMatch(ctx, row);
+    if (modes.patientBlockOn === 'create-and-update') assertPatientAcceptsData(store.patients.get(row.org, fields.subjectId)!);
+    // An update replaces every stored field with the body's.
+    const updated: DocumentReferenceRow = { id: row.id, org: row.org, seq: row.seq, createdAt: row.createdAt, ...nextVersion(row, ctx.now), ...fields };
+    store.documentReferences.put(updated);
+    return documentResponse(env, modes.updateStatus, updated);
+  };
+
+  const search: Handler = (ctx) => {
+    const patient = uuidParam(ctx.query, 'patient', 'Patient');
+    const types = tokenParam(ctx.query, 'type');
+    const categories = tokenParam(ctx.query, 'category');
+    const dates = dateParams(ctx.query);
+    const matches = store.documentReferences.all(ctx.caller.org).filter((row) =>
+      (patient === undefined || row.subjectId === patient)
+      && (types === undefined || conceptsMatch(row.type === undefined ? [] : [row.type], types))
+      && (categories === undefined || conceptsMatch(row.category, categories))
+      && dateMatches(row.date, dates));
+    return searchBundle(env.paging, {
+      ctx, matches, toResource: toDocumentReference, allowOffset: true,
+      fullUrl: (row) => `${ctx.baseUrl}${DOCUMENT_PATH}/${row.id}`,
+    });
+  };
+
+  return {
+    'DocumentReference.read': read,
+    'DocumentReference.create': create,
+    'DocumentReference.update': update,
+    'DocumentReference.search': search,
+  };
+}

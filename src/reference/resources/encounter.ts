@@ -1,0 +1,261 @@
+/**
+ * Encounter (R4): read, create, update, search (spec "Encounter" sections of
+ * Resources, States and Endpoints, and the catalog rules HPB-00108/00109,
+ * HPB-00138, HPB-00139, HPB-00141, HPB-00142).
+ */
+import { randomUUID } from 'node:crypto';
+import type { CodeableConcept, Coding, Encounter, FhirResource, Reference } from 'fhir/r4.js';
+import type { Handler, HandlerContext, HandlerResponse } from '../types.js';
+import { compact } from './compact.js';
+import type { ResourceEnv } from './env.js';
+import { businessRule, conflict, forbidden, invalid, notFound, unprocessable } from './errors.js';
+import { schemaProblem } from './fhir-schema.js';
+import { searchBundle } from './pagination.js';
+import { assertNormativaComplete, assertPatientAcceptsData } from './patient-rules.js';
+import type { DiagnosisKind, EncounterRow, RecordMeta } from './records.js';
+import { codingMatches, dateMatches, dateParams, tokenParam, uuidParam } from './search-params.js';
+import { type Body, referenceId, requireField, requireResource, requireSameId } from './validate.js';
+import { checkIfMatch, firstVersion, metaOf, nextVersion, versionHeaders } from './versioning.js';
+
+export const ENCOUNTER_STATUSES = ['planned', 'in-progress', 'finished', 'cancelled'] as const;
+/** Contained ids the service emits (spec "Contained resources emitted by the service"). */
+export const SUMMARY_ID = 'subjective-objective-summary';
+export const IMPRESSION_ID = 'diagnostic-impression';
+export const CARE_PLAN_ID = 'care-plan';
+export const DIAGNOSTIC_IMPRESSION_CODING = { system: 'http://loinc.org', code: '51848-0', display: 'Evaluation note' };
+
+const PATH = '/fhir/R4/Encounter';
+const DAY_MS = 86_400_000;
+
+export function toEncounter(row: EncounterRow): Encounter {
+  const subject: Reference | undefined = row.subjectId === undefined ? undefined : { reference: `Patient/${row.subjectId}` };
+  const contained: FhirResource[] = [];
+  const diagnosis: NonNullable<Encounter['diagnosis']> = [];
+  // Contained resources need a subject (Condition, ClinicalImpression and CarePlan require one); writes ensure it.
+  if (subject) {
+    let nextSecondaryRank = 2;
+    row.diagnoses.forEach((d, i) => {
+      const id = `condition-${i + 1}`;
+      contained.push({ resourceType: 'Condition', id, subject, code: d.code });
+      const rank = d.kind === 'primary' ? 1 : d.kind === 'secondary' ? nextSecondaryRank++ : undefined;
+      diagnosis.push(compact({ condition: { reference: `#${id}` }, rank }));
+    });
+    const { subjectiveObjective, diagnosticImpression, carePlan } = row.summaries;
+    if (subjectiveObjective !== undefined) {
+      contained.push({ resourceType: 'ClinicalImpression', id: SUMMARY_ID, status: 'completed', subject, summary: subjectiveObjective });
+    }
+    if (diagnosticImpression !== undefined) {
+      contained.push({
+        resourceType: 'ClinicalImpression', id: IMPRESSION_ID, status: 'completed', subject,
+        code: { coding: [DIAGNOSTIC_IMPRESSION_CODING] }, summary: diagnosticImpression,
+      });
+    }
+    if (carePlan !== undefined) {
+      contained.push({ resourceType: 'CarePlan', id: CARE_PLAN_ID, status: 'active', intent: 'plan', subject, description: carePlan });
+    }
+  }
+  return structuredClone(compact({
+    resourceType: 'Encounter' as const,
+    id: row.id,
+    meta: metaOf(row),
+    contained,
+    status: row.status as Encounter['status'],
+    class: row.class,
+    subject,
+    participant: row.participants.map((p) => ({ individual: compact({ reference: `Practitioner/${p.practitionerId}`, display: p.display }) })),
+    period: row.period,
+    reasonCode: row.reasonCode,
+    diagnosis,
+    appointment: row.appointmentId === undefined ? undefined : [{ reference: `Appointment/${row.appointmentId}` }],
+    serviceProvider: row.serviceProviderId === undefined ? undefined : { reference: `Organization/${row.serviceProviderId}` },
+  }));
+}
+
+type EncounterFields = Omit<EncounterRow, keyof RecordMeta>;
+
+export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
+  const { store, modes, limits } = env;
+  const semantic = (message: string) => unprocessable(modes.validationStatus, message);
+
+  /** Structural (400) then semantic (validationStatus) checks of a write body; the stored fields it describes. */
+  function parseBody(body: unknown, org: string): { resource: Body; fields: EncounterFields } {
+    const resource = requireResource(body, 'Encounter');
+    if (typeof requireField(resource, 'status') !== 'string') throw invalid('status must be a string');
+    const klass = requireField(resource, 'class') as Coding;
+    if (typeof klass !== 'object' || typeof klass.code !== 'string') throw invalid('class must be a Coding with a code');
+    const problem = schemaProblem('R4', 'Encounter', resource);
+    if (problem) throw invalid(`Body does not match the FHIR R4 schema: ${problem}`);
+    const contained = (resource.contained ?? []) as Array<Body & { resourceType: string; id?: string }>;
+    for (const item of contained) {
+      if (!['Condition', 'ClinicalImpression', 'CarePlan'].includes(item.resourceType)) {
+        throw semantic(`contained ${item.resourceType} is not supported (Condition, ClinicalImpression, CarePlan)`);
+      }
+      const itemProblem = schemaProblem('R4', item.resourceType, item);
+      if (itemProblem) throw invalid(`contained resource does not match the FHIR R4 schema: ${itemProblem}`);
+    }
+    const subjectId = resource.subject === undefined ? undefined : referenceId(resource.subject, 'Patient', 'subject');
+    const participants = ((resource.participant ?? []) as Array<{ individual?: Reference }>).map((p, i) => ({
+      practitionerId: referenceId(p.individual, 'Practitioner', `participant[${i}].individual`),
+      display: p.individual?.display,
+    }));
+    const appointments = ((resource.appointment ?? []) as Reference[]).map((a, i) => referenceId(a, 'Appointment', `appointment[${i}]`));
+    const serviceProviderId = resource.serviceProvider === undefined ? undefined : referenceId(resource.serviceProvider, 'Organization', 'serviceProvider');
+
+    if (!(ENCOUNTER_STATUSES as readonly string[]).includes(resource.status as string)) {
+      throw semantic(`status must be one of ${ENCOUNTER_STATUSES.join(', ')}`);
+    }
+    if (subjectId !== undefined && !store.patients.get(org, subjectId)) throw semantic(`subject Patient/${subjectId} does not exist`);
+    for (const p of participants) {
+      if (!store.practitioners.get(org, p.practitionerId)) throw semantic(`participant Practitioner/${p.practitionerId} does not exist`);
+    }
+    if (appointments.length > 1) throw semantic('at most one appointment may be referenced');
+    const appointmentId = appointments[0];
+    if (appointmentId !== undefined && !store.appointments.get(org, appointmentId)) throw semantic(`appointment Appointment/${appointmentId} does not exist`);
+    if (serviceProviderId !== undefined && !store.clinics.get(org, serviceProviderId)) throw semantic(`serviceProvider Organization/${serviceProviderId} does not exist`);
+    const { diagnoses, summaries } = parseContained(resource, contained);
+    if (contained.length > 0 && subjectId === undefined) throw semantic('contained resources and diagnoses need a subject');
+
+    return {
+      resource,
+      fields: {
+        ...compact({
+          status: resource.status as string,
+          class: klass,
+          subjectId,
+          period: resource.period as EncounterRow['period'],
+          reasonCode: resource.reasonCode as CodeableConcept[] | undefined,
+          appointmentId,
+          serviceProviderId,
+        }),
+        participants: participants.map((p) => compact(p)),
+        diagnoses,
+        summaries,
+      },
+    };
+  }
+
+  /** Diagnoses (ranked per the spec) and summaries from `diagnosis[]` and the contained resources they use. */
+  function parseContained(resource: Body, contained: Array<Body & { resourceType: string; id?: string }>): Pick<EncounterFields, 'diagnoses' | 'summaries'> {
+    const byId = new Map(contained.map((c) => [`#${c.id ?? ''}`, c]));
+    const used = new Set<string>();
+    const ranked = ((resource.diagnosis ?? []) as Array<{ condition?: Reference; rank?: number }>).map((d, i) => {
+      const ref = d.condition?.reference ?? '';
+      const condition = byId.get(ref);
+      if (!condition || condition.resourceType !== 'Condition') throw semantic(`diagnosis[${i}].condition must reference a contained Condition (#id)`);
+      used.add(ref);
+      const kind: DiagnosisKind = d.rank === undefined ? 'unspecified' : d.rank === 1 ? 'primary' : 'secondary';
+      return { kind, rank: d.rank ?? 0, order: i, code: (condition.code ?? { text: 'Unspecified' }) as CodeableConcept };
+    });
+    if (ranked.filter((d) => d.kind === 'primary').length > 1) throw semantic('only one diagnosis may have rank 1');
+    // Stored order: primary, secondaries by rank, then unranked, each in body order.
+    const weight = (d: (typeof ranked)[number]) => (d.kind === 'unspecified' ? Number.MAX_SAFE_INTEGER : d.rank);
+    const diagnoses = [...ranked].sort((a, b) => weight(a) - weight(b) || a.order - b.order).map(({ kind, code }) => ({ kind, code }));
+
+    const summaries: EncounterFields['summaries'] = {};
+    const text = (id: string, type: string, field: string): string | undefined => {
+      const item = byId.get(`#${id}`);
+      if (!item) return undefined;
+      if (item.resourceType !== type || typeof item[field] !== 'string') throw semantic(`contained #${id} must be a ${type} with ${field}`);
+      used.add(`#${id}`);
+      return item[field] as string;
+    };
+    summaries.subjectiveObjective = text(SUMMARY_ID, 'ClinicalImpression', 'summary');
+    summaries.diagnosticImpression = text(IMPRESSION_ID, 'ClinicalImpression', 'summary');
+    summaries.carePlan = text(CARE_PLAN_ID, 'CarePlan', 'description');
+    const unused = contained.find((c) => !used.has(`#${c.id ?? ''}`));
+    if (unused) throw semantic(`contained ${unused.resourceType} #${unused.id ?? ''} is neither a diagnosis nor a known summary`);
+    return { diagnoses, summaries: compact(summaries) };
+  }
+
+  /** period.start within ±registrationWindowDays of now (422 HPB-00139). */
+  function checkRegistrationWindow(fields: EncounterFields, now: number): void {
+    const start = fields.period?.start;
+    if (start === undefined) return;
+    if (Math.abs(Date.parse(start) - now) > limits.registrationWindowDays * DAY_MS) {
+      throw businessRule('HPB-00139', `Encounter date outside the allowed registration window (±${limits.registrationWindowDays} days)`);
+    }
+  }
+
+  /** An appointment with an active (in-progress) encounter refuses another (409 HPB-00138). */
+  function checkAppointmentFree(org: string, fields: EncounterFields, selfId?: string): void {
+    if (fields.appointmentId === undefined) return;
+    const active = store.encounters.all(org).some((e) => e.appointmentId === fields.appointmentId && e.status === 'in-progress' && e.id !== selfId);
+    if (active) throw conflict('HPB-00138', 'Appointment already has an active encounter');
+  }
+
+  function respond(status: number, row: EncounterRow, extra: Record<string, string> = {}): HandlerResponse {
+    return { status, body: toEncounter(row), headers: { ...versionHeaders(row, modes), ...extra } };
+  }
+
+  const read: Handler = (ctx) => {
+    const row = store.encounters.get(ctx.caller.org, ctx.params.id ?? '');
+    if (!row) throw notFound('Encounter', ctx.params.id ?? '');
+    return respond(200, row);
+  };
+
+  const create: Handler = (ctx) => {
+    const org = ctx.caller.org;
+    const { fields } = parseBody(ctx.body, org);
+    checkRegistrationWindow(fields, ctx.now);
+    checkAppointmentFree(org, fields);
+    const patient = fields.subjectId === undefined ? undefined : store.patients.get(org, fields.subjectId);
+    if (patient) {
+      assertPatientAcceptsData(patient);
+      assertNormativaComplete(patient);
+    }
+    const clinic = fields.serviceProviderId === undefined ? undefined : store.clinics.get(org, fields.serviceProviderId);
+    if (clinic && !clinic.normativaConfigured) {
+      throw forbidden('HPB-00141', 'A clinic configured for the normativa must be selected before starting a consultation');
+    }
+    const row = store.insert(store.encounters, { ...firstVersion(randomUUID(), org, ctx.now), ...fields });
+    return respond(modes.createStatus, row, { Location: `${ctx.baseUrl}${PATH}/${row.id}` });
+  };
+
+  const update: Handler = (ctx) => {
+    const org = ctx.caller.org;
+    const id = ctx.params.id ?? '';
+    const row = store.encounters.get(org, id);
+    if (!row) throw notFound('Encounter', id);
+    const { resource, fields } = parseBody(ctx.body, org);
+    requireSameId(resource, id);
+    checkIfMatch(ctx, row);
+    if (fields.period?.start !== row.period?.start) checkRegistrationWindow(fields, ctx.now);
+    checkAppointmentFree(org, fields, id);
+    const patient = fields.subjectId === undefined ? undefined : store.patients.get(org, fields.subjectId);
+    if (patient && modes.patientBlockOn === 'create-and-update') assertPatientAcceptsData(patient);
+    // An update replaces every stored field with the body's.
+    const updated: EncounterRow = { id, org, seq: row.seq, createdAt: row.createdAt, ...nextVersion(row, ctx.now), ...fields };
+    store.encounters.put(updated);
+    return respond(modes.updateStatus, updated);
+  };
+
+  const search: Handler = (ctx: HandlerContext) => {
+    const ids = tokenParam(ctx.query, '_id')?.map((t) => t.code);
+    const patient = uuidParam(ctx.query, 'patient', 'Patient');
+    const practitioner = uuidParam(ctx.query, 'practitioner', 'Practitioner');
+    const dates = dateParams(ctx.query);
+    const statuses = tokenParam(ctx.query, 'status')?.map((t) => t.code);
+    if (statuses?.some((s) => !(ENCOUNTER_STATUSES as readonly string[]).includes(s))) {
+      throw invalid(`status must be among ${ENCOUNTER_STATUSES.join(', ')}`);
+    }
+    const classes = tokenParam(ctx.query, 'class');
+    const matches = store.encounters.all(ctx.caller.org).filter((row) =>
+      (ids === undefined || ids.includes(row.id))
+      && (patient === undefined || row.subjectId === patient)
+      && (practitioner === undefined || row.participants.some((p) => p.practitionerId === practitioner))
+      && dateMatches(row.period?.start, dates)
+      && (statuses === undefined || statuses.includes(row.status))
+      && (classes === undefined || codingMatches(row.class, classes)));
+    return searchBundle(env.paging, {
+      ctx, matches, toResource: toEncounter, allowOffset: false,
+      fullUrl: (row) => `${ctx.baseUrl}${PATH}/${row.id}`,
+    });
+  };
+
+  return {
+    'Encounter.read': read,
+    'Encounter.create': create,
+    'Encounter.update': update,
+    'Encounter.search': search,
+  };
+}

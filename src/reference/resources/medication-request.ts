@@ -1,0 +1,189 @@
+/**
+ * MedicationRequest (R4): read, create, update, search (spec "MedicationRequest"
+ * sections of Resources, States and Endpoints).
+ */
+import { randomUUID } from 'node:crypto';
+import type { CodeableConcept, MedicationRequest, Reference } from 'fhir/r4.js';
+import type { Handler, HandlerContext, HandlerResponse } from '../types.js';
+import { FhirError } from '../types.js';
+import { compact } from './compact.js';
+import type { ResourceEnv } from './env.js';
+import { businessRule, invalid, notFound, unprocessable } from './errors.js';
+import { schemaProblem } from './fhir-schema.js';
+import { searchBundle } from './pagination.js';
+import { assertPatientAcceptsData } from './patient-rules.js';
+import type { MedicationRequestRow, PatientRow, PrescriptionRow } from './records.js';
+import { uuidParam } from './search-params.js';
+import { type Body, referenceId, requireField, requireResource, requireSameId } from './validate.js';
+import { checkIfMatch, firstVersion, metaOf, nextVersion, versionHeaders } from './versioning.js';
+
+/** R4 MedicationRequest.status codes. `unknown` is read-only here. */
+const FHIR_STATUSES = new Set(['active', 'on-hold', 'cancelled', 'completed', 'entered-in-error', 'stopped', 'draft', 'unknown']);
+/** Reference choice: the parent prescription is emitted as groupIdentifier in this system. */
+export const PRESCRIPTION_SYSTEM = 'https://clinical-records.example/fhir/NamingSystem/prescription';
+
+const PATH = '/fhir/R4/MedicationRequest';
+
+export function toMedicationRequest(row: MedicationRequestRow): MedicationRequest {
+  return structuredClone(compact({
+    resourceType: 'MedicationRequest' as const,
+    id: row.id,
+    meta: metaOf(row),
+    status: (FHIR_STATUSES.has(row.status) ? row.status : 'unknown') as MedicationRequest['status'],
+    intent: 'order' as const,
+    groupIdentifier: { system: PRESCRIPTION_SYSTEM, value: row.prescriptionId },
+    medicationCodeableConcept: row.medication,
+    subject: { reference: `Patient/${row.subjectId}` },
+    encounter: row.encounterId === undefined ? undefined : { reference: `Encounter/${row.encounterId}` },
+    requester: row.requester,
+    authoredOn: row.authoredOn,
+    reasonCode: row.reasonCode,
+    dosageInstruction: row.dosageInstruction as MedicationRequest['dosageInstruction'],
+    dispenseRequest: row.dispenseRequest as MedicationRequest['dispenseRequest'],
+    substitution: row.substitution as MedicationRequest['substitution'],
+    note: row.note as MedicationRequest['note'],
+  }));
+}
+
+/** What a write body carries, after the structural checks. */
+interface MedicationRequestBody {
+  resource: Body;
+  status?: string;
+  subjectId: string;
+  /** The FHIR-owned fields a write overlays (status apart). */
+  owned: Pick<MedicationRequestRow, 'medication' | 'dosageInstruction' | 'dispenseRequest' | 'reasonCode' | 'note'>;
+}
+
+/** Structural checks (400 HPB-00101): resourceType, HL7 R4 schema, required fields, subject reference. */
+function parseBody(body: unknown): MedicationRequestBody {
+  const resource = requireResource(body, 'MedicationRequest');
+  requireField(resource, 'medicationCodeableConcept');
+  const subjectId = referenceId(requireField(resource, 'subject'), 'Patient', 'subject');
+  const problem = schemaProblem('R4', 'MedicationRequest', resource);
+  if (problem) throw invalid(`Body does not match the FHIR R4 schema: ${problem}`);
+  return {
+    resource,
+    status: resource.status as string | undefined,
+    subjectId,
+    owned: {
+      medication: resource.medicationCodeableConcept as CodeableConcept,
+      dosageInstruction: resource.dosageInstruction as unknown[] | undefined,
+      dispenseRequest: resource.dispenseRequest as Record<string, unknown> | undefined,
+      reasonCode: resource.reasonCode as CodeableConcept[] | undefined,
+      note: resource.note as unknown[] | undefined,
+    },
+  };
+}
+
+export function medicationRequestHandlers(env: ResourceEnv): Record<string, Handler> {
+  const { store, modes } = env;
+
+  /** Semantic check of a written status: a FHIR code other than the read-only `unknown`. */
+  function checkWritableStatus(status: string | undefined): void {
+    if (status === 'unknown') throw unprocessable(modes.validationStatus, 'status unknown is read-only and cannot be written');
+    if (status !== undefined && !FHIR_STATUSES.has(status)) {
+      throw unprocessable(modes.validationStatus, `status ${JSON.stringify(status)} is not a MedicationRequest status`);
+    }
+  }
+
+  function existingPatient(org: string, id: string): PatientRow {
+    const patient = store.patients.get(org, id);
+    if (!patient) throw unprocessable(modes.validationStatus, `subject Patient/${id} does not exist`);
+    return patient;
+  }
+
+  /** The patient's first draft prescription, or a new one (spec: created medications are linked to a draft prescription). */
+  function draftPrescriptionFor(org: string, patientId: string): PrescriptionRow {
+    const existing = store.prescriptions.all(org).find((p) => p.patientId === patientId && p.state === 'draft');
+    if (existing) return existing;
+    const created: PrescriptionRow = { id: randomUUID(), org, patientId, state: 'draft' };
+    store.prescriptions.put(created);
+    return created;
+  }
+
+  function respond(status: number, row: MedicationRequestRow, extra: Record<string, string> = {}): HandlerResponse {
+    return { status, body: toMedicationRequest(row), headers: { ...versionHeaders(row, modes), ...extra } };
+  }
+
+  const read: Handler = (ctx) => {
+    const row = store.medicationRequests.get(ctx.caller.org, ctx.params.id ?? '');
+    if (!row) throw notFound('MedicationRequest', ctx.params.id ?? '');
+    return respond(200, row);
+  };
+
+  const create: Handler = (ctx) => {
+    const org = ctx.caller.org;
+    const body = parseBody(ctx.body);
+    checkWritableStatus(body.status);
+    const patient = existingPatient(org, body.subjectId);
+    const { resource } = body;
+    const encounterId = resource.encounter === undefined ? undefined : referenceId(resource.encounter, 'Encounter', 'encounter');
+    if (encounterId !== undefined && !store.encounters.get(org, encounterId)) {
+      throw unprocessable(modes.validationStatus, `encounter Encounter/${encounterId} does not exist`);
+    }
+    assertPatientAcceptsData(patient);
+    const prescription = draftPrescriptionFor(org, patient.id);
+    const siblings = store.medicationRequests.all(org).filter((m) => m.prescriptionId === prescription.id).length;
+    const row = store.insert(store.medicationRequests, compact({
+      ...firstVersion(randomUUID(), org, ctx.now),
+      status: body.status ?? 'active',
+      ...body.owned,
+      subjectId: patient.id,
+      encounterId,
+      requester: resource.requester as Reference | undefined,
+      authoredOn: resource.authoredOn as string | undefined,
+      substitution: resource.substitution as Record<string, unknown> | undefined,
+      prescriptionId: prescription.id,
+      app: { warnings: [], sortOrder: siblings },
+    }));
+    return respond(modes.createStatus, row, { Location: `${ctx.baseUrl}${PATH}/${row.id}` });
+  };
+
+  const update: Handler = (ctx) => {
+    const org = ctx.caller.org;
+    const id = ctx.params.id ?? '';
+    const row = store.medicationRequests.get(org, id);
+    if (!row) throw notFound('MedicationRequest', id);
+    const body = parseBody(ctx.body);
+    requireSameId(body.resource, id);
+    checkIfMatch(ctx, row);
+    if (row.status === 'entered-in-error') throw businessRule('HPB-00140', 'Cannot modify a medication request in entered-in-error');
+    const prescription = store.prescriptions.get(org, row.prescriptionId);
+    if (prescription && prescription.state !== 'draft') {
+      throw new FhirError(409, 'conflict', `Signed or cancelled prescription cannot be modified (prescription is ${prescription.state})`, modes.signedPrescriptionCode);
+    }
+    if (body.subjectId !== row.subjectId) throw unprocessable(422, 'subject cannot be changed on update');
+    checkWritableStatus(body.status);
+    const patient = store.patients.get(org, row.subjectId);
+    if (patient && modes.patientBlockOn === 'create-and-update') assertPatientAcceptsData(patient);
+    // Merge (update rule 1): FHIR-owned fields are replaced by the body's (status kept when omitted),
+    // app-only fields are preserved, every other field keeps its stored value.
+    const updated: MedicationRequestRow = compact({
+      ...row,
+      ...nextVersion(row, ctx.now),
+      status: body.status ?? row.status,
+      ...body.owned,
+    });
+    store.medicationRequests.put(updated);
+    return respond(modes.updateStatus, updated);
+  };
+
+  const search: Handler = (ctx: HandlerContext) => {
+    const patient = uuidParam(ctx.query, 'patient', 'Patient');
+    const encounter = uuidParam(ctx.query, 'encounter', 'Encounter');
+    if (patient === undefined && encounter === undefined) throw invalid('At least one of patient or encounter must be supplied');
+    const matches = store.medicationRequests.all(ctx.caller.org).filter((row) =>
+      (patient === undefined || row.subjectId === patient) && (encounter === undefined || row.encounterId === encounter));
+    return searchBundle(env.paging, {
+      ctx, matches, toResource: toMedicationRequest, allowOffset: false,
+      fullUrl: (row) => `${ctx.baseUrl}${PATH}/${row.id}`,
+    });
+  };
+
+  return {
+    'MedicationRequest.read': read,
+    'MedicationRequest.create': create,
+    'MedicationRequest.update': update,
+    'MedicationRequest.search': search,
+  };
+}

@@ -1,0 +1,133 @@
+/**
+ * Search result paging for every search endpoint (spec "Pagination" rules 1-6).
+ *
+ * Ordering is by creation time (RecordMeta.createdAt, immutable) then id, the id
+ * ascending or descending per `modes.tieBreak`. The first request fixes a
+ * snapshot (the store's sequence number): rows inserted later never appear while
+ * following `next`, and the cursor is a keyset position (time, id), so deleted
+ * rows cause no gaps or duplicates. `total` counts the matches in the snapshot.
+ */
+import { createHash } from 'node:crypto';
+import type { HandlerContext, HandlerResponse, ReferenceModes } from '../types.js';
+import type { CursorCodec, CursorState } from './cursor.js';
+import { invalid } from './errors.js';
+import type { RecordMeta } from './records.js';
+
+export const DEFAULT_COUNT = 20;
+export const MAX_COUNT = 100;
+/** Reference choice for the bounds of DocumentReference `_offset`. */
+export const MAX_OFFSET = 10_000;
+
+/** Parameters that steer paging rather than filter; excluded from a search's fingerprint. */
+const PAGING_PARAMS = new Set(['_count', '_cursor', '_offset']);
+
+export interface PagingEnv {
+  modes: ReferenceModes;
+  cursors: CursorCodec;
+  /** The store's current sequence number (the snapshot of a new search). */
+  snapshotSeq(): number;
+}
+
+export interface SearchRequest<T extends RecordMeta> {
+  ctx: HandlerContext;
+  /** Every row of the caller's organization that matches the filters, whatever its sequence number. */
+  matches: T[];
+  toResource(row: T): unknown;
+  /** Absolute URL of a row (Bundle.entry.fullUrl). */
+  fullUrl(row: T): string;
+  /** Whether `_offset` is a parameter of this search (DocumentReference). */
+  allowOffset: boolean;
+}
+
+/** `_count`: default 20; a positive integer; over 100 clamped or refused per `modes.countOver100`. */
+export function parseCount(query: URLSearchParams, modes: ReferenceModes): number {
+  const raw = query.get('_count');
+  if (raw === null) return DEFAULT_COUNT;
+  if (!/^\d+$/.test(raw) || Number(raw) === 0) throw invalid(`_count must be a positive integer (got ${JSON.stringify(raw)})`);
+  const count = Number(raw);
+  if (count <= MAX_COUNT) return count;
+  if (modes.countOver100 === 'reject') throw invalid(`_count must not exceed ${MAX_COUNT} (got ${raw})`);
+  return MAX_COUNT;
+}
+
+/** `_offset`: an integer 0..10000, applied as an initial skip on the first page. */
+export function parseOffset(query: URLSearchParams): number {
+  const raw = query.get('_offset');
+  if (raw === null) return 0;
+  if (!/^\d+$/.test(raw) || Number(raw) > MAX_OFFSET) throw invalid(`_offset must be an integer from 0 to ${MAX_OFFSET} (got ${JSON.stringify(raw)})`);
+  return Number(raw);
+}
+
+/** Identifies an operation plus its filter parameters, so a cursor cannot be replayed against another search. */
+export function searchFingerprint(ctx: HandlerContext): string {
+  const filters = [...ctx.query.entries()].filter(([name]) => !PAGING_PARAMS.has(name)).map((entry) => JSON.stringify(entry)).sort();
+  return createHash('sha256').update(JSON.stringify([ctx.op.operationId, filters])).digest('base64url').slice(0, 22);
+}
+
+export function createComparator(modes: ReferenceModes): (a: { time: number; id: string }, b: { time: number; id: string }) => number {
+  const idSign = modes.tieBreak === 'uuid-asc' ? 1 : -1;
+  return (a, b) => (a.time !== b.time ? a.time - b.time : a.id === b.id ? 0 : (a.id < b.id ? -1 : 1) * idSign);
+}
+
+const keyOf = (row: RecordMeta) => ({ time: Date.parse(row.createdAt), id: row.id });
+
+export function searchBundle<T extends RecordMeta>(env: PagingEnv, req: SearchRequest<T>): HandlerResponse {
+  const { ctx } = req;
+  const count = parseCount(ctx.query, env.modes);
+  const search = searchFingerprint(ctx);
+  const cursor = ctx.query.get('_cursor');
+  const state = cursor === null ? undefined : resumeState(env, ctx, cursor, search);
+  const offset = state === undefined && req.allowOffset ? parseOffset(ctx.query) : 0;
+  const snapshot = state?.snapshot ?? env.snapshotSeq();
+
+  const compare = createComparator(env.modes);
+  const inSnapshot = req.matches.filter((row) => row.seq <= snapshot).sort((a, b) => compare(keyOf(a), keyOf(b)));
+  const start = state === undefined
+    ? offset
+    : countWhile(inSnapshot, (row) => compare(keyOf(row), { time: state.afterTime, id: state.afterId }) <= 0);
+  const page = inSnapshot.slice(start, start + count);
+  const last = page[page.length - 1];
+  const hasNext = last !== undefined && start + count < inSnapshot.length;
+
+  const link = [{ relation: 'self', url: pageUrl(ctx, ctx.query) }];
+  if (hasNext) {
+    const next = env.cursors.encode({ org: ctx.caller.org, search, snapshot, afterTime: keyOf(last).time, afterId: last.id });
+    link.push({ relation: 'next', url: pageUrl(ctx, nextQuery(ctx.query, count, next)) });
+  }
+  return {
+    status: 200,
+    body: {
+      resourceType: 'Bundle',
+      type: 'searchset',
+      total: inSnapshot.length,
+      link,
+      entry: page.map((row) => ({ fullUrl: req.fullUrl(row), resource: req.toResource(row), search: { mode: 'match' } })),
+    },
+  };
+}
+
+function resumeState(env: PagingEnv, ctx: HandlerContext, cursor: string, search: string): CursorState {
+  const state = env.cursors.decode(cursor);
+  if (state === undefined) throw invalid('_cursor is not a cursor issued by this server (take it from a next link)');
+  if (state.org !== ctx.caller.org || state.search !== search) throw invalid('_cursor belongs to another search');
+  return state;
+}
+
+function countWhile<T>(rows: T[], pred: (row: T) => boolean): number {
+  let i = 0;
+  while (i < rows.length && pred(rows[i]!)) i++;
+  return i;
+}
+
+/** Every parameter of the request, with `_count` and `_cursor` set for the next page. */
+function nextQuery(query: URLSearchParams, count: number, cursor: string): URLSearchParams {
+  const next = new URLSearchParams([...query.entries()].filter(([name]) => name !== '_count' && name !== '_cursor'));
+  next.set('_count', String(count));
+  next.set('_cursor', cursor);
+  return next;
+}
+
+function pageUrl(ctx: HandlerContext, query: URLSearchParams): string {
+  const qs = query.toString();
+  return `${ctx.baseUrl}${ctx.op.path}${qs ? `?${qs}` : ''}`;
+}

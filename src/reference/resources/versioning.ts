@@ -1,0 +1,56 @@
+/**
+ * Versioning (spec "Versioning" rule 4, MedicationRequest update rules 4-5):
+ * `meta.versionId`, `ETag`, `Last-Modified` and `If-Match` for every resource type.
+ */
+import type { HandlerContext, ReferenceModes } from '../types.js';
+import { conflict } from './errors.js';
+import type { RecordMeta } from './records.js';
+
+export function metaOf(row: RecordMeta): { versionId: string; lastUpdated: string } {
+  return { versionId: String(row.versionId), lastUpdated: row.lastUpdated };
+}
+
+export function etagOf(row: RecordMeta, modes: ReferenceModes): string {
+  return modes.etag === 'weak' ? `W/"${row.versionId}"` : `"${row.versionId}"`;
+}
+
+/** `ETag` and `Last-Modified` (HTTP-date) of the row's current version. */
+export function versionHeaders(row: RecordMeta, modes: ReferenceModes): Record<string, string> {
+  return { ETag: etagOf(row, modes), 'Last-Modified': new Date(row.lastUpdated).toUTCString() };
+}
+
+/** The value of a request header, whatever the case of its name; repeated headers are joined with `, `. */
+export function header(ctx: HandlerContext, name: string): string | undefined {
+  const lower = name.toLowerCase();
+  for (const [key, value] of Object.entries(ctx.headers)) {
+    if (key.toLowerCase() !== lower || value === undefined) continue;
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+  return undefined;
+}
+
+/**
+ * Conditional update: when `If-Match` is present, one of its entity tags (weak or
+ * strong form, or `*`) must name the current version; otherwise 409 HPB-00103.
+ */
+export function checkIfMatch(ctx: HandlerContext, row: RecordMeta): void {
+  const value = header(ctx, 'if-match');
+  if (value === undefined) return;
+  const tags = value.split(',').map((t) => t.trim()).filter((t) => t.length > 0);
+  const current = String(row.versionId);
+  const matches = tags.some((tag) => tag === '*' || tag.replace(/^W\//, '') === `"${current}"`);
+  if (!matches) {
+    throw conflict('HPB-00103', `Version conflict: If-Match ${JSON.stringify(value)} does not match the current version ${current}; re-read, reapply, retry with the current meta.versionId`);
+  }
+}
+
+/** The row's next version, stamped at `now`. */
+export function nextVersion<T extends RecordMeta>(row: T, now: number): Pick<T, 'versionId' | 'lastUpdated'> {
+  return { versionId: row.versionId + 1, lastUpdated: new Date(now).toISOString() } as Pick<T, 'versionId' | 'lastUpdated'>;
+}
+
+/** Meta fields of a new row created at `now` (seq is assigned by the store). */
+export function firstVersion(id: string, org: string, now: number): Omit<RecordMeta, 'seq'> {
+  const at = new Date(now).toISOString();
+  return { id, org, versionId: 1, lastUpdated: at, createdAt: at };
+}

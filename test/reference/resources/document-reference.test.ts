@@ -1,0 +1,177 @@
+import { createHash } from 'node:crypto';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { DocumentReferenceRow, FixtureData } from '../../../src/reference/resources/records.js';
+import { allPages, BASE, expectError, harness, IDS, NOW, type Harness } from './harness.js';
+
+const LOINC = 'http://loinc.org';
+const CATEGORY = 'https://clinical-records.example/fhir/CodeSystem/document-category';
+const newBody = (extra: Record<string, unknown> = {}) => ({
+  resourceType: 'DocumentReference', status: 'current',
+  subject: { reference: `Patient/${IDS.patient}` },
+  type: { coding: [{ system: LOINC, code: '11488-4', display: 'Consult note' }] },
+  content: [{ attachment: { contentType: 'application/pdf', title: 'note.pdf' } }],
+  ...extra,
+});
+const PDF = Buffer.from('%PDF-1.7\n1 0 obj\n<<>>\nendobj\n%%EOF\n');
+const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('IHDR-and-the-rest')]);
+
+let h: Harness;
+beforeEach(async () => {
+  h = await harness();
+});
+
+describe('DocumentReference read/create/update', () => {
+  it('reads the R5 shape with versioning headers', async () => {
+    const res = await h.call('DocumentReference.read', { id: IDS.documentReference });
+    if (!res.ok) throw new Error(res.message);
+    expect(res.body).toMatchObject({ resourceType: 'DocumentReference', id: IDS.documentReference, status: 'current', subject: { reference: `Patient/${IDS.patient}` }, meta: { versionId: '1' } });
+    expect(res.body.content[0].attachment).toMatchObject({ contentType: 'application/pdf' });
+    expect(res.headers).toMatchObject({ ETag: 'W/"1"', 'Last-Modified': 'Mon, 03 Mar 2025 10:00:00 GMT' });
+  });
+
+  it('answers 404 with modes.unknownDocumentCode', async () => {
+    const id = '00000000-0000-4000-8000-000000000000';
+    expect(expectError(await h.call('DocumentReference.read', { id }))).toEqual({ status: 404, code: 'HPB-00118', issueCode: 'not-found' });
+    const h102 = await harness({ modes: { unknownDocumentCode: 'HPB-00102' } });
+    expect(expectError(await h102.call('DocumentReference.read', { id }))).toMatchObject({ status: 404, code: 'HPB-00102' });
+    expect(expectError(await h102.call('DocumentReference.update', { id, body: newBody() }))).toMatchObject({ status: 404, code: 'HPB-00102' });
+  });
+
+  it('creates with a server id and Location', async () => {
+    const res = await h.call('DocumentReference.create', { body: newBody() });
+    if (!res.ok) throw new Error(res.message);
+    expect(res.status).toBe(201);
+    expect(res.headers).toMatchObject({ Location: `${BASE}/fhir/R5/DocumentReference/${res.body.id}`, ETag: 'W/"1"' });
+    expect(await h.ok('DocumentReference.read', { id: res.body.id })).toEqual(res.body);
+  });
+
+  it.each([
+    ['no content', newBody({ content: undefined })],
+    ['an empty content', newBody({ content: [] })],
+    ['content without attachment', newBody({ content: [{ format: { code: 'x' } }] })],
+    ['no subject', newBody({ subject: undefined })],
+    ['no status', newBody({ status: undefined })],
+    ['a body that breaks the R5 schema', newBody({ date: 'today' })],
+  ])('refuses %s with 400 HPB-00101', async (_name, body) => {
+    expect(expectError(await h.call('DocumentReference.create', { body }))).toEqual({ status: 400, code: 'HPB-00101', issueCode: 'invalid' });
+  });
+
+  it('refuses a status outside current|superseded|entered-in-error and an unknown patient with 422 HPB-00101', async () => {
+    expect(expectError(await h.call('DocumentReference.create', { body: newBody({ status: 'preliminary' }) }))).toMatchObject({ status: 422, code: 'HPB-00101' });
+    const ghost = newBody({ subject: { reference: 'Patient/00000000-0000-4000-8000-000000000000' } });
+    expect(expectError(await h.call('DocumentReference.create', { body: ghost }))).toMatchObject({ status: 422, code: 'HPB-00101' });
+  });
+
+  it('updates with a new version and refuses a stale If-Match', async () => {
+    const body = await h.ok('DocumentReference.read', { id: IDS.documentReference });
+    const stale = await h.call('DocumentReference.update', { id: IDS.documentReference, body, headers: { 'If-Match': 'W/"7"' } });
+    expect(expectError(stale)).toEqual({ status: 409, code: 'HPB-00103', issueCode: 'conflict' });
+    const res = await h.call('DocumentReference.update', { id: IDS.documentReference, body: { ...body, status: 'superseded' }, headers: { 'If-Match': 'W/"1"' } });
+    if (!res.ok) throw new Error(res.message);
+    expect(res.body).toMatchObject({ status: 'superseded', meta: { versionId: '2' } });
+    expect(res.headers?.ETag).toBe('W/"2"');
+  });
+});
+
+describe('DocumentReference search', () => {
+  let rows: DocumentReferenceRow[];
+  beforeEach(() => {
+    rows = (h.resources.snapshot() as FixtureData).documentReferences.filter((r) => r.org === 'org-a') as DocumentReferenceRow[];
+  });
+  const ids = async (query: string) => {
+    const body = await h.ok('DocumentReference.search', { query: `${query}&_count=100` });
+    return body.entry.map((e: any) => e.resource.id).sort();
+  };
+  const expected = (pred: (r: DocumentReferenceRow) => boolean) => rows.filter(pred).map((r) => r.id).sort();
+
+  it('has at least 25 documents for the patient', () => {
+    expect(expected((r) => r.subjectId === IDS.patient).length).toBeGreaterThanOrEqual(25);
+  });
+
+  it('filters by patient, type, category and date prefixes', async () => {
+    expect(await ids(`patient=${IDS.patient}`)).toEqual(expected((r) => r.subjectId === IDS.patient));
+    const consult = expected((r) => r.type?.coding?.[0]?.code === '11488-4');
+    expect(consult.length).toBeGreaterThan(0);
+    expect(await ids('type=11488-4')).toEqual(consult);
+    expect(await ids(`type=${encodeURIComponent(`${LOINC}|11488-4`)}`)).toEqual(consult);
+    expect(await ids('type=11488-4,18842-5')).toEqual(expected((r) => ['11488-4', '18842-5'].includes(r.type?.coding?.[0]?.code ?? '')));
+    const imaging = expected((r) => r.category?.[0]?.coding?.[0]?.code === 'imaging');
+    expect(imaging.length).toBeGreaterThan(0);
+    expect(await ids(`category=${encodeURIComponent(`${CATEGORY}|imaging`)}`)).toEqual(imaging);
+    const day = (r: DocumentReferenceRow) => r.date!.slice(0, 10);
+    const d = '2025-03-05';
+    const preds: Record<string, (x: string) => boolean> = {
+      eq: (x) => x === d, ne: (x) => x !== d, gt: (x) => x > d, ge: (x) => x >= d, lt: (x) => x < d, le: (x) => x <= d,
+    };
+    expect(expected((r) => day(r) === d).length).toBe(2);
+    for (const [prefix, pred] of Object.entries(preds)) expect(await ids(`date=${prefix}${d}`)).toEqual(expected((r) => pred(day(r))));
+  });
+
+  it('applies _offset as an initial skip, then pages from there', async () => {
+    const all = (await h.ok('DocumentReference.search', { query: `patient=${IDS.patient}&_count=100` })).entry.map((e: any) => e.resource.id);
+    const pages = await allPages(h, 'DocumentReference.search', `patient=${IDS.patient}&_offset=5&_count=10`);
+    expect(pages.map((p) => p.entry.length)).toEqual([10, 10, 5]);
+    expect(pages.flatMap((p) => p.entry.map((e: any) => e.resource.id))).toEqual(all.slice(5));
+    for (const p of pages) expect(p.total).toBe(all.length);
+    const beyond = await h.ok('DocumentReference.search', { query: `patient=${IDS.patient}&_offset=${all.length}` });
+    expect(beyond).toMatchObject({ total: all.length, entry: [] });
+    expect(beyond.link.map((l: any) => l.relation)).toEqual(['self']);
+  });
+
+  it.each(['_offset=-1', '_offset=abc', '_offset=1.5', '_offset=10001'])('refuses %s with 400 HPB-00101', async (q) => {
+    expect(expectError(await h.call('DocumentReference.search', { query: `patient=${IDS.patient}&${q}` }))).toMatchObject({ status: 400, code: 'HPB-00101' });
+  });
+
+  it('accepts _offset=10000', async () => {
+    expect((await h.ok('DocumentReference.search', { query: '_offset=10000' })).entry).toEqual([]);
+  });
+});
+
+describe('DocumentReference $upload', () => {
+  const upload = (body: Buffer, contentType: string, harnessToUse = h, id = IDS.documentReference) =>
+    harnessToUse.call('DocumentReference.upload', { id, rawBody: body, headers: { 'content-type': contentType }, now: NOW + 60_000 });
+
+  it.each([
+    ['application/pdf', PDF],
+    ['image/png', PNG],
+    ['text/plain; charset=utf-8', Buffer.from('Nota clínica: paciente estable.\n')],
+  ])('stores a %s document as a new version with contentType, size, hash and creation', async (type, data) => {
+    const res = await upload(data, type);
+    if (!res.ok) throw new Error(res.message);
+    expect(res.status).toBe(200);
+    expect(res.body.meta.versionId).toBe('2');
+    expect(res.headers?.ETag).toBe('W/"2"');
+    expect(res.body.content).toEqual([{
+      attachment: {
+        contentType: type.split(';')[0], size: String(data.length),
+        hash: createHash('sha1').update(data).digest('base64'), creation: new Date(NOW + 60_000).toISOString(),
+      },
+    }]);
+    expect(await h.ok('DocumentReference.read', { id: IDS.documentReference })).toEqual(res.body);
+  });
+
+  it('refuses a document over limits.documentMaxBytes with 413 HPB-00119 and accepts exactly the maximum', async () => {
+    const small = await harness({ limits: { documentMaxBytes: PDF.length } });
+    expect((await upload(PDF, 'application/pdf', small)).status).toBe(200);
+    const big = Buffer.concat([PDF, Buffer.from('x')]);
+    expect(expectError(await upload(big, 'application/pdf', small))).toEqual({ status: 413, code: 'HPB-00119', issueCode: 'too-long' });
+  });
+
+  it.each([
+    ['an empty body', Buffer.alloc(0), 'application/pdf'],
+    ['an unsupported type', PDF, 'application/zip'],
+    ['no declared type', PDF, ''],
+    ['PNG bytes declared as PDF', PNG, 'application/pdf'],
+    ['PDF bytes declared as PNG', PDF, 'image/png'],
+    ['invalid UTF-8 declared as text', Buffer.from([0x48, 0xff, 0xfe, 0x00]), 'text/plain'],
+  ])('refuses %s with 400 HPB-00120 and changes nothing', async (_name, data, type) => {
+    const before = h.resources.snapshot();
+    expect(expectError(await upload(data, type))).toEqual({ status: 400, code: 'HPB-00120', issueCode: 'invalid' });
+    expect(h.resources.snapshot()).toEqual(before);
+  });
+
+  it('answers 404 with modes.unknownDocumentCode for an unknown or other-org document', async () => {
+    expect(expectError(await upload(PDF, 'application/pdf', h, '00000000-0000-4000-8000-000000000000'))).toMatchObject({ status: 404, code: 'HPB-00118' });
+    expect(expectError(await upload(PDF, 'application/pdf', h, IDS.otherOrgDocumentReference))).toMatchObject({ status: 404, code: 'HPB-00118' });
+  });
+});
