@@ -14,6 +14,7 @@ import type { HttpResponse } from '../http/types.js';
 import { sharedFhirValidator } from '../fhir/index.js';
 import { ConformanceError } from '../errors.js';
 import { CheckRecorder } from './context.js';
+import { fhirBodyValidator } from './fhir-bodies.js';
 import type { Exchange, Finding, Profile } from './types.js';
 
 /** Everything the worker needs, JSON-safe (provided by globalSetup). */
@@ -111,6 +112,7 @@ export class Runtime {
       windowSec: config.limits.windowSec,
       ratePerMinute: ratesByRole(config),
       onExchange: (ex, findings) => runtime?.record(ex, findings),
+      validateResponse: fhirBodyValidator(sharedFhirValidator()),
       onWait: (w) => runtime?.onWait(w),
     });
     const tokenUrl = config.tokenUrl ?? (await discoverTokenUrl(http, config.baseUrl));

@@ -246,6 +246,8 @@ export class HttpClient {
           windowSec: this.opts.windowSec ?? DEFAULT_WINDOW_SEC,
           now: this.now(),
         });
+    if (!opts.skipInvariants && this.opts.validateResponse)
+      findings.push(...this.opts.validateResponse({ path: this.servicePath(req.url), status, json, truncated: body.truncated }, exchange));
     this.emit(exchange, findings);
     return { status, headers, text, json, bodyTruncated: body.truncated, exchange };
   }

@@ -62,6 +62,8 @@ export interface HttpClientOptions {
   windowSec?: number;
   /** Reports waits (rate-limit pacing, Retry-After, backoff) for live progress. */
   onWait?: (info: { reason: string; ms: number; client?: string }) => void;
+  /** Extra per-exchange validation (e.g. HL7 schema of FHIR bodies); its findings join the invariants'. */
+  validateResponse?: (res: { path: string; status: number; json: unknown; truncated: boolean }, exchange: Exchange) => Finding[];
   /** Whole-run deadline as epoch ms; requests after it fail with ERR_DEADLINE. */
   deadline?: number;
   /** AbortSignal that aborts every in-flight and future request (interrupts). */

@@ -5,8 +5,14 @@
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import { INVARIANTS } from '../../src/http/invariants.js';
+import { FHIR_BODY_REQUIREMENT } from '../../src/engine/fhir-bodies.js';
 
-export const checks: CheckDefinition[] = INVARIANTS.map((inv) =>
+const RUN_WIDE = [
+  ...INVARIANTS,
+  { id: 'fhir-json-resources', title: 'successful FHIR responses are valid FHIR resources in JSON (HL7 schema of the release)', requirements: [FHIR_BODY_REQUIREMENT] },
+];
+
+export const checks: CheckDefinition[] = RUN_WIDE.map((inv) =>
   defineCheck({
     id: `invariants.${inv.id}`,
     title: `every exchange of the run: ${inv.title}`,

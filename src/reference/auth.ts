@@ -1,0 +1,300 @@
+/**
+ * Authentication of the reference server (spec "Authentication"):
+ * the client registry, the token endpoint's assertion verification and
+ * issuance, access-token verification, and the scope letter rule.
+ * Error messages name the failed rule, never a token or assertion.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  SignJWT, jwtVerify, decodeProtectedHeader, decodeJwt, createLocalJWKSet, createRemoteJWKSet, generateKeyPair,
+  exportJWK, calculateJwkThumbprint, errors as joseErrors,
+} from 'jose';
+import type { JWK, JWTVerifyGetKey, CryptoKey } from 'jose';
+import { catalogError } from './outcome.js';
+import type { Caller, ReferenceLimits, ReferenceModes } from './types.js';
+
+export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+export const ASSERTION_ALGS = ['RS384', 'ES384'] as const;
+/** Reference choice: an assertion may not expire more than 5 minutes ahead (plus 10 s clock skew). */
+const MAX_ASSERTION_AHEAD_SEC = 300 + 10;
+const ACCESS_TOKEN_ALG = 'ES256';
+const REMOTE_JWKS_TIMEOUT_MS = 2_000;
+const REMOTE_JWKS_CACHE_MS = 5 * 60_000;
+const CACHE_SWEEP_THRESHOLD = 10_000;
+
+export interface ClientRecord {
+  clientId: string;
+  role: string;
+  org: string;
+  keyKind: 'sandbox' | 'production';
+  alg: 'RS384' | 'ES384';
+  /** The client's grant. */
+  scopes: string[];
+  /** Registered public keys. */
+  jwks?: { keys: JWK[] };
+  /** Alternatively, the client's key-set endpoint (fetched with a 2 s timeout, cached 5 minutes). */
+  jwksUri?: string;
+  /** Per-key rate ceiling per window, overriding `limits.perKeyPerWindow`. */
+  rateLimitPerMinute?: number;
+}
+
+export async function loadClients(fixturesDir: string): Promise<ClientRecord[]> {
+  const file = join(fixturesDir, 'clients.json');
+  const parsed = JSON.parse(await readFile(file, 'utf8')) as { clients?: unknown };
+  if (!Array.isArray(parsed.clients)) throw new Error(`${file}: expected { "clients": [...] }`);
+  parsed.clients.forEach((c: Partial<ClientRecord>, i) => {
+    if (typeof c.clientId !== 'string' || typeof c.org !== 'string' || !Array.isArray(c.scopes)
+      || (c.keyKind !== 'sandbox' && c.keyKind !== 'production') || (!c.jwks && !c.jwksUri)) {
+      throw new Error(`${file}: clients[${i}] needs clientId, org, keyKind (sandbox|production), scopes and jwks or jwksUri`);
+    }
+  });
+  return parsed.clients as ClientRecord[];
+}
+
+// ---- scopes -------------------------------------------------------------
+
+const SCOPE_PATTERN = /^system\/([A-Za-z]+)\.([a-z]+)$/;
+
+/**
+ * The letter rule (reference choice): `held` covers `required` when both name
+ * the same resource and held's letters include every required letter.
+ */
+export function scopeCovers(held: string, required: string): boolean {
+  const h = SCOPE_PATTERN.exec(held);
+  const r = SCOPE_PATTERN.exec(required);
+  if (!h || !r || h[1] !== r[1]) return false;
+  return [...r[2]!].every((letter) => h[2]!.includes(letter));
+}
+
+export function hasScope(held: readonly string[], required: string): boolean {
+  return held.some((s) => scopeCovers(s, required));
+}
+
+// ---- the authority ------------------------------------------------------
+
+export interface AuthorityInit {
+  clients: ClientRecord[];
+  baseUrl: string;
+  limits: ReferenceLimits;
+  modes: ReferenceModes;
+  faults: ReadonlySet<string>;
+  now: () => number;
+}
+
+export interface TokenResponse {
+  access_token: string;
+  token_type?: 'bearer';
+  expires_in?: number;
+  scope?: string;
+}
+
+interface VerifiedToken { caller: Caller; expMs: number }
+
+function assertionInvalid(reason: string) {
+  return catalogError('HPB-00106', { message: `Authentication failed (assertion invalid): ${reason}` });
+}
+
+function unauthorized(reason: string) {
+  return catalogError('SVC-00004', { message: `Unauthorized: ${reason}` });
+}
+
+function badRequest(reason: string) {
+  return catalogError('HPB-00101', { status: 400, message: `Validation error: ${reason}` });
+}
+
+export class Authority {
+  readonly tokenUrl: string;
+  /** `aud` of issued access tokens. */
+  readonly audience: string;
+  private readonly clients: Map<string, ClientRecord>;
+  private readonly keySets = new Map<string, JWTVerifyGetKey>();
+  private readonly usedJtis = new Map<string, number>();
+  private readonly verified = new Map<string, VerifiedToken>();
+
+  private constructor(
+    private readonly init: AuthorityInit,
+    private readonly signingKey: CryptoKey,
+    private readonly verifyKey: CryptoKey,
+    readonly publicJwk: JWK,
+  ) {
+    this.tokenUrl = `${init.baseUrl}/auth/token`;
+    this.audience = `${init.baseUrl}/fhir`;
+    this.clients = new Map(init.clients.map((c) => [c.clientId, c]));
+  }
+
+  /** Generates the server's access-token signing key pair. */
+  static async create(init: AuthorityInit): Promise<Authority> {
+    const { publicKey, privateKey } = await generateKeyPair(ACCESS_TOKEN_ALG);
+    const jwk = await exportJWK(publicKey);
+    const kid = await calculateJwkThumbprint(jwk);
+    return new Authority(init, privateKey, publicKey, { ...jwk, kid, alg: ACCESS_TOKEN_ALG, use: 'sig' });
+  }
+
+  client(clientId: string): ClientRecord | undefined {
+    return this.clients.get(clientId);
+  }
+
+  /** Every scope some client may be granted. */
+  scopesSupported(): string[] {
+    return [...new Set(this.init.clients.flatMap((c) => c.scopes))].sort();
+  }
+
+  /** Handles the token endpoint's form (already checked to be form-encoded). */
+  async issue(form: URLSearchParams): Promise<TokenResponse> {
+    for (const name of ['grant_type', 'client_assertion_type', 'client_assertion']) {
+      if (form.getAll(name).length !== 1 || !form.get(name)) throw badRequest(`form parameter ${name} is required once`);
+    }
+    if (form.get('grant_type') !== 'client_credentials') throw badRequest('grant_type must be client_credentials');
+    if (form.get('client_assertion_type') !== CLIENT_ASSERTION_TYPE) throw badRequest(`client_assertion_type must be ${CLIENT_ASSERTION_TYPE}`);
+    if (form.getAll('scope').length > 1) throw badRequest('scope may be given once (space separated)');
+
+    const client = await this.verifyAssertion(form.get('client_assertion')!);
+    const scopes = this.grantedScopes(client, form.get('scope'));
+    const iat = Math.floor(this.init.now() / 1000);
+    const lifetime = this.init.limits.tokenLifetimeSec;
+    const accessToken = await new SignJWT({ scope: scopes.join(' '), client_id: client.clientId, org: client.org, key_kind: client.keyKind })
+      .setProtectedHeader({ alg: ACCESS_TOKEN_ALG, kid: this.publicJwk.kid!, typ: 'at+jwt' })
+      .setIssuer(this.init.baseUrl)
+      .setSubject(client.clientId)
+      .setAudience(this.audience)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + lifetime)
+      .setJti(randomUUID())
+      .sign(this.signingKey);
+    if (!this.init.modes.tokenResponseExtras) return { access_token: accessToken };
+    return { access_token: accessToken, token_type: 'bearer', expires_in: lifetime, scope: scopes.join(' ') };
+  }
+
+  /** Verifies a client assertion (RFC 7523); any failure is 401 HPB-00106. */
+  private async verifyAssertion(assertion: string): Promise<ClientRecord> {
+    let alg: unknown;
+    let kid: unknown;
+    let iss: unknown;
+    try {
+      ({ alg, kid } = decodeProtectedHeader(assertion));
+      ({ iss } = decodeJwt(assertion));
+    } catch {
+      throw assertionInvalid('not a signed JWT');
+    }
+    if (!ASSERTION_ALGS.includes(alg as (typeof ASSERTION_ALGS)[number])) throw assertionInvalid('alg must be RS384 or ES384');
+    if (typeof kid !== 'string' || kid === '') throw assertionInvalid('kid header is required');
+    const client = typeof iss === 'string' ? this.clients.get(iss) : undefined;
+    if (!client) throw assertionInvalid('iss is not a registered client');
+
+    const now = this.init.now();
+    let exp: number;
+    let jti: unknown;
+    try {
+      const { payload } = await jwtVerify(assertion, this.keySetFor(client), {
+        algorithms: [...ASSERTION_ALGS],
+        issuer: client.clientId,
+        subject: client.clientId,
+        audience: this.init.faults.has('aud-not-checked') ? undefined : this.tokenUrl,
+        requiredClaims: ['exp', 'jti', 'sub'],
+        currentDate: new Date(now),
+      });
+      exp = payload.exp!;
+      jti = payload.jti;
+    } catch (e) {
+      throw assertionInvalid(describeVerifyFailure(e));
+    }
+    if (exp > now / 1000 + MAX_ASSERTION_AHEAD_SEC) throw assertionInvalid('exp is more than 5 minutes ahead');
+    if (typeof jti !== 'string' || jti === '') throw assertionInvalid('jti must be a non-empty string');
+    this.consumeJti(`${client.clientId} ${jti}`, exp * 1000, now);
+    return client;
+  }
+
+  private keySetFor(client: ClientRecord): JWTVerifyGetKey {
+    let set = this.keySets.get(client.clientId);
+    if (!set) {
+      set = client.jwks
+        ? createLocalJWKSet(client.jwks)
+        : createRemoteJWKSet(new URL(client.jwksUri!), { timeoutDuration: REMOTE_JWKS_TIMEOUT_MS, cacheMaxAge: REMOTE_JWKS_CACHE_MS });
+      this.keySets.set(client.clientId, set);
+    }
+    return set;
+  }
+
+  /** Reference choice: a jti may be used once until the assertion's exp. */
+  private consumeJti(key: string, expMs: number, now: number): void {
+    const until = this.usedJtis.get(key);
+    if (until !== undefined && until > now) throw assertionInvalid('jti was already used');
+    if (this.usedJtis.size >= CACHE_SWEEP_THRESHOLD) {
+      for (const [k, t] of this.usedJtis) if (t <= now) this.usedJtis.delete(k);
+    }
+    this.usedJtis.set(key, expMs);
+  }
+
+  /**
+   * No scope parameter: the full grant (reference choice). Otherwise every
+   * requested scope must be covered by the grant; mode `narrow` keeps the
+   * covered ones instead of refusing (and refuses when none is left).
+   */
+  private grantedScopes(client: ClientRecord, requested: string | null): string[] {
+    const wanted = (requested ?? '').split(' ').filter((s) => s !== '');
+    if (wanted.length === 0) return [...client.scopes];
+    const covered = [...new Set(wanted)].filter((s) => hasScope(client.scopes, s));
+    const excess = covered.length < new Set(wanted).size;
+    if (excess && (this.init.modes.excessScope === 'refuse' || covered.length === 0)) {
+      throw catalogError('HPB-00104', { message: 'Insufficient scope: requested scope is outside the client\'s grant' });
+    }
+    return covered;
+  }
+
+  /**
+   * Verifies `Authorization: Bearer <token>`. Missing, malformed or unknown
+   * tokens: 401 SVC-00004; expired: 401 HPB-00107. Verified tokens are cached
+   * by their string until they expire.
+   */
+  async authenticate(authorization: string | undefined): Promise<Caller> {
+    const match = authorization ? /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization) : null;
+    if (!match) throw unauthorized('send Authorization: Bearer <ACCESS_TOKEN>');
+    const token = match[1]!;
+    const now = this.init.now();
+    const cached = this.verified.get(token);
+    if (cached) {
+      if (now >= cached.expMs) throw catalogError('HPB-00107');
+      return cached.caller;
+    }
+    let entry: VerifiedToken;
+    try {
+      const { payload } = await jwtVerify(token, this.verifyKey, {
+        algorithms: [ACCESS_TOKEN_ALG],
+        issuer: this.init.baseUrl,
+        audience: this.audience,
+        requiredClaims: ['exp', 'sub', 'scope', 'org', 'key_kind'],
+        currentDate: new Date(now),
+      });
+      entry = {
+        caller: {
+          clientId: String(payload.sub),
+          org: String(payload.org),
+          keyKind: payload.key_kind === 'production' ? 'production' : 'sandbox',
+          scopes: String(payload.scope).split(' ').filter((s) => s !== ''),
+        },
+        expMs: payload.exp! * 1000,
+      };
+    } catch (e) {
+      if (e instanceof joseErrors.JWTExpired) throw catalogError('HPB-00107');
+      throw unauthorized('the access token is not valid');
+    }
+    if (this.verified.size >= CACHE_SWEEP_THRESHOLD) {
+      for (const [k, v] of this.verified) if (v.expMs <= now) this.verified.delete(k);
+    }
+    this.verified.set(token, entry);
+    return entry.caller;
+  }
+}
+
+function describeVerifyFailure(e: unknown): string {
+  if (e instanceof joseErrors.JWKSNoMatchingKey) return 'kid does not name a key of the client';
+  if (e instanceof joseErrors.JWKSTimeout) return 'the client\'s key set is not reachable (timeout)';
+  if (e instanceof joseErrors.JWSSignatureVerificationFailed) return 'signature verification failed';
+  if (e instanceof joseErrors.JWTExpired) return 'assertion expired';
+  if (e instanceof joseErrors.JWTClaimValidationFailed) return `claim ${e.claim} is missing or invalid`;
+  if (e instanceof joseErrors.JOSEAlgNotAllowed) return 'alg must be RS384 or ES384';
+  if (e instanceof joseErrors.JOSEError) return `assertion rejected (${e.code})`;
+  return 'the client\'s key set is not reachable';
+}

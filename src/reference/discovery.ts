@@ -1,0 +1,222 @@
+/**
+ * Discovery documents of the reference server, generated from one source
+ * (OPERATIONS in src/spec/api.ts + COMPONENT_SCHEMAS in src/spec/schemas.ts),
+ * so the OpenAPI document and the CapabilityStatements cannot diverge
+ * (spec Versioning rule 3).
+ */
+import type { JWK } from 'jose';
+import { operationsFor } from '../spec/api.js';
+import type { FhirRelease, OperationDef, SearchParamDef } from '../spec/api.js';
+import { catalogEntry } from '../spec/catalog.js';
+import { COMPONENT_SCHEMAS, writeSchemaName } from '../spec/schemas.js';
+import type { ReferenceModes } from './types.js';
+
+export const REQUIRED_SCOPE_EXTENSION = 'https://clinical-records.example/fhir/StructureDefinition/required-scope';
+export const OPERATION_PATH_EXTENSION = 'https://clinical-records.example/fhir/StructureDefinition/operation-path';
+const OPERATION_DEFINITION_BASE = 'https://clinical-records.example/fhir/OperationDefinition';
+const SMART_OAUTH_URIS = 'http://fhir-registry.smarthealthit.org/StructureDefinition/oauth-uris';
+const FHIR_VERSION: Record<FhirRelease, string> = { R4: '4.0.1', R5: '5.0.0' };
+
+export interface DiscoveryInit {
+  baseUrl: string;
+  tokenUrl: string;
+  modes: ReferenceModes;
+  scopesSupported: string[];
+  /** ISO date-time of the server start (CapabilityStatement.date). */
+  startedAt: string;
+}
+
+/** The path an operation is served on; `$upload` follows `modes.uploadPath`. */
+export function operationPath(op: OperationDef, modes: ReferenceModes): string {
+  return op.operationName === 'upload' ? op.path.replace('$upload', modes.uploadPath) : op.path;
+}
+
+/** Success status of an operation (create/update follow the modes; the spec does not show them). */
+export function successStatus(op: OperationDef, modes: ReferenceModes): number {
+  if (op.interaction === 'create') return modes.createStatus;
+  if (op.interaction === 'update') return modes.updateStatus;
+  return 200;
+}
+
+// ---- OpenAPI ------------------------------------------------------------
+
+/** Codes the HTTP core also answers with, besides the spec's endpoint tables. */
+const CORE_CODES: Record<number, string[]> = { 401: ['SVC-00004', 'HPB-00107'], 403: ['HPB-00124'] };
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const fhirJson = (schema: object) => ({ 'application/fhir+json': { schema } });
+
+function commonHeaders(extra: string[] = []): Record<string, object> {
+  const names = ['X-Correlation-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', ...extra];
+  return Object.fromEntries(names.map((n) => [n, { $ref: `#/components/headers/${n}` }]));
+}
+
+function searchParamSchema(p: SearchParamDef): object {
+  if (p.type === 'integer') return { type: 'integer', minimum: 1 };
+  if (p.type === 'number') return { type: 'number', minimum: 0 };
+  return { type: 'string' };
+}
+
+function openApiOperation(op: OperationDef, modes: ReferenceModes): object {
+  const parameters: object[] = [];
+  if (op.path.includes('{id}')) parameters.push({ $ref: '#/components/parameters/id' });
+  for (const p of op.searchParams ?? []) {
+    parameters.push({ name: p.name, in: 'query', required: false, description: `${p.type}. ${p.description}`, schema: searchParamSchema(p) });
+  }
+  if (op.interaction === 'update') parameters.push({ $ref: '#/components/parameters/If-Match' });
+
+  const resultSchema = op.interaction === 'search-type' ? 'Bundle' : op.resource;
+  const versioned = op.interaction === 'read' || op.interaction === 'update';
+  const responses: Record<string, object> = {
+    [String(successStatus(op, modes))]: {
+      description: op.interaction === 'search-type' ? 'Bundle of type searchset' : op.resource,
+      headers: commonHeaders(versioned ? ['ETag', 'Last-Modified'] : []),
+      content: fhirJson(ref(resultSchema)),
+    },
+  };
+  const byStatus = new Map<number, string[]>();
+  for (const e of op.errors) byStatus.set(e.status, [...(byStatus.get(e.status) ?? []), e.code]);
+  for (const [status, codes] of byStatus) {
+    const also = CORE_CODES[status] ?? [];
+    responses[String(status)] = {
+      description: codes.map((c) => `${c}: ${catalogEntry(c).message}`).join('; ')
+        + (also.length ? `. The reference also answers ${also.join(', ')}.` : ''),
+      'x-catalog-codes': codes,
+      headers: commonHeaders(status === 429 ? ['Retry-After'] : []),
+      content: fhirJson(ref('OperationOutcome')),
+    };
+  }
+  responses.default = {
+    description: 'Any other error (for example 405, 413, 415, 400 for an unknown search parameter), as an OperationOutcome.',
+    headers: commonHeaders(),
+    content: fhirJson(ref('OperationOutcome')),
+  };
+
+  return {
+    operationId: op.operationId,
+    summary: `${op.interaction} ${op.resource}`,
+    tags: [op.resource],
+    'x-service-scope': op.scope,
+    security: [{ bearerAuth: [] }],
+    ...(parameters.length ? { parameters } : {}),
+    ...(op.method === 'GET' ? {} : { requestBody: { required: true, content: fhirJson(ref(writeSchemaName(op.resource))) } }),
+    responses,
+  };
+}
+
+const header = (description: string, type: 'string' | 'integer', required = true) => ({ description, required, schema: { type } });
+
+export function openApiDocument(init: DiscoveryInit): object {
+  const paths: Record<string, Record<string, object>> = {};
+  for (const op of operationsFor('R4')) {
+    const path = operationPath(op, init.modes);
+    (paths[path] ??= {})[op.method.toLowerCase()] = openApiOperation(op, init.modes);
+  }
+  return {
+    openapi: '3.0.3',
+    info: {
+      title: 'Clinical Records FHIR Service (reference server)',
+      version: 'v1',
+      description: `FHIR R4 endpoints. Access tokens: POST ${init.tokenUrl} (client credentials with private_key_jwt).`,
+    },
+    servers: [{ url: init.baseUrl }],
+    paths,
+    components: {
+      schemas: COMPONENT_SCHEMAS,
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      parameters: {
+        id: { name: 'id', in: 'path', required: true, description: 'Resource id (UUID).', schema: { type: 'string' } },
+        'If-Match': { name: 'If-Match', in: 'header', required: false, description: 'ETag of the last read (conditional update).', schema: { type: 'string' } },
+      },
+      headers: {
+        'X-Correlation-Id': header('Request correlation id.', 'string'),
+        'X-RateLimit-Limit': header('Current limit for the key, requests per window.', 'integer'),
+        'X-RateLimit-Remaining': header('Requests left in the current window.', 'integer'),
+        'X-RateLimit-Reset': header('Unix timestamp (UTC, seconds) at which the window resets.', 'integer'),
+        'Retry-After': header('Seconds to wait before retrying.', 'integer'),
+        ETag: header('Version validator of the resource.', 'string'),
+        'Last-Modified': header('Last modification time of the resource.', 'string'),
+      },
+    },
+  };
+}
+
+// ---- CapabilityStatements ----------------------------------------------
+
+const scopeExtension = (scope: string) => [{ url: REQUIRED_SCOPE_EXTENSION, valueString: scope }];
+
+function searchParamType(p: SearchParamDef): string {
+  return p.type === 'integer' ? 'number' : p.type;
+}
+
+function resourceEntry(resource: string, ops: OperationDef[], modes: ReferenceModes, baseUrl: string): object {
+  const interactions = ops.filter((o) => o.interaction !== 'operation');
+  const operations = ops.filter((o) => o.interaction === 'operation');
+  const searchParams = interactions.find((o) => o.interaction === 'search-type')?.searchParams ?? [];
+  return {
+    type: resource,
+    interaction: interactions.map((o) => ({ code: o.interaction, extension: scopeExtension(o.scope) })),
+    ...(searchParams.length
+      ? { searchParam: searchParams.map((p) => ({ name: p.name, type: searchParamType(p), documentation: p.description })) }
+      : {}),
+    ...(operations.length
+      ? {
+          operation: operations.map((o) => ({
+            name: o.operationName!,
+            definition: `${OPERATION_DEFINITION_BASE}/${resource}-${o.operationName}`,
+            extension: [
+              { url: OPERATION_PATH_EXTENSION, valueString: operationPath(o, modes) },
+              ...scopeExtension(o.scope),
+            ],
+            documentation: `${o.method} ${baseUrl}${operationPath(o, modes)}`,
+          })),
+        }
+      : {}),
+  };
+}
+
+export function capabilityStatement(release: FhirRelease, init: DiscoveryInit): object {
+  const ops = operationsFor(release);
+  const resources = [...new Set(ops.map((o) => o.resource))];
+  return {
+    resourceType: 'CapabilityStatement',
+    status: 'active',
+    date: init.startedAt,
+    publisher: 'fhir-conformance reference server',
+    kind: 'instance',
+    software: { name: 'fhir-conformance reference server' },
+    implementation: { description: 'Clinical Records FHIR Service (reference)', url: `${init.baseUrl}/fhir/${release}` },
+    fhirVersion: FHIR_VERSION[release],
+    format: ['json'],
+    rest: [{
+      mode: 'server',
+      security: {
+        cors: false,
+        service: [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/restful-security-service', code: 'SMART-on-FHIR' }] }],
+        extension: [{ url: SMART_OAUTH_URIS, extension: [{ url: 'token', valueUri: init.tokenUrl }] }],
+        description: 'OAuth 2.0 client credentials with private_key_jwt; scopes system/<Resource>.<letters>.',
+      },
+      resource: resources.map((r) => resourceEntry(r, ops.filter((o) => o.resource === r), init.modes, init.baseUrl)),
+    }],
+  };
+}
+
+// ---- SMART configuration and JWKS ---------------------------------------
+
+export function smartConfiguration(init: DiscoveryInit): object {
+  return {
+    issuer: init.baseUrl,
+    token_endpoint: init.tokenUrl,
+    jwks_uri: `${init.baseUrl}/fhir/.well-known/jwks.json`,
+    scopes_supported: init.scopesSupported,
+    grant_types_supported: ['client_credentials'],
+    token_endpoint_auth_methods_supported: ['private_key_jwt'],
+    token_endpoint_auth_signing_alg_values_supported: ['RS384', 'ES384'],
+    capabilities: ['client-confidential-asymmetric'],
+  };
+}
+
+export function jwks(publicJwk: JWK): { keys: JWK[] } {
+  return { keys: [publicJwk] };
+}
+

@@ -1,0 +1,30 @@
+/**
+ * A fault plants ONE violation of one spec statement in the reference server.
+ * Response-level faults rewrite responses (`transformResponse`, applied by the
+ * HTTP core); logic-level faults are checked with `faults.has(name)` where the
+ * rule lives. `violates` names requirement ids of suites/requirements.json.
+ */
+import type { OperationDef } from '../../spec/api.js';
+
+export interface FaultResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+export interface FaultRequest {
+  method: string;
+  path: string;
+  op?: OperationDef;
+}
+
+export interface FaultDef {
+  name: string;
+  /** The suite area expected to catch it. */
+  area: string;
+  /** Requirement ids it violates. */
+  violates: string[];
+  /** What a client observes. */
+  symptom: string;
+  transformResponse?: (res: FaultResponse, req: FaultRequest) => FaultResponse;
+}

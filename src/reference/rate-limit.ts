@@ -1,0 +1,117 @@
+/**
+ * Rate limiting (spec "Limits" and Retry rule 1), with an injectable clock:
+ * - SlidingWindowLog: per key, per organization and anonymous per IP.
+ * - FixedWindowCounter: token issuance per source IP.
+ * Both record refused requests, so retrying before `Retry-After` elapses
+ * extends the reset time.
+ */
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  /** Slots left after this request, never negative. */
+  remaining: number;
+  /** Epoch ms when the next slot frees (the window's reset). */
+  resetMs: number;
+}
+
+const SWEEP_THRESHOLD = 10_000;
+
+/**
+ * Sliding window log. Only the most recent `limit` timestamps of a key are kept:
+ * a slot frees exactly when the limit-th most recent request leaves the window,
+ * so older entries never change a decision. Memory per key is bounded by its limit.
+ */
+export class SlidingWindowLog {
+  private readonly logs = new Map<string, number[]>();
+
+  constructor(private readonly windowMs: number) {}
+
+  /** Records a request (allowed or not) and decides it. */
+  hit(key: string, limit: number, now: number): RateDecision {
+    const log = this.live(key, now);
+    const allowed = log.length < limit;
+    log.push(now);
+    if (log.length > limit) log.shift();
+    return { allowed, limit, remaining: Math.max(0, limit - log.length), resetMs: log[0]! + this.windowMs };
+  }
+
+  private live(key: string, now: number): number[] {
+    let log = this.logs.get(key);
+    if (!log) {
+      if (this.logs.size >= SWEEP_THRESHOLD) this.sweep(now);
+      log = [];
+      this.logs.set(key, log);
+    }
+    while (log.length > 0 && log[0]! + this.windowMs <= now) log.shift();
+    return log;
+  }
+
+  private sweep(now: number): void {
+    for (const [key, log] of this.logs) {
+      if (log.length === 0 || log[log.length - 1]! + this.windowMs <= now) this.logs.delete(key);
+    }
+  }
+}
+
+interface FixedWindow { endMs: number; count: number; refused: boolean }
+
+/**
+ * Fixed window counter. `clock` aligns windows to multiples of the window
+ * length since the epoch; `first-request` starts a window at the first request
+ * after the previous one ended.
+ *
+ * Early retry: the first refusal in a window reports the window's end. Every
+ * further refusal before that end is a retry that came too soon: it extends the
+ * end to `max(now + window, end + 1 s)` (`first-request`) or to the next clock
+ * boundary after `now + window` (`clock`), and the window stays full.
+ */
+export class FixedWindowCounter {
+  private readonly windows = new Map<string, FixedWindow>();
+
+  constructor(
+    private readonly windowMs: number,
+    private readonly limit: number,
+    private readonly align: 'clock' | 'first-request',
+  ) {}
+
+  hit(key: string, now: number): RateDecision {
+    let w = this.windows.get(key);
+    if (!w || now >= w.endMs) {
+      if (!w && this.windows.size >= SWEEP_THRESHOLD) this.sweep(now);
+      const start = this.align === 'clock' ? Math.floor(now / this.windowMs) * this.windowMs : now;
+      w = { endMs: start + this.windowMs, count: 0, refused: false };
+      this.windows.set(key, w);
+    }
+    if (w.count < this.limit) {
+      w.count++;
+      return { allowed: true, limit: this.limit, remaining: this.limit - w.count, resetMs: w.endMs };
+    }
+    if (w.refused) w.endMs = this.extendedEnd(w.endMs, now);
+    w.refused = true;
+    return { allowed: false, limit: this.limit, remaining: 0, resetMs: w.endMs };
+  }
+
+  private extendedEnd(endMs: number, now: number): number {
+    if (this.align === 'clock') return Math.ceil((now + this.windowMs) / this.windowMs) * this.windowMs;
+    return Math.max(now + this.windowMs, endMs + 1000);
+  }
+
+  private sweep(now: number): void {
+    for (const [key, w] of this.windows) if (now >= w.endMs) this.windows.delete(key);
+  }
+}
+
+/** Whole seconds until `resetMs`, at least 1 (the `Retry-After` value). */
+export function retryAfterSeconds(resetMs: number, now: number): number {
+  return Math.max(1, Math.ceil((resetMs - now) / 1000));
+}
+
+/** `X-RateLimit-*` headers of a decision; the reset is a unix timestamp in whole seconds, rounded up. */
+export function rateLimitHeaders(d: RateDecision): Record<string, string> {
+  return {
+    'X-RateLimit-Limit': String(d.limit),
+    'X-RateLimit-Remaining': String(d.remaining),
+    'X-RateLimit-Reset': String(Math.ceil(d.resetMs / 1000)),
+  };
+}

@@ -1,0 +1,424 @@
+/**
+ * HTTP core of the reference server on node:http: routing, authentication,
+ * rate limits, origin and scope checks, body handling, errors and the
+ * headers every response carries. Resource behaviour lives in the handlers
+ * from src/reference/resources/ (injected, so tests can use a stub).
+ */
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse, IncomingHttpHeaders } from 'node:http';
+import type { Socket } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
+import { OPERATIONS } from '../spec/api.js';
+import type { OperationDef } from '../spec/api.js';
+import { Authority, hasScope, loadClients } from './auth.js';
+import type { ClientRecord } from './auth.js';
+import { capabilityStatement, jwks, openApiDocument, operationPath, smartConfiguration } from './discovery.js';
+import type { DiscoveryInit } from './discovery.js';
+import { resolveFaults } from './faults/index.js';
+import type { FaultDef, FaultResponse } from './faults/index.js';
+import { catalogError, operationOutcome, plainError } from './outcome.js';
+import { FixedWindowCounter, SlidingWindowLog, rateLimitHeaders, retryAfterSeconds } from './rate-limit.js';
+import type { RateDecision } from './rate-limit.js';
+import type { ResourceInit, Resources } from './resources/index.js';
+import { DEFAULT_LIMITS, DEFAULT_MODES, FhirError } from './types.js';
+import type { Caller, ReferenceLimits, ReferenceModes, ReferenceOptions } from './types.js';
+
+export const FHIR_JSON = 'application/fhir+json; charset=utf-8';
+const PLAIN_JSON = 'application/json; charset=utf-8';
+/** Reference choice: anonymous requests (discovery, 401s, 404s) per IP and window. */
+export const ANONYMOUS_PER_WINDOW = 600;
+const DEFAULT_FIXTURES_DIR = fileURLToPath(new URL('../../fixtures/reference/', import.meta.url));
+const CORRELATION_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
+/** A refused oversized body is not drained: the connection closes after the response. */
+const CLOSE = { Connection: 'close' };
+
+export type CreateResources = (init: ResourceInit) => Promise<Resources>;
+
+export interface ReferenceServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+  options: { limits: ReferenceLimits; modes: ReferenceModes; faults: string[] };
+  fixtureIds: Record<string, string>;
+  /** A target config for the suite (absolute key paths). */
+  targetConfig(): TargetConfig;
+  resources: Resources;
+}
+
+export interface TargetConfig {
+  baseUrl: string;
+  tokenUrl: string;
+  clients: Array<{ role: string; clientId: string; alg: string; kid: string; privateKey: { file: string } }>;
+  fixtures: Record<string, string>;
+}
+
+type RouteKind = 'token' | 'openapi' | 'metadata' | 'smart' | 'jwks' | 'fhir';
+interface Route { kind: RouteKind; method: string; pattern: RegExp; op?: OperationDef; release?: 'R4' | 'R5' }
+interface Reply { status: number; headers: Record<string, string>; body: unknown }
+/** Per-request state the error path needs too. */
+interface Exchange { ip: string; now: number; headers: Record<string, string>; op?: OperationDef }
+
+function templatePattern(path: string): RegExp {
+  const escaped = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace('{id}', '([^/]+)');
+  return new RegExp(`^${escaped}$`);
+}
+
+function buildRoutes(modes: ReferenceModes): Route[] {
+  const fixed = (kind: RouteKind, method: string, path: string, release?: 'R4' | 'R5'): Route =>
+    ({ kind, method, pattern: templatePattern(path), release });
+  return [
+    fixed('token', 'POST', '/auth/token'),
+    fixed('openapi', 'GET', '/openapi.json'),
+    fixed('metadata', 'GET', '/fhir/R4/metadata', 'R4'),
+    fixed('metadata', 'GET', '/fhir/R5/metadata', 'R5'),
+    fixed('smart', 'GET', '/fhir/.well-known/smart-configuration'),
+    fixed('jwks', 'GET', '/fhir/.well-known/jwks.json'),
+    ...OPERATIONS.map((op): Route => ({ kind: 'fhir', method: op.method, pattern: templatePattern(operationPath(op, modes)), op })),
+  ];
+}
+
+function mediaType(headers: IncomingHttpHeaders): string {
+  return (headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+function pickCorrelationId(value: string | string[] | undefined): string {
+  return typeof value === 'string' && CORRELATION_ID_PATTERN.test(value) ? value : randomUUID();
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** Discovery documents are kept serialized; faults see them parsed (a fresh copy). */
+function parsedBody(body: unknown): unknown {
+  if (typeof body !== 'string') return body;
+  try {
+    return JSON.parse(body);
+  } catch {
+    return body;
+  }
+}
+
+/** Reads a request body up to `max` bytes; beyond that it stops reading and throws `tooLarge`. */
+function readBody(req: IncomingMessage, max: number, tooLarge: () => FhirError): Promise<Buffer> {
+  if (Number(req.headers['content-length']) > max) return Promise.reject(tooLarge());
+  return new Promise((resolvePromise, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) {
+        req.off('data', onData);
+        req.pause();
+        reject(tooLarge());
+      } else {
+        chunks.push(chunk);
+      }
+    };
+    req.on('data', onData);
+    req.on('end', () => resolvePromise(Buffer.concat(chunks)));
+    req.on('error', reject);
+    req.on('close', () => reject(plainError(400, 'request body incomplete')));
+  });
+}
+
+class HttpCore {
+  private readonly routes: Route[];
+  private readonly keyWindows: SlidingWindowLog;
+  private readonly orgWindows: SlidingWindowLog;
+  private readonly anonymousWindows: SlidingWindowLog;
+  private readonly issuance: FixedWindowCounter;
+  private readonly openApi: string;
+  private readonly capability: Record<'R4' | 'R5', string>;
+  private readonly smart: string;
+  private readonly jwks: string;
+
+  constructor(
+    private readonly cfg: {
+      limits: ReferenceLimits; modes: ReferenceModes; faults: ReadonlySet<string>; faultDefs: FaultDef[];
+      now: () => number; authority: Authority; resources: Resources; discovery: DiscoveryInit; baseUrl: string;
+    },
+  ) {
+    const { limits, modes } = cfg;
+    this.routes = buildRoutes(modes);
+    this.keyWindows = new SlidingWindowLog(limits.windowMs);
+    this.orgWindows = new SlidingWindowLog(limits.windowMs);
+    this.anonymousWindows = new SlidingWindowLog(limits.windowMs);
+    this.issuance = new FixedWindowCounter(limits.tokenWindowMs, limits.tokenIssuancePerWindow, modes.issuanceWindow);
+    this.openApi = JSON.stringify(openApiDocument(cfg.discovery));
+    this.capability = { R4: JSON.stringify(capabilityStatement('R4', cfg.discovery)), R5: JSON.stringify(capabilityStatement('R5', cfg.discovery)) };
+    this.smart = JSON.stringify(smartConfiguration(cfg.discovery));
+    this.jwks = JSON.stringify(jwks(cfg.authority.publicJwk));
+  }
+
+  readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+    void this.respond(req, res);
+  };
+
+  private async respond(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const correlationId = pickCorrelationId(req.headers['x-correlation-id']);
+    const ex: Exchange = { ip: req.socket.remoteAddress ?? 'unknown', now: this.cfg.now(), headers: {} };
+    const rawUrl = req.url ?? '/';
+    const queryAt = rawUrl.indexOf('?');
+    const path = queryAt < 0 ? rawUrl : rawUrl.slice(0, queryAt);
+    let reply: Reply;
+    try {
+      reply = await this.dispatch(req, ex, path, new URLSearchParams(queryAt < 0 ? '' : rawUrl.slice(queryAt + 1)));
+    } catch (e) {
+      reply = this.errorReply(e, req.method ?? '', path);
+    }
+    reply.headers = { ...ex.headers, ...reply.headers, 'X-Correlation-Id': correlationId };
+    const transforms = this.cfg.faultDefs.filter((f) => f.transformResponse);
+    if (transforms.length > 0) {
+      let faulty: FaultResponse = { ...reply, body: parsedBody(reply.body) };
+      for (const fault of transforms) faulty = fault.transformResponse!(faulty, { method: req.method ?? '', path, op: ex.op });
+      reply = faulty;
+    }
+    this.write(res, reply);
+  }
+
+  private write(res: ServerResponse, reply: Reply): void {
+    if (res.destroyed) return;
+    const payload = Buffer.isBuffer(reply.body) ? reply.body
+      : Buffer.from(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
+    res.writeHead(reply.status, { ...reply.headers, 'Content-Length': String(payload.length) });
+    res.end(payload);
+  }
+
+  private errorReply(e: unknown, method: string, path: string): Reply {
+    const err = e instanceof FhirError ? e : catalogError('SVC-00001');
+    if (!(e instanceof FhirError)) {
+      console.error(`[reference] internal error on ${method} ${path}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    return { status: err.status, headers: { 'Content-Type': FHIR_JSON, ...err.headers }, body: operationOutcome(err) };
+  }
+
+  private async dispatch(req: IncomingMessage, ex: Exchange, path: string, query: URLSearchParams): Promise<Reply> {
+    const candidates = this.routes.filter((r) => r.pattern.test(path));
+    const route = candidates.find((r) => r.method === req.method);
+    if (!route) {
+      this.gateAnonymous(ex);
+      if (candidates.length === 0) throw catalogError('SVC-00002', { message: `Resource not found: no endpoint at ${path.slice(0, 200)}` });
+      const allow = [...new Set(candidates.map((r) => r.method))].join(', ');
+      throw plainError(405, `Method ${String(req.method).slice(0, 20)} not allowed; allowed: ${allow}`, 'not-supported', { Allow: allow });
+    }
+    switch (route.kind) {
+      case 'token': return this.token(req, ex);
+      case 'openapi': return this.discovery(ex, this.openApi, PLAIN_JSON);
+      case 'smart': return this.discovery(ex, this.smart, PLAIN_JSON);
+      case 'jwks': return this.discovery(ex, this.jwks, PLAIN_JSON);
+      case 'metadata':
+        if (this.cfg.faults.has('metadata-requires-auth')) await this.authenticate(req, ex);
+        else this.gateAnonymous(ex);
+        return { status: 200, headers: { 'Content-Type': FHIR_JSON }, body: this.capability[route.release!] };
+      case 'fhir': return this.fhir(req, ex, route, path, query);
+    }
+  }
+
+  private discovery(ex: Exchange, body: string, contentType: string): Reply {
+    this.gateAnonymous(ex);
+    return { status: 200, headers: { 'Content-Type': contentType }, body };
+  }
+
+  // ---- rate limits ----------------------------------------------------
+
+  private refuse(decision: RateDecision, ex: Exchange, message: string): never {
+    throw catalogError('HPB-00105', {
+      message: `Rate limit exceeded: ${message}`,
+      headers: { 'Retry-After': String(retryAfterSeconds(decision.resetMs, ex.now)) },
+    });
+  }
+
+  private gateAnonymous(ex: Exchange): void {
+    const d = this.anonymousWindows.hit(ex.ip, ANONYMOUS_PER_WINDOW, ex.now);
+    ex.headers = { ...ex.headers, ...rateLimitHeaders(d) };
+    if (!d.allowed && this.cfg.limits.enforceRateLimits) this.refuse(d, ex, 'too many unauthenticated requests from this address');
+  }
+
+  private gateKey(caller: Caller, client: ClientRecord | undefined, ex: Exchange): void {
+    const { limits } = this.cfg;
+    const key = this.keyWindows.hit(caller.clientId, client?.rateLimitPerMinute ?? limits.perKeyPerWindow, ex.now);
+    const org = this.orgWindows.hit(caller.org, limits.perOrgPerWindow, ex.now);
+    ex.headers = { ...ex.headers, ...rateLimitHeaders(key) };
+    if (!limits.enforceRateLimits) return;
+    if (!key.allowed) this.refuse(key, ex, 'per-key limit');
+    if (!org.allowed) this.refuse(org, ex, 'per-organization limit');
+  }
+
+  // ---- token endpoint ---------------------------------------------------
+
+  private async token(req: IncomingMessage, ex: Exchange): Promise<Reply> {
+    ex.headers = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
+    const d = this.issuance.hit(ex.ip, ex.now);
+    ex.headers = { ...ex.headers, ...rateLimitHeaders(d) };
+    if (!d.allowed && this.cfg.limits.enforceRateLimits) this.refuse(d, ex, 'token issuance limit for this address');
+    if (mediaType(req.headers) !== 'application/x-www-form-urlencoded') {
+      throw catalogError('HPB-00101', { status: 400, message: 'Validation error: the token request must be application/x-www-form-urlencoded' });
+    }
+    const body = await readBody(req, this.cfg.limits.maxBodyBytes, () => plainError(413, 'Token request body too large', 'too-long', CLOSE));
+    const response = await this.cfg.authority.issue(new URLSearchParams(body.toString('utf8')));
+    return { status: 200, headers: { 'Content-Type': PLAIN_JSON }, body: response };
+  }
+
+  // ---- FHIR calls -------------------------------------------------------
+
+  /** 401 first; unauthenticated requests count against the anonymous window. */
+  private async authenticate(req: IncomingMessage, ex: Exchange): Promise<Caller> {
+    try {
+      const caller = await this.cfg.authority.authenticate(req.headers.authorization);
+      this.gateKey(caller, this.cfg.authority.client(caller.clientId), ex);
+      return caller;
+    } catch (e) {
+      if (e instanceof FhirError && e.status === 401) this.gateAnonymous(ex);
+      throw e;
+    }
+  }
+
+  private async fhir(req: IncomingMessage, ex: Exchange, route: Route, path: string, query: URLSearchParams): Promise<Reply> {
+    const op = route.op!;
+    ex.op = op;
+    const caller = await this.authenticate(req, ex);
+    if (caller.keyKind === 'production' && req.headers.origin !== undefined) throw catalogError('HPB-00124');
+    if (!hasScope(caller.scopes, op.scope)) {
+      throw catalogError('HPB-00104', { message: `Insufficient scope: ${op.operationId} needs ${op.scope}` });
+    }
+    if (op.interaction === 'search-type') this.checkSearchParams(op, query);
+
+    const idMatch = route.pattern.exec(path);
+    const params: Record<string, string> = idMatch?.[1] !== undefined ? { id: safeDecode(idMatch[1]) } : {};
+    let body: unknown;
+    let rawBody: Buffer | undefined;
+    if (op.interaction === 'operation') {
+      rawBody = await readBody(req, this.cfg.limits.documentMaxBytes, () => catalogError('HPB-00119', { headers: CLOSE }));
+    } else if (op.method !== 'GET') {
+      body = await this.readResource(req, op);
+    }
+    const handler = this.cfg.resources.handlers[op.operationId];
+    if (!handler) throw plainError(501, `${op.operationId} is not implemented`, 'not-supported');
+    const out = await handler({ op, caller, params, query, headers: req.headers, body, rawBody, baseUrl: this.cfg.baseUrl, now: ex.now });
+    return { status: out.status, headers: { 'Content-Type': FHIR_JSON, ...out.headers }, body: out.body };
+  }
+
+  /** Reference choice: unknown search parameters are refused (400 HPB-00101). */
+  private checkSearchParams(op: OperationDef, query: URLSearchParams): void {
+    const known = new Set((op.searchParams ?? []).map((p) => p.name));
+    const unknown = [...new Set(query.keys())].filter((k) => !known.has(k));
+    if (unknown.length > 0) {
+      throw catalogError('HPB-00101', {
+        status: 400,
+        message: `Validation error: unknown search parameter ${unknown.map((k) => JSON.stringify(k.slice(0, 50))).slice(0, 5).join(', ')}`,
+      });
+    }
+  }
+
+  /** A JSON write: media type (415), size (413), JSON syntax and resourceType (400 HPB-00101). */
+  private async readResource(req: IncomingMessage, op: OperationDef): Promise<unknown> {
+    const type = mediaType(req.headers);
+    if (type !== 'application/fhir+json' && type !== 'application/json') {
+      throw plainError(415, 'Unsupported media type: send Content-Type: application/fhir+json', 'not-supported');
+    }
+    const raw = await readBody(req, this.cfg.limits.maxBodyBytes,
+      () => plainError(413, `Request body exceeds ${this.cfg.limits.maxBodyBytes} bytes`, 'too-long', CLOSE));
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw.toString('utf8'));
+    } catch {
+      throw catalogError('HPB-00101', { status: 400, message: 'Validation error: the body is not valid JSON' });
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw catalogError('HPB-00101', { status: 400, message: 'Validation error: the body must be a JSON object' });
+    }
+    if ((parsed as { resourceType?: unknown }).resourceType !== op.resource) {
+      throw catalogError('HPB-00101', { status: 400, message: `Validation error: resourceType must be ${op.resource}` });
+    }
+    return parsed;
+  }
+
+  /** Malformed HTTP that node:http rejects before routing still gets an OperationOutcome. */
+  readonly clientError = (err: NodeJS.ErrnoException, socket: Socket): void => {
+    if (!socket.writable || err.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    const ex: Exchange = { ip: socket.remoteAddress ?? 'unknown', now: this.cfg.now(), headers: {} };
+    const d = this.anonymousWindows.hit(ex.ip, ANONYMOUS_PER_WINDOW, ex.now);
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+    const body = JSON.stringify(operationOutcome(status === 431
+      ? plainError(431, 'Request header fields too large', 'too-long')
+      : catalogError('SVC-00003', { message: 'Bad request: malformed HTTP request' })));
+    const headers = { 'Content-Type': FHIR_JSON, 'Content-Length': String(Buffer.byteLength(body)), 'X-Correlation-Id': randomUUID(), ...rateLimitHeaders(d), Connection: 'close' };
+    socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n`
+      + Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('') + `\r\n${body}`);
+  };
+}
+
+/** Starts the reference server with the given resource module. */
+export async function startReferenceServer(opts: ReferenceOptions, createResources: CreateResources): Promise<ReferenceServer> {
+  const limits: ReferenceLimits = { ...DEFAULT_LIMITS, ...opts.limits };
+  const modes: ReferenceModes = { ...DEFAULT_MODES, ...opts.modes };
+  const faultNames = [...new Set(opts.faults ?? [])];
+  const faultDefs = resolveFaults(faultNames);
+  const faults: ReadonlySet<string> = new Set(faultNames);
+  const now = opts.now ?? Date.now;
+  const fixturesDir = resolve(opts.fixturesDir ?? DEFAULT_FIXTURES_DIR);
+  const host = opts.host ?? '127.0.0.1';
+
+  const [clients, fixtureIds] = await Promise.all([
+    loadClients(fixturesDir),
+    readFile(join(fixturesDir, 'fixture-ids.json'), 'utf8').then((t) => JSON.parse(t) as Record<string, string>),
+  ]);
+  const resources = await createResources({ fixturesDir, limits, modes, faults, now });
+
+  let core: HttpCore | undefined;
+  const server = createServer((req, res) => {
+    if (core) return core.handle(req, res);
+    res.writeHead(503, { 'Content-Type': FHIR_JSON, 'X-Correlation-Id': randomUUID(), 'Retry-After': '1' });
+    res.end(JSON.stringify(operationOutcome(catalogError('SVC-00007'))));
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => (core ? core.clientError(err, socket) : socket.destroy()));
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail);
+    server.listen(opts.port ?? 0, host, () => ok());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+  const authority = await Authority.create({ clients, baseUrl, limits, modes, faults, now });
+  const discovery: DiscoveryInit = {
+    baseUrl, tokenUrl: authority.tokenUrl, modes, scopesSupported: authority.scopesSupported(), startedAt: new Date(now()).toISOString(),
+  };
+  core = new HttpCore({ limits, modes, faults, faultDefs, now, authority, resources, discovery, baseUrl });
+
+  const { orgA: _orgA, orgB: _orgB, ...fixtures } = fixtureIds;
+  return {
+    url: baseUrl,
+    port,
+    options: { limits, modes, faults: faultNames },
+    fixtureIds,
+    resources,
+    targetConfig: () => ({
+      baseUrl,
+      tokenUrl: authority.tokenUrl,
+      clients: clients.map((c) => ({
+        role: c.role,
+        clientId: c.clientId,
+        alg: c.alg,
+        kid: String(c.jwks?.keys[0]?.kid ?? ''),
+        privateKey: { file: join(fixturesDir, 'keys', `${c.clientId}.test-key.private.jwk.json`) },
+      })),
+      fixtures: { ...fixtures },
+    }),
+    close: () => new Promise<void>((ok) => {
+      server.close(() => ok());
+      server.closeAllConnections();
+    }),
+  };
+}

@@ -1,0 +1,80 @@
+import { describe, expect, test } from 'vitest';
+import { FixedWindowCounter, SlidingWindowLog, rateLimitHeaders, retryAfterSeconds } from '../../../src/reference/rate-limit.js';
+
+const T0 = 1_900_000_000_000;
+
+describe('SlidingWindowLog', () => {
+  test('counts down remaining and reports the oldest request leaving the window', () => {
+    const log = new SlidingWindowLog(60_000);
+    const a = log.hit('k', 3, T0);
+    expect(a).toEqual({ allowed: true, limit: 3, remaining: 2, resetMs: T0 + 60_000 });
+    const b = log.hit('k', 3, T0 + 10_000);
+    expect(b).toMatchObject({ allowed: true, remaining: 1, resetMs: T0 + 60_000 });
+    expect(log.hit('k', 3, T0 + 20_000)).toMatchObject({ allowed: true, remaining: 0 });
+    const refused = log.hit('k', 3, T0 + 30_000);
+    expect(refused.allowed).toBe(false);
+    expect(refused.remaining).toBe(0);
+    // the refused request is recorded: a slot frees when the 3rd most recent (T0+10s) leaves
+    expect(refused.resetMs).toBe(T0 + 70_000);
+    expect(retryAfterSeconds(refused.resetMs, T0 + 30_000)).toBe(40);
+  });
+
+  test('an early retry extends the reset; waiting Retry-After recovers', () => {
+    const log = new SlidingWindowLog(60_000);
+    for (let i = 0; i < 2; i++) log.hit('k', 2, T0 + i * 1000);
+    const first = log.hit('k', 2, T0 + 5_000);
+    const early = log.hit('k', 2, T0 + 6_000);
+    expect(early.allowed).toBe(false);
+    expect(early.resetMs).toBeGreaterThan(first.resetMs);
+    const wait = retryAfterSeconds(early.resetMs, T0 + 6_000);
+    expect(log.hit('k', 2, T0 + 6_000 + wait * 1000).allowed).toBe(true);
+  });
+
+  test('keys are independent and an empty window resets now', () => {
+    const log = new SlidingWindowLog(1_000);
+    log.hit('a', 1, T0);
+    expect(log.hit('a', 1, T0 + 1).allowed).toBe(false);
+    expect(log.hit('b', 1, T0 + 1).allowed).toBe(true);
+    expect(log.hit('a', 1, T0 + 5_000)).toEqual({ allowed: true, limit: 1, remaining: 0, resetMs: T0 + 6_000 });
+  });
+
+  test('headers: whole-second unix reset, rounded up', () => {
+    expect(rateLimitHeaders({ allowed: true, limit: 60, remaining: 59, resetMs: T0 + 1_500 })).toEqual({
+      'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '59', 'X-RateLimit-Reset': String(Math.ceil((T0 + 1_500) / 1000)),
+    });
+    expect(retryAfterSeconds(T0, T0)).toBe(1);
+  });
+});
+
+describe('FixedWindowCounter', () => {
+  test('first-request mode: the window starts at the first request', () => {
+    const c = new FixedWindowCounter(60_000, 2, 'first-request');
+    const start = T0 + 12_345;
+    expect(c.hit('ip', start)).toEqual({ allowed: true, limit: 2, remaining: 1, resetMs: start + 60_000 });
+    expect(c.hit('ip', start + 1).allowed).toBe(true);
+    expect(c.hit('ip', start + 2)).toMatchObject({ allowed: false, remaining: 0, resetMs: start + 60_000 });
+    expect(c.hit('ip', start + 60_000)).toMatchObject({ allowed: true, remaining: 1, resetMs: start + 120_000 });
+  });
+
+  test('clock mode: windows align to multiples of the window length', () => {
+    const c = new FixedWindowCounter(60_000, 1, 'clock');
+    const aligned = Math.floor(T0 / 60_000) * 60_000;
+    expect(c.hit('ip', aligned + 59_000).resetMs).toBe(aligned + 60_000);
+    expect(c.hit('ip', aligned + 59_500).allowed).toBe(false);
+    expect(c.hit('ip', aligned + 60_000)).toMatchObject({ allowed: true, resetMs: aligned + 120_000 });
+  });
+
+  test.each(['clock', 'first-request'] as const)('%s mode: a retry before the reset extends it', (mode) => {
+    const c = new FixedWindowCounter(60_000, 1, mode);
+    c.hit('ip', T0);
+    const first = c.hit('ip', T0 + 100);
+    expect(first.allowed).toBe(false);
+    const early = c.hit('ip', T0 + 200);
+    expect(early.allowed).toBe(false);
+    expect(Math.ceil(early.resetMs / 1000)).toBeGreaterThan(Math.ceil(first.resetMs / 1000));
+    // still refused just before the extended reset, allowed at it
+    expect(c.hit('ip', early.resetMs - 1).allowed).toBe(false);
+    const later = c.hit('ip', T0 + 10 * 60_000);
+    expect(later.allowed).toBe(true);
+  });
+});
