@@ -12,9 +12,9 @@ const USAGE = `usage: fhir-conformance <command> [options]
 
 commands:
   run [--config FILE] [--profile quick|full|certification|read-only] [--report-dir DIR] [--only PATTERN] [--redact-phi]
-      [--fault NAME]... [--mode KEY=VALUE]... [--quiet]
+      [--fault NAME]... [--mode KEY=VALUE]... [--limit KEY=VALUE]... [--requirements ID,ID] [--quiet]
         run the suites against the target in FILE, or against the embedded reference when no --config is given
-        (--fault and --mode apply to the embedded reference only)
+        (--fault, --mode and --limit apply to the embedded reference only)
   serve [--port N] [--fault NAME]... [--mode KEY=VALUE]...
         run the embedded reference server on its own and print a ready-to-use target config
   requirements            print the requirements coverage matrix
@@ -92,14 +92,17 @@ async function cmdRun(args: string[], io: Out): Promise<number> {
     quiet: { type: 'boolean' },
     fault: { type: 'string', multiple: true },
     mode: { type: 'string', multiple: true },
+    requirements: { type: 'string' },
+    limit: { type: 'string', multiple: true },
   });
   const faults = values.fault as string[] | undefined;
   const modes = parseModes(values.mode as string[] | undefined);
+  const limits = parseModes(values.limit as string[] | undefined);
   let profile = profileOf(values.profile);
   const configPath = values.config as string | undefined;
   let redactPhi = values['redact-phi'] as boolean | undefined;
-  if (configPath && (faults?.length || Object.keys(modes).length))
-    throw new ConformanceError('ERR_USAGE', '--fault and --mode apply to the embedded reference; drop --config to use them');
+  if (configPath && (faults?.length || Object.keys(modes).length || Object.keys(limits).length))
+    throw new ConformanceError('ERR_USAGE', '--fault, --mode and --limit apply to the embedded reference; drop --config to use them');
   if (configPath) {
     // Validate before starting anything: a bad config is exit 2 and names the field.
     const { loadConfig } = await import('./config/index.js');
@@ -114,9 +117,10 @@ async function cmdRun(args: string[], io: Out): Promise<number> {
       profile: profile ?? 'full',
       reportsRoot: (values['report-dir'] as string | undefined) ?? 'reports',
       only: values.only as string | undefined,
+      requirements: (values.requirements as string | undefined)?.split(',').map((r) => r.trim()).filter(Boolean),
       redactPhi,
       progress: !values.quiet,
-      reference: { faults, modes },
+      reference: { faults, modes, limits },
     },
     (line) => io.err(`${line}\n`),
   );
@@ -151,12 +155,12 @@ async function cmdServe(args: string[], io: Out): Promise<number> {
 }
 
 /** `--mode KEY=VALUE` flags for the embedded reference's alternative-conformant modes. */
-function parseModes(flags: string[] | undefined): Record<string, string | number> {
-  const modes: Record<string, string | number> = {};
+function parseModes(flags: string[] | undefined): Record<string, string | number | boolean> {
+  const modes: Record<string, string | number | boolean> = {};
   for (const m of flags ?? []) {
     const [k, v] = m.split('=', 2);
     if (!k || v === undefined) throw new ConformanceError('ERR_USAGE', `--mode takes KEY=VALUE, got "${m}"`, { field: 'mode' });
-    modes[k] = /^\d+$/.test(v) ? Number(v) : v;
+    modes[k] = /^\d+$/.test(v) ? Number(v) : v === 'true' ? true : v === 'false' ? false : v;
   }
   return modes;
 }

@@ -27,6 +27,10 @@ export interface RunSpec {
   model: OperationModel;
   /** Epoch ms after which no request is sent. */
   deadline: number;
+  /** When set, only checks naming one of these requirement ids are registered. */
+  requirements?: string[];
+  /** Set when the run could not start (the reporter explains; no check registers). */
+  setupError?: string;
   startedAt: string;
 }
 
@@ -60,6 +64,7 @@ export class Runtime {
   readonly invariants = new Map<string, InvariantTally>();
   readonly shared = new Map<string, unknown>();
   readonly validator = sharedFhirValidator();
+  /** Exchanges that got a response (the generic invariants' sample). */
   exchangesSeen = 0;
   onWait: (w: WaitInfo) => void = () => {};
   private constructor(
@@ -132,7 +137,7 @@ export class Runtime {
 
   /** Called by the HTTP client for every exchange. */
   private record(ex: Exchange, findings: Finding[]): void {
-    this.exchangesSeen++;
+    if (ex.response) this.exchangesSeen++;
     const store = this.als.getStore();
     store?.recorder.addExchange(ex);
     for (const f of findings) {

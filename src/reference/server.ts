@@ -23,7 +23,7 @@ import { catalogError, operationOutcome, plainError } from './outcome.js';
 import { FixedWindowCounter, SlidingWindowLog, rateLimitHeaders, retryAfterSeconds } from './rate-limit.js';
 import type { RateDecision } from './rate-limit.js';
 import type { ResourceInit, Resources } from './resources/index.js';
-import { DEFAULT_LIMITS, DEFAULT_MODES, FhirError } from './types.js';
+import { FhirError, resolveLimits, resolveModes } from './types.js';
 import type { Caller, ReferenceLimits, ReferenceModes, ReferenceOptions } from './types.js';
 
 export const FHIR_JSON = 'application/fhir+json; charset=utf-8';
@@ -361,8 +361,8 @@ class HttpCore {
 
 /** Starts the reference server with the given resource module. */
 export async function startReferenceServer(opts: ReferenceOptions, createResources: CreateResources): Promise<ReferenceServer> {
-  const limits: ReferenceLimits = { ...DEFAULT_LIMITS, ...opts.limits };
-  const modes: ReferenceModes = { ...DEFAULT_MODES, ...opts.modes };
+  const limits: ReferenceLimits = resolveLimits(opts.limits);
+  const modes: ReferenceModes = resolveModes(opts.modes);
   const faultNames = [...new Set(opts.faults ?? [])];
   const faultDefs = resolveFaults(faultNames);
   const faults: ReadonlySet<string> = new Set(faultNames);

@@ -152,3 +152,41 @@ export class FhirError extends Error {
     this.name = 'FhirError';
   }
 }
+
+/** The values each mode may take (the first is the default). */
+export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly ReferenceModes[K][] } = {
+  createStatus: [201, 200],
+  updateStatus: [200, 201],
+  countOver100: ['clamp', 'reject'],
+  cursorEncoding: ['base64', 'handle'],
+  etag: ['weak', 'strong'],
+  tokenResponseExtras: [true, false],
+  tieBreak: ['uuid-asc', 'uuid-desc'],
+  signedPrescriptionCode: ['HPB-00114', 'HPB-00103'],
+  validationStatus: [422, 400],
+  unknownDocumentCode: ['HPB-00118', 'HPB-00102'],
+  uploadPath: ['$upload', '$binary-upload'],
+  issuanceWindow: ['first-request', 'clock'],
+  excessScope: ['refuse', 'narrow'],
+  patientBlockOn: ['create-and-update', 'create'],
+};
+
+/** Merges modes over the defaults; an unknown key or value is a clear error. */
+export function resolveModes(partial: Partial<Record<string, unknown>> = {}): ReferenceModes {
+  for (const [k, v] of Object.entries(partial)) {
+    const allowed = (MODE_VALUES as Record<string, readonly unknown[]>)[k];
+    if (!allowed) throw new Error(`unknown reference mode "${k}"; modes: ${Object.keys(MODE_VALUES).join(', ')}`);
+    if (!allowed.includes(v)) throw new Error(`reference mode ${k} must be one of ${allowed.map(String).join(', ')}, got ${String(v)}`);
+  }
+  return { ...DEFAULT_MODES, ...(partial as Partial<ReferenceModes>) };
+}
+
+/** Merges limits over the defaults; an unknown key or a non-positive number is a clear error. */
+export function resolveLimits(partial: Partial<Record<string, unknown>> = {}): ReferenceLimits {
+  for (const [k, v] of Object.entries(partial)) {
+    if (!(k in DEFAULT_LIMITS)) throw new Error(`unknown reference limit "${k}"; limits: ${Object.keys(DEFAULT_LIMITS).join(', ')}`);
+    const ok = k === 'enforceRateLimits' ? typeof v === 'boolean' : typeof v === 'number' && Number.isFinite(v) && v > 0;
+    if (!ok) throw new Error(`reference limit ${k} must be ${k === 'enforceRateLimits' ? 'true or false' : 'a positive number'}, got ${String(v)}`);
+  }
+  return { ...DEFAULT_LIMITS, ...(partial as Partial<ReferenceLimits>) };
+}

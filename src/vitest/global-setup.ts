@@ -15,6 +15,7 @@ import { PROJECT_ROOT } from '../paths.js';
 import { EMBEDDED_LIMITS, declaredLimits } from './embedded.js';
 import { getRunState, setRunState, PROVIDE_KEY, type RunState } from './handoff.js';
 import type { RunSpec } from '../engine/runtime.js';
+import type { Profile } from '../engine/types.js';
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   let state = getRunState();
@@ -24,6 +25,24 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   const opts = state.options;
   const profile = opts.profile ?? 'full';
+  let server: ReferenceServer | undefined;
+  try {
+    const setup = await prepare(state, profile);
+    server = setup.server;
+    project.provide(PROVIDE_KEY, setup.spec);
+  } catch (e) {
+    // Nothing can run: the reporter writes a report saying why (exit 3).
+    state.setupError = describeError(e);
+    project.provide(PROVIDE_KEY, { ...emptySpec(state, profile), setupError: state.setupError });
+  }
+
+  return async () => {
+    await server?.close();
+  };
+}
+
+async function prepare(state: RunState, profile: Profile): Promise<{ spec: RunSpec; server?: ReferenceServer }> {
+  const opts = state.options;
   let server: ReferenceServer | undefined;
   let rawConfig: unknown;
   let configDir: string;
@@ -41,7 +60,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     state.embedded = true;
   }
 
-  const config = await resolveConfig(rawConfig, configDir, { profile });
+  const config = await resolveConfig(rawConfig, configDir, { profile }).catch(async (e: unknown) => {
+    await server?.close();
+    throw e;
+  });
   state.baseUrl = config.baseUrl;
   state.redactedConfig = redactedConfig(config);
   state.deviations = config.deviations;
@@ -65,12 +87,22 @@ export default async function setup(project: TestProject): Promise<() => Promise
     model: jsonSafe(state.model),
     deadline: Date.now() + config.timeouts.runMs,
     startedAt: state.startedAt,
+    ...(opts.requirements ? { requirements: opts.requirements } : {}),
   };
   state.spec = spec;
-  project.provide(PROVIDE_KEY, spec);
+  return { spec, server };
+}
 
-  return async () => {
-    await server?.close();
+function emptySpec(state: RunState, profile: Profile): RunSpec {
+  return {
+    runId: state.runId,
+    profile,
+    rawConfig: null,
+    configDir: PROJECT_ROOT,
+    embedded: state.embedded,
+    model: { operations: [], divergences: [], problems: [], hashes: {} },
+    deadline: Date.now(),
+    startedAt: state.startedAt,
   };
 }
 

@@ -16,6 +16,8 @@ export interface RunOptions {
   reportsRoot?: string;
   /** Only checks whose id or title matches this pattern. */
   only?: string;
+  /** Only checks that name one of these requirement ids (mutation runs). */
+  requirements?: string[];
   redactPhi?: boolean;
   /** Options for the embedded reference (faults, modes, limits). */
   reference?: ReferenceOptions;

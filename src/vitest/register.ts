@@ -43,6 +43,9 @@ export function registerChecks(checks: readonly CheckDefinition[]): void {
 
 /** Register a suite's checks (a list, or a function of the target's operation model). */
 export async function registerSuite(checks: ChecksExport): Promise<void> {
+  if (inject(PROVIDE_KEY).setupError) return;
   const rt = await runtime();
-  registerChecks(materialize(checks, rt.spec.model));
+  const wanted = rt.spec.requirements;
+  const all = materialize(checks, rt.spec.model);
+  registerChecks(wanted ? all.filter((c) => c.requirements.some((r) => wanted.includes(r))) : all);
 }

@@ -5,7 +5,9 @@
 import { resolve } from 'node:path';
 import { startVitest } from 'vitest/node';
 import { PROJECT_ROOT } from '../paths.js';
-import { describeError } from '../errors.js';
+import { ConformanceError, describeError } from '../errors.js';
+import { resolveLimits, resolveModes } from '../reference/types.js';
+import { resolveFaults } from '../reference/faults/index.js';
 import { ConformanceReporter } from './reporter.js';
 import { ConformanceSequencer } from './sequencer.js';
 import { newRunState } from './global-setup.js';
@@ -17,6 +19,7 @@ export interface RunOutcome {
 }
 
 export async function runConformance(options: RunOptions, out?: (line: string) => void): Promise<RunOutcome> {
+  checkReferenceOptions(options);
   const state = newRunState(options);
   setRunState(state);
   const reporter = new ConformanceReporter(out);
@@ -61,4 +64,15 @@ export async function runConformance(options: RunOptions, out?: (line: string) =
   }
   const final = getRunState() ?? state;
   return { exitCode: final.exitCode ?? (final.setupError ? 3 : 0), state: final };
+}
+
+/** Bad --fault/--mode/--limit values are usage errors, found before anything starts. */
+function checkReferenceOptions(options: RunOptions): void {
+  try {
+    resolveModes(options.reference?.modes);
+    resolveLimits(options.reference?.limits);
+    resolveFaults(options.reference?.faults ?? []);
+  } catch (e) {
+    throw new ConformanceError('ERR_USAGE', describeError(e));
+  }
 }

@@ -91,6 +91,8 @@ export const checks: CheckDefinition[] = [
     requirements: ['discovery.openapi-covers-r4'],
     quote: 'OpenAPI 3.0.3 description of the R4 endpoints; each operation carries an `x-service-scope` extension naming the required scope.',
     async run(ctx) {
+      // Fetched again so that an unreachable target is an error, not a missing operation.
+      expectStatus(await ctx.request({ url: '/openapi.json', headers: { accept: 'application/json' } }), 200, 'discovery.openapi-covers-r4');
       for (const spec of OPERATIONS.filter((o) => o.release === 'R4')) {
         const op = ctx.model.operations.find((o) => o.sources.includes('openapi') && o.method === spec.method && o.path === spec.path);
         if (!ctx.check(op !== undefined, `${spec.method} ${spec.path} is missing from the OpenAPI document`, { requirement: 'discovery.openapi-covers-r4', expected: `${spec.method} ${spec.path}`, actual: 'absent' })) continue;
@@ -110,6 +112,8 @@ export const checks: CheckDefinition[] = [
     requirements: ['discovery.capability-openapi-agree'],
     quote: 'The live CapabilityStatement and the OpenAPI description come from one source and do not diverge.',
     async run(ctx) {
+      expectStatus(await ctx.request({ url: '/openapi.json', headers: { accept: 'application/json' } }), 200, 'discovery.capability-openapi-agree');
+      expectStatus(await ctx.request({ url: '/fhir/R4/metadata', headers: FHIR_JSON }), 200, 'discovery.capability-openapi-agree');
       if (!ctx.model.openapi || !ctx.model.capabilityR4) ctx.fail('the target does not publish both documents', { expected: 'both documents', actual: ctx.model.problems });
       for (const d of ctx.model.divergences) ctx.check(false, d, { requirement: 'discovery.capability-openapi-agree' });
     },

@@ -1,0 +1,132 @@
+/**
+ * Mutation testing of the suite: run it against the reference with one fault
+ * planted (it must fail a check naming a requirement the fault violates) and
+ * against the clean reference in every alternative-conformant mode (it must
+ * report zero fail and zero error). Each run is a child process of the CLI.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { PROJECT_ROOT } from '../paths.js';
+import type { FaultDef } from '../reference/faults/types.js';
+import type { ReferenceLimits, ReferenceModes } from '../reference/types.js';
+import type { CheckResult, Profile } from '../engine/types.js';
+
+const CLI = resolve(PROJECT_ROOT, 'bin/fhir-conformance.js');
+
+export interface RunSummary {
+  exitCode: number;
+  checks: Array<Pick<CheckResult, 'id' | 'outcome' | 'requirements' | 'message'>>;
+  durationMs: number;
+  stderr: string;
+}
+
+export interface FaultRun extends RunSummary {
+  fault: string;
+  area: string;
+  violates: string[];
+  detected: boolean;
+  /** Failing checks that name a violated requirement. */
+  detectedBy: string[];
+}
+
+export interface ModeRun extends RunSummary {
+  label: string;
+  failures: string[];
+  errors: string[];
+}
+
+/** Runs the CLI against the embedded reference and reads its report. */
+export async function runCli(args: string[], timeoutMs = 300_000): Promise<RunSummary> {
+  const dir = await mkdtemp(join(tmpdir(), 'fhirc-mut-'));
+  const t0 = Date.now();
+  try {
+    const { code, stderr } = await new Promise<{ code: number; stderr: string }>((done) => {
+      execFile(process.execPath, [CLI, 'run', '--quiet', '--report-dir', dir, ...args], { cwd: PROJECT_ROOT, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (err, _out, errOut) => {
+        const c = err && typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : err ? -1 : 0;
+        done({ code: c, stderr: String(errOut) });
+      });
+    });
+    let checks: RunSummary['checks'] = [];
+    try {
+      const doc = JSON.parse(await readFile(join(dir, 'latest', 'report.json'), 'utf8')) as { checks: CheckResult[] };
+      checks = doc.checks.map((c) => ({ id: c.id, outcome: c.outcome, requirements: c.requirements, message: c.message }));
+    } catch {
+      // no report: the summary's exit code and stderr say why
+    }
+    return { exitCode: code, checks, durationMs: Date.now() - t0, stderr: stderr.slice(-2000) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export async function runFault(fault: FaultDef, profile: Profile = 'full'): Promise<FaultRun> {
+  const r = await runCli(['--profile', profile, '--fault', fault.name, '--requirements', fault.violates.join(',')]);
+  const detectedBy = r.checks.filter((c) => c.outcome === 'fail' && c.requirements.some((q) => fault.violates.includes(q))).map((c) => c.id);
+  return { ...r, fault: fault.name, area: fault.area, violates: fault.violates, detected: detectedBy.length > 0, detectedBy };
+}
+
+export interface ModeSpec {
+  label: string;
+  modes?: Partial<ReferenceModes>;
+  limits?: Partial<ReferenceLimits>;
+}
+
+/** The clean reference and one run per alternative-conformant choice. */
+export const ALTERNATIVE_MODES: ModeSpec[] = [
+  { label: 'clean' },
+  { label: 'createStatus=200', modes: { createStatus: 200 } },
+  { label: 'updateStatus=201', modes: { updateStatus: 201 } },
+  { label: 'countOver100=reject', modes: { countOver100: 'reject' } },
+  { label: 'cursorEncoding=handle', modes: { cursorEncoding: 'handle' } },
+  { label: 'etag=strong', modes: { etag: 'strong' } },
+  { label: 'tokenResponseExtras=false', modes: { tokenResponseExtras: false } },
+  { label: 'tieBreak=uuid-desc', modes: { tieBreak: 'uuid-desc' } },
+  { label: 'signedPrescriptionCode=HPB-00103', modes: { signedPrescriptionCode: 'HPB-00103' } },
+  { label: 'validationStatus=400', modes: { validationStatus: 400 } },
+  { label: 'unknownDocumentCode=HPB-00102', modes: { unknownDocumentCode: 'HPB-00102' } },
+  { label: 'uploadPath=$binary-upload', modes: { uploadPath: '$binary-upload' } },
+  { label: 'issuanceWindow=clock', modes: { issuanceWindow: 'clock' } },
+  { label: 'excessScope=narrow', modes: { excessScope: 'narrow' } },
+  { label: 'patientBlockOn=create', modes: { patientBlockOn: 'create' } },
+  { label: 'other limits', limits: { windowMs: 3000, tokenLifetimeSec: 7, tokenWindowMs: 4000, perKeyPerWindow: 700, tokenIssuancePerWindow: 60 } },
+];
+
+export async function runMode(spec: ModeSpec, profile: Profile = 'full'): Promise<ModeRun> {
+  const args = ['--profile', profile];
+  for (const [k, v] of Object.entries(spec.modes ?? {})) args.push('--mode', `${k}=${String(v)}`);
+  for (const [k, v] of Object.entries(spec.limits ?? {})) args.push('--limit', `${k}=${String(v)}`);
+  const r = await runCli(args);
+  return {
+    ...r,
+    label: spec.label,
+    failures: r.checks.filter((c) => c.outcome === 'fail').map((c) => `${c.id}: ${c.message ?? ''}`),
+    errors: r.checks.filter((c) => c.outcome === 'error').map((c) => `${c.id}: ${c.message ?? ''}`),
+  };
+}
+
+/** Runs `fn` over `items` with at most `concurrency` at a time, keeping order. */
+export async function mapPool<T, R>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  return out;
+}
+
+/** Detected / all, per area. */
+export function mutationScore(runs: FaultRun[]): { detected: number; total: number; byArea: Record<string, { detected: number; total: number }> } {
+  const byArea: Record<string, { detected: number; total: number }> = {};
+  for (const r of runs) {
+    const a = (byArea[r.area] ??= { detected: 0, total: 0 });
+    a.total++;
+    if (r.detected) a.detected++;
+  }
+  return { detected: runs.filter((r) => r.detected).length, total: runs.length, byArea };
+}
