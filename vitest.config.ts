@@ -8,5 +8,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Mutation runs spawn CLI processes: two at a time, one per core.
+    maxConcurrency: 2,
   },
 });
