@@ -55,9 +55,9 @@ export function requirementVerdicts(checks: CheckResult[]): RequirementVerdict[]
   });
 }
 
-/** 0: no check failed; 1: a check failed; 3: errors kept checks from a verdict and none failed. */
-export function exitCodeOf(checks: CheckResult[], state: Pick<RunState, 'setupError'>): number {
+/** 0: no check failed; 1: a check failed; 3: errors (or an interrupt) kept checks from a verdict and none failed. */
+export function exitCodeOf(checks: CheckResult[], state: Pick<RunState, 'setupError' | 'interrupted'>): number {
   if (checks.some((c) => c.outcome === 'fail')) return 1;
-  if (state.setupError || checks.some((c) => c.outcome === 'error')) return 3;
+  if (state.setupError || state.interrupted || checks.some((c) => c.outcome === 'error')) return 3;
   return 0;
 }
