@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { SUITES_DIR } from '../paths.js';
 import type { OperationModel } from '../discovery/index.js';
 import type { CheckDefinition } from './check.js';
+import { areaRank } from '../vitest/sequencer.js';
 
 export type ChecksExport = readonly CheckDefinition[] | ((model: OperationModel) => readonly CheckDefinition[]);
 
@@ -16,10 +17,16 @@ export function materialize(exp: ChecksExport, model: OperationModel): readonly 
   return typeof exp === 'function' ? exp(model) : exp;
 }
 
-/** Every check, generated ones from the embedded reference's published model. */
-export async function collectChecks(model?: OperationModel): Promise<CheckDefinition[]> {
+/**
+ * Every check, generated ones from the given model (default: the embedded
+ * reference's). `ordered` sorts areas as the scheduler runs them.
+ */
+export async function collectChecks(model?: OperationModel, opts: { ordered?: boolean } = {}): Promise<CheckDefinition[]> {
   const m = model ?? (await referenceModel());
-  const areas = (await readdir(SUITES_DIR, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+  const areas = (await readdir(SUITES_DIR, { withFileTypes: true }))
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort((a, b) => (opts.ordered ? areaRank(a) - areaRank(b) : 0) || a.localeCompare(b));
   const all: CheckDefinition[] = [];
   for (const area of areas) {
     let mod: { default?: ChecksExport };

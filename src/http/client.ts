@@ -62,7 +62,8 @@ export class HttpClient {
   constructor(private readonly opts: HttpClientOptions) {
     this.base = new URL(opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`);
     const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.agent = new Agent({ headersTimeout: timeout, bodyTimeout: timeout, connect: { timeout } });
+    // Idle sockets are dropped 2 s before the server's keep-alive hint, so a reused socket is rarely a closed one.
+    this.agent = new Agent({ headersTimeout: timeout, bodyTimeout: timeout, connect: { timeout }, keepAliveTimeoutThreshold: 2000 });
     this.now = opts.now ?? Date.now;
     this.sleep = opts.sleep ?? ((ms, signal) => sleepTimer(ms, undefined, { signal }));
     this.random = opts.random ?? Math.random;
@@ -88,7 +89,7 @@ export class HttpClient {
     let retries5xx = 0;
     for (;;) {
       if (opts.pace !== false) await this.pacer.acquire(bucket, opts.client !== undefined && bucket !== TOKEN_BUCKET);
-      const attempt = await this.send(prepared, opts);
+      const attempt = await this.sendOnce(prepared, opts);
       this.pacer.observe(bucket, attempt.headers);
       const kind = retryKind(attempt.status);
       if (kind === '429' && !opts.expect429) this.stats.unplanned429++;
@@ -111,6 +112,19 @@ export class HttpClient {
         return toResponse(attempt);
       }
       await this.wait(delay, kind === '429' ? `429: Retry-After ${seconds(delay)}` : `${attempt.status}: backoff ${seconds(delay)}`, opts.client);
+    }
+  }
+
+  /**
+   * Sends once; a connection a keep-alive race closed before any response
+   * byte (the request never reached the target) is retried once on a fresh one.
+   */
+  private async sendOnce(prepared: PreparedRequest, opts: RequestOptions): ReturnType<HttpClient['send']> {
+    try {
+      return await this.send(prepared, opts);
+    } catch (e) {
+      if (!(e instanceof ConformanceError) || e.code !== 'ERR_PROTOCOL' || !/^no valid HTTP response/.test(e.message)) throw e;
+      return this.send(this.prepare(opts), opts);
     }
   }
 

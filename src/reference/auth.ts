@@ -9,11 +9,11 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   SignJWT, jwtVerify, decodeProtectedHeader, decodeJwt, createLocalJWKSet, createRemoteJWKSet, generateKeyPair,
-  exportJWK, calculateJwkThumbprint, errors as joseErrors,
+  exportJWK, calculateJwkThumbprint, errors as joseErrors, UnsecuredJWT, base64url,
 } from 'jose';
-import type { JWK, JWTVerifyGetKey, CryptoKey } from 'jose';
+import type { JWK, JWTVerifyGetKey, CryptoKey, JWTPayload, JWTVerifyOptions } from 'jose';
 import { catalogError } from './outcome.js';
-import type { Caller, ReferenceLimits, ReferenceModes } from './types.js';
+import type { Caller, FhirError, ReferenceLimits, ReferenceModes } from './types.js';
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 export const ASSERTION_ALGS = ['RS384', 'ES384'] as const;
@@ -112,6 +112,8 @@ export class Authority {
   private readonly keySets = new Map<string, JWTVerifyGetKey>();
   private readonly usedJtis = new Map<string, number>();
   private readonly verified = new Map<string, VerifiedToken>();
+  /** Fault `new-token-refused-after-expiry` only: clients that presented an expired token. */
+  private readonly expiredClients = new Set<string>();
 
   private constructor(
     private readonly init: AuthorityInit,
@@ -143,11 +145,12 @@ export class Authority {
 
   /** Handles the token endpoint's form (already checked to be form-encoded). */
   async issue(form: URLSearchParams): Promise<TokenResponse> {
-    for (const name of ['grant_type', 'client_assertion_type', 'client_assertion']) {
+    const paramsChecked = !this.init.faults.has('token-request-params-not-checked');
+    for (const name of paramsChecked ? ['grant_type', 'client_assertion_type', 'client_assertion'] : ['client_assertion']) {
       if (form.getAll(name).length !== 1 || !form.get(name)) throw badRequest(`form parameter ${name} is required once`);
     }
-    if (form.get('grant_type') !== 'client_credentials') throw badRequest('grant_type must be client_credentials');
-    if (form.get('client_assertion_type') !== CLIENT_ASSERTION_TYPE) throw badRequest(`client_assertion_type must be ${CLIENT_ASSERTION_TYPE}`);
+    if (paramsChecked && form.get('grant_type') !== 'client_credentials') throw badRequest('grant_type must be client_credentials');
+    if (paramsChecked && form.get('client_assertion_type') !== CLIENT_ASSERTION_TYPE) throw badRequest(`client_assertion_type must be ${CLIENT_ASSERTION_TYPE}`);
     if (form.getAll('scope').length > 1) throw badRequest('scope may be given once (space separated)');
 
     const client = await this.verifyAssertion(form.get('client_assertion')!);
@@ -172,27 +175,32 @@ export class Authority {
     let alg: unknown;
     let kid: unknown;
     let iss: unknown;
+    let sub: unknown;
     try {
       ({ alg, kid } = decodeProtectedHeader(assertion));
-      ({ iss } = decodeJwt(assertion));
+      ({ iss, sub } = decodeJwt(assertion));
     } catch {
       throw assertionInvalid('not a signed JWT');
     }
-    if (!ASSERTION_ALGS.includes(alg as (typeof ASSERTION_ALGS)[number])) throw assertionInvalid('alg must be RS384 or ES384');
+    const { faults } = this.init;
+    const unsignedAccepted = (alg === 'none' && faults.has('assertion-alg-none-accepted')) || (alg === 'HS256' && faults.has('assertion-hs256-accepted'));
+    if (!unsignedAccepted && !ASSERTION_ALGS.includes(alg as (typeof ASSERTION_ALGS)[number])) throw assertionInvalid('alg must be RS384 or ES384');
     if (typeof kid !== 'string' || kid === '') throw assertionInvalid('kid header is required');
-    const client = typeof iss === 'string' ? this.clients.get(iss) : undefined;
+    const named = faults.has('assertion-iss-not-checked') ? sub : iss;
+    const client = typeof named === 'string' ? this.clients.get(named) : undefined;
     if (!client) throw assertionInvalid('iss is not a registered client');
 
     const now = this.init.now();
     let exp: number;
     let jti: unknown;
     try {
-      const { payload } = await jwtVerify(assertion, this.keySetFor(client), {
+      const payload = await this.verifyAssertionJwt(assertion, client, unsignedAccepted, {
         algorithms: [...ASSERTION_ALGS],
-        issuer: client.clientId,
-        subject: client.clientId,
-        audience: this.init.faults.has('aud-not-checked') ? undefined : this.tokenUrl,
-        requiredClaims: ['exp', 'jti', 'sub'],
+        issuer: faults.has('assertion-iss-not-checked') ? undefined : client.clientId,
+        subject: faults.has('assertion-sub-not-checked') ? undefined : client.clientId,
+        audience: faults.has('aud-not-checked') ? undefined : this.tokenUrl,
+        requiredClaims: faults.has('assertion-exp-not-required') ? ['jti', 'sub'] : ['exp', 'jti', 'sub'],
+        clockTolerance: faults.has('assertion-exp-not-checked') ? Number.MAX_SAFE_INTEGER : undefined,
         currentDate: new Date(now),
       });
       exp = payload.exp!;
@@ -204,6 +212,20 @@ export class Authority {
     if (typeof jti !== 'string' || jti === '') throw assertionInvalid('jti must be a non-empty string');
     this.consumeJti(`${client.clientId} ${jti}`, exp * 1000, now);
     return client;
+  }
+
+  /** jose verification; planted faults skip the signature (the claims are still validated). */
+  private async verifyAssertionJwt(assertion: string, client: ClientRecord, unsignedAccepted: boolean, options: JWTVerifyOptions): Promise<JWTPayload> {
+    if (unsignedAccepted) return claimsOnly(assertion, options);
+    try {
+      return (await jwtVerify(assertion, this.keySetFor(client), options)).payload;
+    } catch (e) {
+      const { faults } = this.init;
+      const skipped = (e instanceof joseErrors.JWSSignatureVerificationFailed && faults.has('assertion-signature-not-checked'))
+        || (e instanceof joseErrors.JWKSNoMatchingKey && faults.has('assertion-unknown-kid-accepted'));
+      if (!skipped) throw e;
+      return claimsOnly(assertion, options);
+    }
   }
 
   private keySetFor(client: ClientRecord): JWTVerifyGetKey {
@@ -233,7 +255,7 @@ export class Authority {
    * covered ones instead of refusing (and refuses when none is left).
    */
   private grantedScopes(client: ClientRecord, requested: string | null): string[] {
-    const wanted = (requested ?? '').split(' ').filter((s) => s !== '');
+    const wanted = (requested ?? '').split(' ').filter((s) => s !== '').slice(0, this.init.faults.has('only-first-scope-granted') ? 1 : undefined);
     if (wanted.length === 0) return [...client.scopes];
     const covered = [...new Set(wanted)].filter((s) => hasScope(client.scopes, s));
     const excess = covered.length < new Set(wanted).size;
@@ -255,18 +277,19 @@ export class Authority {
     const now = this.init.now();
     const cached = this.verified.get(token);
     if (cached) {
-      if (now >= cached.expMs) throw catalogError('HPB-00107');
+      if (now >= cached.expMs || this.expiredClients.has(cached.caller.clientId)) throw this.expired(cached.caller.clientId);
       return cached.caller;
     }
     let entry: VerifiedToken;
     try {
-      const { payload } = await jwtVerify(token, this.verifyKey, {
+      const options: JWTVerifyOptions = {
         algorithms: [ACCESS_TOKEN_ALG],
         issuer: this.init.baseUrl,
         audience: this.audience,
         requiredClaims: ['exp', 'sub', 'scope', 'org', 'key_kind'],
         currentDate: new Date(now),
-      });
+      };
+      const payload = this.init.faults.has('bearer-signature-not-checked') ? claimsOnly(token, options) : (await jwtVerify(token, this.verifyKey, options)).payload;
       entry = {
         caller: {
           clientId: String(payload.sub),
@@ -277,15 +300,27 @@ export class Authority {
         expMs: payload.exp! * 1000,
       };
     } catch (e) {
-      if (e instanceof joseErrors.JWTExpired) throw catalogError('HPB-00107');
+      if (e instanceof joseErrors.JWTExpired) throw this.expired(e.payload.sub);
       throw unauthorized('the access token is not valid');
     }
+    if (this.expiredClients.has(entry.caller.clientId)) throw this.expired(entry.caller.clientId);
     if (this.verified.size >= CACHE_SWEEP_THRESHOLD) {
       for (const [k, v] of this.verified) if (v.expMs <= now) this.verified.delete(k);
     }
     this.verified.set(token, entry);
     return entry.caller;
   }
+
+  /** 401 HPB-00107. Fault `new-token-refused-after-expiry` remembers the client and refuses its later tokens too. */
+  private expired(clientId: unknown): FhirError {
+    if (this.init.faults.has('new-token-refused-after-expiry') && typeof clientId === 'string') this.expiredClients.add(clientId);
+    return catalogError('HPB-00107');
+  }
+}
+
+/** Claim validation without any signature (planted faults only): the payload re-wrapped as an unsecured JWT. */
+function claimsOnly(jwt: string, options: JWTVerifyOptions): JWTPayload {
+  return UnsecuredJWT.decode(`${base64url.encode('{"alg":"none"}')}.${jwt.split('.')[1] ?? ''}.`, options).payload;
 }
 
 function describeVerifyFailure(e: unknown): string {

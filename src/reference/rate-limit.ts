@@ -21,19 +21,36 @@ const SWEEP_THRESHOLD = 10_000;
  * Sliding window log. Only the most recent `limit` timestamps of a key are kept:
  * a slot frees exactly when the limit-th most recent request leaves the window,
  * so older entries never change a decision. Memory per key is bounded by its limit.
+ *
+ * Retry rule 1: a refusal blocks the key until the `Retry-After` it announces
+ * (whole seconds; the reset reports the same moment). A request before that is
+ * refused even when a slot has freed meanwhile, and extends the reset by at
+ * least one second, so the extension shows in the whole-second headers.
  */
 export class SlidingWindowLog {
   private readonly logs = new Map<string, number[]>();
+  private readonly blockedUntil = new Map<string, number>();
 
   constructor(private readonly windowMs: number) {}
 
   /** Records a request (allowed or not) and decides it. */
   hit(key: string, limit: number, now: number): RateDecision {
     const log = this.live(key, now);
-    const allowed = log.length < limit;
+    const blocked = this.blockedUntil.get(key);
+    const early = blocked !== undefined && now < blocked;
+    const allowed = !early && log.length < limit;
     log.push(now);
     if (log.length > limit) log.shift();
-    return { allowed, limit, remaining: Math.max(0, limit - log.length), resetMs: log[0]! + this.windowMs };
+    let resetMs = log[0]! + this.windowMs;
+    if (allowed) {
+      this.blockedUntil.delete(key);
+    } else {
+      // The block ends exactly when the announced Retry-After elapses; the reset reports that moment.
+      if (early) resetMs = Math.max(resetMs, blocked + 1000);
+      resetMs = now + retryAfterSeconds(resetMs, now) * 1000;
+      this.blockedUntil.set(key, resetMs);
+    }
+    return { allowed, limit, remaining: Math.max(0, limit - log.length), resetMs };
   }
 
   private live(key: string, now: number): number[] {
@@ -51,6 +68,7 @@ export class SlidingWindowLog {
     for (const [key, log] of this.logs) {
       if (log.length === 0 || log[log.length - 1]! + this.windowMs <= now) this.logs.delete(key);
     }
+    for (const [key, until] of this.blockedUntil) if (until <= now) this.blockedUntil.delete(key);
   }
 }
 

@@ -18,6 +18,8 @@ import type { ClientRecord } from './auth.js';
 import { capabilityStatement, jwks, openApiDocument, operationPath, smartConfiguration } from './discovery.js';
 import type { DiscoveryInit } from './discovery.js';
 import { resolveFaults } from './faults/index.js';
+import { scopeOverride } from './faults/scopes.js';
+import { keyWindowLog } from './faults/rate-limit.js';
 import type { FaultDef, FaultResponse } from './faults/index.js';
 import { catalogError, operationOutcome, plainError } from './outcome.js';
 import { FixedWindowCounter, SlidingWindowLog, rateLimitHeaders, retryAfterSeconds } from './rate-limit.js';
@@ -106,6 +108,16 @@ function parsedBody(body: unknown): unknown {
   }
 }
 
+/** Fault `token-request-json-accepted` only: the string members of a JSON object read as form fields. */
+function jsonAsForm(text: string): URLSearchParams {
+  try {
+    const parsed = JSON.parse(text) as Record<string, unknown>;
+    return new URLSearchParams(Object.entries(parsed).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  } catch {
+    return new URLSearchParams();
+  }
+}
+
 /** Reads a request body up to `max` bytes; beyond that it stops reading and throws `tooLarge`. */
 function readBody(req: IncomingMessage, max: number, tooLarge: () => FhirError): Promise<Buffer> {
   if (Number(req.headers['content-length']) > max) return Promise.reject(tooLarge());
@@ -148,7 +160,7 @@ class HttpCore {
   ) {
     const { limits, modes } = cfg;
     this.routes = buildRoutes(modes);
-    this.keyWindows = new SlidingWindowLog(limits.windowMs);
+    this.keyWindows = keyWindowLog(cfg.faults, limits.windowMs);
     this.orgWindows = new SlidingWindowLog(limits.windowMs);
     this.anonymousWindows = new SlidingWindowLog(limits.windowMs);
     this.issuance = new FixedWindowCounter(limits.tokenWindowMs, limits.tokenIssuancePerWindow, modes.issuanceWindow);
@@ -258,12 +270,16 @@ class HttpCore {
     ex.headers = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
     const d = this.issuance.hit(ex.ip, ex.now);
     ex.headers = { ...ex.headers, ...rateLimitHeaders(d) };
-    if (!d.allowed && this.cfg.limits.enforceRateLimits) this.refuse(d, ex, 'token issuance limit for this address');
-    if (mediaType(req.headers) !== 'application/x-www-form-urlencoded') {
+    if (!d.allowed && this.cfg.limits.enforceRateLimits && !this.cfg.faults.has('issuance-limit-not-enforced')) {
+      this.refuse(d, ex, 'token issuance limit for this address');
+    }
+    const json = mediaType(req.headers) === 'application/json' && this.cfg.faults.has('token-request-json-accepted');
+    if (!json && mediaType(req.headers) !== 'application/x-www-form-urlencoded') {
       throw catalogError('HPB-00101', { status: 400, message: 'Validation error: the token request must be application/x-www-form-urlencoded' });
     }
     const body = await readBody(req, this.cfg.limits.maxBodyBytes, () => plainError(413, 'Token request body too large', 'too-long', CLOSE));
-    const response = await this.cfg.authority.issue(new URLSearchParams(body.toString('utf8')));
+    const text = body.toString('utf8');
+    const response = await this.cfg.authority.issue(json ? jsonAsForm(text) : new URLSearchParams(text));
     return { status: 200, headers: { 'Content-Type': PLAIN_JSON }, body: response };
   }
 
@@ -285,8 +301,12 @@ class HttpCore {
     const op = route.op!;
     ex.op = op;
     const caller = await this.authenticate(req, ex);
-    if (caller.keyKind === 'production' && req.headers.origin !== undefined) throw catalogError('HPB-00124');
-    if (!hasScope(caller.scopes, op.scope)) {
+    const { faults } = this.cfg;
+    const fromBrowser = req.headers.origin !== undefined;
+    if (fromBrowser && (caller.keyKind === 'production' ? !faults.has('production-origin-not-enforced') : faults.has('sandbox-origin-refused'))) {
+      throw catalogError('HPB-00124');
+    }
+    if (!(scopeOverride(this.cfg.faults, caller.scopes, op) ?? hasScope(caller.scopes, op.scope))) {
       throw catalogError('HPB-00104', { message: `Insufficient scope: ${op.operationId} needs ${op.scope}` });
     }
     if (op.interaction === 'search-type') this.checkSearchParams(op, query);
@@ -382,6 +402,9 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
     res.writeHead(503, { 'Content-Type': FHIR_JSON, 'X-Correlation-Id': randomUUID(), 'Retry-After': '1' });
     res.end(JSON.stringify(operationOutcome(catalogError('SVC-00007'))));
   });
+  // Long keep-alive so clients that reuse sockets do not race the server closing them.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => (core ? core.clientError(err, socket) : socket.destroy()));
   await new Promise<void>((ok, fail) => {
     server.once('error', fail);

@@ -24,3 +24,14 @@ export function declaredLimits(l: Partial<ReferenceLimits>): { limits: Record<st
   if (l.tokenIssuancePerWindow !== undefined) limits.tokenIssuancePerMinute = l.tokenIssuancePerWindow;
   return { limits, ratePerWindow: l.perKeyPerWindow };
 }
+
+/** The embedded reference's target config with the limits it runs under declared. */
+export function embeddedTargetConfig(server: { targetConfig(): object }, l: Partial<ReferenceLimits>): object {
+  const { limits, ratePerWindow } = declaredLimits(l);
+  const config = server.targetConfig() as { clients: Array<Record<string, unknown>> };
+  return {
+    ...config,
+    ...(Object.keys(limits).length ? { limits } : {}),
+    clients: config.clients.map((c) => (ratePerWindow ? { ...c, rateLimitPerMinute: ratePerWindow } : c)),
+  };
+}

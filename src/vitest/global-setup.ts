@@ -12,7 +12,10 @@ import { HttpClient } from '../http/client.js';
 import { discover } from '../discovery/index.js';
 import { describeError } from '../errors.js';
 import { PROJECT_ROOT } from '../paths.js';
-import { EMBEDDED_LIMITS, declaredLimits } from './embedded.js';
+import { EMBEDDED_LIMITS, embeddedTargetConfig } from './embedded.js';
+import { collectChecks } from '../engine/catalog.js';
+import { preflight, renderPreflight } from '../engine/preflight.js';
+import { publicJwks, serveJwks, type JwksServer } from '../auth/jwks.js';
 import { getRunState, setRunState, PROVIDE_KEY, type RunState } from './handoff.js';
 import type { RunSpec } from '../engine/runtime.js';
 import type { Profile } from '../engine/types.js';
@@ -26,9 +29,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const opts = state.options;
   const profile = opts.profile ?? 'full';
   let server: ReferenceServer | undefined;
+  let jwks: JwksServer | undefined;
   try {
     const setup = await prepare(state, profile);
     server = setup.server;
+    jwks = setup.jwks;
     project.provide(PROVIDE_KEY, setup.spec);
   } catch (e) {
     // Nothing can run: the reporter writes a report saying why (exit 3).
@@ -37,11 +42,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
 
   return async () => {
+    await jwks?.close();
     await server?.close();
   };
 }
 
-async function prepare(state: RunState, profile: Profile): Promise<{ spec: RunSpec; server?: ReferenceServer }> {
+async function prepare(state: RunState, profile: Profile): Promise<{ spec: RunSpec; server?: ReferenceServer; jwks?: JwksServer }> {
   const opts = state.options;
   let server: ReferenceServer | undefined;
   let rawConfig: unknown;
@@ -55,7 +61,7 @@ async function prepare(state: RunState, profile: Profile): Promise<{ spec: RunSp
     const certification = profile === 'certification';
     const limits = certification ? {} : { ...EMBEDDED_LIMITS, ...(opts.reference?.limits ?? {}) };
     server = await createReferenceServer({ ...opts.reference, port: 0, limits });
-    rawConfig = withDeclaredLimits(server.targetConfig(), limits);
+    rawConfig = embeddedTargetConfig(server, limits);
     configDir = PROJECT_ROOT;
     state.embedded = true;
   }
@@ -90,7 +96,14 @@ async function prepare(state: RunState, profile: Profile): Promise<{ spec: RunSp
     ...(opts.requirements ? { requirements: opts.requirements } : {}),
   };
   state.spec = spec;
-  return { spec, server };
+
+  if (opts.progress !== false) {
+    const lines = renderPreflight(preflight(await collectChecks(spec.model), config));
+    for (const l of lines) process.stderr.write(`preflight: ${l}\n`);
+  }
+  // Targets that fetch client keys from a URL get them from the suite itself.
+  const jwks = config.jwksHosting ? await serveJwks(config.jwksHosting, publicJwks(config.clients)) : undefined;
+  return { spec, server, jwks };
 }
 
 function emptySpec(state: RunState, profile: Profile): RunSpec {
@@ -117,16 +130,6 @@ export function newRunState(options: RunState['options']): RunState {
     embedded: false,
     results: [],
     interrupted: false,
-  };
-}
-
-function withDeclaredLimits(config: object, limits: Parameters<typeof declaredLimits>[0]): object {
-  const { limits: declared, ratePerWindow } = declaredLimits(limits);
-  const c = config as { clients: Array<Record<string, unknown>> };
-  return {
-    ...config,
-    ...(Object.keys(declared).length ? { limits: declared } : {}),
-    clients: c.clients.map((cl) => (ratePerWindow ? { ...cl, rateLimitPerMinute: ratePerWindow } : cl)),
   };
 }
 

@@ -11,6 +11,7 @@ import { compact } from './compact.js';
 import type { ResourceEnv } from './env.js';
 import { invalid, notFound, unprocessable } from './errors.js';
 import { schemaProblem } from './fhir-schema.js';
+import { searchQueryUnderFaults } from '../faults/encounter.js';
 import { searchBundle } from './pagination.js';
 import { assertPatientAcceptsData } from './patient-rules.js';
 import type { DocumentReferenceRow, RecordMeta } from './records.js';
@@ -107,10 +108,11 @@ export function documentReferenceHandlers(env: ResourceEnv): Record<string, Hand
   };
 
   const search: Handler = (ctx) => {
-    const patient = uuidParam(ctx.query, 'patient', 'Patient');
-    const types = tokenParam(ctx.query, 'type');
-    const categories = tokenParam(ctx.query, 'category');
-    const dates = dateParams(ctx.query);
+    const query = searchQueryUnderFaults(ctx.query, env.faults, 'document-reference');
+    const patient = uuidParam(query, 'patient', 'Patient');
+    const types = tokenParam(query, 'type');
+    const categories = tokenParam(query, 'category');
+    const dates = dateParams(query);
     const matches = store.documentReferences.all(ctx.caller.org).filter((row) =>
       (patient === undefined || row.subjectId === patient)
       && (types === undefined || conceptsMatch(row.type === undefined ? [] : [row.type], types))

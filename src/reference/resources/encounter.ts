@@ -10,6 +10,7 @@ import { compact } from './compact.js';
 import type { ResourceEnv } from './env.js';
 import { businessRule, conflict, forbidden, invalid, notFound, unprocessable } from './errors.js';
 import { schemaProblem } from './fhir-schema.js';
+import { searchQueryUnderFaults } from '../faults/encounter.js';
 import { searchBundle } from './pagination.js';
 import { assertNormativaComplete, assertPatientAcceptsData } from './patient-rules.js';
 import type { DiagnosisKind, EncounterRow, RecordMeta } from './records.js';
@@ -180,15 +181,20 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
   function checkAppointmentFree(org: string, fields: EncounterFields, selfId?: string): void {
     if (fields.appointmentId === undefined) return;
     const active = store.encounters.all(org).some((e) => e.appointmentId === fields.appointmentId && e.status === 'in-progress' && e.id !== selfId);
-    if (active) throw conflict('HPB-00138', 'Appointment already has an active encounter');
+    if (active && !env.faults.has('encounter-appointment-conflict-not-enforced')) throw conflict('HPB-00138', 'Appointment already has an active encounter');
   }
 
   function respond(status: number, row: EncounterRow, extra: Record<string, string> = {}): HandlerResponse {
     return { status, body: toEncounter(row), headers: { ...versionHeaders(row, modes), ...extra } };
   }
 
+  /** The caller's row; planted tenancy faults also find another organization's. */
+  function findRow(org: string, id: string, leak: 'tenancy-read-leak' | 'tenancy-update-leak'): EncounterRow | undefined {
+    return store.encounters.get(org, id) ?? (env.faults.has(leak) ? store.encounters.values().find((r) => r.id === id) : undefined);
+  }
+
   const read: Handler = (ctx) => {
-    const row = store.encounters.get(ctx.caller.org, ctx.params.id ?? '');
+    const row = findRow(ctx.caller.org, ctx.params.id ?? '', 'tenancy-read-leak');
     if (!row) throw notFound('Encounter', ctx.params.id ?? '');
     return respond(200, row);
   };
@@ -201,7 +207,7 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
     const patient = fields.subjectId === undefined ? undefined : store.patients.get(org, fields.subjectId);
     if (patient) {
       assertPatientAcceptsData(patient);
-      assertNormativaComplete(patient);
+      if (!env.faults.has('encounter-normativa-not-enforced')) assertNormativaComplete(patient);
     }
     const clinic = fields.serviceProviderId === undefined ? undefined : store.clinics.get(org, fields.serviceProviderId);
     if (clinic && !clinic.normativaConfigured) {
@@ -214,7 +220,7 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
   const update: Handler = (ctx) => {
     const org = ctx.caller.org;
     const id = ctx.params.id ?? '';
-    const row = store.encounters.get(org, id);
+    const row = findRow(org, id, 'tenancy-update-leak');
     if (!row) throw notFound('Encounter', id);
     const { resource, fields } = parseBody(ctx.body, org);
     requireSameId(resource, id);
@@ -230,16 +236,18 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
   };
 
   const search: Handler = (ctx: HandlerContext) => {
-    const ids = tokenParam(ctx.query, '_id')?.map((t) => t.code);
-    const patient = uuidParam(ctx.query, 'patient', 'Patient');
-    const practitioner = uuidParam(ctx.query, 'practitioner', 'Practitioner');
-    const dates = dateParams(ctx.query);
-    const statuses = tokenParam(ctx.query, 'status')?.map((t) => t.code);
+    const query = searchQueryUnderFaults(ctx.query, env.faults, 'encounter');
+    const ids = tokenParam(query, '_id')?.map((t) => t.code);
+    const patient = uuidParam(query, 'patient', 'Patient');
+    const practitioner = uuidParam(query, 'practitioner', 'Practitioner');
+    const dates = dateParams(query);
+    const statuses = tokenParam(query, 'status')?.map((t) => t.code);
     if (statuses?.some((s) => !(ENCOUNTER_STATUSES as readonly string[]).includes(s))) {
       throw invalid(`status must be among ${ENCOUNTER_STATUSES.join(', ')}`);
     }
-    const classes = tokenParam(ctx.query, 'class');
-    const matches = store.encounters.all(ctx.caller.org).filter((row) =>
+    const classes = tokenParam(query, 'class');
+    const rows = env.faults.has('tenancy-search-leak') ? store.encounters.values() : store.encounters.all(ctx.caller.org);
+    const matches = rows.filter((row) =>
       (ids === undefined || ids.includes(row.id))
       && (patient === undefined || row.subjectId === patient)
       && (practitioner === undefined || row.participants.some((p) => p.practitionerId === practitioner))

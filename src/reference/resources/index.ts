@@ -35,7 +35,7 @@ export async function createResources(init: ResourceInit): Promise<Resources> {
     limits: init.limits,
     modes: init.modes,
     faults: init.faults,
-    paging: { modes: init.modes, cursors: createCursorCodec(init.modes.cursorEncoding), snapshotSeq: () => store.snapshotSeq() },
+    paging: { modes: init.modes, cursors: createCursorCodec(init.modes.cursorEncoding), snapshotSeq: () => store.snapshotSeq(), faults: init.faults },
   };
   const handlers: Record<string, Handler> = {
     ...medicationRequestHandlers(env),

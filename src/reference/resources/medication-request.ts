@@ -8,14 +8,14 @@ import type { Handler, HandlerContext, HandlerResponse } from '../types.js';
 import { FhirError } from '../types.js';
 import { compact } from './compact.js';
 import type { ResourceEnv } from './env.js';
-import { businessRule, invalid, notFound, unprocessable } from './errors.js';
+import { businessRule, conflict, invalid, notFound, unprocessable } from './errors.js';
 import { schemaProblem } from './fhir-schema.js';
 import { searchBundle } from './pagination.js';
 import { assertPatientAcceptsData } from './patient-rules.js';
 import type { MedicationRequestRow, PatientRow, PrescriptionRow } from './records.js';
 import { uuidParam } from './search-params.js';
-import { type Body, referenceId, requireField, requireResource, requireSameId } from './validate.js';
-import { checkIfMatch, firstVersion, metaOf, nextVersion, versionHeaders } from './versioning.js';
+import { type Body, isUuid, referenceId, requireField, requireResource, requireSameId } from './validate.js';
+import { checkIfMatch, firstVersion, header, metaOf, nextVersion, versionHeaders } from './versioning.js';
 
 /** R4 MedicationRequest.status codes. `unknown` is read-only here. */
 const FHIR_STATUSES = new Set(['active', 'on-hold', 'cancelled', 'completed', 'entered-in-error', 'stopped', 'draft', 'unknown']);
@@ -55,11 +55,12 @@ interface MedicationRequestBody {
 }
 
 /** Structural checks (400 HPB-00101): resourceType, HL7 R4 schema, required fields, subject reference. */
-function parseBody(body: unknown): MedicationRequestBody {
+function parseBody(body: unknown, faults: ReadonlySet<string>, write: 'create' | 'update'): MedicationRequestBody {
   const resource = requireResource(body, 'MedicationRequest');
-  requireField(resource, 'medicationCodeableConcept');
+  if (!faults.has('mr-medication-not-required')) requireField(resource, 'medicationCodeableConcept');
+  if (resource.subject === undefined && faults.has('mr-missing-subject-404')) throw notFound('Patient', 'missing');
   const subjectId = referenceId(requireField(resource, 'subject'), 'Patient', 'subject');
-  const problem = schemaProblem('R4', 'MedicationRequest', resource);
+  const problem = write === 'update' && faults.has('mr-update-schema-unchecked') ? undefined : schemaProblem('R4', 'MedicationRequest', resource);
   if (problem) throw invalid(`Body does not match the FHIR R4 schema: ${problem}`);
   return {
     resource,
@@ -76,11 +77,13 @@ function parseBody(body: unknown): MedicationRequestBody {
 }
 
 export function medicationRequestHandlers(env: ResourceEnv): Record<string, Handler> {
-  const { store, modes } = env;
+  const { store, modes, faults } = env;
+  /** Fault mr-intent-echoed: the intent last written per record. */
+  const echoedIntents = new Map<string, string>();
 
   /** Semantic check of a written status: a FHIR code other than the read-only `unknown`. */
   function checkWritableStatus(status: string | undefined): void {
-    if (status === 'unknown') throw unprocessable(modes.validationStatus, 'status unknown is read-only and cannot be written');
+    if (status === 'unknown' && !faults.has('mr-unknown-status-writable')) throw unprocessable(modes.validationStatus, 'status unknown is read-only and cannot be written');
     if (status !== undefined && !FHIR_STATUSES.has(status)) {
       throw unprocessable(modes.validationStatus, `status ${JSON.stringify(status)} is not a MedicationRequest status`);
     }
@@ -102,7 +105,20 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
   }
 
   function respond(status: number, row: MedicationRequestRow, extra: Record<string, string> = {}): HandlerResponse {
-    return { status, body: toMedicationRequest(row), headers: { ...versionHeaders(row, modes), ...extra } };
+    const body = toMedicationRequest(row);
+    const echoed = echoedIntents.get(row.id);
+    if (echoed !== undefined) body.intent = echoed as MedicationRequest['intent'];
+    return { status, body, headers: { ...versionHeaders(row, modes), ...extra } };
+  }
+
+  function echoIntent(id: string, resource: Body): void {
+    if (faults.has('mr-intent-echoed') && typeof resource.intent === 'string') echoedIntents.set(id, resource.intent);
+  }
+
+  /** Faults mr-deceased-patient-accepted / mr-merged-patient-accepted switch off one patient rule each. */
+  function patientRuleOff(patient: PatientRow): boolean {
+    if (patient.deceased) return faults.has('mr-deceased-patient-accepted');
+    return patient.mergedInto !== undefined && faults.has('mr-merged-patient-accepted');
   }
 
   const read: Handler = (ctx) => {
@@ -113,7 +129,7 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
 
   const create: Handler = (ctx) => {
     const org = ctx.caller.org;
-    const body = parseBody(ctx.body);
+    const body = parseBody(ctx.body, faults, 'create');
     checkWritableStatus(body.status);
     const patient = existingPatient(org, body.subjectId);
     const { resource } = body;
@@ -121,12 +137,12 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
     if (encounterId !== undefined && !store.encounters.get(org, encounterId)) {
       throw unprocessable(modes.validationStatus, `encounter Encounter/${encounterId} does not exist`);
     }
-    assertPatientAcceptsData(patient);
+    if (!patientRuleOff(patient)) assertPatientAcceptsData(patient);
     const prescription = draftPrescriptionFor(org, patient.id);
     const siblings = store.medicationRequests.all(org).filter((m) => m.prescriptionId === prescription.id).length;
     const row = store.insert(store.medicationRequests, compact({
-      ...firstVersion(randomUUID(), org, ctx.now),
-      status: body.status ?? 'active',
+      ...firstVersion(faults.has('mr-client-id-kept') && typeof resource.id === 'string' && isUuid(resource.id) ? resource.id : randomUUID(), org, ctx.now),
+      status: body.status ?? (faults.has('mr-default-status-not-applied') ? 'draft' : 'active'),
       ...body.owned,
       subjectId: patient.id,
       encounterId,
@@ -136,6 +152,7 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
       prescriptionId: prescription.id,
       app: { warnings: [], sortOrder: siblings },
     }));
+    echoIntent(row.id, resource);
     return respond(modes.createStatus, row, { Location: `${ctx.baseUrl}${PATH}/${row.id}` });
   };
 
@@ -144,15 +161,17 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
     const id = ctx.params.id ?? '';
     const row = store.medicationRequests.get(org, id);
     if (!row) throw notFound('MedicationRequest', id);
-    const body = parseBody(ctx.body);
+    const body = parseBody(ctx.body, faults, 'update');
     requireSameId(body.resource, id);
-    checkIfMatch(ctx, row);
-    if (row.status === 'entered-in-error') throw businessRule('HPB-00140', 'Cannot modify a medication request in entered-in-error');
+    if (faults.has('if-match-current-refused') && header(ctx, 'if-match') !== undefined) throw conflict('HPB-00103', 'Version conflict');
+    if (!faults.has('stale-if-match-accepted')) checkIfMatch(ctx, row);
+    if (row.status === 'entered-in-error' && !faults.has('mr-entered-in-error-updatable')) throw businessRule('HPB-00140', 'Cannot modify a medication request in entered-in-error');
     const prescription = store.prescriptions.get(org, row.prescriptionId);
-    if (prescription && prescription.state !== 'draft') {
+    if (prescription && prescription.state !== 'draft' && !faults.has('mr-signed-prescription-updatable')) {
       throw new FhirError(409, 'conflict', `Signed or cancelled prescription cannot be modified (prescription is ${prescription.state})`, modes.signedPrescriptionCode);
     }
-    if (body.subjectId !== row.subjectId) throw unprocessable(422, 'subject cannot be changed on update');
+    const subjectChangeAccepted = faults.has('mr-subject-change-accepted');
+    if (body.subjectId !== row.subjectId && !subjectChangeAccepted) throw unprocessable(422, 'subject cannot be changed on update');
     checkWritableStatus(body.status);
     const patient = store.patients.get(org, row.subjectId);
     if (patient && modes.patientBlockOn === 'create-and-update') assertPatientAcceptsData(patient);
@@ -160,20 +179,25 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
     // app-only fields are preserved, every other field keeps its stored value.
     const updated: MedicationRequestRow = compact({
       ...row,
-      ...nextVersion(row, ctx.now),
+      ...(faults.has('version-id-not-bumped') ? { lastUpdated: new Date(ctx.now).toISOString() } : nextVersion(row, ctx.now)),
       status: body.status ?? row.status,
-      ...body.owned,
+      ...(faults.has('mr-overlay-ignored') ? {} : body.owned),
+      ...(subjectChangeAccepted ? { subjectId: body.subjectId } : {}),
     });
     store.medicationRequests.put(updated);
+    echoIntent(id, body.resource);
     return respond(modes.updateStatus, updated);
   };
 
   const search: Handler = (ctx: HandlerContext) => {
     const patient = uuidParam(ctx.query, 'patient', 'Patient');
     const encounter = uuidParam(ctx.query, 'encounter', 'Encounter');
-    if (patient === undefined && encounter === undefined) throw invalid('At least one of patient or encounter must be supplied');
+    if (patient === undefined && encounter === undefined && !env.faults.has('pagination-mr-search-without-patient-accepted')) {
+      throw invalid('At least one of patient or encounter must be supplied');
+    }
     const matches = store.medicationRequests.all(ctx.caller.org).filter((row) =>
-      (patient === undefined || row.subjectId === patient) && (encounter === undefined || row.encounterId === encounter));
+      (patient === undefined || faults.has('mr-search-patient-ignored') || row.subjectId === patient)
+      && (encounter === undefined || faults.has('mr-search-encounter-ignored') || row.encounterId === encounter));
     return searchBundle(env.paging, {
       ctx, matches, toResource: toMedicationRequest, allowOffset: false,
       fullUrl: (row) => `${ctx.baseUrl}${PATH}/${row.id}`,

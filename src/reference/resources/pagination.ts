@@ -26,6 +26,8 @@ export interface PagingEnv {
   cursors: CursorCodec;
   /** The store's current sequence number (the snapshot of a new search). */
   snapshotSeq(): number;
+  /** Planted faults (src/reference/faults/pagination.ts). */
+  faults?: ReadonlySet<string>;
 }
 
 export interface SearchRequest<T extends RecordMeta> {
@@ -40,12 +42,16 @@ export interface SearchRequest<T extends RecordMeta> {
 }
 
 /** `_count`: default 20; a positive integer; over 100 clamped or refused per `modes.countOver100`. */
-export function parseCount(query: URLSearchParams, modes: ReferenceModes): number {
+export function parseCount(query: URLSearchParams, modes: ReferenceModes, faults: ReadonlySet<string> = new Set()): number {
   const raw = query.get('_count');
-  if (raw === null) return DEFAULT_COUNT;
-  if (!/^\d+$/.test(raw) || Number(raw) === 0) throw invalid(`_count must be a positive integer (got ${JSON.stringify(raw)})`);
+  if (raw === null) return faults.has('pagination-default-page-size-10') ? 10 : DEFAULT_COUNT;
+  if (faults.has('pagination-count-ignored')) return DEFAULT_COUNT;
+  if (!/^\d+$/.test(raw) || Number(raw) === 0) {
+    if (faults.has('pagination-invalid-count-accepted')) return DEFAULT_COUNT;
+    throw invalid(`_count must be a positive integer (got ${JSON.stringify(raw)})`);
+  }
   const count = Number(raw);
-  if (count <= MAX_COUNT) return count;
+  if (count <= MAX_COUNT || faults.has('pagination-count-over-100-unclamped')) return count;
   if (modes.countOver100 === 'reject') throw invalid(`_count must not exceed ${MAX_COUNT} (got ${raw})`);
   return MAX_COUNT;
 }
@@ -69,22 +75,28 @@ export function createComparator(modes: ReferenceModes): (a: { time: number; id:
   return (a, b) => (a.time !== b.time ? a.time - b.time : a.id === b.id ? 0 : (a.id < b.id ? -1 : 1) * idSign);
 }
 
+const compareIdsOnly = (a: { id: string }, b: { id: string }) => (a.id === b.id ? 0 : a.id < b.id ? -1 : 1);
+
 const keyOf = (row: RecordMeta) => ({ time: Date.parse(row.createdAt), id: row.id });
 
 export function searchBundle<T extends RecordMeta>(env: PagingEnv, req: SearchRequest<T>): HandlerResponse {
   const { ctx } = req;
-  const count = parseCount(ctx.query, env.modes);
+  const faults = env.faults ?? new Set<string>();
+  const count = parseCount(ctx.query, env.modes, faults);
   const search = searchFingerprint(ctx);
   const cursor = ctx.query.get('_cursor');
-  const state = cursor === null ? undefined : resumeState(env, ctx, cursor, search);
+  const state = cursor === null ? undefined : resumeState(env, ctx, cursor, search, faults);
   const offset = state === undefined && req.allowOffset ? parseOffset(ctx.query) : 0;
   const snapshot = state?.snapshot ?? env.snapshotSeq();
 
-  const compare = createComparator(env.modes);
-  const inSnapshot = req.matches.filter((row) => row.seq <= snapshot).sort((a, b) => compare(keyOf(a), keyOf(b)));
+  const compare = faults.has('pagination-ordered-by-id-only') ? compareIdsOnly : createComparator(env.modes);
+  const inSnapshot = req.matches
+    .filter((row) => row.seq <= snapshot || faults.has('pagination-snapshot-not-honoured'))
+    .sort((a, b) => compare(keyOf(a), keyOf(b)));
+  const resumeShift = faults.has('pagination-duplicate-across-pages') ? -1 : faults.has('pagination-gap-across-pages') ? 1 : 0;
   const start = state === undefined
     ? offset
-    : countWhile(inSnapshot, (row) => compare(keyOf(row), { time: state.afterTime, id: state.afterId }) <= 0);
+    : countWhile(inSnapshot, (row) => compare(keyOf(row), { time: state.afterTime, id: state.afterId }) <= 0) + resumeShift;
   const page = inSnapshot.slice(start, start + count);
   const last = page[page.length - 1];
   const hasNext = last !== undefined && start + count < inSnapshot.length;
@@ -106,8 +118,9 @@ export function searchBundle<T extends RecordMeta>(env: PagingEnv, req: SearchRe
   };
 }
 
-function resumeState(env: PagingEnv, ctx: HandlerContext, cursor: string, search: string): CursorState {
+function resumeState(env: PagingEnv, ctx: HandlerContext, cursor: string, search: string, faults: ReadonlySet<string>): CursorState {
   const state = env.cursors.decode(cursor);
+  if (state === undefined && faults.has('pagination-garbage-cursor-500')) throw new Error('undecodable _cursor');
   if (state === undefined) throw invalid('_cursor is not a cursor issued by this server (take it from a next link)');
   if (state.org !== ctx.caller.org || state.search !== search) throw invalid('_cursor belongs to another search');
   return state;

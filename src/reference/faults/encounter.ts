@@ -1,0 +1,274 @@
+/**
+ * Faults of the Encounter area: each plants one violation of one Encounter rule
+ * (read shape, contained resources, diagnosis ranks, search parameters,
+ * create/update answers, HPB-00138/00139/00142). Search faults are read by the
+ * reference's search handlers through `searchQueryUnderFaults`.
+ */
+import { catalogError, operationOutcome } from '../outcome.js';
+import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The first issue's catalog code of an OperationOutcome body. */
+export function outcomeCode(body: unknown): string | undefined {
+  if (!isObject(body) || !Array.isArray(body.issue) || !isObject(body.issue[0])) return undefined;
+  const coding = (body.issue[0].details as { coding?: Array<{ code?: string }> } | undefined)?.coding;
+  return coding?.[0]?.code;
+}
+
+/** The same error body with another catalog code (details and diagnostics prefix). */
+export function recoded(body: unknown, code: string): unknown {
+  const copy = structuredClone(body) as { issue: Array<{ diagnostics?: string; details?: { coding?: Array<{ code?: string }> } }> };
+  const issue = copy.issue[0]!;
+  const old = issue.details?.coding?.[0]?.code;
+  if (issue.details?.coding?.[0]) issue.details.coding[0].code = code;
+  if (old && issue.diagnostics?.startsWith(`${old}: `)) issue.diagnostics = `${code}: ${issue.diagnostics.slice(old.length + 2)}`;
+  return copy;
+}
+
+/** An error response in the reference's format. */
+export function errorResponse(res: FaultResponse, status: number, code: string): FaultResponse {
+  return { ...res, status, body: operationOutcome(catalogError(code, { status })) };
+}
+
+/** Applies `edit` to every Encounter in a response body (a resource or a Bundle's entries). */
+function editEncounters(res: FaultResponse, req: FaultRequest, edit: (e: Json) => void): FaultResponse {
+  if (req.op?.resource !== 'Encounter' || res.status >= 300) return res;
+  const body = res.body;
+  if (isObject(body) && body.resourceType === 'Encounter') edit(body);
+  if (isObject(body) && body.resourceType === 'Bundle' && Array.isArray(body.entry)) {
+    for (const entry of body.entry) if (isObject(entry) && isObject(entry.resource) && entry.resource.resourceType === 'Encounter') edit(entry.resource);
+  }
+  return res;
+}
+
+const contained = (e: Json): Json[] => (Array.isArray(e.contained) ? (e.contained as Json[]) : []);
+const diagnoses = (e: Json): Json[] => (Array.isArray(e.diagnosis) ? (e.diagnosis as Json[]) : []);
+
+let renumbering = 0;
+
+/** Date prefixes as a faulty search reads them (`bare` = no prefix, the day itself). */
+const MISREAD_PREFIX: Record<string, string> = { eq: 'ge', ne: 'lt', gt: 'ge', ge: 'gt', lt: 'le', le: 'lt', bare: 'ge' };
+
+/**
+ * The search parameters as a reference with planted search faults reads them:
+ * `<area>-search-ignores-<param>` drops a parameter; `<area>-date-<prefix>-misread`
+ * reads a date prefix as another (`bare` for a date without prefix).
+ */
+export function searchQueryUnderFaults(query: URLSearchParams, faults: ReadonlySet<string>, area: 'encounter' | 'document-reference'): URLSearchParams {
+  const read = new URLSearchParams(query);
+  for (const name of new Set(read.keys())) if (faults.has(`${area}-search-ignores-${name}`)) read.delete(name);
+  const dates = read.getAll('date').map((value) => {
+    const prefix = /^[a-z]{2}/.test(value) ? value.slice(0, 2) : 'bare';
+    if (!faults.has(`${area}-date-${prefix}-misread`)) return value;
+    return `${MISREAD_PREFIX[prefix] ?? prefix}${prefix === 'bare' ? value : value.slice(2)}`;
+  });
+  read.delete('date');
+  for (const d of dates) read.append('date', d);
+  return read;
+}
+
+const ignoredParam = (param: string): FaultDef => ({
+  name: `encounter-search-ignores-${param}`,
+  area: 'encounter',
+  violates: [`encounter.search-${param === '_id' ? 'id' : param}`],
+  symptom: `Encounter search ignores the ${param} parameter and returns unfiltered results.`,
+});
+
+const misreadPrefix = (prefix: string): FaultDef => ({
+  name: `encounter-date-${prefix}-misread`,
+  area: 'encounter',
+  violates: [prefix === 'bare' ? 'encounter.search-date-day' : 'encounter.search-date-prefixes'],
+  symptom: prefix === 'bare'
+    ? `Encounter search reads a date without prefix as ${MISREAD_PREFIX.bare}.`
+    : `Encounter search reads the date prefix ${prefix} as ${MISREAD_PREFIX[prefix]}.`,
+});
+
+export const faults: FaultDef[] = [
+  {
+    name: 'encounter-read-without-id',
+    area: 'encounter',
+    violates: ['encounter.read-shape'],
+    symptom: 'Encounter read responses lack the id.',
+    transformResponse: (res, req) => (req.op?.operationId === 'Encounter.read' ? editEncounters(res, req, (e) => delete e.id) : res),
+  },
+  {
+    name: 'encounter-status-outside-values',
+    area: 'encounter',
+    violates: ['encounter.status-values'],
+    symptom: 'Encounters are emitted with status "arrived", outside planned/in-progress/finished/cancelled.',
+    transformResponse: (res, req) => editEncounters(res, req, (e) => { e.status = 'arrived'; }),
+  },
+  {
+    name: 'encounter-class-without-display',
+    area: 'encounter',
+    violates: ['encounter.class-coding'],
+    symptom: 'Encounter.class is emitted without display.',
+    transformResponse: (res, req) => editEncounters(res, req, (e) => { if (isObject(e.class)) delete e.class.display; }),
+  },
+  {
+    name: 'encounter-subject-not-patient',
+    area: 'encounter',
+    violates: ['encounter.subject-patient-reference'],
+    symptom: 'Encounter.subject references Group/<id> instead of Patient/<id>.',
+    transformResponse: (res, req) => editEncounters(res, req, (e) => {
+      if (isObject(e.subject) && typeof e.subject.reference === 'string') e.subject.reference = e.subject.reference.replace(/^Patient\//, 'Group/');
+    }),
+  },
+  {
+    name: 'encounter-participant-as-actor',
+    area: 'encounter',
+    violates: ['encounter.participant-individual'],
+    symptom: 'Encounter.participant items hold the practitioner in `actor` (R5 spelling) instead of `individual`.',
+    transformResponse: (res, req) => editEncounters(res, req, (e) => {
+      for (const p of Array.isArray(e.participant) ? (e.participant as Json[]) : []) {
+        p.actor = p.individual;
+        delete p.individual;
+      }
+    }),
+  },
+  {
+    name: 'encounter-period-start-not-datetime',
+    area: 'encounter',
+    violates: ['encounter.period-shape'],
+    symptom: 'Encounter.period.start is emitted as a day/month/year text, not an ISO 8601 date-time.',
+    transformResponse: (res, req) => editEncounters(res, req, (e) => {
+      if (isObject(e.period) && typeof e.period.start === 'string') {
+        const [y, m, d] = e.period.start.slice(0, 10).split('-');
+        e.period.start = `${d}/${m}/${y}`;
+      }
+    }),
+  },
+  {
+    name: 'encounter-contained-ids-unstable',
+    area: 'encounter',
+    violates: ['encounter.contained-stable-ids'],
+    symptom: 'Contained Condition ids are renumbered on every response (condition-N shifts between two reads).',
+    transformResponse: (res, req) => editEncounters(res, req, (e) => {
+      const shift = ++renumbering * 10;
+      const rename = (id: string) => id.replace(/^(#?)condition-(\d+)$/, (_m, hash: string, n: string) => `${hash}condition-${Number(n) + shift}`);
+      for (const c of contained(e)) if (typeof c.id === 'string') c.id = rename(c.id);
+      for (const d of diagnoses(e)) if (isObject(d.condition) && typeof d.condition.reference === 'string') d.condition.reference = rename(d.condition.reference);
+    }),
+  },
+  {
+    name: 'encounter-care-plan-id-renamed',
+    area: 'encounter',
+    violates: ['encounter.contained-care-plan'],
+    symptom: 'The contained CarePlan is emitted with id "plan-1" instead of "care-plan".',
+    transformResponse: (res, req) => editEncounters(res, req, (e) => {
+      for (const c of contained(e)) if (c.id === 'care-plan') c.id = 'plan-1';
+    }),
+  },
+  {
+    name: 'encounter-summary-not-clinical-impression',
+    area: 'encounter',
+    violates: ['encounter.contained-subjective-objective-summary'],
+    symptom: 'The contained #subjective-objective-summary is an Observation, not a ClinicalImpression.',
+    transformResponse: (res, req) => editEncounters(res, req, (e) => {
+      for (const c of contained(e)) if (c.id === 'subjective-objective-summary') c.resourceType = 'Observation';
+    }),
+  },
+  {
+    name: 'encounter-impression-loinc-missing',
+    area: 'encounter',
+    violates: ['encounter.contained-diagnostic-impression'],
+    symptom: 'The contained #diagnostic-impression ClinicalImpression has no LOINC 51848-0 code.',
+    transformResponse: (res, req) => editEncounters(res, req, (e) => {
+      for (const c of contained(e)) if (c.id === 'diagnostic-impression') delete c.code;
+    }),
+  },
+  {
+    name: 'encounter-diagnosis-external-condition',
+    area: 'encounter',
+    violates: ['encounter.diagnosis-references-contained-condition'],
+    symptom: 'Encounter.diagnosis[].condition references Condition/<uuid> instead of a contained Condition.',
+    transformResponse: (res, req) => editEncounters(res, req, (e) => {
+      for (const d of diagnoses(e)) {
+        if (isObject(d.condition)) d.condition.reference = 'Condition/0b6d9a3e-8a54-4a34-9b7e-0d8f3c2a9e11';
+      }
+    }),
+  },
+  {
+    name: 'encounter-diagnosis-ranks-descending',
+    area: 'encounter',
+    violates: ['encounter.diagnosis-rank-secondary-order'],
+    symptom: 'Secondary diagnoses are ranked in reverse of their stored order (ranks descend).',
+    transformResponse: (res, req) => editEncounters(res, req, (e) => {
+      const secondaries = diagnoses(e).filter((d) => typeof d.rank === 'number' && d.rank >= 2);
+      const ranks = secondaries.map((d) => d.rank as number).reverse();
+      secondaries.forEach((d, i) => { d.rank = ranks[i]; });
+    }),
+  },
+  {
+    name: 'encounter-search-bundle-collection',
+    area: 'encounter',
+    violates: ['encounter.search-returns-bundle'],
+    symptom: 'Encounter search answers a Bundle of type collection instead of searchset.',
+    transformResponse: (res, req) => {
+      if (req.op?.operationId === 'Encounter.search' && isObject(res.body) && res.body.resourceType === 'Bundle') res.body.type = 'collection';
+      return res;
+    },
+  },
+  ...['_id', 'patient', 'practitioner', 'status', 'class'].map(ignoredParam),
+  ...['eq', 'ne', 'gt', 'ge', 'lt', 'le', 'bare'].map(misreadPrefix),
+  {
+    name: 'encounter-create-without-id',
+    area: 'encounter',
+    violates: ['encounter.create-returns-resource'],
+    symptom: 'A successful Encounter create answers the Encounter without the server-assigned id.',
+    transformResponse: (res, req) => (req.op?.operationId === 'Encounter.create' ? editEncounters(res, req, (e) => delete e.id) : res),
+  },
+  {
+    name: 'encounter-update-empty-body',
+    area: 'encounter',
+    violates: ['encounter.update-returns-resource'],
+    symptom: 'A successful Encounter update answers an empty body.',
+    transformResponse: (res, req) => (req.op?.operationId === 'Encounter.update' && res.status < 300 ? { ...res, body: '' } : res),
+  },
+  {
+    name: 'encounter-validation-wrong-code',
+    area: 'encounter',
+    violates: ['encounter.create-400', 'encounter.create-422', 'encounter.update-400', 'encounter.update-422'],
+    symptom: 'Encounter create/update validation errors carry SVC-00003 instead of HPB-00101.',
+    transformResponse: (res, req) =>
+      req.op?.resource === 'Encounter' && outcomeCode(res.body) === 'HPB-00101' ? { ...res, body: recoded(res.body, 'SVC-00003') } : res,
+  },
+  {
+    name: 'encounter-not-found-wrong-code',
+    area: 'encounter',
+    violates: ['encounter.read-404', 'encounter.update-404'],
+    symptom: 'An unknown Encounter id gives 404 with the generic SVC-00002 instead of HPB-00102.',
+    transformResponse: (res, req) =>
+      req.op?.resource === 'Encounter' && res.status === 404 && outcomeCode(res.body) === 'HPB-00102' ? { ...res, body: recoded(res.body, 'SVC-00002') } : res,
+  },
+  {
+    name: 'encounter-appointment-conflict-not-enforced',
+    area: 'encounter',
+    violates: ['encounter.appointment-active-encounter-409', 'catalog.hpb-00138'],
+    symptom: 'An Encounter for an appointment that already has an active encounter is created.',
+  },
+  {
+    name: 'encounter-registration-window-400',
+    area: 'encounter',
+    violates: ['encounter.registration-window-422', 'catalog.hpb-00139'],
+    symptom: 'An Encounter date outside the registration window is refused with 400 instead of 422.',
+    transformResponse: (res) => (res.status === 422 && outcomeCode(res.body) === 'HPB-00139' ? errorResponse(res, 400, 'HPB-00139') : res),
+  },
+  {
+    name: 'encounter-throttled-wrong-code',
+    area: 'encounter',
+    violates: ['encounter.read-429', 'encounter.search-429', 'encounter.create-429', 'encounter.update-429'],
+    symptom: 'Encounter requests over the key limit are refused with 429 HPB-00121 (sandbox volume cap) instead of HPB-00105.',
+    transformResponse: (res, req) =>
+      req.op?.resource === 'Encounter' && res.status === 429 && outcomeCode(res.body) === 'HPB-00105' ? { ...res, body: recoded(res.body, 'HPB-00121') } : res,
+  },
+  {
+    name: 'encounter-normativa-not-enforced',
+    area: 'encounter',
+    violates: ['catalog.hpb-00142'],
+    symptom: 'A consultation is started for a patient whose normativa data is incomplete.',
+  },
+];

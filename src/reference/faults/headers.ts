@@ -1,0 +1,57 @@
+/** Faults caught by the headers suite: X-Correlation-Id missing on one kind of response, or reused. */
+import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
+
+const CORRELATION_ID = 'x-correlation-id';
+
+function withoutCorrelationId(res: FaultResponse): FaultResponse {
+  return { ...res, headers: Object.fromEntries(Object.entries(res.headers).filter(([k]) => k.toLowerCase() !== CORRELATION_ID)) };
+}
+
+function isDiscovery(path: string): boolean {
+  return path === '/openapi.json' || path.startsWith('/fhir/.well-known/') || /^\/fhir\/R[45]\/metadata$/.test(path);
+}
+
+function dropWhen(when: (res: FaultResponse, req: FaultRequest) => boolean): FaultDef['transformResponse'] {
+  return (res, req) => (when(res, req) ? withoutCorrelationId(res) : res);
+}
+
+export const faults: FaultDef[] = [
+  {
+    name: 'correlation-id-missing-on-errors',
+    area: 'headers',
+    violates: ['headers.correlation-id-every-response'],
+    symptom: 'Error responses (4xx, 5xx) lack X-Correlation-Id; successes keep it.',
+    transformResponse: dropWhen((res) => res.status >= 400),
+  },
+  {
+    name: 'correlation-id-missing-on-success',
+    area: 'headers',
+    violates: ['headers.correlation-id'],
+    symptom: 'Successful FHIR responses lack X-Correlation-Id; errors, discovery and the token endpoint keep it.',
+    transformResponse: dropWhen((res, req) => res.status < 400 && req.op !== undefined),
+  },
+  {
+    name: 'correlation-id-missing-on-token-endpoint',
+    area: 'headers',
+    violates: ['headers.correlation-id-every-response'],
+    symptom: 'Responses of POST /auth/token lack X-Correlation-Id.',
+    transformResponse: dropWhen((_res, req) => req.path === '/auth/token'),
+  },
+  {
+    name: 'correlation-id-missing-on-discovery',
+    area: 'headers',
+    violates: ['headers.correlation-id-every-response'],
+    symptom: 'Discovery documents (metadata, /openapi.json, .well-known) lack X-Correlation-Id.',
+    transformResponse: dropWhen((_res, req) => isDiscovery(req.path)),
+  },
+  {
+    name: 'correlation-id-constant',
+    area: 'headers',
+    violates: ['headers.correlation-id'],
+    symptom: 'Every response carries the same X-Correlation-Id value.',
+    transformResponse: (res) => {
+      const stripped = withoutCorrelationId(res);
+      return { ...stripped, headers: { ...stripped.headers, 'X-Correlation-Id': 'correlation-id' } };
+    },
+  },
+];

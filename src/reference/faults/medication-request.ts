@@ -1,0 +1,185 @@
+/**
+ * Faults of the MedicationRequest rules and of the resource conventions checked
+ * on MedicationRequests (area `general`). Logic faults are guarded in
+ * src/reference/resources/medication-request.ts; the others rewrite responses.
+ */
+import { CATALOG_SYSTEM } from '../../spec/catalog.js';
+import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Applies `fn` to every MedicationRequest in a body (the resource itself or a Bundle's entries). */
+function eachMedicationRequest(res: FaultResponse, fn: (mr: Json) => void): FaultResponse {
+  const body = res.body;
+  if (!isObject(body)) return res;
+  if (body.resourceType === 'MedicationRequest') fn(body);
+  if (body.resourceType === 'Bundle' && Array.isArray(body.entry)) {
+    for (const e of body.entry) if (isObject(e) && isObject(e.resource) && e.resource.resourceType === 'MedicationRequest') fn(e.resource);
+  }
+  return res;
+}
+
+/** A 2xx response of this MedicationRequest interaction. */
+function successOf(res: FaultResponse, req: FaultRequest, interaction: string): boolean {
+  return res.status >= 200 && res.status < 300 && req.op?.resource === 'MedicationRequest' && req.op.interaction === interaction;
+}
+
+/** What a server that answers a write with a bare outcome sends instead of the resource. */
+const INFO_OUTCOME = { resourceType: 'OperationOutcome', issue: [{ severity: 'information', code: 'informational', diagnostics: 'All OK' }] };
+
+const logic = (name: string, area: string, violates: string[], symptom: string): FaultDef => ({ name, area, violates, symptom });
+
+export const faults: FaultDef[] = [
+  {
+    name: 'mr-resource-type-wrong',
+    area: 'medication-request',
+    violates: ['medication-request.resource-type', 'medication-request.read-returns-resource'],
+    symptom: 'A MedicationRequest read answers resourceType MedicationOrder.',
+    transformResponse: (res, req) => {
+      if (successOf(res, req, 'read')) eachMedicationRequest(res, (mr) => { mr.resourceType = 'MedicationOrder'; });
+      return res;
+    },
+  },
+  {
+    name: 'mr-status-missing',
+    area: 'medication-request',
+    violates: ['medication-request.status-required'],
+    symptom: 'A MedicationRequest read carries no status.',
+    transformResponse: (res, req) => (successOf(res, req, 'read') ? eachMedicationRequest(res, (mr) => { delete mr.status; }) : res),
+  },
+  {
+    name: 'mr-encounter-reference-urn',
+    area: 'medication-request',
+    violates: ['medication-request.encounter-reference'],
+    symptom: 'MedicationRequest.encounter.reference is urn:uuid:<id> instead of Encounter/<uuid>.',
+    transformResponse: (res) => eachMedicationRequest(res, (mr) => {
+      if (isObject(mr.encounter) && typeof mr.encounter.reference === 'string') mr.encounter.reference = mr.encounter.reference.replace(/^Encounter\//, 'urn:uuid:');
+    }),
+  },
+  {
+    name: 'mr-create-returns-outcome',
+    area: 'medication-request',
+    violates: ['medication-request.create-returns-resource'],
+    symptom: 'A successful MedicationRequest create answers an informational OperationOutcome instead of the resource.',
+    transformResponse: (res, req) => (successOf(res, req, 'create') ? { ...res, body: structuredClone(INFO_OUTCOME) } : res),
+  },
+  {
+    name: 'mr-update-returns-outcome',
+    area: 'medication-request',
+    violates: ['medication-request.update-returns-resource'],
+    symptom: 'A successful MedicationRequest update answers an informational OperationOutcome instead of the resource.',
+    transformResponse: (res, req) => (successOf(res, req, 'update') ? { ...res, body: structuredClone(INFO_OUTCOME) } : res),
+  },
+  {
+    name: 'mr-search-bundle-collection',
+    area: 'medication-request',
+    violates: ['medication-request.search-returns-bundle'],
+    symptom: 'A MedicationRequest search answers a Bundle of type collection.',
+    transformResponse: (res, req) => {
+      if (successOf(res, req, 'search-type') && isObject(res.body) && res.body.resourceType === 'Bundle') res.body.type = 'collection';
+      return res;
+    },
+  },
+  logic('mr-default-status-not-applied', 'medication-request', ['medication-request.status-default-active'],
+    'A MedicationRequest created without a status is stored as draft.'),
+  logic('mr-intent-echoed', 'medication-request', ['medication-request.intent-ignored-on-write'],
+    'The intent written on create or update is stored and read back instead of order.'),
+  {
+    name: 'mr-intent-not-order',
+    area: 'medication-request',
+    violates: ['medication-request.intent-order-on-read'],
+    symptom: 'MedicationRequests read with intent plan.',
+    transformResponse: (res) => eachMedicationRequest(res, (mr) => { mr.intent = 'plan'; }),
+  },
+  logic('mr-unknown-status-writable', 'medication-request',
+    ['medication-request.status-unknown-not-writable', 'medication-request.create-422', 'medication-request.update-422'],
+    'A create or update with status unknown is accepted.'),
+  {
+    name: 'mr-unknown-status-not-emitted',
+    area: 'medication-request',
+    violates: ['medication-request.status-unknown-emitted'],
+    symptom: 'A stored status with no FHIR spelling is emitted as stored (legacy-suspended) instead of unknown.',
+    transformResponse: (res) => eachMedicationRequest(res, (mr) => { if (mr.status === 'unknown') mr.status = 'legacy-suspended'; }),
+  },
+  logic('mr-medication-not-required', 'medication-request', ['medication-request.medication-required'],
+    'A create without medicationCodeableConcept is accepted.'),
+  logic('mr-missing-subject-404', 'medication-request', ['medication-request.subject-required', 'medication-request.create-400'],
+    'A create without subject gives 404 HPB-00102 (patient not found) instead of HPB-00101.'),
+  logic('mr-update-schema-unchecked', 'medication-request', ['medication-request.update-400'],
+    'An update whose body breaks the FHIR R4 schema is accepted.'),
+  {
+    name: 'mr-not-found-generic-code',
+    area: 'medication-request',
+    violates: ['medication-request.read-404', 'medication-request.update-404', 'catalog.hpb-00102', 'catalog.hpb-00111'],
+    symptom: 'An unknown MedicationRequest id gives 404 with the generic SVC-00002 instead of HPB-00102 or HPB-00111.',
+    transformResponse: (res, req) => {
+      if (res.status !== 404 || !req.path.startsWith('/fhir/R4/MedicationRequest/') || !isObject(res.body) || !Array.isArray(res.body.issue)) return res;
+      const issue: unknown = res.body.issue[0];
+      if (isObject(issue)) {
+        issue.diagnostics = 'SVC-00002: Resource not found';
+        issue.details = { coding: [{ system: CATALOG_SYSTEM, code: 'SVC-00002' }] };
+      }
+      return res;
+    },
+  },
+  logic('mr-overlay-ignored', 'medication-request', ['medication-request.fhir-owned-overlay'],
+    'An update keeps the stored medication, dosage, dispense, reason and notes; only status is written.'),
+  logic('mr-subject-change-accepted', 'medication-request', ['medication-request.update-subject-change-422', 'medication-request.subject-immutable'],
+    'An update with another subject is accepted and moves the record to that patient.'),
+  logic('mr-entered-in-error-updatable', 'medication-request', ['medication-request.entered-in-error-update-422', 'catalog.hpb-00140'],
+    'A MedicationRequest in entered-in-error can be updated.'),
+  logic('mr-signed-prescription-updatable', 'medication-request', ['medication-request.signed-prescription-409', 'catalog.hpb-00114'],
+    'A MedicationRequest under a signed or cancelled prescription can be updated.'),
+  logic('mr-deceased-patient-accepted', 'medication-request', ['catalog.hpb-00109'],
+    'A MedicationRequest can be created for a deceased patient.'),
+  logic('mr-merged-patient-accepted', 'medication-request', ['catalog.hpb-00108'],
+    'A MedicationRequest can be created for a merged patient.'),
+  logic('mr-search-patient-ignored', 'medication-request', ['medication-request.search-by-patient'],
+    'A search by patient returns every MedicationRequest of the organization.'),
+  logic('mr-search-encounter-ignored', 'medication-request', ['medication-request.search-by-encounter'],
+    'A search by encounter returns every MedicationRequest of the organization.'),
+  logic('mr-client-id-kept', 'general', ['general.id-server-assigned'],
+    'A MedicationRequest created with a client-supplied UUID id is stored under that id.'),
+  {
+    name: 'mr-id-not-uuid',
+    area: 'general',
+    violates: ['general.id-uuid'],
+    symptom: 'MedicationRequests read or searched carry their id as 32 hex digits without dashes.',
+    transformResponse: (res, req) => {
+      if (!successOf(res, req, 'read') && !successOf(res, req, 'search-type')) return res;
+      return eachMedicationRequest(res, (mr) => { if (typeof mr.id === 'string') mr.id = mr.id.replace(/-/g, ''); });
+    },
+  },
+  {
+    name: 'mr-reference-absolute-url',
+    area: 'general',
+    violates: ['general.reference-format'],
+    symptom: 'MedicationRequest.subject.reference is an absolute URL instead of Patient/<uuid>.',
+    transformResponse: (res) => eachMedicationRequest(res, (mr) => {
+      if (isObject(mr.subject) && typeof mr.subject.reference === 'string') mr.subject.reference = `https://clinical-records.example/fhir/R4/${mr.subject.reference}`;
+    }),
+  },
+  {
+    name: 'mr-reference-display-object',
+    area: 'general',
+    violates: ['general.reference-display'],
+    symptom: 'MedicationRequest.requester.display is an object instead of a string.',
+    transformResponse: (res) => eachMedicationRequest(res, (mr) => {
+      if (isObject(mr.requester) && typeof mr.requester.display === 'string') mr.requester.display = { text: mr.requester.display };
+    }),
+  },
+  {
+    name: 'mr-authored-on-local-format',
+    area: 'general',
+    violates: ['general.timestamps-iso8601'],
+    symptom: 'MedicationRequest.authoredOn is emitted as DD/MM/YYYY hh:mm.',
+    transformResponse: (res) => eachMedicationRequest(res, (mr) => {
+      const m = typeof mr.authoredOn === 'string' ? /^(\d{4})-(\d{2})-(\d{2})T(\d{2}:\d{2})/.exec(mr.authoredOn) : null;
+      if (m) mr.authoredOn = `${m[3]}/${m[2]}/${m[1]} ${m[4]}`;
+    }),
+  },
+];

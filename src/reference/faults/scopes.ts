@@ -1,0 +1,163 @@
+/**
+ * Faults of the scopes and generated areas: scope enforcement (decided in the
+ * HTTP core through `scopeOverride`), the codes of 401/403 refusals, the
+ * validation error's status and issue code, and the published scope form.
+ */
+import type { OperationDef } from '../../spec/api.js';
+import { hasScope } from '../auth.js';
+import { catalogError, operationOutcome } from '../outcome.js';
+import type { FaultDef, FaultResponse } from './types.js';
+
+/** Scope-enforcement faults: the grant decision each one forces, or undefined where it does not apply. */
+const SCOPE_RULES: Record<string, (held: readonly string[], op: OperationDef) => boolean | undefined> = {
+  'encounter-read-scope-not-enforced': (_held, op) => (op.operationId === 'Encounter.read' ? true : undefined),
+  'rs-accepted-for-update': (held, op) => (op.interaction === 'update' && held.includes(`system/${op.resource}.rs`) ? true : undefined),
+  'medication-request-c-accepted-for-others': (held, op) =>
+    op.resource === 'MedicationRequest' && op.interaction !== 'create' && held.includes('system/MedicationRequest.c') ? true : undefined,
+  // The published scope itself stops counting; only a broader one would do.
+  'rs-refused-for-read-search': (held, op) => (op.interaction === 'read' || op.interaction === 'search-type' ? withoutExact(held, op) : undefined),
+  'cru-refused-for-update': (held, op) => (op.interaction === 'update' ? withoutExact(held, op) : undefined),
+  'cru-refused-for-create': (held, op) => (op.interaction === 'create' && op.scope.endsWith('.cru') ? withoutExact(held, op) : undefined),
+  'upload-refuses-cru': (held, op) => (op.interaction === 'operation' ? withoutExact(held, op) : undefined),
+  'medication-request-create-refuses-c': (held, op) => (op.operationId === 'MedicationRequest.create' ? withoutExact(held, op) : undefined),
+  'r5-scopes-not-shared': (_held, op) => (op.release === 'R5' ? false : undefined),
+};
+
+function withoutExact(held: readonly string[], op: OperationDef): boolean {
+  return hasScope(held.filter((s) => s !== op.scope), op.scope);
+}
+
+/** The scope decision a planted fault forces for this call, or undefined (the normal letter rule applies). */
+export function scopeOverride(planted: ReadonlySet<string>, held: readonly string[], op: OperationDef): boolean | undefined {
+  for (const [name, rule] of Object.entries(SCOPE_RULES)) {
+    const verdict = planted.has(name) ? rule(held, op) : undefined;
+    if (verdict !== undefined) return verdict;
+  }
+  return undefined;
+}
+
+interface Issue {
+  code?: unknown;
+  details?: { coding?: Array<{ code?: unknown }> };
+}
+
+/** The catalog code of a reference error response. */
+function codeOf(res: FaultResponse): string | undefined {
+  const issue = (res.body as { issue?: Issue[] } | undefined)?.issue?.[0];
+  const code = issue?.details?.coding?.[0]?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** The same response turned into another catalog error. */
+function asCatalogError(res: FaultResponse, code: string, status?: number): FaultResponse {
+  const err = catalogError(code, status === undefined ? {} : { status });
+  return { ...res, status: err.status, body: operationOutcome(err) };
+}
+
+export const faults: FaultDef[] = [
+  {
+    name: 'encounter-read-scope-not-enforced',
+    area: 'generated',
+    violates: ['encounter.read-403'],
+    symptom: 'GET /fhir/R4/Encounter/{id} answers any valid token, whatever its scopes.',
+  },
+  {
+    name: 'rs-accepted-for-update',
+    area: 'generated',
+    violates: ['scopes.cru-for-update-and-create'],
+    symptom: 'An update succeeds with a token holding only system/<ResourceType>.rs.',
+  },
+  {
+    name: 'medication-request-c-accepted-for-others',
+    area: 'scopes',
+    violates: ['scopes.medication-request-c-not-enough-for-others'],
+    symptom: 'A token with only system/MedicationRequest.c reads, searches and updates MedicationRequests.',
+  },
+  {
+    name: 'rs-refused-for-read-search',
+    area: 'generated',
+    violates: ['scopes.rs-for-read-search'],
+    symptom: 'Read and search refuse a token holding exactly the .rs scope (403 HPB-00104).',
+  },
+  {
+    name: 'cru-refused-for-update',
+    area: 'generated',
+    violates: ['scopes.cru-for-update-and-create'],
+    symptom: 'Updates refuse a token holding exactly the .cru scope (403 HPB-00104).',
+  },
+  {
+    name: 'cru-refused-for-create',
+    area: 'generated',
+    violates: ['scopes.cru-for-update-and-create'],
+    symptom: 'Encounter and DocumentReference create refuse a token holding exactly the .cru scope (403 HPB-00104).',
+  },
+  {
+    name: 'upload-refuses-cru',
+    area: 'generated',
+    violates: ['document-reference.scope-cru'],
+    symptom: 'The DocumentReference $upload operation refuses a token holding exactly system/DocumentReference.cru (403 HPB-00104).',
+  },
+  {
+    name: 'medication-request-create-refuses-c',
+    area: 'scopes',
+    violates: ['scopes.medication-request-create-c-only'],
+    symptom: 'MedicationRequest create refuses a token holding only system/MedicationRequest.c (403 HPB-00104).',
+  },
+  {
+    name: 'r5-scopes-not-shared',
+    area: 'scopes',
+    violates: ['scopes.shared-across-releases'],
+    symptom: 'Every /fhir/R5 call is refused with 403 HPB-00104, whatever the token holds.',
+  },
+  {
+    name: 'scope-refusal-wrong-code',
+    area: 'generated',
+    violates: ['catalog.hpb-00104'],
+    symptom: 'A token without the needed scope gets 403 SVC-00005 instead of HPB-00104.',
+    transformResponse: (res) => (res.status === 403 && codeOf(res) === 'HPB-00104' ? asCatalogError(res, 'SVC-00005') : res),
+  },
+  {
+    name: 'missing-token-403',
+    area: 'generated',
+    violates: ['auth.missing-bearer-401'],
+    symptom: 'A FHIR call without a bearer token gets 403 SVC-00005 instead of 401.',
+    transformResponse: (res) => (res.status === 401 && codeOf(res) === 'SVC-00004' ? asCatalogError(res, 'SVC-00005') : res),
+  },
+  {
+    name: 'missing-token-wrong-code',
+    area: 'generated',
+    violates: ['catalog.svc-00004'],
+    symptom: 'A FHIR call without a bearer token gets 401 carrying HPB-00104 (a 403 code) instead of SVC-00004.',
+    transformResponse: (res) => (res.status === 401 && codeOf(res) === 'SVC-00004' ? asCatalogError(res, 'HPB-00104', 401) : res),
+  },
+  {
+    name: 'validation-error-500',
+    area: 'generated',
+    violates: ['catalog.hpb-00101'],
+    symptom: 'An invalid write body gets 500 SVC-00001 instead of 400/422 HPB-00101.',
+    transformResponse: (res, req) =>
+      req.method !== 'GET' && req.path.startsWith('/fhir/') && codeOf(res) === 'HPB-00101' ? asCatalogError(res, 'SVC-00001') : res,
+  },
+  {
+    name: 'validation-error-issue-processing',
+    area: 'generated',
+    violates: ['errors.invalid-issue-code'],
+    symptom: 'A 400 HPB-00101 carries issue code processing instead of invalid.',
+    transformResponse: (res) => {
+      if (res.status !== 400 || codeOf(res) !== 'HPB-00101') return res;
+      const body = res.body as { issue: Issue[] };
+      return { ...res, body: { ...body, issue: body.issue.map((i, n) => (n === 0 ? { ...i, code: 'processing' } : i)) } };
+    },
+  },
+  {
+    name: 'scopes-supported-wrong-form',
+    area: 'scopes',
+    violates: ['scopes.form'],
+    symptom: 'smart-configuration lists scopes without the system/ prefix (e.g. MedicationRequest.rs).',
+    transformResponse: (res, req) => {
+      if (req.path !== '/fhir/.well-known/smart-configuration' || res.status !== 200) return res;
+      const body = res.body as { scopes_supported?: string[] };
+      return { ...res, body: { ...body, scopes_supported: (body.scopes_supported ?? []).map((s) => s.replace(/^system\//, '')) } };
+    },
+  },
+];

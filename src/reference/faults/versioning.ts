@@ -1,0 +1,86 @@
+/**
+ * Faults of versioning (spec: Versioning rule 4; MedicationRequest update rules
+ * 4-5; release selection by path prefix). Header and meta faults rewrite
+ * responses; the If-Match and versionId faults are guarded in the
+ * MedicationRequest update handler.
+ */
+import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
+
+function withoutHeader(res: FaultResponse, name: string): FaultResponse {
+  const headers = Object.fromEntries(Object.entries(res.headers).filter(([k]) => k.toLowerCase() !== name));
+  return { ...res, headers };
+}
+
+const isRead = (res: FaultResponse, req: FaultRequest) => res.status === 200 && req.op?.interaction === 'read';
+const isUpdate = (res: FaultResponse, req: FaultRequest) => res.status < 300 && req.op?.interaction === 'update';
+
+export const faults: FaultDef[] = [
+  {
+    name: 'etag-missing',
+    area: 'versioning',
+    violates: ['versioning.read-etag'],
+    symptom: 'Reads carry no ETag header.',
+    transformResponse: (res, req) => (isRead(res, req) ? withoutHeader(res, 'etag') : res),
+  },
+  {
+    name: 'last-modified-missing',
+    area: 'versioning',
+    violates: ['versioning.read-last-modified'],
+    symptom: 'Reads carry no Last-Modified header.',
+    transformResponse: (res, req) => (isRead(res, req) ? withoutHeader(res, 'last-modified') : res),
+  },
+  {
+    name: 'update-etag-missing',
+    area: 'versioning',
+    violates: ['medication-request.update-response-etag'],
+    symptom: 'Update responses carry no ETag header.',
+    transformResponse: (res, req) => (isUpdate(res, req) ? withoutHeader(res, 'etag') : res),
+  },
+  {
+    name: 'update-last-modified-missing',
+    area: 'versioning',
+    violates: ['medication-request.update-response-last-modified'],
+    symptom: 'Update responses carry no Last-Modified header.',
+    transformResponse: (res, req) => (isUpdate(res, req) ? withoutHeader(res, 'last-modified') : res),
+  },
+  {
+    name: 'meta-version-id-missing',
+    area: 'versioning',
+    violates: ['versioning.meta-version-id'],
+    symptom: 'Resources read by id carry meta without versionId.',
+    transformResponse: (res, req) => {
+      const body = res.body as { meta?: Record<string, unknown> } | undefined;
+      if (isRead(res, req) && body?.meta) delete body.meta.versionId;
+      return res;
+    },
+  },
+  {
+    name: 'stale-if-match-accepted',
+    area: 'versioning',
+    violates: ['medication-request.if-match-stale-409', 'medication-request.update-409', 'catalog.hpb-00103'],
+    symptom: 'A MedicationRequest update with a stale If-Match is applied.',
+  },
+  {
+    name: 'if-match-current-refused',
+    area: 'versioning',
+    violates: ['medication-request.if-match-current-succeeds'],
+    symptom: 'Any MedicationRequest update carrying If-Match is refused with 409 HPB-00103, even with the current ETag.',
+  },
+  {
+    name: 'version-id-not-bumped',
+    area: 'versioning',
+    violates: ['medication-request.update-response-etag', 'versioning.if-match-conditional'],
+    symptom: 'A MedicationRequest update keeps the previous meta.versionId and ETag.',
+  },
+  {
+    name: 'r4-metadata-declares-r5',
+    area: 'versioning',
+    violates: ['versioning.release-by-path-prefix'],
+    symptom: 'GET /fhir/R4/metadata declares fhirVersion 5.0.0.',
+    transformResponse: (res, req) => {
+      const body = res.body as { resourceType?: unknown; fhirVersion?: unknown } | undefined;
+      if (req.path === '/fhir/R4/metadata' && body?.resourceType === 'CapabilityStatement') body.fhirVersion = '5.0.0';
+      return res;
+    },
+  },
+];

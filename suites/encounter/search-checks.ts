@@ -1,0 +1,201 @@
+/**
+ * Encounter search (spec: Endpoints > Encounter (R4), search parameters): each
+ * parameter is checked against the data. The base set is the search for the
+ * fixture Encounter's patient; a filtered search (patient + filter) must return
+ * exactly the base records that satisfy the filter.
+ */
+import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
+import type { CheckContext } from '../../src/engine/context.js';
+import { bundleResources, catalogCodeOf, isObject } from '../../src/engine/expect.js';
+import { area, readEncounter, RS, searchEncounters } from './support.js';
+import {
+  checkFiltered, DATE_PREFIXES, dateFilter, idOf, referencedId, searchUrl, type Collected, type DatePrefix, type Json,
+} from './search.js';
+
+interface Baseline {
+  encounter: Json;
+  patientId: string;
+  /** Every Encounter of the patient. */
+  base: Collected;
+}
+
+/** The fixture Encounter and every Encounter of its patient. */
+async function baseline(ctx: CheckContext): Promise<Baseline> {
+  const { encounter } = await readEncounter(ctx, ctx.fixture('encounter'));
+  const patientId = referencedId(encounter.subject, 'Patient');
+  if (!patientId) ctx.skip('the fixture Encounter has no Patient subject to search by');
+  const base = await searchEncounters(ctx, [['patient', patientId]]);
+  return { encounter, patientId, base };
+}
+
+const practitionersOf = (e: Json): string[] =>
+  (Array.isArray(e.participant) ? e.participant : []).map((p: unknown) => (isObject(p) ? referencedId(p.individual, 'Practitioner') : undefined)).filter((x): x is string => x !== undefined);
+const classCodeOf = (e: Json): unknown => (isObject(e.class) ? e.class.code : undefined);
+const startOf = (e: Json): unknown => (isObject(e.period) ? e.period.start : undefined);
+
+/** A check of one filter combined with `patient`, against the baseline. */
+function filterCheck(opts: {
+  slug: string;
+  title: string;
+  requirement: string;
+  quote: string;
+  /** The parameter to add, chosen from the baseline (undefined: skip with the reason). */
+  choose: (b: Baseline) => { param: [string, string]; matches: (r: Json) => boolean; surely?: (r: Json) => boolean; describe: (r: Json) => unknown } | string;
+}): CheckDefinition {
+  return defineCheck({
+    id: `encounter.${opts.slug}`,
+    title: opts.title,
+    area,
+    level: 'MUST',
+    requirements: [opts.requirement],
+    quote: opts.quote,
+    fixtures: ['encounter'],
+    async run(ctx) {
+      const b = await baseline(ctx);
+      const chosen = opts.choose(b);
+      if (typeof chosen === 'string') return ctx.skip(chosen);
+      const results = await searchEncounters(ctx, [['patient', b.patientId], chosen.param]);
+      checkFiltered(ctx, {
+        what: `${chosen.param[0]}=${chosen.param[1]}`,
+        requirement: opts.requirement,
+        results,
+        base: b.base,
+        matches: (r) => referencedId(r.subject, 'Patient') === b.patientId && chosen.matches(r),
+        surely: chosen.surely,
+        describe: chosen.describe,
+      });
+    },
+  });
+}
+
+function datePrefixCheck(prefix: DatePrefix | 'none'): CheckDefinition {
+  const bare = prefix === 'none';
+  return filterCheck({
+    slug: bare ? 'search-date-day' : `search-date-${prefix}`,
+    title: bare ? 'Encounter search date=YYYY-MM-DD (no prefix) matches period.start on that day' : `Encounter search date=${prefix}YYYY-MM-DD is satisfied by every result's period.start`,
+    requirement: bare ? 'encounter.search-date-day' : 'encounter.search-date-prefixes',
+    quote: bare ? '`[prefix]YYYY-MM-DD`' : 'prefixes `eq`, `ne`, `gt`, `ge`, `lt`, `le`.',
+    choose: (b) => {
+      const start = startOf(b.encounter);
+      if (typeof start !== 'string' || !/^\d{4}-\d{2}-\d{2}/.test(start)) return 'the fixture Encounter has no period.start';
+      const day = start.slice(0, 10);
+      const filter = dateFilter(bare ? 'eq' : prefix, day, startOf);
+      return { param: ['date', `${bare ? '' : prefix}${day}`], ...filter, describe: startOf };
+    },
+  });
+}
+
+export const searchChecks: CheckDefinition[] = [
+  defineCheck({
+    id: 'encounter.search-returns-bundle',
+    title: 'an Encounter search answers a searchset Bundle of Encounters',
+    area,
+    level: 'MUST',
+    requirements: ['encounter.search-returns-bundle'],
+    quote: 'GET `/fhir/R4/Encounter` | `system/Encounter.rs` | query parameters | Bundle searchset',
+    fixtures: ['encounter'],
+    async run(ctx) {
+      const { base } = await baseline(ctx);
+      const others = base.resources.filter((r) => r.resourceType !== 'Encounter');
+      ctx.check(others.length === 0, 'the searchset holds resources other than Encounter', {
+        requirement: 'encounter.search-returns-bundle',
+        expected: 'Encounter',
+        actual: others.slice(0, 3).map((r) => r.resourceType),
+        exchange: base.first.exchange.id,
+      });
+    },
+  }),
+  filterCheck({
+    slug: 'search-id',
+    title: 'Encounter search _id matches exactly that Encounter',
+    requirement: 'encounter.search-id',
+    quote: '_id | token | Exact match.',
+    choose: (b) => {
+      const id = idOf(b.encounter);
+      return { param: ['_id', id], matches: (r) => idOf(r) === id, describe: idOf };
+    },
+  }),
+  defineCheck({
+    id: 'encounter.search-patient',
+    title: "Encounter search patient returns only that patient's Encounters",
+    area,
+    level: 'MUST',
+    requirements: ['encounter.search-patient'],
+    quote: 'patient | reference | UUID of the patient.',
+    fixtures: ['encounter'],
+    async run(ctx) {
+      const { encounter, patientId, base } = await baseline(ctx);
+      const subjectIs = (id: string) => (r: Json) => referencedId(r.subject, 'Patient') === id;
+      checkFiltered(ctx, { what: `patient=${patientId}`, requirement: 'encounter.search-patient', results: base, base: { ...base, resources: [encounter] }, matches: subjectIs(patientId), describe: (r) => r.subject });
+      if (!ctx.hasFixture('patientNoRecords')) return;
+      const none = ctx.fixture('patientNoRecords');
+      const results = await searchEncounters(ctx, [['patient', none]]);
+      checkFiltered(ctx, { what: `patient=${none}`, requirement: 'encounter.search-patient', results, base: results, matches: subjectIs(none), describe: (r) => r.subject });
+    },
+  }),
+  filterCheck({
+    slug: 'search-practitioner',
+    title: 'Encounter search practitioner returns only Encounters with that practitioner',
+    requirement: 'encounter.search-practitioner',
+    quote: 'practitioner | reference | UUID of the practitioner.',
+    choose: (b) => {
+      // The fixture Encounter's practitioner that appears in the fewest of the patient's Encounters filters most.
+      const count = (p: string) => b.base.resources.filter((r) => practitionersOf(r).includes(p)).length;
+      const candidates = practitionersOf(b.encounter).sort((x, y) => count(x) - count(y));
+      if (candidates.length === 0) return 'the fixture Encounter has no practitioner';
+      const p = candidates[0]!;
+      return { param: ['practitioner', p], matches: (r) => practitionersOf(r).includes(p), describe: practitionersOf };
+    },
+  }),
+  filterCheck({
+    slug: 'search-status',
+    title: 'Encounter search status returns only Encounters with that status',
+    requirement: 'encounter.search-status',
+    quote: 'status | token | `planned`, `in-progress`, `finished`, `cancelled`.',
+    choose: (b) => {
+      const status = b.encounter.status;
+      if (typeof status !== 'string') return 'the fixture Encounter has no status';
+      return { param: ['status', status], matches: (r) => r.status === status, describe: (r) => r.status };
+    },
+  }),
+  filterCheck({
+    slug: 'search-class',
+    title: 'Encounter search class returns only Encounters of that class',
+    requirement: 'encounter.search-class',
+    quote: 'class | token | Class code, for example `AMB`, `IMP`, `VR`.',
+    choose: (b) => {
+      const code = classCodeOf(b.encounter);
+      if (typeof code !== 'string') return 'the fixture Encounter has no class code';
+      return { param: ['class', code], matches: (r) => classCodeOf(r) === code, describe: classCodeOf };
+    },
+  }),
+  datePrefixCheck('none'),
+  ...DATE_PREFIXES.map(datePrefixCheck),
+  defineCheck({
+    id: 'encounter.class-codes',
+    title: "records the class codes of the patient's Encounters",
+    area,
+    level: 'observation',
+    requirements: ['encounter.class-codes'],
+    quote: 'Class codes named: `AMB`, `IMP`, `VR`.',
+    fixtures: ['encounter'],
+    async run(ctx) {
+      const { base } = await baseline(ctx);
+      ctx.observe('encounter.class-codes', [...new Set(base.resources.map(classCodeOf))].sort());
+    },
+  }),
+  defineCheck({
+    id: 'encounter.search-invalid-parameter',
+    title: 'records what an Encounter search with a malformed date gives',
+    area,
+    level: 'observation',
+    requirements: ['encounter.search-invalid-parameter'],
+    quote: 'GET `/fhir/R4/Encounter` | `system/Encounter.rs` | query parameters | Bundle searchset | 401 `HPB-00106`, 403 `HPB-00104`, 429 `HPB-00105`',
+    async run(ctx) {
+      const op = ctx.operation('Encounter', 'search-type', 'R4');
+      const res = await ctx.fhir({ scopes: RS, url: searchUrl(op.path, [['date', 'xx2024']]) });
+      const entries = isObject(res.json) && res.json.resourceType === 'Bundle' ? bundleResources(res.json).length : undefined;
+      ctx.observe('encounter.search.date=xx2024', { status: res.status, code: catalogCodeOf(res), entries });
+    },
+  }),
+];

@@ -1,0 +1,118 @@
+/**
+ * Calling one published operation of the target: its URL (fixture id or a
+ * resource the run created), a valid body, and tokens for chosen scopes.
+ * Shared by the generated checks and the scopes suite.
+ */
+import type { CheckContext } from '../../src/engine/context.js';
+import type { ModelOperation } from '../../src/discovery/model.js';
+import type { HttpResponse } from '../../src/http/types.js';
+import { isConformanceError } from '../../src/errors.js';
+import { isObject } from '../../src/engine/expect.js';
+import { minimalResource, type Resource } from './bodies.js';
+
+/** `MedicationRequest.read` -> `medication-request-read`. */
+export function kebab(text: string): string {
+  return text
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/[^A-Za-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')
+    .toLowerCase();
+}
+
+/** The fixture key naming an existing record of a resource type (`MedicationRequest` -> `medicationRequest`). */
+export function fixtureKeyOf(resource: string): string {
+  return resource.charAt(0).toLowerCase() + resource.slice(1);
+}
+
+export const hasIdParam = (op: ModelOperation) => op.path.includes('{id}');
+export const isWrite = (op: ModelOperation) => op.method !== 'GET';
+
+/**
+ * A cached token for exactly these scopes (client `main`). When the token
+ * endpoint refuses them (the client's grant may lack them), the check skips.
+ */
+export async function tokenFor(ctx: CheckContext, scopes: string[]): Promise<string> {
+  try {
+    return await ctx.token(scopes);
+  } catch (e) {
+    if (isConformanceError(e) && e.code === 'ERR_TOKEN') ctx.skip(`no token for ${scopes.join(' ')}: ${e.message}`);
+    throw e;
+  }
+}
+
+/** Id of a created resource: the body's `id`, else the last segment of `Location`. */
+export function createdId(res: HttpResponse): string | undefined {
+  if (isObject(res.json) && typeof res.json.id === 'string') return res.json.id;
+  const location = res.headers.location;
+  return location ? /\/([^/]+?)(?:\/_history\/[^/]+)?$/.exec(location.split('?')[0]!)?.[1] : undefined;
+}
+
+/** Creates a minimal resource through the target's published create; skips when it cannot. */
+export async function createResource(ctx: CheckContext, resource: string, release: 'R4' | 'R5'): Promise<string> {
+  const create = ctx.findOperation(resource, 'create', release);
+  if (!create) ctx.skip(`the target publishes no ${release} ${resource} create to make a resource this check may write to`);
+  if (!create.scope) ctx.skip(`the target publishes no scope for ${create.operationId}`);
+  const token = await tokenFor(ctx, [create.scope]);
+  const res = await ctx.request({ method: create.method, url: create.path, token, client: 'main', body: minimalResource(ctx, release, resource), headers: FHIR_HEADERS });
+  const id = createdId(res);
+  if (res.status < 200 || res.status >= 300 || !id) ctx.skip(`could not create a ${release} ${resource} to write to (status ${res.status})`);
+  ctx.created(resource, id, `${create.path}/${id}`);
+  return id;
+}
+
+const WRITE_TARGETS = 'generated.write-targets';
+
+/** One resource per type and release created by this run, shared by the checks that write to an existing id. */
+async function writeTarget(ctx: CheckContext, op: ModelOperation): Promise<string> {
+  const targets = (ctx.shared.get(WRITE_TARGETS) as Map<string, string> | undefined) ?? new Map<string, string>();
+  ctx.shared.set(WRITE_TARGETS, targets);
+  const key = `${op.release} ${op.resource}`;
+  const known = targets.get(key);
+  if (known) return known;
+  const id = await createResource(ctx, op.resource, op.release);
+  targets.set(key, id);
+  return id;
+}
+
+/** The id an operation with `{id}` is called with: a fixture for reads, a resource of this run for writes. */
+export async function targetIdFor(ctx: CheckContext, op: ModelOperation): Promise<string> {
+  return isWrite(op) ? writeTarget(ctx, op) : ctx.fixture(fixtureKeyOf(op.resource));
+}
+
+/** A search query the target must answer: the fixture patient when `patient` is a parameter, one entry a page. */
+function searchQuery(ctx: CheckContext, op: ModelOperation): string {
+  const names = new Set(op.searchParams.map((p) => p.name));
+  const q = new URLSearchParams();
+  if (names.has('patient')) q.set('patient', ctx.fixture('patient'));
+  if (names.has('_count')) q.set('_count', '1');
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+export const FHIR_HEADERS = { accept: 'application/fhir+json' };
+
+export interface PreparedCall {
+  method: string;
+  url: string;
+  body?: unknown;
+  headers: Record<string, string>;
+}
+
+/**
+ * A valid call of the operation. Writes carry a minimal valid resource (with the
+ * URL id on update); an operation (e.g. `$upload`, payload not shown) gets a
+ * small text/plain body.
+ */
+export async function prepareCall(ctx: CheckContext, op: ModelOperation, body?: Resource): Promise<PreparedCall> {
+  const id = hasIdParam(op) ? await targetIdFor(ctx, op) : undefined;
+  const url = ctx.path(op.path, id === undefined ? {} : { id }) + (op.interaction === 'search-type' ? searchQuery(ctx, op) : '');
+  if (!isWrite(op)) return { method: op.method, url, headers: FHIR_HEADERS };
+  if (op.interaction === 'operation') return { method: op.method, url, body: 'fhir-conformance upload', headers: { ...FHIR_HEADERS, 'content-type': 'text/plain' } };
+  const resource = body ?? minimalResource(ctx, op.release, op.resource);
+  return { method: op.method, url, body: op.interaction === 'update' && id !== undefined ? { ...resource, id } : resource, headers: FHIR_HEADERS };
+}
+
+/** Sends a prepared call with a token (or none). */
+export function send(ctx: CheckContext, call: PreparedCall, token: string | undefined, opts: { retry?: 'spec' | 'none' } = {}): Promise<HttpResponse> {
+  return ctx.request({ ...call, ...(token ? { token, client: 'main' } : {}), ...opts });
+}

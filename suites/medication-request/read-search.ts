@@ -1,0 +1,158 @@
+/**
+ * MedicationRequest read and search (spec: Resources > MedicationRequest;
+ * Endpoints > MedicationRequest (R4)). Read-only: these checks send no writes.
+ */
+import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
+import { catalogCodeOf, expectError } from '../../src/engine/expect.js';
+import {
+  NOT_FOUND_CODES, READ_SCOPES, expectValidationError, outcomeSummary, randomId, readMedicationRequest, readUrl,
+  referenceOf, sameReference, searchMedicationRequests,
+} from './support.js';
+
+const area = 'medication-request';
+
+/** Fields of the spec's MedicationRequest table. */
+const TABLE_FIELDS = new Set([
+  'resourceType', 'id', 'meta', 'status', 'intent', 'groupIdentifier', 'medicationCodeableConcept', 'subject', 'encounter',
+  'requester', 'authoredOn', 'reasonCode', 'dosageInstruction', 'dispenseRequest', 'substitution', 'note',
+]);
+
+/** Pages followed when a search must see every match (100 per page). */
+const MAX_PAGES = 5;
+
+export const readSearchChecks: CheckDefinition[] = [
+  defineCheck({
+    id: 'medication-request.read-fixture',
+    title: 'a MedicationRequest read returns the resource with a status and intent order',
+    area,
+    level: 'MUST',
+    requirements: [
+      'medication-request.read-returns-resource', 'medication-request.resource-type',
+      'medication-request.status-required', 'medication-request.intent-order-on-read',
+    ],
+    quote: 'GET `/fhir/R4/MedicationRequest/{id}` | `system/MedicationRequest.rs` | none | MedicationRequest',
+    fixtures: ['medicationRequest'],
+    async run(ctx) {
+      const id = ctx.fixture('medicationRequest');
+      const { res, resource } = await readMedicationRequest(ctx, id);
+      const exchange = res.exchange.id;
+      ctx.check(typeof resource.id === 'string' && resource.id.toLowerCase() === id.toLowerCase(), 'the resource read is not the one requested', {
+        requirement: 'medication-request.read-returns-resource', expected: id, actual: resource.id, exchange,
+      });
+      ctx.check(typeof resource.status === 'string' && resource.status !== '', 'status is missing', {
+        requirement: 'medication-request.status-required', expected: 'a status', actual: resource.status, exchange,
+      });
+      ctx.check(resource.intent === 'order', `intent is ${JSON.stringify(resource.intent)}, not order`, {
+        requirement: 'medication-request.intent-order-on-read', expected: 'order', actual: resource.intent, exchange,
+      });
+    },
+  }),
+  defineCheck({
+    id: 'medication-request.unknown-status-emitted',
+    title: 'a stored status with no FHIR spelling reads as unknown',
+    area,
+    level: 'MUST',
+    requirements: ['medication-request.status-unknown-emitted'],
+    quote: 'it is emitted when the stored status has no FHIR spelling',
+    fixtures: ['medicationRequestUnknownStatus'],
+    async run(ctx) {
+      const { res, resource } = await readMedicationRequest(ctx, ctx.fixture('medicationRequestUnknownStatus'));
+      ctx.check(resource.status === 'unknown', `status is ${JSON.stringify(resource.status)}, not unknown`, {
+        requirement: 'medication-request.status-unknown-emitted', expected: 'unknown', actual: resource.status, exchange: res.exchange.id,
+      });
+    },
+  }),
+  defineCheck({
+    id: 'medication-request.response-fields',
+    title: 'records MedicationRequest fields outside the spec table',
+    area,
+    level: 'observation',
+    requirements: ['medication-request.response-body-not-shown'],
+    quote: 'Response bodies of MedicationRequest: not shown beyond the fields listed.',
+    fixtures: ['medicationRequest'],
+    async run(ctx) {
+      const { resource } = await readMedicationRequest(ctx, ctx.fixture('medicationRequest'));
+      ctx.observe('medication-request.fields-outside-table', Object.keys(resource).filter((k) => !TABLE_FIELDS.has(k)));
+      ctx.observe('medication-request.group-identifier', resource.groupIdentifier ?? null, 'may carry the parent prescription; the spec does not say');
+    },
+  }),
+  defineCheck({
+    id: 'medication-request.read-unknown-id',
+    title: 'reading an unknown MedicationRequest id gives 404 HPB-00102 or HPB-00111',
+    area,
+    level: 'MUST',
+    requirements: ['medication-request.read-404', 'catalog.hpb-00102', 'catalog.hpb-00111'],
+    quote: 'GET `/fhir/R4/MedicationRequest/{id}` | `system/MedicationRequest.rs` | none | MedicationRequest | 401 `HPB-00106`, 403 `HPB-00104`, 404 `HPB-00102`',
+    async run(ctx) {
+      const res = await ctx.fhir({ scopes: READ_SCOPES, url: readUrl(ctx, randomId()) });
+      expectError(res, { status: 404, code: NOT_FOUND_CODES, requirement: 'medication-request.read-404' });
+    },
+  }),
+  defineCheck({
+    id: 'medication-request.not-found-code',
+    title: 'records which code answers an unknown MedicationRequest (HPB-00102 or HPB-00111)',
+    area,
+    level: 'observation',
+    requirements: ['medication-request.not-found-code'],
+    quote: 'HPB-00111 | 404 | MedicationRequest not found.',
+    async run(ctx) {
+      const res = await ctx.fhir({ scopes: READ_SCOPES, url: readUrl(ctx, randomId()) });
+      ctx.observe('medication-request.not-found', outcomeSummary(res, catalogCodeOf(res)));
+    },
+  }),
+  defineCheck({
+    id: 'medication-request.search-by-patient',
+    title: 'a search by patient returns only that patient\'s MedicationRequests',
+    area,
+    level: 'MUST',
+    requirements: ['medication-request.search-by-patient', 'medication-request.search-returns-bundle'],
+    quote: 'patient | string (UUID of the patient)',
+    fixtures: ['patient'],
+    async run(ctx) {
+      const patient = ctx.fixture('patient');
+      const { resources, pages, complete } = await searchMedicationRequests(ctx, { patient, _count: '100' }, MAX_PAGES);
+      if (resources.length === 0) ctx.skip('the patient fixture has no MedicationRequest, so the filter cannot be seen at work');
+      for (const r of resources) {
+        const subject = referenceOf(r.subject);
+        ctx.check(r.resourceType === 'MedicationRequest' && sameReference(subject, `Patient/${patient}`), `entry ${String(r.id)} has subject ${String(subject)}`, {
+          requirement: 'medication-request.search-by-patient', expected: `Patient/${patient}`, actual: subject, exchange: pages[pages.length - 1]!.exchange.id,
+        });
+      }
+      ctx.observe('medication-request.search-by-patient.examined', { entries: resources.length, pages: pages.length, complete });
+    },
+  }),
+  defineCheck({
+    id: 'medication-request.search-by-encounter',
+    title: 'a search by encounter returns only MedicationRequests of that encounter',
+    area,
+    level: 'MUST',
+    requirements: ['medication-request.search-by-encounter', 'medication-request.encounter-reference', 'medication-request.search-returns-bundle'],
+    quote: 'encounter | string (UUID of the encounter)',
+    fixtures: ['encounter'],
+    async run(ctx) {
+      const encounter = ctx.fixture('encounter');
+      const { resources, pages, complete } = await searchMedicationRequests(ctx, { encounter, _count: '100' }, MAX_PAGES);
+      if (resources.length === 0) ctx.skip('no MedicationRequest references the encounter fixture, so the filter cannot be seen at work');
+      for (const r of resources) {
+        const ref = referenceOf(r.encounter);
+        ctx.check(r.resourceType === 'MedicationRequest' && sameReference(ref, `Encounter/${encounter}`), `entry ${String(r.id)} has encounter ${String(ref)}`, {
+          requirement: 'medication-request.search-by-encounter', expected: `Encounter/${encounter}`, actual: ref, exchange: pages[pages.length - 1]!.exchange.id,
+        });
+      }
+      ctx.observe('medication-request.search-by-encounter.examined', { entries: resources.length, pages: pages.length, complete });
+    },
+  }),
+  defineCheck({
+    id: 'medication-request.search-needs-patient-or-encounter',
+    title: 'a search with neither patient nor encounter is refused with HPB-00101',
+    area,
+    level: 'MUST',
+    requirements: ['medication-request.search-400', 'medication-request.search-patient-or-encounter'],
+    quote: 'At least one of `patient` or `encounter` must be supplied.',
+    async run(ctx) {
+      const op = ctx.operation('MedicationRequest', 'search-type', 'R4');
+      const res = await ctx.fhir({ scopes: READ_SCOPES, url: ctx.path(op.path) });
+      expectValidationError(res, 'medication-request.search-400');
+    },
+  }),
+];

@@ -1,0 +1,207 @@
+/**
+ * Helpers of the pagination suite: the search endpoints it covers, fetching a
+ * page, walking `next` links to the end, and the ordering rule.
+ */
+import type { CheckContext } from '../../src/engine/context.js';
+import { bundleLink, expectSearchset, isObject } from '../../src/engine/expect.js';
+import type { HttpResponse } from '../../src/http/types.js';
+
+/** A search endpoint of the spec and the time fields its ordering may use (requirement notes). */
+export interface SearchEndpoint {
+  slug: string;
+  resource: 'MedicationRequest' | 'Encounter' | 'DocumentReference';
+  release: 'R4' | 'R5';
+  /** The resource's own date, then meta.lastUpdated (pagination.ordering-time-uuid notes). */
+  timeFields: string[];
+}
+
+export const ENDPOINTS: readonly SearchEndpoint[] = [
+  { slug: 'medication-request', resource: 'MedicationRequest', release: 'R4', timeFields: ['authoredOn', 'meta.lastUpdated'] },
+  { slug: 'encounter', resource: 'Encounter', release: 'R4', timeFields: ['period.start', 'meta.lastUpdated'] },
+  { slug: 'document-reference', resource: 'DocumentReference', release: 'R5', timeFields: ['date', 'meta.lastUpdated'] },
+];
+
+/** Safety bound of a walk over `next` links; reaching it is a failure, never a way to stop early. */
+export const MAX_PAGES = 10_000;
+
+export interface Search {
+  endpoint: SearchEndpoint;
+  path: string;
+  scopes: string[];
+  /** The operation path with these query parameters. */
+  url(params: Record<string, string>): string;
+  /** GET a URL (a first page, or a `next` link as given). */
+  get(url: string, opts?: { retry?: 'spec' | 'none' }): Promise<HttpResponse>;
+}
+
+/** The target's published search operation of the endpoint (the check skips when it publishes none). */
+export function searchOf(ctx: CheckContext, endpoint: SearchEndpoint): Search {
+  const op = ctx.operation(endpoint.resource, 'search-type', endpoint.release);
+  const scopes = [op.scope ?? `system/${endpoint.resource}.rs`];
+  return {
+    endpoint,
+    path: op.path,
+    scopes,
+    url: (params) => `${op.path}?${new URLSearchParams(params).toString()}`,
+    get: (url, opts) => ctx.fhir({ scopes, method: 'GET', url, retry: opts?.retry }),
+  };
+}
+
+export interface Entry {
+  /** resource.id, else entry.fullUrl. */
+  key: string;
+  resource: Record<string, unknown>;
+}
+
+export interface Page {
+  res: HttpResponse;
+  bundle: Record<string, unknown>;
+  entries: Entry[];
+  self?: string;
+  next?: string;
+}
+
+/** GET one page; it must be a searchset Bundle whose entries each hold a resource with an id. */
+export async function fetchPage(ctx: CheckContext, search: Search, url: string, requirement: string): Promise<Page> {
+  const res = await search.get(url);
+  const bundle = expectSearchset(res, requirement);
+  const raw = Array.isArray(bundle.entry) ? bundle.entry : [];
+  const entries = raw.map((e, i): Entry => {
+    const resource = isObject(e) && isObject(e.resource) ? e.resource : undefined;
+    const key = typeof resource?.id === 'string' ? resource.id : isObject(e) && typeof e.fullUrl === 'string' ? e.fullUrl : undefined;
+    if (!resource || key === undefined)
+      ctx.fail(`entry[${i}] holds no resource with an id`, { requirement: 'pagination.bundle-entry-array', expected: '{ resource: { id } }', actual: e, exchange: res.exchange.id });
+    return { key, resource };
+  });
+  return { res, bundle, entries, self: bundleLink(bundle, 'self'), next: bundleLink(bundle, 'next') };
+}
+
+export interface Walk {
+  pages: Page[];
+  entries: Entry[];
+  keys: Set<string>;
+}
+
+/**
+ * Follows `next` links as given until a page has none. No cap on the number of
+ * pages other than MAX_PAGES (a failure). Fails when a page repeats an entry, or
+ * when a `next` link leads to a page with no new entry (it was the last page).
+ */
+export async function walk(ctx: CheckContext, search: Search, firstUrl: string, requirement: string): Promise<Walk> {
+  const result: Walk = { pages: [], entries: [], keys: new Set() };
+  let url: string | undefined = firstUrl;
+  while (url !== undefined) {
+    if (result.pages.length >= MAX_PAGES)
+      ctx.fail(`still a next link after ${MAX_PAGES} pages`, { requirement: 'pagination.paging-terminates', expected: 'a page without next', actual: `${MAX_PAGES} pages` });
+    const page = await fetchPage(ctx, search, url, requirement);
+    const fresh = page.entries.filter((e) => !result.keys.has(e.key));
+    if (result.pages.length > 0 && fresh.length === 0)
+      ctx.fail(`the next link of page ${result.pages.length} led to a page with no new entry: next must be absent on the last page`, {
+        requirement: 'pagination.next-absent-on-last-page',
+        expected: 'no next link on the last page',
+        actual: `page ${result.pages.length + 1} holds ${page.entries.length} entries, none new`,
+        exchange: page.res.exchange.id,
+      });
+    const repeated = page.entries.filter((e, i) => result.keys.has(e.key) || page.entries.findIndex((x) => x.key === e.key) !== i);
+    if (repeated.length > 0)
+      ctx.fail(`page ${result.pages.length + 1} repeats ${repeated.length} entr${repeated.length === 1 ? 'y' : 'ies'} already returned`, {
+        requirement: 'pagination.paging-terminates',
+        expected: 'every entry once',
+        actual: repeated.slice(0, 5).map((e) => e.key),
+        exchange: page.res.exchange.id,
+      });
+    for (const e of page.entries) result.keys.add(e.key);
+    result.entries.push(...page.entries);
+    result.pages.push(page);
+    url = page.next;
+  }
+  return result;
+}
+
+/** A page size that spreads `n` entries over about three pages (at least 1, at most 100). */
+export function smallPageSize(n: number): number {
+  return Math.min(100, Math.max(1, Math.ceil(n / 3)));
+}
+
+/** Whether the resource's subject is the patient (a relative or absolute reference). */
+export function refersToPatient(resource: Record<string, unknown>, patientId: string): boolean {
+  const ref = isObject(resource.subject) ? resource.subject.reference : undefined;
+  return typeof ref === 'string' && (ref === `Patient/${patientId}` || ref.endsWith(`/Patient/${patientId}`));
+}
+
+/** The `_cursor` value of a URL, if any. */
+export function cursorOf(url: string): string | undefined {
+  return new URL(url, 'http://x').searchParams.get('_cursor') ?? undefined;
+}
+
+/** The URL with `_cursor` replaced (every other parameter kept as given). */
+export function withCursor(url: string, cursor: string): string {
+  const u = new URL(url, 'http://x');
+  u.searchParams.set('_cursor', cursor);
+  return /^https?:\/\//i.test(url) ? u.toString() : `${u.pathname}${u.search}`;
+}
+
+/** The cursor with a few characters changed (same length, same alphabet where possible). */
+export function tamper(cursor: string): string {
+  const chars = [...cursor];
+  for (const at of new Set([Math.floor(chars.length / 2), chars.length - 2].filter((i) => i >= 0))) {
+    chars[at] = chars[at] === 'A' ? 'B' : 'A';
+  }
+  return chars.join('');
+}
+
+// ---- ordering ------------------------------------------------------------
+
+function valueAt(resource: Record<string, unknown>, path: string): unknown {
+  let v: unknown = resource;
+  for (const part of path.split('.')) v = isObject(v) ? v[part] : undefined;
+  return v;
+}
+
+function timeOf(resource: Record<string, unknown>, field: string): number | undefined {
+  const v = valueAt(resource, field);
+  const t = typeof v === 'string' ? Date.parse(v) : NaN;
+  return Number.isNaN(t) ? undefined : t;
+}
+
+type Direction = 1 | -1;
+
+/** Whether b may follow a under one of the fields: its time moves in `timeDir`, or ties and its id moves in `idDir`. */
+function ordered(a: Entry, b: Entry, fields: string[], timeDir: Direction, idDir: Direction): boolean {
+  return fields.some((field) => {
+    const ta = timeOf(a.resource, field);
+    const tb = timeOf(b.resource, field);
+    if (ta === undefined || tb === undefined) return false;
+    if (ta !== tb) return Math.sign(tb - ta) === timeDir;
+    const ia = a.key.toLowerCase();
+    const ib = b.key.toLowerCase();
+    return ia !== ib && (ib > ia ? 1 : -1) === idDir;
+  });
+}
+
+export interface OrderingVerdict {
+  /** The directions that fit every adjacent pair, when one does. */
+  fits?: { time: 'ascending' | 'descending'; id: 'ascending' | 'descending' };
+  /** Otherwise the first out-of-order pair under the closest directions. */
+  offending?: { index: number; a: string; b: string };
+}
+
+/**
+ * Ordering by time and UUID (pagination.ordering-time-uuid notes): every adjacent
+ * pair is ordered by at least one accepted time field (then by id on a tie), in
+ * one time direction and one id direction throughout the walk.
+ */
+export function checkOrdering(entries: Entry[], fields: string[]): OrderingVerdict {
+  const name = (d: Direction) => (d === 1 ? 'ascending' : 'descending');
+  let best: { bad: number[] } | undefined;
+  for (const timeDir of [1, -1] as const) {
+    for (const idDir of [1, -1] as const) {
+      const bad: number[] = [];
+      for (let i = 1; i < entries.length; i++) if (!ordered(entries[i - 1]!, entries[i]!, fields, timeDir, idDir)) bad.push(i);
+      if (bad.length === 0) return { fits: { time: name(timeDir), id: name(idDir) } };
+      if (!best || bad.length < best.bad.length) best = { bad };
+    }
+  }
+  const i = best!.bad[0]!;
+  return { offending: { index: i, a: entries[i - 1]!.key, b: entries[i]!.key } };
+}

@@ -1,0 +1,257 @@
+/**
+ * Rate limits (spec: Limits, rate-limit response headers; Errors, Retry rule 1;
+ * catalog HPB-00105). The header checks send a handful of requests; the
+ * exhaustion checks drive one key (`extra` when configured) to its limit and
+ * end with that key served again.
+ */
+import type { CheckContext } from '../../src/engine/context.js';
+import { randomUUID } from 'node:crypto';
+import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
+import { expectError, firstIssue } from '../../src/engine/expect.js';
+import type { HttpResponse } from '../../src/http/types.js';
+import { excessScenario, slidingScenario } from './scenarios.js';
+import { PROBE_SCOPES, hit, integerHeader, probeFor, wait, waitUntil, type Hit } from './support.js';
+
+const area = 'rate-limit';
+const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'] as const;
+const EXHAUSTS = { tags: ['exhausts-key-limit', 'waits'] as CheckDefinition['tags'], fixtures: ['medicationRequest'], timeoutMs: 10 * 60_000 };
+
+/** Seconds of clock difference tolerated when the response has no Date header. */
+const CLOCK_SLACK_S = 5;
+
+/** The server's clock in unix seconds (its Date header), else ours with a slack. */
+function serverClock(res: HttpResponse): { nowS: number; slackS: number } {
+  const date = Date.parse(res.headers.date ?? '');
+  return Number.isNaN(date) ? { nowS: Math.floor(Date.now() / 1000), slackS: CLOCK_SLACK_S } : { nowS: Math.floor(date / 1000), slackS: 1 };
+}
+
+/** A request of each kind a key makes: a read, a search, a read of an absent id, a read outside the token's scope. */
+async function authenticatedSamples(ctx: CheckContext): Promise<HttpResponse[]> {
+  const read = ctx.operation('MedicationRequest', 'read', 'R4');
+  const search = ctx.operation('MedicationRequest', 'search-type', 'R4');
+  const encounterRead = ctx.operation('Encounter', 'read', 'R4');
+  return [
+    await ctx.fhir({ scopes: PROBE_SCOPES, url: ctx.path(read.path, { id: ctx.fixture('medicationRequest') }) }),
+    await ctx.fhir({ scopes: PROBE_SCOPES, url: `${search.path}?patient=${encodeURIComponent(ctx.fixture('patient'))}&_count=1` }),
+    await ctx.fhir({ scopes: PROBE_SCOPES, url: ctx.path(read.path, { id: randomUUID() }) }),
+    await ctx.fhir({ scopes: PROBE_SCOPES, url: ctx.path(encounterRead.path, { id: ctx.fixture('encounter') }) }),
+  ];
+}
+
+function attachAll(ctx: CheckContext, hits: Array<Hit | undefined>): void {
+  for (const h of hits) if (h) ctx.attach(h.res.exchange);
+}
+
+export const checks: CheckDefinition[] = [
+  defineCheck({
+    id: 'rate-limit.headers-on-authenticated-responses',
+    title: 'authenticated responses carry X-RateLimit-Limit (the key\'s limit), -Remaining and -Reset',
+    area,
+    level: 'MUST',
+    requirements: ['rate-limit.headers-present', 'rate-limit.limit-header', 'rate-limit.per-key-default-60'],
+    quote: 'Rate-limit response headers (on every response):',
+    fixtures: ['medicationRequest', 'patient', 'encounter'],
+    async run(ctx: CheckContext) {
+      const expectedLimit = ctx.client('main').rateLimitPerMinute;
+      for (const res of await authenticatedSamples(ctx)) {
+        const what = `${res.exchange.request.method} ${new URL(res.exchange.request.url).pathname} (${res.status})`;
+        const missing = RATE_HEADERS.filter((n) => res.headers[n] === undefined);
+        if (!ctx.check(missing.length === 0, `${what} lacks ${missing.join(', ')}`, {
+          requirement: 'rate-limit.headers-present', expected: RATE_HEADERS, actual: `missing: ${missing.join(', ')}`, exchange: res.exchange.id,
+        })) continue;
+        const limit = integerHeader(res.headers['x-ratelimit-limit']);
+        ctx.check(limit !== undefined && limit > 0, `${what}: X-RateLimit-Limit is not a positive integer`, {
+          requirement: 'rate-limit.limit-header', expected: 'a positive integer', actual: res.headers['x-ratelimit-limit'], exchange: res.exchange.id,
+        });
+        ctx.check(limit === undefined || limit === expectedLimit, `${what}: X-RateLimit-Limit is ${limit}, the key's ceiling is ${expectedLimit}`, {
+          requirement: 'rate-limit.per-key-default-60', expected: expectedLimit, actual: limit, exchange: res.exchange.id,
+        });
+      }
+      const metadata = await ctx.request({ url: '/fhir/R4/metadata', headers: { accept: 'application/fhir+json' } });
+      ctx.observe('rate-limit.headers-on-unauthenticated-metadata', RATE_HEADERS.filter((n) => metadata.headers[n] !== undefined));
+    },
+  }),
+  defineCheck({
+    id: 'rate-limit.remaining-decrements',
+    title: 'X-RateLimit-Remaining stays within 0..Limit and goes down by one per request of a key',
+    area,
+    level: 'MUST',
+    requirements: ['rate-limit.headers-arithmetic'],
+    quote: 'X-RateLimit-Remaining | Requests left in the current window.',
+    fixtures: ['medicationRequest'],
+    async run(ctx: CheckContext) {
+      const probe = probeFor(ctx, 'main');
+      let first = await hit(ctx, probe);
+      if ((first.headers.remaining ?? Infinity) < 6) {
+        await wait(ctx, waitUntil(first, probe) - Date.now(), 'rate-limit: the key has too few requests left for this check');
+        first = await hit(ctx, probe);
+      }
+      const hits = [first];
+      for (let i = 0; i < 4; i++) hits.push(await hit(ctx, probe));
+      const values = hits.map((h) => h.headers.remaining);
+      if (values.some((v) => v === undefined)) ctx.fail('X-RateLimit-Remaining is missing or not an integer', { requirement: 'rate-limit.headers-arithmetic', expected: 'integers', actual: hits.map((h) => h.res.headers['x-ratelimit-remaining']), exchange: hits.find((h) => h.headers.remaining === undefined)!.res.exchange.id });
+      const remaining = values as number[];
+      hits.forEach((h, i) => {
+        const limit = h.headers.limit;
+        ctx.check(limit === undefined || remaining[i]! <= limit, `X-RateLimit-Remaining ${remaining[i]} exceeds X-RateLimit-Limit ${limit}`, {
+          requirement: 'rate-limit.headers-arithmetic', expected: `0..${limit}`, actual: remaining[i], exchange: h.res.exchange.id,
+        });
+        if (i > 0) ctx.check(remaining[i]! >= remaining[i - 1]! - 1, `one request lowered X-RateLimit-Remaining from ${remaining[i - 1]} to ${remaining[i]}`, {
+          requirement: 'rate-limit.headers-arithmetic', expected: `>= ${remaining[i - 1]! - 1}`, actual: remaining[i], exchange: h.res.exchange.id,
+        });
+      });
+      ctx.check(remaining[remaining.length - 1]! < remaining[0]!, `X-RateLimit-Remaining did not go down over ${hits.length} consecutive requests: ${remaining.join(', ')}`, {
+        requirement: 'rate-limit.headers-arithmetic', expected: 'decreasing by one per request', actual: remaining, exchange: hits[hits.length - 1]!.res.exchange.id,
+      });
+    },
+  }),
+  defineCheck({
+    id: 'rate-limit.reset-unix-seconds',
+    title: 'X-RateLimit-Reset is a unix timestamp in seconds, not in the past, at most one window ahead',
+    area,
+    level: 'MUST',
+    requirements: ['rate-limit.reset-header'],
+    quote: 'X-RateLimit-Reset | Unix timestamp (UTC) at which the window resets.',
+    fixtures: ['medicationRequest'],
+    async run(ctx: CheckContext) {
+      const h = await hit(ctx, probeFor(ctx, 'main'));
+      const raw = h.res.headers['x-ratelimit-reset'];
+      const reset = h.headers.reset;
+      if (reset === undefined) ctx.fail('X-RateLimit-Reset is missing or not an integer number of seconds', { requirement: 'rate-limit.reset-header', expected: 'unix seconds', actual: raw ?? null, exchange: h.res.exchange.id });
+      const { nowS, slackS } = serverClock(h.res);
+      const lo = nowS - slackS;
+      const hi = nowS + ctx.limits.windowSec + slackS;
+      ctx.check(reset >= lo && reset <= hi, `X-RateLimit-Reset ${reset} is not a unix time in seconds within one window of now${reset > hi * 100 ? ' (milliseconds?)' : ''}`, {
+        requirement: 'rate-limit.reset-header', expected: `${lo}..${hi}`, actual: reset, exchange: h.res.exchange.id,
+      });
+      ctx.observe('rate-limit.reset-seconds-ahead', reset - nowS);
+    },
+  }),
+  defineCheck({
+    id: 'rate-limit.excess-gives-429',
+    title: 'exceeding the key\'s limit gives 429 HPB-00105, issue code throttled, with Retry-After in seconds',
+    area,
+    level: 'MUST',
+    requirements: ['rate-limit.excess-429', 'catalog.hpb-00105', 'rate-limit.retry-after', 'errors.throttled-code'],
+    quote: 'Every authenticated request. Excess gives 429 `HPB-00105`.',
+    ...EXHAUSTS,
+    async run(ctx: CheckContext) {
+      const s = await excessScenario(ctx);
+      attachAll(ctx, [...s.spaced, ...s.burst.hits.slice(-3), s.earlyRetry, s.afterWait]);
+      const sent = s.spaced.length + s.burst.hits.length;
+      const refused = s.burst.refused;
+      if (!refused) ctx.fail(`no 429 after ${sent} requests of one key, whose limit is ${s.probe.limit} per ${ctx.limits.windowSec} s`, { requirement: 'rate-limit.excess-429', expected: 429, actual: s.burst.hits.at(-1)?.res.status, exchange: s.burst.hits.at(-1)?.res.exchange.id });
+      ctx.observe('rate-limit.accepted-before-429', sent - 1);
+      expectError(refused.res, { status: 429, code: 'HPB-00105', requirement: 'catalog.hpb-00105' });
+      const issueCode = firstIssue(refused.res)?.code;
+      ctx.check(issueCode === 'throttled', `issue[0].code of the 429 is ${String(issueCode)}, not throttled`, {
+        requirement: 'errors.throttled-code', expected: 'throttled', actual: issueCode, exchange: refused.res.exchange.id,
+      });
+      const raw = refused.res.headers['retry-after'];
+      const seconds = refused.headers.retryAfter;
+      ctx.check(seconds !== undefined && seconds <= ctx.limits.windowSec + CLOCK_SLACK_S, `Retry-After ${raw ?? 'is missing'}: expected whole seconds within one window`, {
+        requirement: 'rate-limit.retry-after', expected: `0..${ctx.limits.windowSec}`, actual: raw ?? null, exchange: refused.res.exchange.id,
+      });
+    },
+  }),
+  defineCheck({
+    id: 'rate-limit.early-retry-refused-and-extends-reset',
+    title: 'a retry before Retry-After elapses gets another 429 and a later reset',
+    area,
+    level: 'MUST',
+    requirements: ['rate-limit.early-retry-429', 'rate-limit.early-retry-extends-reset'],
+    quote: 'On 429, wait the number of seconds in `Retry-After`; retrying sooner gives another 429 and extends the reset time.',
+    ...EXHAUSTS,
+    async run(ctx: CheckContext) {
+      const s = await excessScenario(ctx);
+      const refused = s.burst.refused;
+      const retry = s.earlyRetry;
+      if (!refused || !retry) ctx.skip('the key was not driven to 429 (see rate-limit.excess-gives-429)');
+      attachAll(ctx, [...s.spaced, refused, retry]);
+      expectError(retry.res, { status: 429, code: 'HPB-00105', requirement: 'rate-limit.early-retry-429' });
+      const before = refused.headers;
+      const after = retry.headers;
+      if (before.reset !== undefined && after.reset !== undefined) {
+        const firstInWindow = refused.receivedAt < s.spaced[0]!.sentAt + s.probe.windowMs;
+        if (after.reset <= before.reset && !firstInWindow)
+          ctx.skip(`the key could not be filled within one window (${refused.receivedAt - s.spaced[0]!.sentAt} ms), so a moved reset cannot show in whole seconds`);
+        ctx.check(after.reset > before.reset, `X-RateLimit-Reset did not move later after an early retry (${before.reset} then ${after.reset})`, {
+          requirement: 'rate-limit.early-retry-extends-reset', expected: `> ${before.reset}`, actual: after.reset, exchange: retry.res.exchange.id,
+        });
+      } else if (before.retryAfter !== undefined && after.retryAfter !== undefined) {
+        // Whole seconds round up: only a gain of more than one second shows an extension.
+        const gainMs = retry.receivedAt + after.retryAfter * 1000 - (refused.receivedAt + before.retryAfter * 1000);
+        ctx.check(gainMs > 1000, `the wait did not move later after an early retry (Retry-After ${before.retryAfter} s, then ${after.retryAfter} s ${retry.receivedAt - refused.receivedAt} ms later)`, {
+          requirement: 'rate-limit.early-retry-extends-reset', expected: 'a later reset', actual: { before: before.retryAfter, after: after.retryAfter }, exchange: retry.res.exchange.id,
+        });
+      } else {
+        ctx.fail('neither X-RateLimit-Reset nor Retry-After is on both 429 responses', { requirement: 'rate-limit.early-retry-extends-reset', expected: 'X-RateLimit-Reset or Retry-After', actual: { before, after }, exchange: retry.res.exchange.id });
+      }
+    },
+  }),
+  defineCheck({
+    id: 'rate-limit.served-after-retry-after',
+    title: 'once Retry-After has elapsed, the throttled key is served again',
+    area,
+    level: 'MUST',
+    requirements: ['rate-limit.sliding-window', 'rate-limit.retry-after'],
+    quote: 'Retry-After | Sent with 429; seconds to wait.',
+    ...EXHAUSTS,
+    async run(ctx: CheckContext) {
+      const s = await excessScenario(ctx);
+      if (!s.afterWait) ctx.skip('the key was not driven to 429 (see rate-limit.excess-gives-429)');
+      attachAll(ctx, [s.burst.refused, s.earlyRetry, s.afterWait]);
+      ctx.observe('rate-limit.waited-ms', s.waitedMs);
+      ctx.check(s.afterWait.res.status !== 429, `still 429 after waiting ${s.waitedMs} ms as Retry-After said`, {
+        requirement: 'rate-limit.sliding-window', expected: 'served (not 429)', actual: s.afterWait.res.status, exchange: s.afterWait.res.exchange.id,
+      });
+    },
+  }),
+  defineCheck({
+    id: 'rate-limit.capacity-returns-as-requests-leave-window',
+    title: 'the per-key window slides: capacity returns as requests leave it, not all at once',
+    area,
+    level: 'MUST',
+    requirements: ['rate-limit.sliding-window'],
+    quote: 'default 60 requests per minute; 1-minute sliding window',
+    ...EXHAUSTS,
+    async run(ctx: CheckContext) {
+      const s = await slidingScenario(ctx);
+      attachAll(ctx, [s.first.at(-1), s.second.refused, s.after]);
+      if (s.first[0]!.res.status === 429) ctx.fail('still 429 after a whole window without requests of the key', { requirement: 'rate-limit.sliding-window', expected: 'served (not 429)', actual: 429, exchange: s.first[0]!.res.exchange.id });
+      const firstRefused = s.first.find((h) => h.res.status === 429);
+      if (firstRefused) ctx.fail(`429 after ${s.first.length} requests, half of the key's limit of ${s.probe.limit}`, { requirement: 'rate-limit.per-key-default-60', expected: `${s.probe.limit} per window`, actual: s.first.length, exchange: firstRefused.res.exchange.id });
+      if (!s.second.refused) ctx.fail(`no 429 after ${s.first.length + s.second.hits.length} requests of one key, whose limit is ${s.probe.limit}`, { requirement: 'rate-limit.excess-429', expected: 429, actual: s.second.hits.at(-1)?.res.status });
+      const after = s.after!;
+      if (!ctx.check(after.res.status !== 429, 'still 429 after the first half of the requests left the window', {
+        requirement: 'rate-limit.sliding-window', expected: 'served (not 429)', actual: after.res.status, exchange: after.res.exchange.id,
+      })) return;
+      const remaining = after.headers.remaining;
+      const bound = s.probe.limit - s.inWindow! - 1;
+      ctx.observe('rate-limit.second-half-in-window', s.inWindow);
+      if (s.inWindow! < 2) ctx.skip('too few requests of the second half were certainly inside the window to tell a sliding window from a fixed one');
+      ctx.check(remaining !== undefined && remaining <= bound, `X-RateLimit-Remaining is ${remaining}, but ${s.inWindow} accepted requests are still inside the window (at most ${bound} left): the window did not slide`, {
+        requirement: 'rate-limit.sliding-window', expected: `<= ${bound}`, actual: remaining ?? null, exchange: after.res.exchange.id,
+      });
+    },
+  }),
+  defineCheck({
+    id: 'rate-limit.organization-ceiling-while-key-throttled',
+    title: 'records whether another key of the organization is served while one key is throttled',
+    area,
+    level: 'observation',
+    requirements: ['rate-limit.per-org-shared'],
+    quote: 'shared by all keys of the organization; 1-minute sliding window; value of the ceiling: not shown',
+    ...EXHAUSTS,
+    clients: ['extra'],
+    async run(ctx: CheckContext) {
+      const s = await excessScenario(ctx);
+      if (!s.otherKey) ctx.skip('the key was not driven to 429 (see rate-limit.excess-gives-429)');
+      ctx.attach(s.otherKey.res.exchange);
+      ctx.observe('rate-limit.other-key-status-while-throttled', s.otherKey.res.status,
+        'the organization ceiling is not shown; a 429 here means it is at most the throttled key\'s limit');
+    },
+  }),
+];
+
+export default checks;

@@ -1,0 +1,149 @@
+/**
+ * Tenancy (spec: What the service does: "Every resource belongs to the caller's
+ * organization. An id that does not exist in the caller's organization gives
+ * 404."). Both directions: the second organization's client against the main
+ * organization's fixtures, and the main client against the `otherOrg*` fixtures.
+ */
+import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
+import type { CheckContext } from '../../src/engine/context.js';
+import { bundleResources, catalogCodeOf, expectError, isObject } from '../../src/engine/expect.js';
+import { idOf, referencedId, searchUrl, type Json } from '../encounter/search.js';
+
+const area = 'tenancy';
+
+interface Target {
+  resource: 'MedicationRequest' | 'Encounter' | 'DocumentReference';
+  release: 'R4' | 'R5';
+  /** Fixture key of a record of the organization that owns it. */
+  fixture: string;
+}
+
+interface Direction {
+  /** The role owning the records, and the role probing them. */
+  owner: string;
+  prober: string;
+  patientFixture: string;
+  targets: Target[];
+}
+
+const DIRECTIONS: Direction[] = [
+  {
+    owner: 'main',
+    prober: 'second-org',
+    patientFixture: 'patient',
+    targets: [
+      { resource: 'MedicationRequest', release: 'R4', fixture: 'medicationRequest' },
+      { resource: 'Encounter', release: 'R4', fixture: 'encounter' },
+      { resource: 'DocumentReference', release: 'R5', fixture: 'documentReference' },
+    ],
+  },
+  {
+    owner: 'second-org',
+    prober: 'main',
+    patientFixture: 'otherOrgPatient',
+    targets: [
+      { resource: 'MedicationRequest', release: 'R4', fixture: 'otherOrgMedicationRequest' },
+      { resource: 'Encounter', release: 'R4', fixture: 'otherOrgEncounter' },
+      { resource: 'DocumentReference', release: 'R5', fixture: 'otherOrgDocumentReference' },
+    ],
+  },
+];
+
+const FIXTURES = [...new Set(DIRECTIONS.flatMap((d) => [d.patientFixture, ...d.targets.map((t) => t.fixture)]))];
+
+const scope = (t: Target, letters: 'rs' | 'cru') => [`system/${t.resource}.${letters}`];
+
+/** The record as its owner reads it; skips when the owner cannot read it (the fixture is not the owner's). */
+async function ownerRead(ctx: CheckContext, d: Direction, t: Target): Promise<Json> {
+  const op = ctx.operation(t.resource, 'read', t.release);
+  const res = await ctx.fhir({ scopes: scope(t, 'rs'), role: d.owner, url: ctx.path(op.path, { id: ctx.fixture(t.fixture) }) });
+  if (res.status !== 200 || !isObject(res.json)) {
+    return ctx.skip(`fixture ${t.fixture} is not readable by its own organization's client (${d.owner}: ${res.status}); the config's fixtures do not match its clients`);
+  }
+  return res.json;
+}
+
+export const checks: CheckDefinition[] = [
+  defineCheck({
+    id: 'tenancy.foreign-read-404',
+    title: "reading another organization's MedicationRequest, Encounter or DocumentReference gives 404",
+    area,
+    level: 'MUST',
+    requirements: ['tenancy.foreign-id-404'],
+    quote: "An id that does not exist in the caller's organization gives 404.",
+    clients: ['second-org'],
+    fixtures: FIXTURES,
+    async run(ctx) {
+      for (const d of DIRECTIONS) {
+        for (const t of d.targets) {
+          await ownerRead(ctx, d, t);
+          const op = ctx.operation(t.resource, 'read', t.release);
+          const res = await ctx.fhir({ scopes: scope(t, 'rs'), role: d.prober, url: ctx.path(op.path, { id: ctx.fixture(t.fixture) }) });
+          expectError(res, { status: 404, requirement: 'tenancy.foreign-id-404' });
+          ctx.observe(`tenancy.read.${t.resource}.${d.prober}`, catalogCodeOf(res));
+        }
+      }
+    },
+  }),
+  defineCheck({
+    id: 'tenancy.foreign-update-404',
+    title: "updating another organization's MedicationRequest, Encounter or DocumentReference gives 404",
+    area,
+    level: 'MUST',
+    requirements: ['tenancy.foreign-id-404'],
+    quote: "An id that does not exist in the caller's organization gives 404.",
+    tags: ['writes'],
+    clients: ['second-org'],
+    fixtures: FIXTURES,
+    async run(ctx) {
+      for (const d of DIRECTIONS) {
+        for (const t of d.targets) {
+          // The body is the record exactly as its owner reads it: a faulty server that accepts it changes nothing.
+          const { meta: _meta, ...body } = await ownerRead(ctx, d, t);
+          const op = ctx.operation(t.resource, 'update', t.release);
+          const res = await ctx.fhir({ scopes: scope(t, 'cru'), role: d.prober, method: 'PUT', url: ctx.path(op.path, { id: ctx.fixture(t.fixture) }), body });
+          expectError(res, { status: 404, requirement: 'tenancy.foreign-id-404' });
+        }
+      }
+    },
+  }),
+  defineCheck({
+    id: 'tenancy.foreign-search-empty',
+    title: "searches never return another organization's records",
+    area,
+    level: 'MUST',
+    requirements: ['tenancy.resources-belong-to-org'],
+    quote: "Every resource belongs to the caller's organization.",
+    clients: ['second-org'],
+    fixtures: FIXTURES,
+    async run(ctx) {
+      for (const d of DIRECTIONS) {
+        const patientId = ctx.fixture(d.patientFixture);
+        const foreignIds = new Set(d.targets.map((t) => ctx.fixture(t.fixture)));
+        for (const t of d.targets) {
+          const op = ctx.operation(t.resource, 'search-type', t.release);
+          const params: Array<[string, string]> = [['patient', patientId]];
+          if (op.searchParams.some((p) => p.name === '_id')) params.push(['_id', ctx.fixture(t.fixture)]);
+          for (const param of params) {
+            const res = await ctx.fhir({ scopes: scope(t, 'rs'), role: d.prober, url: searchUrl(op.path, [param]) });
+            if (res.status >= 400) {
+              // A refusal reveals no record; which refusal the target chose is recorded.
+              ctx.observe(`tenancy.search.${t.resource}.${param[0]}.${d.prober}`, { status: res.status, code: catalogCodeOf(res) });
+              continue;
+            }
+            const found = isObject(res.json) && res.json.resourceType === 'Bundle' ? bundleResources(res.json) : [];
+            const leaked = found.filter((r) => foreignIds.has(idOf(r)) || referencedId(r.subject, 'Patient') === patientId);
+            ctx.check(res.status === 200 && leaked.length === 0, `${d.prober}: ${t.resource} search ${param[0]}=${param[1]} returns ${leaked.length} record(s) of another organization`, {
+              requirement: 'tenancy.resources-belong-to-org',
+              expected: 'no record of another organization',
+              actual: { status: res.status, leaked: leaked.slice(0, 3).map(idOf) },
+              exchange: res.exchange.id,
+            });
+          }
+        }
+      }
+    },
+  }),
+];
+
+export default checks;

@@ -1,0 +1,276 @@
+/**
+ * Versioning (spec: Versioning; MedicationRequest update rules 4-5): versionId,
+ * ETag and Last-Modified on reads and updates, conditional updates with
+ * If-Match, and release selection by path prefix.
+ */
+import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
+import type { CheckContext } from '../../src/engine/context.js';
+import { catalogCodeOf, expectError, expectStatus, isObject } from '../../src/engine/expect.js';
+import type { HttpResponse } from '../../src/http/types.js';
+import {
+  type Resource, createOwn, expectResource, outcomeSummary, putMedicationRequest, readMedicationRequest, searchMedicationRequests,
+} from '../medication-request/support.js';
+import { httpDateForm, isEntityTag, opaqueTag, versionedReads } from './support.js';
+
+const area = 'versioning';
+const FHIR_JSON = { accept: 'application/fhir+json' };
+
+function versionIdOf(resource: Resource): unknown {
+  return isObject(resource.meta) ? resource.meta.versionId : undefined;
+}
+
+function noteUpdate(ctx: CheckContext, resource: Resource, text: string): Resource {
+  return { ...resource, note: [{ text: `${text} (fhir-conformance run ${ctx.runId})` }] };
+}
+
+/** One of our own MedicationRequests, as last read (the read's ETag is the current validator). */
+async function ownRecord(ctx: CheckContext): Promise<{ id: string; res: HttpResponse; resource: Resource; etag: string }> {
+  const { id } = await createOwn(ctx);
+  const { res, resource } = await readMedicationRequest(ctx, id);
+  const etag = res.headers.etag;
+  if (!isEntityTag(etag)) ctx.skip(`the read returned no usable ETag (${String(etag)}); see versioning.read-etag`);
+  return { id, res, resource, etag };
+}
+
+function expectUpdateAccepted(ctx: CheckContext, res: HttpResponse, requirement: string): Resource {
+  expectStatus(res, [200, 201], requirement, 'update');
+  return expectResource(ctx, res, 'MedicationRequest', requirement);
+}
+
+/** An If-Match value no version carries. */
+function staleValidator(ctx: CheckContext): string {
+  return `"fhir-conformance-stale-${ctx.runId}"`;
+}
+
+export const checks: CheckDefinition[] = [
+  defineCheck({
+    id: 'versioning.read-etag',
+    title: 'reads return an ETag',
+    area,
+    level: 'MUST',
+    requirements: ['versioning.read-etag'],
+    quote: 'Reads return an `ETag`',
+    async run(ctx) {
+      for (const { label, res } of await versionedReads(ctx, 'versioning.read-etag')) {
+        const etag = res.headers.etag;
+        ctx.check(isEntityTag(etag), `read of ${label}: ETag ${etag === undefined ? 'missing' : `${JSON.stringify(etag)} is not an entity-tag`}`, {
+          requirement: 'versioning.read-etag', expected: 'W/"<tag>" or "<tag>"', actual: etag ?? null, exchange: res.exchange.id,
+        });
+      }
+    },
+  }),
+  defineCheck({
+    id: 'versioning.read-last-modified',
+    title: 'reads return Last-Modified as an HTTP-date',
+    area,
+    level: 'MUST',
+    requirements: ['versioning.read-last-modified'],
+    quote: 'Reads return an `ETag` and `Last-Modified`',
+    async run(ctx) {
+      for (const { label, res } of await versionedReads(ctx, 'versioning.read-last-modified')) {
+        const value = res.headers['last-modified'];
+        const form = httpDateForm(value);
+        ctx.check(form !== undefined, `read of ${label}: Last-Modified ${value === undefined ? 'missing' : `${JSON.stringify(value)} is not an HTTP-date`}`, {
+          requirement: 'versioning.read-last-modified', expected: 'HTTP-date, e.g. Sun, 06 Nov 1994 08:49:37 GMT', actual: value ?? null, exchange: res.exchange.id,
+        });
+        if (form && form !== 'IMF-fixdate') ctx.observe(`versioning.last-modified-form.${label}`, form);
+      }
+    },
+  }),
+  defineCheck({
+    id: 'versioning.meta-version-id',
+    title: 'every resource read or searched carries meta.versionId',
+    area,
+    level: 'MUST',
+    requirements: ['versioning.meta-version-id'],
+    quote: 'Each resource carries `meta.versionId`.',
+    async run(ctx) {
+      const seen: Array<{ label: string; resource: Resource; res: HttpResponse }> = await versionedReads(ctx, 'versioning.meta-version-id');
+      if (ctx.hasFixture('patient') && ctx.findOperation('MedicationRequest', 'search-type', 'R4')) {
+        const { resources, pages } = await searchMedicationRequests(ctx, { patient: ctx.fixture('patient'), _count: '20' }, 1);
+        for (const resource of resources) seen.push({ label: 'MedicationRequest search entry', resource, res: pages[0]! });
+      }
+      for (const { label, resource, res } of seen) {
+        const v = versionIdOf(resource);
+        ctx.check(typeof v === 'string' && v !== '', `${label} ${String(resource.id)} has no meta.versionId`, {
+          requirement: 'versioning.meta-version-id', expected: 'meta.versionId', actual: v ?? null, exchange: res.exchange.id,
+        });
+      }
+    },
+  }),
+  defineCheck({
+    id: 'versioning.if-match-current-succeeds',
+    title: 'an update with If-Match carrying the current ETag succeeds and makes a new version',
+    area,
+    level: 'MUST',
+    requirements: ['medication-request.if-match-current-succeeds', 'versioning.if-match-conditional'],
+    quote: 'when the `If-Match` header carries the `ETag` from the last read, the update is conditional',
+    tags: ['writes'],
+    fixtures: ['patient'],
+    async run(ctx) {
+      const { id, resource, etag } = await ownRecord(ctx);
+      const written = noteUpdate(ctx, resource, 'conditional update');
+      const res = await putMedicationRequest(ctx, id, written, { 'if-match': etag });
+      const updated = expectUpdateAccepted(ctx, res, 'medication-request.if-match-current-succeeds');
+      ctx.check(versionIdOf(updated) !== versionIdOf(resource), 'the update response carries the old meta.versionId', {
+        requirement: 'versioning.if-match-conditional', expected: `a versionId other than ${String(versionIdOf(resource))}`, actual: versionIdOf(updated), exchange: res.exchange.id,
+      });
+      const after = await readMedicationRequest(ctx, id);
+      ctx.check(versionIdOf(after.resource) === versionIdOf(updated), 'a read after the update does not show the version the update returned', {
+        requirement: 'versioning.if-match-conditional', expected: versionIdOf(updated), actual: versionIdOf(after.resource), exchange: after.res.exchange.id,
+      });
+    },
+  }),
+  defineCheck({
+    id: 'versioning.update-response-etag',
+    title: 'an update response carries the ETag of the new version',
+    area,
+    level: 'MUST',
+    requirements: ['medication-request.update-response-etag'],
+    quote: 'The response carries `ETag` and `Last-Modified` for the new version.',
+    tags: ['writes'],
+    fixtures: ['patient'],
+    async run(ctx) {
+      const { id, resource, etag: before } = await ownRecord(ctx);
+      const res = await putMedicationRequest(ctx, id, noteUpdate(ctx, resource, 'new version'));
+      expectUpdateAccepted(ctx, res, 'medication-request.update-response-etag');
+      const etag = res.headers.etag;
+      if (!isEntityTag(etag)) {
+        ctx.fail(`the update response has ${etag === undefined ? 'no ETag' : `a malformed ETag ${JSON.stringify(etag)}`}`, {
+          requirement: 'medication-request.update-response-etag', expected: 'W/"<tag>" or "<tag>"', actual: etag ?? null, exchange: res.exchange.id,
+        });
+      }
+      ctx.check(opaqueTag(etag) !== opaqueTag(before), 'the update response repeats the ETag of the previous version', {
+        requirement: 'medication-request.update-response-etag', expected: `an ETag other than ${before}`, actual: etag, exchange: res.exchange.id,
+      });
+      const after = await readMedicationRequest(ctx, id);
+      const current = after.res.headers.etag;
+      ctx.check(current !== undefined && opaqueTag(current) === opaqueTag(etag), 'the ETag of the update response is not the one a read returns for the new version', {
+        requirement: 'medication-request.update-response-etag', expected: etag, actual: current ?? null, exchange: after.res.exchange.id,
+      });
+    },
+  }),
+  defineCheck({
+    id: 'versioning.update-response-last-modified',
+    title: 'an update response carries Last-Modified of the new version',
+    area,
+    level: 'MUST',
+    requirements: ['medication-request.update-response-last-modified'],
+    quote: 'The response carries `ETag` and `Last-Modified` for the new version.',
+    tags: ['writes'],
+    fixtures: ['patient'],
+    async run(ctx) {
+      const { id, res: readRes, resource } = await ownRecord(ctx);
+      const res = await putMedicationRequest(ctx, id, noteUpdate(ctx, resource, 'new version'));
+      expectUpdateAccepted(ctx, res, 'medication-request.update-response-last-modified');
+      const value = res.headers['last-modified'];
+      if (httpDateForm(value) === undefined) {
+        ctx.fail(`the update response has ${value === undefined ? 'no Last-Modified' : `a Last-Modified that is not an HTTP-date: ${JSON.stringify(value)}`}`, {
+          requirement: 'medication-request.update-response-last-modified', expected: 'HTTP-date', actual: value ?? null, exchange: res.exchange.id,
+        });
+      }
+      const previous = readRes.headers['last-modified'];
+      if (httpDateForm(previous) !== undefined) {
+        ctx.check(Date.parse(value!) >= Date.parse(previous!), `Last-Modified of the new version (${value!}) is before the previous one (${previous!})`, {
+          requirement: 'medication-request.update-response-last-modified', expected: `not before ${previous!}`, actual: value, exchange: res.exchange.id,
+        });
+      }
+    },
+  }),
+  defineCheck({
+    id: 'versioning.stale-if-match-refused',
+    title: 'an update with a stale If-Match is refused with 409 HPB-00103 and changes nothing',
+    area,
+    level: 'MUST',
+    requirements: ['medication-request.if-match-stale-409', 'medication-request.update-409', 'catalog.hpb-00103', 'versioning.if-match-conditional'],
+    quote: 'A stale validator fails with 409 in the `HPB-00103` shape (version conflict).',
+    tags: ['writes'],
+    fixtures: ['patient'],
+    async run(ctx) {
+      const { id, resource, etag: stale } = await ownRecord(ctx);
+      const first = await putMedicationRequest(ctx, id, noteUpdate(ctx, resource, 'first writer'));
+      const current = expectUpdateAccepted(ctx, first, 'medication-request.if-match-stale-409');
+      const res = await putMedicationRequest(ctx, id, noteUpdate(ctx, resource, 'second writer'), { 'if-match': stale });
+      expectError(res, { status: 409, code: 'HPB-00103', requirement: 'medication-request.if-match-stale-409' });
+      const after = await readMedicationRequest(ctx, id);
+      ctx.check(JSON.stringify(after.resource.note) === JSON.stringify(current.note), 'the refused conditional update changed the record', {
+        requirement: 'medication-request.if-match-stale-409', expected: current.note, actual: after.resource.note, exchange: after.res.exchange.id,
+      });
+    },
+  }),
+  defineCheck({
+    id: 'versioning.if-match-other-resources',
+    title: 'records how Encounter and DocumentReference updates treat a stale If-Match',
+    area,
+    level: 'observation',
+    requirements: ['versioning.if-match-conditional'],
+    quote: 'conditional updates use `If-Match` (see MedicationRequest update)',
+    tags: ['writes'],
+    async run(ctx) {
+      const targets = [
+        { resource: 'Encounter', release: 'R4' as const, fixture: 'encounter', scopes: ['system/Encounter.rs', 'system/Encounter.cru'] },
+        { resource: 'DocumentReference', release: 'R5' as const, fixture: 'documentReference', scopes: ['system/DocumentReference.rs', 'system/DocumentReference.cru'] },
+      ];
+      let examined = 0;
+      for (const t of targets) {
+        const read = ctx.findOperation(t.resource, 'read', t.release);
+        const update = ctx.findOperation(t.resource, 'update', t.release);
+        if (!read || !update || !ctx.hasFixture(t.fixture)) continue;
+        const id = ctx.fixture(t.fixture);
+        const before = await ctx.fhir({ scopes: t.scopes, url: ctx.path(read.path, { id }) });
+        expectStatus(before, 200, 'versioning.if-match-conditional', `read of ${t.resource}`);
+        // The body goes back unchanged: an update that ignores If-Match changes no content.
+        const res = await ctx.fhir({
+          scopes: t.scopes, method: 'PUT', url: ctx.path(update.path, { id }), body: before.json, headers: { 'if-match': staleValidator(ctx) },
+        });
+        ctx.observe(`versioning.stale-if-match.${t.resource}`, outcomeSummary(res, catalogCodeOf(res)));
+        examined++;
+      }
+      if (examined === 0) ctx.skip('no published Encounter or DocumentReference read and update with a configured fixture');
+    },
+  }),
+  defineCheck({
+    id: 'versioning.release-by-path-prefix',
+    title: '/fhir/R4 answers FHIR R4 and /fhir/R5 answers FHIR R5',
+    area,
+    level: 'MUST',
+    requirements: ['versioning.release-by-path-prefix'],
+    quote: 'FHIR releases are selected by path prefix: `/fhir/R4` and `/fhir/R5`.',
+    async run(ctx) {
+      const requirement = 'versioning.release-by-path-prefix';
+      const r4 = await ctx.request({ url: '/fhir/R4/metadata', headers: FHIR_JSON });
+      expectStatus(r4, 200, requirement, 'GET /fhir/R4/metadata');
+      const cs4 = expectResource(ctx, r4, 'CapabilityStatement', requirement, 'R4');
+      ctx.check(typeof cs4.fhirVersion === 'string' && cs4.fhirVersion.startsWith('4.0.'), `/fhir/R4/metadata declares fhirVersion ${String(cs4.fhirVersion)}`, {
+        requirement, expected: '4.0.x', actual: cs4.fhirVersion, exchange: r4.exchange.id,
+      });
+      const r5 = await ctx.request({ url: '/fhir/R5/metadata', headers: FHIR_JSON });
+      ctx.observe('versioning.r5-metadata-status', r5.status);
+      if (r5.status === 200) {
+        const cs5 = expectResource(ctx, r5, 'CapabilityStatement', requirement, 'R5');
+        ctx.check(typeof cs5.fhirVersion === 'string' && cs5.fhirVersion.startsWith('5.0.'), `/fhir/R5/metadata declares fhirVersion ${String(cs5.fhirVersion)}`, {
+          requirement, expected: '5.0.x', actual: cs5.fhirVersion, exchange: r5.exchange.id,
+        });
+      }
+      // Resources read under each prefix validate against that release's schema.
+      await versionedReads(ctx, requirement);
+    },
+  }),
+  defineCheck({
+    id: 'versioning.v1',
+    title: 'records how the target exposes the interface version',
+    area,
+    level: 'observation',
+    requirements: ['versioning.v1'],
+    quote: 'The public interface is version v1.',
+    async run(ctx) {
+      const info = isObject(ctx.model.openapi) && isObject((ctx.model.openapi as Record<string, unknown>).info)
+        ? ((ctx.model.openapi as Record<string, unknown>).info as Record<string, unknown>) : undefined;
+      const cs = isObject(ctx.model.capabilityR4) ? (ctx.model.capabilityR4 as Record<string, unknown>) : undefined;
+      ctx.observe('versioning.openapi-info-version', info?.version ?? null);
+      ctx.observe('versioning.capability-version', cs?.version ?? null);
+    },
+  }),
+];
+
+export default checks;

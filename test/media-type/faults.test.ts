@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { OPERATIONS } from '../../src/spec/api.js';
+import { faults } from '../../src/reference/faults/media-type.js';
+import type { FaultRequest, FaultResponse } from '../../src/reference/faults/types.js';
+import type { HttpResponse } from '../../src/http/types.js';
+import { mediaTypeOf } from '../../suites/media-type/checks.js';
+
+const FHIR = 'application/fhir+json; charset=utf-8';
+const outcome = { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'not-found', diagnostics: 'HPB-00102: Resource not found' }] };
+const res = (status: number, body: unknown = outcome): FaultResponse => ({ status, headers: { 'Content-Type': FHIR }, body });
+const apply = (name: string, r: FaultResponse, req: FaultRequest) => faults.find((f) => f.name === name)!.transformResponse!(structuredClone(r), req);
+const contentType = (r: FaultResponse) => Object.entries(r.headers).find(([k]) => k.toLowerCase() === 'content-type')?.[1];
+
+const op = (resource: string, interaction: string, release: string) =>
+  OPERATIONS.find((o) => o.resource === resource && o.interaction === interaction && o.release === release)!;
+
+describe('media-type faults', () => {
+  const r4Read: FaultRequest = { method: 'GET', path: '/fhir/R4/MedicationRequest/x', op: op('MedicationRequest', 'read', 'R4') };
+  const r5Read: FaultRequest = { method: 'GET', path: '/fhir/R5/DocumentReference/x', op: op('DocumentReference', 'read', 'R5') };
+  const create: FaultRequest = { method: 'POST', path: '/fhir/R4/MedicationRequest', op: op('MedicationRequest', 'create', 'R4') };
+
+  it('fhir-errors-plain-json changes errors only', () => {
+    expect(contentType(apply('fhir-errors-plain-json', res(404), r4Read))).toMatch(/^application\/json/);
+    expect(contentType(apply('fhir-errors-plain-json', res(200, {}), r4Read))).toBe(FHIR);
+  });
+
+  it('fhir-r5-plain-json changes R5 only', () => {
+    expect(contentType(apply('fhir-r5-plain-json', res(200, {}), r5Read))).toMatch(/^application\/json/);
+    expect(contentType(apply('fhir-r5-plain-json', res(200, {}), r4Read))).toBe(FHIR);
+  });
+
+  it('fhir-accept-fhir-json-refused answers R4 reads 406', () => {
+    expect(apply('fhir-accept-fhir-json-refused', res(200, {}), r4Read).status).toBe(406);
+    expect(apply('fhir-accept-fhir-json-refused', res(200, {}), r5Read).status).toBe(200);
+  });
+
+  it('fhir-json-write-refused answers successful creates 415', () => {
+    expect(apply('fhir-json-write-refused', res(201, {}), create).status).toBe(415);
+  });
+
+  it('unsupported-media-type-plain-text and openapi-served-as-text', () => {
+    const plain = apply('unsupported-media-type-plain-text', res(415), create);
+    expect([typeof plain.body, contentType(plain)]).toEqual(['string', 'text/plain; charset=utf-8']);
+    expect(contentType(apply('openapi-served-as-text', res(200, {}), { method: 'GET', path: '/openapi.json' }))).toMatch(/^text\/plain/);
+  });
+
+  it('mediaTypeOf drops parameters and case', () => {
+    expect(mediaTypeOf({ headers: { 'content-type': 'Application/FHIR+json; charset=utf-8' } } as unknown as HttpResponse)).toBe('application/fhir+json');
+    expect(mediaTypeOf({ headers: {} } as unknown as HttpResponse)).toBeUndefined();
+  });
+});

@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { SlidingWindowLog, rateLimitHeaders, retryAfterSeconds } from '../../src/reference/rate-limit.js';
+import { faults, keyWindowLog } from '../../src/reference/faults/rate-limit.js';
+
+const T0 = 1_900_000_000_000;
+const W = 5_000;
+
+/** `limit` accepted requests at `at`. */
+function fill(log: SlidingWindowLog, limit: number, at: number): void {
+  for (let i = 0; i < limit; i++) expect(log.hit('k', limit, at).allowed).toBe(true);
+}
+
+describe('reference per-key window (Retry rule 1)', () => {
+  it('refuses a retry sooner than Retry-After even when a slot has freed, and moves the reset by whole seconds', () => {
+    const log = new SlidingWindowLog(W);
+    for (const at of [T0, T0 + 1_000, T0 + 1_000]) expect(log.hit('k', 3, at).allowed).toBe(true);
+    const first = log.hit('k', 3, T0 + 4_500);
+    expect(first.allowed).toBe(false);
+    // the two requests of T0+1s leave at T0+6s, before the announced Retry-After (whole seconds) elapses
+    expect(first.resetMs).toBeGreaterThan(T0 + 6_200);
+    const early = log.hit('k', 3, T0 + 6_200);
+    expect(early.allowed).toBe(false);
+    const [before, after] = [first, early].map((d) => Number(rateLimitHeaders(d)['X-RateLimit-Reset']));
+    expect(after).toBeGreaterThan(before!);
+    // waiting the early retry's Retry-After recovers
+    const wait = retryAfterSeconds(early.resetMs, T0 + 6_200);
+    expect(log.hit('k', 3, T0 + 6_200 + wait * 1000).allowed).toBe(true);
+  });
+
+  it('the reset of a refusal is the moment its Retry-After elapses', () => {
+    const log = new SlidingWindowLog(W);
+    fill(log, 2, T0);
+    const refused = log.hit('k', 2, T0 + 1_234);
+    expect(refused.resetMs).toBe(T0 + 1_234 + retryAfterSeconds(refused.resetMs, T0 + 1_234) * 1000);
+    expect(log.hit('k', 2, refused.resetMs).allowed).toBe(true);
+  });
+});
+
+describe('per-key window faults', () => {
+  const window = (name?: string) => keyWindowLog(new Set(name ? [name] : []), W);
+
+  it('without a fault the core gets the reference window', () => {
+    expect(window().constructor).toBe(SlidingWindowLog);
+  });
+
+  it('rate-limit-not-enforced never refuses', () => {
+    const log = window('rate-limit-not-enforced');
+    for (let i = 0; i < 10; i++) expect(log.hit('k', 3, T0 + i).allowed).toBe(true);
+  });
+
+  it('early-retry-not-extended leaves the reset where it was', () => {
+    const log = window('early-retry-not-extended');
+    fill(log, 2, T0);
+    const first = log.hit('k', 2, T0 + 1_000);
+    const early = log.hit('k', 2, T0 + 3_000);
+    expect([first.allowed, early.allowed]).toEqual([false, false]);
+    expect(early.resetMs).toBe(first.resetMs);
+  });
+
+  it('rate-limit-fixed-window returns all capacity at once', () => {
+    const log = window('rate-limit-fixed-window');
+    log.hit('k', 4, T0);
+    log.hit('k', 4, T0 + 3_000);
+    expect(log.hit('k', 4, T0 + W + 1).remaining).toBe(3);
+    const sliding = window();
+    sliding.hit('k', 4, T0);
+    sliding.hit('k', 4, T0 + 3_000);
+    expect(sliding.hit('k', 4, T0 + W + 1).remaining).toBe(2);
+  });
+
+  it('rate-limit-window-never-slides keeps a throttled key throttled', () => {
+    const log = window('rate-limit-window-never-slides');
+    fill(log, 2, T0);
+    expect(log.hit('k', 2, T0 + 10 * W).allowed).toBe(false);
+  });
+
+  it('every window fault is in the catalog', () => {
+    const names = faults.map((f) => f.name);
+    for (const n of ['rate-limit-not-enforced', 'early-retry-not-extended', 'rate-limit-fixed-window', 'rate-limit-window-never-slides']) {
+      expect(names).toContain(n);
+      expect(window(n).constructor).not.toBe(SlidingWindowLog);
+    }
+  });
+});
+
+describe('rate-limit header faults', () => {
+  const base = { status: 429, headers: { 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '1900000060', 'Retry-After': '7' }, body: {
+    resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'throttled', diagnostics: 'HPB-00105: Rate limit exceeded' }],
+  } };
+  const apply = (name: string) => faults.find((f) => f.name === name)!.transformResponse!(structuredClone(base), { method: 'GET', path: '/fhir/R4/MedicationRequest/x' });
+
+  it.each([
+    ['rate-limit-headers-missing', (h: Record<string, string>) => expect(Object.keys(h)).toEqual(['Retry-After'])],
+    ['rate-limit-limit-not-key-ceiling', (h: Record<string, string>) => expect(h['x-ratelimit-limit']).toBe('120')],
+    ['rate-limit-remaining-not-decremented', (h: Record<string, string>) => expect(h['x-ratelimit-remaining']).toBe('60')],
+    ['rate-limit-reset-in-milliseconds', (h: Record<string, string>) => expect(h['x-ratelimit-reset']).toBe('1900000060000')],
+    ['retry-after-missing', (h: Record<string, string>) => expect(h['retry-after']).toBeUndefined()],
+  ] as const)('%s', (name, expectHeaders) => {
+    expectHeaders(apply(name).headers);
+  });
+
+  it('throttled-issue-code-wrong changes only the issue code', () => {
+    const res = apply('throttled-issue-code-wrong');
+    expect((res.body as typeof base.body).issue[0]).toEqual({ ...base.body.issue[0], code: 'processing' });
+  });
+});

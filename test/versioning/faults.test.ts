@@ -1,0 +1,37 @@
+/**
+ * The versioning checks pass on the clean reference (weak and strong ETags) and
+ * each planted versioning fault makes its checks fail.
+ */
+import { describe, expect, it } from 'vitest';
+import checks from '../../suites/versioning/checks.js';
+import { describeResults, runChecks } from '../medication-request/target.js';
+
+const byId = new Map(checks.map((c) => [c.id, c]));
+
+const CAUGHT_BY: Array<[string, string[]]> = [
+  ['etag-missing', ['versioning.read-etag']],
+  ['last-modified-missing', ['versioning.read-last-modified']],
+  ['update-etag-missing', ['versioning.update-response-etag']],
+  ['update-last-modified-missing', ['versioning.update-response-last-modified']],
+  ['meta-version-id-missing', ['versioning.meta-version-id']],
+  ['stale-if-match-accepted', ['versioning.stale-if-match-refused']],
+  ['if-match-current-refused', ['versioning.if-match-current-succeeds']],
+  ['version-id-not-bumped', ['versioning.if-match-current-succeeds', 'versioning.update-response-etag']],
+  ['r4-metadata-declares-r5', ['versioning.release-by-path-prefix']],
+];
+
+describe('versioning checks on the clean reference', () => {
+  it.each([['weak'], ['strong']] as const)('ETag %s: no fail, no error, no skip', async (etag) => {
+    const results = await runChecks(checks, { modes: { etag, updateStatus: 201 } });
+    expect(describeResults(results).filter((l) => /: (fail|error|skip)/.test(l))).toEqual([]);
+    const stale = results.get('versioning.if-match-other-resources')!.observations;
+    expect(stale.map((o) => o.key)).toEqual(['versioning.stale-if-match.Encounter', 'versioning.stale-if-match.DocumentReference']);
+  }, 120_000);
+});
+
+describe('each planted versioning fault is caught', () => {
+  it.each(CAUGHT_BY)('%s fails %j', async (fault, ids) => {
+    const results = await runChecks(ids.map((id) => byId.get(id)!), { faults: [fault] });
+    expect(describeResults(results)).toEqual(ids.map((id) => expect.stringMatching(new RegExp(`^${id.replace(/\./g, '\\.')}: fail`))));
+  }, 60_000);
+});
