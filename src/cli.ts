@@ -22,7 +22,7 @@ commands:
         re-render a report
   diff <old.json> <new.json>
         list regressions, fixes, new and removed checks; exit 1 on any regression
-  faults                  list the reference server's fault catalog
+  faults [--json]         list the reference server's fault catalog
   init --base-url URL [--out DIR]
         generate a key pair and a config skeleton for a target
 `;
@@ -45,7 +45,7 @@ export async function main(argv: string[], io: Out = std): Promise<number> {
       case 'diff':
         return await cmdDiff(rest, io);
       case 'faults':
-        return await cmdFaults(io);
+        return await cmdFaults(rest, io);
       case 'init':
         return await cmdInit(rest, io);
       case undefined:
@@ -207,8 +207,13 @@ async function cmdDiff(args: string[], io: Out): Promise<number> {
   return d.regressed.length || d.requirements.regressed.length ? 1 : 0;
 }
 
-async function cmdFaults(io: Out): Promise<number> {
+async function cmdFaults(args: string[], io: Out): Promise<number> {
+  const { values } = parse(args, { json: { type: 'boolean' } });
   const { FAULTS } = await import('./reference/faults/index.js');
+  if (values.json) {
+    io.out(`${JSON.stringify(FAULTS.map(({ name, area, violates, symptom }) => ({ name, area, violates, symptom })), null, 2)}\n`);
+    return 0;
+  }
   const width = Math.max(...FAULTS.map((f) => f.name.length), 4);
   io.out(`${FAULTS.length} faults\n\n`);
   for (const f of FAULTS) io.out(`${f.name.padEnd(width)}  ${f.area.padEnd(18)}  ${f.symptom}\n${' '.repeat(width + 2)}violates: ${f.violates.join(', ')}\n`);

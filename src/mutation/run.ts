@@ -2,7 +2,8 @@
  * Mutation testing of the suite: run it against the reference with one fault
  * planted (it must fail a check naming a requirement the fault violates) and
  * against the clean reference in every alternative-conformant mode (it must
- * report zero fail and zero error). Each run is a child process of the CLI.
+ * report zero fail and zero error). Fault runs are in-process; mode runs are
+ * child processes of the CLI (the whole product path, vitest included).
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -12,6 +13,7 @@ import { PROJECT_ROOT } from '../paths.js';
 import type { FaultDef } from '../reference/faults/types.js';
 import type { ReferenceLimits, ReferenceModes } from '../reference/types.js';
 import type { CheckResult, Profile } from '../engine/types.js';
+import { runInProcess } from '../engine/in-process.js';
 
 const CLI = resolve(PROJECT_ROOT, 'bin/fhir-conformance.js');
 
@@ -61,21 +63,41 @@ export async function runCli(args: string[], timeoutMs = 300_000): Promise<RunSu
   }
 }
 
+/**
+ * Plants the fault in a fresh reference and runs, in-process, the checks that
+ * name a requirement it violates (the engine path of a CLI run, without vitest).
+ */
 export async function runFault(fault: FaultDef, profile: Profile = 'full'): Promise<FaultRun> {
-  const r = await runCli(['--profile', profile, '--fault', fault.name, '--requirements', fault.violates.join(',')]);
-  const detectedBy = r.checks.filter((c) => c.outcome === 'fail' && c.requirements.some((q) => fault.violates.includes(q))).map((c) => c.id);
-  return { ...r, fault: fault.name, area: fault.area, violates: fault.violates, detected: detectedBy.length > 0, detectedBy };
+  const t0 = Date.now();
+  let checks: RunSummary['checks'] = [];
+  let stderr = '';
+  try {
+    const results = await runInProcess('all', { faults: [fault.name], requirements: fault.violates, profile });
+    checks = [...results.values()].map((c) => ({ id: c.id, outcome: c.outcome, requirements: c.requirements, message: c.message }));
+  } catch (e) {
+    stderr = e instanceof Error ? e.message : String(e);
+  }
+  const detectedBy = checks.filter((c) => c.outcome === 'fail' && c.requirements.some((q) => fault.violates.includes(q))).map((c) => c.id);
+  const exitCode = checks.some((c) => c.outcome === 'fail') ? 1 : checks.some((c) => c.outcome === 'error') || stderr ? 3 : 0;
+  return { exitCode, checks, durationMs: Date.now() - t0, stderr, fault: fault.name, area: fault.area, violates: fault.violates, detected: detectedBy.length > 0, detectedBy };
+}
+
+/** Deterministic shard of the catalog: shard i of n. */
+export function shard<T extends { name: string }>(items: readonly T[], i: number, n: number): T[] {
+  return items.filter((_x, k) => k % n === i);
 }
 
 export interface ModeSpec {
   label: string;
+  /** quick unless the mode changes something only waiting checks see. */
+  profile?: Profile;
   modes?: Partial<ReferenceModes>;
   limits?: Partial<ReferenceLimits>;
 }
 
 /** The clean reference and one run per alternative-conformant choice. */
 export const ALTERNATIVE_MODES: ModeSpec[] = [
-  { label: 'clean' },
+  { label: 'clean', profile: 'full' },
   { label: 'createStatus=200', modes: { createStatus: 200 } },
   { label: 'updateStatus=201', modes: { updateStatus: 201 } },
   { label: 'countOver100=reject', modes: { countOver100: 'reject' } },
@@ -90,11 +112,11 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'issuanceWindow=clock', modes: { issuanceWindow: 'clock' } },
   { label: 'excessScope=narrow', modes: { excessScope: 'narrow' } },
   { label: 'patientBlockOn=create', modes: { patientBlockOn: 'create' } },
-  { label: 'other limits', limits: { windowMs: 3000, tokenLifetimeSec: 7, tokenWindowMs: 4000, perKeyPerWindow: 700, tokenIssuancePerWindow: 60 } },
+  { label: 'other limits', profile: 'full', limits: { windowMs: 3000, tokenLifetimeSec: 7, tokenWindowMs: 4000, perKeyPerWindow: 700, tokenIssuancePerWindow: 60 } },
 ];
 
-export async function runMode(spec: ModeSpec, profile: Profile = 'full'): Promise<ModeRun> {
-  const args = ['--profile', profile];
+export async function runMode(spec: ModeSpec): Promise<ModeRun> {
+  const args = ['--profile', spec.profile ?? 'quick'];
   for (const [k, v] of Object.entries(spec.modes ?? {})) args.push('--mode', `${k}=${String(v)}`);
   for (const [k, v] of Object.entries(spec.limits ?? {})) args.push('--limit', `${k}=${String(v)}`);
   const r = await runCli(args);

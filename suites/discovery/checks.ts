@@ -16,7 +16,7 @@ export const checks: CheckDefinition[] = [
     title: 'GET /fhir/R4/metadata answers a CapabilityStatement without authentication',
     area,
     level: 'MUST',
-    requirements: ['discovery.metadata-no-auth'],
+    requirements: ['discovery.metadata-no-auth', 'discovery.metadata-capability-statement'],
     quote: 'GET `/fhir/R4/metadata` | none | Live CapabilityStatement (send `Accept: application/fhir+json`).',
     async run(ctx) {
       const res = await ctx.request({ url: '/fhir/R4/metadata', headers: FHIR_JSON });
@@ -26,7 +26,7 @@ export const checks: CheckDefinition[] = [
         ctx.fail('body is not a CapabilityStatement', { expected: 'CapabilityStatement', actual: isObject(cs) ? cs.resourceType : res.text.slice(0, 80), exchange: res.exchange.id });
       const issues = ctx.validate('R4', cs);
       ctx.check(issues.length === 0, `CapabilityStatement is not valid FHIR R4: ${issues.slice(0, 3).map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
-        requirement: 'discovery.metadata-no-auth',
+        requirement: 'discovery.metadata-capability-statement',
         expected: 'valid against the HL7 R4 schema',
         actual: issues.slice(0, 5),
         exchange: res.exchange.id,
@@ -192,5 +192,41 @@ export const checks: CheckDefinition[] = [
     },
   }),
 ];
+
+/** Whether a discovery document needs authentication is "not stated": record it. */
+function authObservation(id: string, url: string, requirement: string, what: string): CheckDefinition {
+  return defineCheck({
+    id,
+    title: `whether ${what} answers without authentication (not stated)`,
+    area,
+    level: 'observation',
+    requirements: [requirement],
+    async run(ctx) {
+      const res = await ctx.request({ url, headers: { accept: 'application/json' } });
+      ctx.observe(`${what}.status-without-auth`, res.status);
+    },
+  });
+}
+
+checks.push(
+  authObservation('discovery.openapi-auth', '/openapi.json', 'discovery.openapi-auth-not-stated', 'openapi.json'),
+  authObservation('discovery.smart-configuration-auth', '/fhir/.well-known/smart-configuration', 'discovery.smart-configuration-auth-not-stated', 'smart-configuration'),
+  authObservation('discovery.jwks-auth', '/fhir/.well-known/jwks.json', 'discovery.jwks-auth-not-stated', 'jwks.json'),
+  defineCheck({
+    id: 'discovery.published-resource-types',
+    title: 'the resource types and interactions the target publishes (the full list is not shown)',
+    area,
+    level: 'observation',
+    requirements: ['general.resource-types-not-shown'],
+    quote: 'Full list of resource types and of the operations each supports: not shown beyond those named here.',
+    async run(ctx) {
+      const res = await ctx.request({ url: '/fhir/R4/metadata', headers: FHIR_JSON });
+      expectStatus(res, 200);
+      const byRelease = new Map<string, string[]>();
+      for (const op of ctx.model.operations) byRelease.set(`${op.release} ${op.resource}`, [...(byRelease.get(`${op.release} ${op.resource}`) ?? []), op.operationName ? `$${op.operationName}` : op.interaction]);
+      ctx.observe('published-operations', Object.fromEntries([...byRelease].sort()));
+    },
+  }),
+);
 
 export default checks;

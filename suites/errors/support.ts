@@ -141,6 +141,20 @@ export function summary(s: ErrorSample): { kind: string; status: number; code: s
   return { kind: s.kind, status: s.res.status, code: catalogCode(s.res) ?? null, issueCode: firstIssue(s.res)?.code ?? null };
 }
 
+type Interaction = 'read' | 'search-type' | 'create';
+const SPEC_PATHS: Record<string, string> = {
+  'R4 MedicationRequest read': '/fhir/R4/MedicationRequest/{id}',
+  'R4 MedicationRequest search-type': '/fhir/R4/MedicationRequest',
+  'R4 MedicationRequest create': '/fhir/R4/MedicationRequest',
+  'R4 Encounter read': '/fhir/R4/Encounter/{id}',
+  'R5 DocumentReference read': '/fhir/R5/DocumentReference/{id}',
+};
+
+/** The path the target publishes for an operation, else the spec's own path for it (Endpoints). */
+export function pathOf(ctx: CheckContext, release: 'R4' | 'R5', resource: string, interaction: Interaction): string {
+  return ctx.findOperation(resource, interaction, release)?.path ?? SPEC_PATHS[`${release} ${resource} ${interaction}`]!;
+}
+
 function memo<T>(ctx: CheckContext, key: string, make: () => Promise<T>): Promise<T> {
   let p = ctx.shared.get(key) as Promise<T> | undefined;
   if (!p) ctx.shared.set(key, (p = make()));
@@ -150,21 +164,21 @@ function memo<T>(ctx: CheckContext, key: string, make: () => Promise<T>): Promis
 /** Errors every target can be asked for without writing: 401, 403, 404 (R4 and R5), 400. */
 export function readOnlySamples(ctx: CheckContext): Promise<ErrorSample[]> {
   return memo(ctx, 'errors.read-only-samples', async () => {
-    const mrRead = ctx.operation('MedicationRequest', 'read', 'R4');
-    const mrSearch = ctx.operation('MedicationRequest', 'search-type', 'R4');
-    const encRead = ctx.operation('Encounter', 'read', 'R4');
-    const docRead = ctx.operation('DocumentReference', 'read', 'R5');
+    const mrRead = pathOf(ctx, 'R4', 'MedicationRequest', 'read');
+    const mrSearch = pathOf(ctx, 'R4', 'MedicationRequest', 'search-type');
+    const encRead = pathOf(ctx, 'R4', 'Encounter', 'read');
+    const docRead = pathOf(ctx, 'R5', 'DocumentReference', 'read');
     const mrScope = ['system/MedicationRequest.rs'];
     const accept = { accept: 'application/fhir+json' };
-    const fixtureRead = ctx.path(mrRead.path, { id: ctx.fixture('medicationRequest') });
+    const fixtureRead = ctx.path(mrRead, { id: ctx.fixture('medicationRequest') });
     const samples: ErrorSample[] = [];
     const add = (kind: string, release: 'R4' | 'R5', res: HttpResponse) => samples.push({ kind, release, res });
     add('no-token', 'R4', await ctx.request({ url: fixtureRead, headers: accept }));
     add('invalid-token', 'R4', await ctx.request({ url: fixtureRead, headers: { ...accept, authorization: 'Bearer not-a-token' } }));
-    add('insufficient-scope', 'R4', await ctx.fhir({ scopes: mrScope, url: ctx.path(encRead.path, { id: ctx.fixture('encounter') }) }));
-    add('unknown-id', 'R4', await ctx.fhir({ scopes: mrScope, url: ctx.path(mrRead.path, { id: randomUUID() }) }));
-    add('unknown-id-r5', 'R5', await ctx.fhir({ scopes: ['system/DocumentReference.rs'], url: ctx.path(docRead.path, { id: randomUUID() }) }));
-    add('search-without-patient-or-encounter', 'R4', await ctx.fhir({ scopes: mrScope, url: `${mrSearch.path}?_count=1` }));
+    add('insufficient-scope', 'R4', await ctx.fhir({ scopes: mrScope, url: ctx.path(encRead, { id: ctx.fixture('encounter') }) }));
+    add('unknown-id', 'R4', await ctx.fhir({ scopes: mrScope, url: ctx.path(mrRead, { id: randomUUID() }) }));
+    add('unknown-id-r5', 'R5', await ctx.fhir({ scopes: ['system/DocumentReference.rs'], url: ctx.path(docRead, { id: randomUUID() }) }));
+    add('search-without-patient-or-encounter', 'R4', await ctx.fhir({ scopes: mrScope, url: `${mrSearch}?_count=1` }));
     return samples;
   });
 }
@@ -184,7 +198,7 @@ export function medicationRequestBody(ctx: CheckContext): Record<string, unknown
 /** Invalid MedicationRequest creates, one per kind of invalid body the catalog names (HPB-00101). */
 export function invalidWriteSamples(ctx: CheckContext): Promise<ErrorSample[]> {
   return memo(ctx, 'errors.invalid-write-samples', async () => {
-    const create = ctx.operation('MedicationRequest', 'create', 'R4');
+    const create = pathOf(ctx, 'R4', 'MedicationRequest', 'create');
     const valid = medicationRequestBody(ctx);
     const { subject: _subject, medicationCodeableConcept: _medication, ...withoutRequired } = valid;
     const bodies: Array<[string, string | Record<string, unknown>]> = [
@@ -198,7 +212,7 @@ export function invalidWriteSamples(ctx: CheckContext): Promise<ErrorSample[]> {
       const res = await ctx.fhir({
         scopes: ['system/MedicationRequest.c'],
         method: 'POST',
-        url: create.path,
+        url: create,
         headers: { 'content-type': 'application/fhir+json' },
         body: typeof body === 'string' ? body : JSON.stringify(body),
         retry: 'none',

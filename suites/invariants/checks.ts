@@ -4,6 +4,7 @@
  * the evidence is the first violating exchanges.
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
+import type { CheckContext } from '../../src/engine/context.js';
 import { INVARIANTS } from '../../src/http/invariants.js';
 import { FHIR_BODY_REQUIREMENT } from '../../src/engine/fhir-bodies.js';
 
@@ -20,6 +21,8 @@ export const checks: CheckDefinition[] = RUN_WIDE.map((inv) =>
     level: 'MUST',
     requirements: inv.requirements,
     async run(ctx) {
+      // Run (almost) on its own (--only, --requirements), it samples a few exchanges first.
+      if (ctx.run.exchangesSeen() < MIN_SAMPLE) await sample(ctx);
       const seen = ctx.run.exchangesSeen();
       if (seen === 0) throw new Error('no response was received in this run, so no exchange could be examined');
       for (const req of inv.requirements) {
@@ -35,5 +38,17 @@ export const checks: CheckDefinition[] = RUN_WIDE.map((inv) =>
     },
   }),
 );
+
+const MIN_SAMPLE = 5;
+
+/** A small sample of every kind of exchange: discovery, success, search, and errors. */
+async function sample(ctx: CheckContext): Promise<void> {
+  const read = ['system/MedicationRequest.rs'];
+  await ctx.request({ url: '/fhir/R4/metadata', headers: { accept: 'application/fhir+json' } });
+  await ctx.request({ url: '/fhir/R4/MedicationRequest/00000000-0000-4000-8000-000000000000', headers: { accept: 'application/fhir+json' } });
+  await ctx.fhir({ url: '/fhir/R4/MedicationRequest/00000000-0000-4000-8000-000000000000', scopes: read });
+  if (ctx.hasFixture('medicationRequest')) await ctx.fhir({ url: `/fhir/R4/MedicationRequest/${ctx.fixture('medicationRequest')}`, scopes: read });
+  if (ctx.hasFixture('patient')) await ctx.fhir({ url: `/fhir/R4/MedicationRequest?patient=${ctx.fixture('patient')}&_count=5`, scopes: read });
+}
 
 export default checks;

@@ -8,7 +8,7 @@ import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
 import { expectStatus, isObject } from '../../src/engine/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
-import { formatFindings, medicationRequestBody, report } from '../errors/support.js';
+import { formatFindings, medicationRequestBody, pathOf, report } from '../errors/support.js';
 
 const area = 'media-type';
 const FHIR_JSON = 'application/fhir+json';
@@ -39,18 +39,18 @@ export const checks: CheckDefinition[] = [
     quote: 'Payload media type for FHIR calls: `application/fhir+json`.',
     fixtures: ['medicationRequest', 'patient', 'documentReference'],
     async run(ctx: CheckContext) {
-      const mrRead = ctx.operation('MedicationRequest', 'read', 'R4');
-      const mrSearch = ctx.operation('MedicationRequest', 'search-type', 'R4');
-      const docRead = ctx.operation('DocumentReference', 'read', 'R5');
+      const mrRead = pathOf(ctx, 'R4', 'MedicationRequest', 'read');
+      const mrSearch = pathOf(ctx, 'R4', 'MedicationRequest', 'search-type');
+      const docRead = pathOf(ctx, 'R5', 'DocumentReference', 'read');
       const mr = ['system/MedicationRequest.rs'];
       const doc = ['system/DocumentReference.rs'];
       const samples: Array<[string, HttpResponse]> = [
-        ['R4 read', await ctx.fhir({ scopes: mr, url: ctx.path(mrRead.path, { id: ctx.fixture('medicationRequest') }) })],
-        ['R4 search', await ctx.fhir({ scopes: mr, url: `${mrSearch.path}?patient=${encodeURIComponent(ctx.fixture('patient'))}&_count=1` })],
-        ['R4 error (unknown id)', await ctx.fhir({ scopes: mr, url: ctx.path(mrRead.path, { id: randomUUID() }) })],
-        ['R4 error (no token)', await ctx.request({ url: ctx.path(mrRead.path, { id: ctx.fixture('medicationRequest') }), headers: ACCEPT })],
-        ['R5 read', await ctx.fhir({ scopes: doc, url: ctx.path(docRead.path, { id: ctx.fixture('documentReference') }) })],
-        ['R5 error (unknown id)', await ctx.fhir({ scopes: doc, url: ctx.path(docRead.path, { id: randomUUID() }) })],
+        ['R4 read', await ctx.fhir({ scopes: mr, url: ctx.path(mrRead, { id: ctx.fixture('medicationRequest') }) })],
+        ['R4 search', await ctx.fhir({ scopes: mr, url: `${mrSearch}?patient=${encodeURIComponent(ctx.fixture('patient'))}&_count=1` })],
+        ['R4 error (unknown id)', await ctx.fhir({ scopes: mr, url: ctx.path(mrRead, { id: randomUUID() }) })],
+        ['R4 error (no token)', await ctx.request({ url: ctx.path(mrRead, { id: ctx.fixture('medicationRequest') }), headers: ACCEPT })],
+        ['R5 read', await ctx.fhir({ scopes: doc, url: ctx.path(docRead, { id: ctx.fixture('documentReference') }) })],
+        ['R5 error (unknown id)', await ctx.fhir({ scopes: doc, url: ctx.path(docRead, { id: randomUUID() }) })],
         ['R4 metadata', await ctx.request({ url: '/fhir/R4/metadata', headers: ACCEPT })],
       ];
       for (const [what, res] of samples) expectFhirJson(ctx, res, what);
@@ -66,8 +66,8 @@ export const checks: CheckDefinition[] = [
     fixtures: ['medicationRequest', 'documentReference'],
     async run(ctx: CheckContext) {
       const reads: Array<[string, string, string]> = [
-        ['R4', ctx.path(ctx.operation('MedicationRequest', 'read', 'R4').path, { id: ctx.fixture('medicationRequest') }), 'system/MedicationRequest.rs'],
-        ['R5', ctx.path(ctx.operation('DocumentReference', 'read', 'R5').path, { id: ctx.fixture('documentReference') }), 'system/DocumentReference.rs'],
+        ['R4', ctx.path(pathOf(ctx, 'R4', 'MedicationRequest', 'read'), { id: ctx.fixture('medicationRequest') }), 'system/MedicationRequest.rs'],
+        ['R5', ctx.path(pathOf(ctx, 'R5', 'DocumentReference', 'read'), { id: ctx.fixture('documentReference') }), 'system/DocumentReference.rs'],
       ];
       for (const [release, url, scope] of reads) {
         const res = await ctx.fhir({ scopes: [scope], url, headers: ACCEPT });
@@ -88,9 +88,8 @@ export const checks: CheckDefinition[] = [
     tags: ['writes'],
     fixtures: ['patient'],
     async run(ctx: CheckContext) {
-      const create = ctx.operation('MedicationRequest', 'create', 'R4');
       const res = await ctx.fhir({
-        scopes: ['system/MedicationRequest.c'], method: 'POST', url: create.path,
+        scopes: ['system/MedicationRequest.c'], method: 'POST', url: pathOf(ctx, 'R4', 'MedicationRequest', 'create'),
         headers: { 'content-type': FHIR_JSON, ...ACCEPT }, body: JSON.stringify(medicationRequestBody(ctx)),
       });
       const id = createdId(res);
@@ -109,9 +108,8 @@ export const checks: CheckDefinition[] = [
     tags: ['writes'],
     fixtures: ['patient'],
     async run(ctx: CheckContext) {
-      const create = ctx.operation('MedicationRequest', 'create', 'R4');
       const res = await ctx.fhir({
-        scopes: ['system/MedicationRequest.c'], method: 'POST', url: create.path, retry: 'none',
+        scopes: ['system/MedicationRequest.c'], method: 'POST', url: pathOf(ctx, 'R4', 'MedicationRequest', 'create'), retry: 'none',
         headers: { 'content-type': 'text/plain', ...ACCEPT }, body: JSON.stringify(medicationRequestBody(ctx)),
       });
       const id = createdId(res);

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import { expectError, firstIssue } from '../../src/engine/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
+import { pathOf } from '../errors/support.js';
 import { excessScenario, slidingScenario } from './scenarios.js';
 import { PROBE_SCOPES, hit, integerHeader, probeFor, wait, waitUntil, type Hit } from './support.js';
 
@@ -22,19 +23,19 @@ const CLOCK_SLACK_S = 5;
 /** The server's clock in unix seconds (its Date header), else ours with a slack. */
 function serverClock(res: HttpResponse): { nowS: number; slackS: number } {
   const date = Date.parse(res.headers.date ?? '');
-  return Number.isNaN(date) ? { nowS: Math.floor(Date.now() / 1000), slackS: CLOCK_SLACK_S } : { nowS: Math.floor(date / 1000), slackS: 1 };
+  return Number.isNaN(date) ? { nowS: Math.floor(Date.now() / 1000), slackS: CLOCK_SLACK_S } : { nowS: Math.floor(date / 1000), slackS: 2 };
 }
 
 /** A request of each kind a key makes: a read, a search, a read of an absent id, a read outside the token's scope. */
 async function authenticatedSamples(ctx: CheckContext): Promise<HttpResponse[]> {
-  const read = ctx.operation('MedicationRequest', 'read', 'R4');
-  const search = ctx.operation('MedicationRequest', 'search-type', 'R4');
-  const encounterRead = ctx.operation('Encounter', 'read', 'R4');
+  const read = pathOf(ctx, 'R4', 'MedicationRequest', 'read');
+  const search = pathOf(ctx, 'R4', 'MedicationRequest', 'search-type');
+  const encounterRead = pathOf(ctx, 'R4', 'Encounter', 'read');
   return [
-    await ctx.fhir({ scopes: PROBE_SCOPES, url: ctx.path(read.path, { id: ctx.fixture('medicationRequest') }) }),
-    await ctx.fhir({ scopes: PROBE_SCOPES, url: `${search.path}?patient=${encodeURIComponent(ctx.fixture('patient'))}&_count=1` }),
-    await ctx.fhir({ scopes: PROBE_SCOPES, url: ctx.path(read.path, { id: randomUUID() }) }),
-    await ctx.fhir({ scopes: PROBE_SCOPES, url: ctx.path(encounterRead.path, { id: ctx.fixture('encounter') }) }),
+    await ctx.fhir({ scopes: PROBE_SCOPES, url: ctx.path(read, { id: ctx.fixture('medicationRequest') }) }),
+    await ctx.fhir({ scopes: PROBE_SCOPES, url: `${search}?patient=${encodeURIComponent(ctx.fixture('patient'))}&_count=1` }),
+    await ctx.fhir({ scopes: PROBE_SCOPES, url: ctx.path(read, { id: randomUUID() }) }),
+    await ctx.fhir({ scopes: PROBE_SCOPES, url: ctx.path(encounterRead, { id: ctx.fixture('encounter') }) }),
   ];
 }
 

@@ -18,7 +18,7 @@ const EXCESS_KEY = 'rate-limit.excess-scenario';
 
 export interface ExcessScenario {
   probe: Probe;
-  /** The spaced requests before the burst. */
+  /** The two requests before the gap. */
   spaced: Hit[];
   burst: Burst;
   /** A retry sent before the first 429's Retry-After elapsed. */
@@ -68,7 +68,6 @@ async function runExcess(ctx: CheckContext): Promise<ExcessScenario> {
   await recover(ctx, probe, scenario.afterWait);
   return scenario;
 }
-
 
 export interface SlidingScenario {
   probe: Probe;

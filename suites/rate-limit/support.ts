@@ -5,6 +5,7 @@
  */
 import type { CheckContext } from '../../src/engine/context.js';
 import type { HttpResponse } from '../../src/http/types.js';
+import { pathOf } from '../errors/support.js';
 
 /** The scope of the probe request (a MedicationRequest read). */
 export const PROBE_SCOPES = ['system/MedicationRequest.rs'];
@@ -60,10 +61,9 @@ export function throttleRole(ctx: CheckContext): string {
 
 /** A cheap authenticated request for `role`: a read of the fixture MedicationRequest. */
 export function probeFor(ctx: CheckContext, role: string): Probe {
-  const op = ctx.operation('MedicationRequest', 'read', 'R4');
   return {
     role,
-    url: ctx.path(op.path, { id: ctx.fixture('medicationRequest') }),
+    url: ctx.path(pathOf(ctx, 'R4', 'MedicationRequest', 'read'), { id: ctx.fixture('medicationRequest') }),
     limit: ctx.client(role).rateLimitPerMinute,
     windowMs: ctx.limits.windowSec * 1000,
   };
@@ -126,9 +126,12 @@ export async function wait(ctx: CheckContext, ms: number, reason: string): Promi
   await ctx.sleep(ms);
 }
 
-/** When a client may send again after a 429: Retry-After from its receipt, else X-RateLimit-Reset; at most a window ahead. */
+/**
+ * When a client may send again after a 429: Retry-After from its receipt, else
+ * X-RateLimit-Reset; at most two windows ahead (an extended reset may pass one).
+ */
 export function waitUntil(h: Hit, probe: Probe): number {
-  const bound = h.receivedAt + probe.windowMs + 1000;
+  const bound = h.receivedAt + 2 * probe.windowMs + 5000;
   if (h.headers.retryAfter !== undefined) return Math.min(bound, h.receivedAt + h.headers.retryAfter * 1000 + 100);
   if (h.headers.reset !== undefined) return Math.min(bound, h.headers.reset * 1000 + 100);
   return bound;

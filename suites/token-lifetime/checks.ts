@@ -53,7 +53,7 @@ export const checks: CheckDefinition[] = [
     title: 'an expired access token gives 401 HPB-00107',
     area,
     level: 'MUST',
-    requirements: ['token-lifetime.expired-401-hpb-00107'],
+    requirements: ['token-lifetime.expired-401-hpb-00107', 'catalog.hpb-00107'],
     quote: 'An expired token gives 401 `HPB-00107`; the client requests a new token.',
     tags: ['waits', 'expiry-probe'],
     timeoutMs: 15 * 60_000,

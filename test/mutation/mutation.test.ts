@@ -1,16 +1,15 @@
 /**
- * Mutation tests: every planted fault is caught by a check naming a
- * requirement it violates, and the clean reference in every
- * alternative-conformant mode raises no false alarm. Each run is a child
- * process of the CLI; two run at a time (both cores).
+ * The fault catalog is well formed and targets every testable requirement, and
+ * the clean reference in every alternative-conformant mode raises no false
+ * alarm (each mode is a CLI run, two at a time). Fault detection itself is in
+ * faults-1/faults-2.test.ts.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { FAULTS } from '../../src/reference/faults/index.js';
-import { ALTERNATIVE_MODES, mapPool, mutationScore, runFault, runMode, type FaultRun } from '../../src/mutation/run.js';
+import { ALTERNATIVE_MODES, runMode } from '../../src/mutation/run.js';
 import { loadRequirements } from '../../src/requirements/index.js';
 
-const CONCURRENCY = 2;
 const known = new Set(loadRequirements().map((r) => r.id));
 
 describe('fault catalog', () => {
@@ -22,30 +21,16 @@ describe('fault catalog', () => {
     expect(new Set(FAULTS.map((f) => f.name)).size).toBe(FAULTS.length);
   });
 
-  it('targets every testable requirement, except the recorded gaps (which may only shrink)', () => {
+  // Observations never fail, so only testable MUST/SHOULD requirements can be targeted.
+  it('targets every testable MUST/SHOULD requirement, except the recorded gaps (which may only shrink)', () => {
     const gaps = new Set(JSON.parse(readFileSync(new URL('./uncovered-requirements.json', import.meta.url), 'utf8')) as string[]);
     const targeted = new Set(FAULTS.flatMap((f) => f.violates));
-    const uncovered = loadRequirements().filter((r) => r.testable && !targeted.has(r.id)).map((r) => r.id);
+    const uncovered = loadRequirements().filter((r) => r.testable && r.level !== 'observation' && !targeted.has(r.id)).map((r) => r.id);
     const newGaps = uncovered.filter((id) => !gaps.has(id));
     expect(newGaps, `testable requirements no fault targets: ${newGaps.join(', ')}`).toEqual([]);
     const closed = [...gaps].filter((id) => !uncovered.includes(id));
     expect(closed, `these gaps are now covered; remove them from uncovered-requirements.json: ${closed.join(', ')}`).toEqual([]);
   });
-});
-
-describe('mutation score', () => {
-  it(
-    'every fault fails a check that names a requirement it violates',
-    async () => {
-      const runs: FaultRun[] = await mapPool(FAULTS, CONCURRENCY, (f) => runFault(f));
-      const score = mutationScore(runs);
-      const lines = Object.entries(score.byArea).map(([a, s]) => `  ${a.padEnd(20)} ${s.detected}/${s.total}`);
-      console.log(`mutation score ${score.detected}/${score.total}\n${lines.join('\n')}`);
-      const missed = runs.filter((r) => !r.detected).map((r) => `${r.fault} (exit ${r.exitCode}; failing: ${r.checks.filter((c) => c.outcome === 'fail').map((c) => c.id).join(', ') || 'none'}; errors: ${r.checks.filter((c) => c.outcome === 'error').map((c) => `${c.id}: ${c.message}`).join(' | ') || 'none'}${r.checks.length === 0 ? `; stderr: ${r.stderr}` : ''})`);
-      expect(missed, `undetected faults:\n${missed.join('\n')}`).toEqual([]);
-    },
-    30 * 60_000,
-  );
 });
 
 describe('no false alarms', () => {

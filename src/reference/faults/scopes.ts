@@ -7,6 +7,7 @@ import type { OperationDef } from '../../spec/api.js';
 import { hasScope } from '../auth.js';
 import { catalogError, operationOutcome } from '../outcome.js';
 import type { FaultDef, FaultResponse } from './types.js';
+import { perOperationScopeOverride } from './per-operation.js';
 
 /** Scope-enforcement faults: the grant decision each one forces, or undefined where it does not apply. */
 const SCOPE_RULES: Record<string, (held: readonly string[], op: OperationDef) => boolean | undefined> = {
@@ -29,6 +30,8 @@ function withoutExact(held: readonly string[], op: OperationDef): boolean {
 
 /** The scope decision a planted fault forces for this call, or undefined (the normal letter rule applies). */
 export function scopeOverride(planted: ReadonlySet<string>, held: readonly string[], op: OperationDef): boolean | undefined {
+  const perOperation = perOperationScopeOverride(planted, op);
+  if (perOperation !== undefined) return perOperation;
   for (const [name, rule] of Object.entries(SCOPE_RULES)) {
     const verdict = planted.has(name) ? rule(held, op) : undefined;
     if (verdict !== undefined) return verdict;

@@ -1,0 +1,3 @@
+import { faultShard } from './faults.js';
+
+faultShard(1, 2);
