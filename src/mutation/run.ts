@@ -14,6 +14,7 @@ import type { FaultDef } from '../reference/faults/types.js';
 import type { ReferenceLimits, ReferenceModes } from '../reference/types.js';
 import type { CheckResult, Profile } from '../engine/types.js';
 import { runInProcess } from '../engine/in-process.js';
+import { EMBEDDED_LIMITS } from '../vitest/embedded.js';
 
 const CLI = resolve(PROJECT_ROOT, 'bin/fhir-conformance.js');
 
@@ -64,6 +65,18 @@ export async function runCli(args: string[], timeoutMs = 300_000): Promise<RunSu
 }
 
 /**
+ * Limits for fault runs: ceilings low enough that a burst fills a window even
+ * on a loaded machine (two shards run at once), so exhaustion checks never
+ * skip for slowness and hide a fault.
+ */
+export const MUTATION_LIMITS: Partial<ReferenceLimits> = {
+  ...EMBEDDED_LIMITS,
+  perKeyPerWindow: 150,
+  tokenIssuancePerWindow: 30,
+  tokenWindowMs: 10_000,
+};
+
+/**
  * Plants the fault in a fresh reference and runs, in-process, the checks that
  * name a requirement it violates (the engine path of a CLI run, without vitest).
  */
@@ -72,7 +85,7 @@ export async function runFault(fault: FaultDef, profile: Profile = 'full'): Prom
   let checks: RunSummary['checks'] = [];
   let stderr = '';
   try {
-    const results = await runInProcess('all', { faults: [fault.name], requirements: fault.violates, profile });
+    const results = await runInProcess('all', { faults: [fault.name], requirements: fault.violates, profile, limits: MUTATION_LIMITS });
     checks = [...results.values()].map((c) => ({ id: c.id, outcome: c.outcome, requirements: c.requirements, message: c.message }));
   } catch (e) {
     stderr = e instanceof Error ? e.message : String(e);

@@ -163,7 +163,8 @@ export class Authority {
       .setSubject(client.clientId)
       .setAudience(this.audience)
       .setIssuedAt(iat)
-      .setExpirationTime(iat + lifetime)
+      // Fault: tokens die at a third of the announced lifetime.
+      .setExpirationTime(iat + (this.init.faults.has('access-token-dies-early') ? Math.max(1, Math.floor(lifetime / 3)) : lifetime))
       .setJti(randomUUID())
       .sign(this.signingKey);
     if (!this.init.modes.tokenResponseExtras) return { access_token: accessToken };

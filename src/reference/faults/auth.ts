@@ -81,7 +81,7 @@ export const faults: FaultDef[] = [
   {
     name: 'expired-token-wrong-code',
     area: 'token-lifetime',
-    violates: ['token-lifetime.expired-401-hpb-00107'],
+    violates: ['token-lifetime.expired-401-hpb-00107', 'catalog.hpb-00107'],
     symptom: 'An expired access token gives 401 SVC-00004 instead of HPB-00107.',
     transformResponse: (res, req) => (isFhirCall(req) && hasCode(res, 'HPB-00107') ? recode(res, 'HPB-00107', 'SVC-00004') : res),
   },

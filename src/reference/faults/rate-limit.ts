@@ -86,7 +86,7 @@ export const faults: FaultDef[] = [
   {
     name: 'rate-limit-limit-not-key-ceiling',
     area: 'rate-limit',
-    violates: ['rate-limit.per-key-default-60'],
+    violates: ['rate-limit.per-key-default-60', 'rate-limit.limit-header'],
     symptom: 'X-RateLimit-Limit reports twice the key\'s ceiling.',
     transformResponse: (res) => {
       const limit = Number(header(res, 'x-ratelimit-limit'));

@@ -103,13 +103,13 @@ export const faults: FaultDef[] = [
   {
     name: 'medication-request-create-refuses-c',
     area: 'scopes',
-    violates: ['scopes.medication-request-create-c-only'],
+    violates: ['scopes.medication-request-create-c-only', 'scopes.c-for-medication-request-create'],
     symptom: 'MedicationRequest create refuses a token holding only system/MedicationRequest.c (403 HPB-00104).',
   },
   {
     name: 'r5-scopes-not-shared',
     area: 'scopes',
-    violates: ['scopes.shared-across-releases'],
+    violates: ['scopes.shared-across-releases', 'document-reference.mirror-r4'],
     symptom: 'Every /fhir/R5 call is refused with 403 HPB-00104, whatever the token holds.',
   },
   {
