@@ -120,7 +120,12 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
     findOperation: (resource, interaction, release) => findOperation(rt, resource, interaction, release),
     operation(resource, interaction, release) {
       const op = findOperation(rt, resource, interaction, release);
-      if (!op) throwSkip(`the target publishes no ${release ?? ''}${release ? ' ' : ''}${resource} ${interaction} operation`);
+      if (!op) {
+        const what = `${release ?? ''}${release ? ' ' : ''}${resource} ${interaction} operation`;
+        const failure = discoveryFailure(rt, release);
+        if (failure) throw new ConformanceError('ERR_DISCOVERY', `no ${what} known: ${failure}`);
+        throwSkip(`the target publishes no ${what}`);
+      }
       return op;
     },
     path(template, params = {}) {
@@ -157,6 +162,16 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
     waiting: (reason, ms) => rt.onWait({ reason, ms }),
   };
   return ctx;
+}
+
+/**
+ * Why an operation may be missing through no choice of the target: discovery
+ * found no operation of the release at all and recorded a problem.
+ */
+function discoveryFailure(rt: Runtime, release?: 'R4' | 'R5'): string | undefined {
+  const { operations, problems } = rt.spec.model;
+  if (!problems.length || operations.some((o) => release === undefined || o.release === release)) return undefined;
+  return `discovery failed (${problems[0]})`;
 }
 
 function findOperation(

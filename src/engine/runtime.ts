@@ -128,6 +128,8 @@ export class Runtime {
       issuancePerMinute: config.limits.tokenIssuancePerMinute,
       windowSec: config.limits.windowSec,
       tokenLifetimeSec: config.limits.tokenLifetimeSec,
+      // Issuance waits end with the run: at its deadline and on interrupt.
+      sleep: (ms) => sleepWithinRun(ms, spec.deadline, abort.signal),
       onWait: (w: WaitInfo) => runtime?.onWait(w),
     });
     runtime = new Runtime(spec, config, http, tokens, abort);
@@ -155,16 +157,8 @@ export class Runtime {
   }
 
   /** Interruptible sleep that never passes the run deadline. */
-  async sleep(ms: number): Promise<void> {
-    const left = this.spec.deadline - Date.now();
-    if (left <= 0) throw new ConformanceError('ERR_DEADLINE', 'the run deadline passed');
-    const wait = Math.min(ms, left);
-    try {
-      await delay(wait, undefined, { signal: this.signal });
-    } catch {
-      throw new ConformanceError('ERR_INTERRUPTED', 'the run was interrupted');
-    }
-    if (wait < ms) throw new ConformanceError('ERR_DEADLINE', 'the run deadline passed while waiting');
+  sleep(ms: number): Promise<void> {
+    return sleepWithinRun(ms, this.spec.deadline, this.signal);
   }
 
   interrupt(): void {
@@ -173,6 +167,17 @@ export class Runtime {
 
   async close(): Promise<void> {
     await this.http.close();
+  }
+}
+
+/** Sleeps unless interrupted; a wait the run deadline would cut short fails at once instead. */
+async function sleepWithinRun(ms: number, deadline: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) throw new ConformanceError('ERR_INTERRUPTED', 'the run was interrupted');
+  if (ms > deadline - Date.now()) throw new ConformanceError('ERR_DEADLINE', `the run deadline (timeouts.runMs) passes before a wait of ${Math.ceil(ms / 1000)} s ends`);
+  try {
+    await delay(ms, undefined, { signal });
+  } catch {
+    throw new ConformanceError('ERR_INTERRUPTED', 'the run was interrupted');
   }
 }
 
