@@ -48,6 +48,22 @@ function referencesIn(value: unknown, path = ''): Array<{ path: string; ref: Rec
 
 export const conventionChecks: CheckDefinition[] = [
   defineCheck({
+    id: 'general.inner-structure-recorded',
+    title: 'the inner structure of MedicationRequest object and array fields (not shown by the spec)',
+    area: 'general',
+    level: 'observation',
+    requirements: ['general.inner-structure-not-shown'],
+    quote: 'Inner structure of the object and array fields listed above (medication coding, dosage, dispense, notes, reason codes): not shown.',
+    fixtures: ['medicationRequest'],
+    async run(ctx) {
+      const { resource } = await readMedicationRequest(ctx, ctx.fixture('medicationRequest'));
+      const shape = (v: unknown): unknown =>
+        Array.isArray(v) ? (v.length ? [shape(v[0])] : []) : isObject(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, shape(v[k])])) : typeof v;
+      for (const field of ['medicationCodeableConcept', 'dosageInstruction', 'dispenseRequest', 'note', 'reasonCode'])
+        if (resource[field] !== undefined) ctx.observe(`medication-request.${field}.shape`, shape(resource[field]));
+    },
+  }),
+  defineCheck({
     id: 'general.id-uuid',
     title: 'MedicationRequest ids are UUIDs',
     area,
