@@ -15,3 +15,4 @@ export type { ReferenceServer, TargetConfig } from './server.js';
 export type { Resources, ResourceInit } from './resources/index.js';
 export { DEFAULT_LIMITS, DEFAULT_MODES } from './types.js';
 export type { ReferenceOptions, ReferenceLimits, ReferenceModes } from './types.js';
+export type { AuditRecord } from './audit.js';

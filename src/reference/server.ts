@@ -26,6 +26,7 @@ import { FixedWindowCounter, SlidingWindowLog, rateLimitHeaders, retryAfterSecon
 import type { RateDecision } from './rate-limit.js';
 import type { ResourceInit, Resources } from './resources/index.js';
 import { FhirError, resolveLimits, resolveModes } from './types.js';
+import { AuditLog, returnedCount, type AuditRecord } from './audit.js';
 import type { Caller, ReferenceLimits, ReferenceModes, ReferenceOptions } from './types.js';
 
 export const FHIR_JSON = 'application/fhir+json; charset=utf-8';
@@ -48,6 +49,8 @@ export interface ReferenceServer {
   /** A target config for the suite (absolute key paths). */
   targetConfig(): TargetConfig;
   resources: Resources;
+  /** The audit trail so far (not part of the public API, as the spec says). */
+  audit(): readonly AuditRecord[];
 }
 
 export interface TargetConfig {
@@ -61,7 +64,7 @@ type RouteKind = 'token' | 'openapi' | 'metadata' | 'smart' | 'jwks' | 'fhir';
 interface Route { kind: RouteKind; method: string; pattern: RegExp; op?: OperationDef; release?: 'R4' | 'R5' }
 interface Reply { status: number; headers: Record<string, string>; body: unknown }
 /** Per-request state the error path needs too. */
-interface Exchange { ip: string; now: number; headers: Record<string, string>; op?: OperationDef }
+interface Exchange { ip: string; now: number; headers: Record<string, string>; op?: OperationDef; caller?: Caller; resourceId?: string; query?: URLSearchParams }
 
 function templatePattern(path: string): RegExp {
   const escaped = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace('{id}', '([^/]+)');
@@ -142,6 +145,7 @@ function readBody(req: IncomingMessage, max: number, tooLarge: () => FhirError):
 }
 
 class HttpCore {
+  private readonly audit = new AuditLog();
   private readonly routes: Route[];
   private readonly keyWindows: SlidingWindowLog;
   private readonly orgWindows: SlidingWindowLog;
@@ -187,6 +191,7 @@ class HttpCore {
       reply = this.errorReply(e, req.method ?? '', path);
     }
     reply.headers = { ...ex.headers, ...reply.headers, 'X-Correlation-Id': correlationId };
+    if (ex.caller && ex.op) this.recordAudit(ex, reply, correlationId);
     const transforms = this.cfg.faultDefs.filter((f) => f.transformResponse);
     if (transforms.length > 0) {
       let faulty: FaultResponse = { ...reply, body: parsedBody(reply.body) };
@@ -194,6 +199,30 @@ class HttpCore {
       reply = faulty;
     }
     this.write(res, reply);
+  }
+
+  auditRecords(): readonly AuditRecord[] {
+    return this.audit.all();
+  }
+
+  /** Every authenticated request writes an immutable audit record. */
+  private recordAudit(ex: Exchange, reply: Reply, correlationId: string): void {
+    const op = ex.op!;
+    const created = (parsedBody(reply.body) as { id?: unknown } | undefined)?.id;
+    this.audit.append({
+      timestamp: new Date(ex.now).toISOString(),
+      resourceType: op.resource,
+      ...(ex.resourceId ?? (typeof created === 'string' && op.interaction === 'create' ? created : undefined)
+        ? { resourceId: ex.resourceId ?? (created as string) }
+        : {}),
+      apiKey: ex.caller!.clientId,
+      organization: ex.caller!.org,
+      ...(op.interaction === 'search-type' && ex.query ? { query: Object.fromEntries(ex.query) } : {}),
+      returned: returnedCount(reply.status, reply.body),
+      clientIp: ex.ip,
+      correlationId,
+      status: reply.status,
+    });
   }
 
   private write(res: ServerResponse, reply: Reply): void {
@@ -289,6 +318,7 @@ class HttpCore {
   private async authenticate(req: IncomingMessage, ex: Exchange): Promise<Caller> {
     try {
       const caller = await this.cfg.authority.authenticate(req.headers.authorization);
+      ex.caller = caller; // authenticated: audited, even when throttled or refused below
       this.gateKey(caller, this.cfg.authority.client(caller.clientId), ex);
       return caller;
     } catch (e) {
@@ -301,6 +331,8 @@ class HttpCore {
     const op = route.op!;
     ex.op = op;
     const caller = await this.authenticate(req, ex);
+    ex.caller = caller;
+    ex.query = query;
     const { faults } = this.cfg;
     const fromBrowser = req.headers.origin !== undefined;
     if (fromBrowser && (caller.keyKind === 'production' ? !faults.has('production-origin-not-enforced') : faults.has('sandbox-origin-refused'))) {
@@ -313,6 +345,7 @@ class HttpCore {
 
     const idMatch = route.pattern.exec(path);
     const params: Record<string, string> = idMatch?.[1] !== undefined ? { id: safeDecode(idMatch[1]) } : {};
+    ex.resourceId = params.id;
     let body: unknown;
     let rawBody: Buffer | undefined;
     if (op.interaction === 'operation') {
@@ -427,6 +460,7 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
     options: { limits, modes, faults: faultNames },
     fixtureIds,
     resources,
+    audit: () => core!.auditRecords(),
     targetConfig: () => ({
       baseUrl,
       tokenUrl: authority.tokenUrl,
