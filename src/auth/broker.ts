@@ -21,6 +21,11 @@ export interface TokenBrokerOptions {
   windowSec: number;
   /** Declared access token lifetime, seconds (spec: 300); used when the response says nothing. */
   tokenLifetimeSec: number;
+  /**
+   * How long a request may wait for client-side pacing after it got its token: a cached
+   * token is handed out only while it outlives that wait (default 0).
+   */
+  pacingSlackMs?: number;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
   onWait?: (info: { reason: string; ms: number; client?: string }) => void;
@@ -34,6 +39,13 @@ const MAX_ISSUE_ATTEMPTS = 3;
 interface CachedToken {
   token: string;
   refreshAt: number;
+}
+
+/** When X-RateLimit-Remaining says nothing is left: X-RateLimit-Reset in ms; else undefined. */
+function exhaustedUntilMs(headers: Record<string, string>): number | undefined {
+  const remaining = Number(headers['x-ratelimit-remaining']);
+  const reset = Number(headers['x-ratelimit-reset']);
+  return headers['x-ratelimit-remaining'] !== undefined && remaining <= 0 && Number.isInteger(reset) ? reset * 1000 : undefined;
 }
 
 function scopeKey(role: string, scopes: string[]): string {
@@ -74,10 +86,10 @@ export class TokenBroker implements TokenBrokerApi {
     return createAssertion(this.client(role), this.opts.tokenUrl, overrides, this.now());
   }
 
-  async token(role: string, scopes: string[]): Promise<string> {
+  async token(role: string, scopes: string[], opts: { validForMs?: number } = {}): Promise<string> {
     const key = scopeKey(role, scopes);
     const cached = this.cache.get(key);
-    if (cached && this.now() < cached.refreshAt) return cached.token;
+    if (cached && this.now() + Math.max(opts.validForMs ?? 0, this.opts.pacingSlackMs ?? 0) < cached.refreshAt) return cached.token;
     let pending = this.pending.get(key);
     if (!pending) {
       pending = this.issue(role, scopes)
@@ -108,7 +120,9 @@ export class TokenBroker implements TokenBrokerApi {
         ...this.payload(assertion, opts),
         secretFields: ['client_assertion'],
         expect429: opts.expect429,
-        pace: opts.pace,
+        // Paced by the issuance limiter above, before the assertion is signed: a wait in the
+        // HTTP layer would come after the signature and could outlast the assertion.
+        pace: false,
         // Each send must pass the issuance limiter: the HTTP layer must not resend on its own.
         retry: 'none',
       });
@@ -116,6 +130,9 @@ export class TokenBroker implements TokenBrokerApi {
         const wait = retryAfterMs(res.headers['retry-after'], this.now()) ?? this.opts.windowSec * 1000;
         this.limiter.blockUntil(this.now() + wait);
       }
+      // The endpoint's own count (other clients from this address, a window aligned elsewhere).
+      const exhaustedUntil = exhaustedUntilMs(res.headers);
+      if (exhaustedUntil !== undefined) this.limiter.blockUntil(Math.min(exhaustedUntil, this.now() + this.opts.windowSec * 1000 + 5000));
       return res;
     } finally {
       release();

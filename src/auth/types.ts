@@ -34,8 +34,11 @@ export interface TokenRequestOptions {
 }
 
 export interface TokenBrokerApi {
-  /** A cached access token for this client role and scope set (issued when absent or near expiry). */
-  token(role: string, scopes: string[]): Promise<string>;
+  /**
+   * A cached access token for this client role and scope set (issued when absent or near expiry).
+   * `validForMs`: the cached token must stay usable that long, else a new one is issued.
+   */
+  token(role: string, scopes: string[], opts?: { validForMs?: number }): Promise<string>;
   /** A new token, never cached (the expiry probe). */
   freshToken(role: string, scopes: string[]): Promise<string>;
   /** A raw token request, for auth checks. Counts against the issuance limit. */

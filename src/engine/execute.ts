@@ -9,7 +9,7 @@ import type { ModelOperation } from '../discovery/index.js';
 import { excludedBy, type CheckDefinition } from './check.js';
 import { CheckRecorder, failureFrom, throwSkip, type CheckContext } from './context.js';
 import type { Runtime } from './runtime.js';
-import type { CheckResult, Finding, Outcome } from './types.js';
+import type { CheckResult, Exchange, Finding, Outcome } from './types.js';
 
 export async function executeCheck(check: CheckDefinition, rt: Runtime): Promise<CheckResult> {
   const recorder = new CheckRecorder();
@@ -47,9 +47,17 @@ export async function executeCheck(check: CheckDefinition, rt: Runtime): Promise
     } else {
       outcome = 'error';
       message = describeError(e);
+      // A run that spent its time in discovery: say what discovery met.
+      const problem = rt.spec.model.problems[0];
+      if (e instanceof ConformanceError && e.code === 'ERR_DEADLINE' && problem) message += ` (discovery: ${problem})`;
     }
   }
 
+  const unjudgeable = outcome === 'fail' ? noVerdictReason(recorder.evidence, rt) : undefined;
+  if (unjudgeable) {
+    outcome = 'error';
+    message = `${unjudgeable}; no verdict (${message})`;
+  }
   const primary = recorder.findings[0];
   return {
     id: check.id,
@@ -70,6 +78,23 @@ export async function executeCheck(check: CheckDefinition, rt: Runtime): Promise
     created: recorder.created,
     stats: { requests: recorder.requests, unplanned429: rt.http.stats.unplanned429 - unplannedBefore },
   };
+}
+
+/**
+ * Answers a failure must not be judged on, never counted against the target:
+ * what the HTTP client flags (a 5xx that outlasted the spec's retries, a body
+ * cut at the size cap) and a redirect (never followed: the bearer token must
+ * not travel elsewhere; usually a wrong baseUrl).
+ */
+function noVerdictReason(evidence: readonly Exchange[], rt: Runtime): string | undefined {
+  for (const x of evidence) {
+    const flagged = rt.http.noVerdict(x.id);
+    if (flagged) return flagged;
+    const res = x.response;
+    if (res && res.status >= 300 && res.status < 400 && res.headers.location !== undefined)
+      return `the target redirected ${x.request.method} ${x.request.url} to ${res.headers.location} (redirects are not followed; check baseUrl)`;
+  }
+  return undefined;
 }
 
 function short(v: unknown): string {

@@ -27,6 +27,7 @@ export function buildRunResult(state: RunState, endedAt = new Date()): RunResult
     endedAt: endedAt.toISOString(),
     interrupted: state.interrupted,
     exitCode: exitCodeOf(checks, state),
+    ...(state.pacing ? { pacing: state.pacing } : {}),
   };
   return {
     info,

@@ -4,6 +4,7 @@
  * generic-invariant tally. One per worker; the suites share it (isolate: false).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { HttpClient } from '../http/client.js';
@@ -16,6 +17,7 @@ import { ConformanceError } from '../errors.js';
 import { CheckRecorder } from './context.js';
 import { fhirBodyValidator } from './fhir-bodies.js';
 import type { Exchange, Finding, Profile } from './types.js';
+import { DETACH_KEY, type RunStats } from './schedule.js';
 
 /** Everything the worker needs, JSON-safe (provided by globalSetup). */
 export interface RunSpec {
@@ -91,7 +93,8 @@ export class Runtime {
     const margin = Math.max(3000, lifetimeMs * 0.1);
     const timer = setTimeout(() => {
       probe.beforeExpiry = probe.token!.then((token) =>
-        token ? this.http.request({ url: probe.probeUrl, token, client: 'main', headers: { accept: 'application/fhir+json' } }) : undefined,
+        // Urgent: a pacing wait here could outlast the token it is meant to use before expiry.
+        token ? this.http.request({ url: probe.probeUrl, token, client: 'main', urgent: true, headers: { accept: 'application/fhir+json' } }) : undefined,
       ).catch((e: unknown) => {
         probe.error = e instanceof Error ? e.message : String(e);
         return undefined;
@@ -99,6 +102,24 @@ export class Runtime {
     }, Math.max(0, lifetimeMs - margin));
     timer.unref();
     this.shared.set(EXPIRY_PROBE_KEY, probe);
+  }
+
+  /** Cumulative traffic of the run so far (the reporter computes the pacing figures from it). */
+  runStats(): RunStats {
+    const limits = this.config.limits;
+    const main = this.config.clients.find((c) => c.role === 'main');
+    return {
+      requests: this.http.stats.requests,
+      unplanned429: this.http.stats.unplanned429,
+      pacedByClient: this.http.pacedByClient(),
+      tokenRequests: this.tokens.issued,
+      limits: {
+        perKeyPerWindow: main?.rateLimitPerMinute ?? 60,
+        windowSec: limits.windowSec,
+        tokenLifetimeSec: limits.tokenLifetimeSec,
+        tokenIssuancePerWindow: limits.tokenIssuancePerMinute,
+      },
+    };
   }
 
   get signal(): AbortSignal {
@@ -109,6 +130,8 @@ export class Runtime {
     const config = await resolveConfig(spec.rawConfig, spec.configDir, { profile: spec.profile });
     let runtime: Runtime | undefined;
     const abort = new AbortController();
+    // Every request in flight listens for an interrupt; the exhaustion episodes keep a few dozen in flight.
+    setMaxListeners(100, abort.signal);
     const http = new HttpClient({
       baseUrl: config.baseUrl,
       timeoutMs: config.timeouts.requestMs,
@@ -128,11 +151,15 @@ export class Runtime {
       issuancePerMinute: config.limits.tokenIssuancePerMinute,
       windowSec: config.limits.windowSec,
       tokenLifetimeSec: config.limits.tokenLifetimeSec,
+      // A paced request waits up to one window after it got its token.
+      pacingSlackMs: Math.min(config.limits.windowSec * 1000, config.limits.tokenLifetimeSec * 500),
       // Issuance waits end with the run: at its deadline and on interrupt.
       sleep: (ms) => sleepWithinRun(ms, spec.deadline, abort.signal),
       onWait: (w: WaitInfo) => runtime?.onWait(w),
     });
     runtime = new Runtime(spec, config, http, tokens, abort);
+    const rt = runtime;
+    rt.shared.set(DETACH_KEY, <T>(fn: () => Promise<T>) => rt.als.exit(fn));
     if (spec.profile !== 'quick') runtime.startExpiryProbe();
     return runtime;
   }

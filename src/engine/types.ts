@@ -2,6 +2,8 @@
  * The result model shared by the engine, the vitest integration and the
  * reporters. Reporters only consume these types; checks never print.
  */
+import type { PacingFigures } from './schedule.js';
+
 export type Outcome = 'pass' | 'fail' | 'skip' | 'error' | 'observation';
 export const OUTCOMES: readonly Outcome[] = ['pass', 'fail', 'skip', 'error', 'observation'];
 
@@ -121,6 +123,8 @@ export interface RunInfo {
   endedAt: string;
   interrupted: boolean;
   exitCode?: number;
+  /** Certification runs: wall time against the run's lower bound at the limits in force (src/engine/schedule.ts). */
+  pacing?: PacingFigures;
 }
 
 export interface RunResult {

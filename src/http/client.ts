@@ -58,6 +58,8 @@ export class HttpClient {
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private readonly random: () => number;
   private seq = 0;
+  /** Exchanges whose answer is no ground for a verdict, with the reason (see `noVerdict`). */
+  private readonly unjudgeable = new Map<string, string>();
 
   constructor(private readonly opts: HttpClientOptions) {
     this.base = new URL(opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`);
@@ -80,6 +82,11 @@ export class HttpClient {
     await this.agent.close();
   }
 
+  /** Authenticated requests sent through client-side pacing, per client role. */
+  pacedByClient(): Record<string, number> {
+    return this.pacer.limitedRequests();
+  }
+
   /** Sends a request following the retry rules of `opts.retry` (default 'spec'). */
   async request(opts: RequestOptions): Promise<HttpResponse> {
     const prepared = this.prepare(opts);
@@ -88,7 +95,7 @@ export class HttpClient {
     let retries429 = 0;
     let retries5xx = 0;
     for (;;) {
-      if (opts.pace !== false) await this.pacer.acquire(bucket, opts.client !== undefined && bucket !== TOKEN_BUCKET);
+      if (opts.pace !== false) await this.pacer.acquire(bucket, opts.client !== undefined && bucket !== TOKEN_BUCKET, opts.urgent);
       const attempt = await this.sendOnce(prepared, opts);
       this.pacer.observe(bucket, attempt.headers);
       const kind = retryKind(attempt.status);
@@ -101,7 +108,7 @@ export class HttpClient {
         if (retries429++ >= MAX_429_RETRIES || retryAfter === undefined) return toResponse(attempt);
         delay = retryAfter;
       } else {
-        if (retries5xx >= MAX_5XX_RETRIES) return toResponse(attempt);
+        if (retries5xx >= MAX_5XX_RETRIES) return this.giveUp(attempt);
         delay = attempt.status === 503 && retryAfter !== undefined ? retryAfter : backoffDelayMs(retries5xx, this.random);
         retries5xx++;
       }
@@ -109,10 +116,28 @@ export class HttpClient {
         // Waiting would hang the suite or outlive the run: give the response back,
         // and keep this bucket quiet for a while so the next request is not throttled too.
         if (kind === '429') this.pacer.blockUntil(bucket, this.now() + delay);
-        return toResponse(attempt);
+        if (kind === '5xx') return this.giveUp(attempt);
+        const { method, url } = attempt.exchange.request;
+        return opts.expect429 ? toResponse(attempt) : this.giveUp(attempt, `the target asked to wait ${seconds(delay)} (Retry-After) before ${method} ${url}, longer than the run allows`);
       }
       await this.wait(delay, kind === '429' ? `429: Retry-After ${seconds(delay)}` : `${attempt.status}: backoff ${seconds(delay)}`, opts.client);
     }
+  }
+
+  /**
+   * Why an exchange's answer is no ground for a verdict, if it is not: a 5xx
+   * that persisted through the spec's retries (or left no time to retry), an
+   * outage; an unprovoked 429 whose Retry-After the run cannot wait out; or a
+   * body cut at the size cap, whose rest was never read.
+   */
+  noVerdict(exchangeId: string): string | undefined {
+    return this.unjudgeable.get(exchangeId);
+  }
+
+  private giveUp(attempt: Attempt, reason?: string): HttpResponse {
+    const { method, url } = attempt.exchange.request;
+    this.unjudgeable.set(attempt.exchange.id, reason ?? `the target kept answering ${attempt.status} to ${method} ${url} after the spec's retries (server error)`);
+    return toResponse(attempt);
   }
 
   /**
@@ -147,7 +172,7 @@ export class HttpClient {
   private async wait(ms: number, reason: string, client?: string): Promise<void> {
     if (ms <= 0) return;
     this.throwIfStopped();
-    if (ms > this.remainingRunMs()) throw new ConformanceError('ERR_DEADLINE', `run deadline passed while waiting (${reason})`);
+    if (ms > this.remainingRunMs()) throw new ConformanceError('ERR_DEADLINE', `run deadline (timeouts.runMs) passes before the wait ends (${reason})`);
     this.opts.onWait?.({ reason, ms, client });
     this.stats.waitsMs += ms;
     try {
@@ -161,7 +186,7 @@ export class HttpClient {
 
   private throwIfStopped(): void {
     if (this.opts.signal?.aborted) throw new ConformanceError('ERR_INTERRUPTED', 'request interrupted');
-    if (this.remainingRunMs() <= 0) throw new ConformanceError('ERR_DEADLINE', 'run deadline passed');
+    if (this.remainingRunMs() <= 0) throw new ConformanceError('ERR_DEADLINE', 'run deadline (timeouts.runMs) passed');
   }
 
   private prepare(opts: RequestOptions): PreparedRequest {
@@ -262,6 +287,7 @@ export class HttpClient {
         });
     if (!opts.skipInvariants && this.opts.validateResponse)
       findings.push(...this.opts.validateResponse({ path: this.servicePath(req.url), status, json, truncated: body.truncated }, exchange));
+    if (body.truncated) this.unjudgeable.set(id, `the response to ${exchange.request.method} ${exchange.request.url} was cut at the ${sizeOf(cap)} body cap`);
     this.emit(exchange, findings);
     return { status, headers, text, json, bodyTruncated: body.truncated, exchange };
   }
@@ -318,6 +344,10 @@ export class HttpClient {
     const json = req.json ?? (req.isForm ? undefined : parseJson(text));
     return bodyExcerpt(text, { json, form: req.isForm, secretFields: opts.secretFields });
   }
+}
+
+function sizeOf(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${Number((bytes / 1024 / 1024).toFixed(1))} MiB` : `${bytes} bytes`;
 }
 
 function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {

@@ -35,7 +35,7 @@ export function toConformanceError(e: unknown, ctx: FailureContext): Conformance
   const hostPort = `${ctx.url.hostname}:${ctx.url.port || (ctx.url.protocol === 'https:' ? '443' : '80')}`;
   const opts = { cause: e };
   if (ctx.abortCause === 'interrupted') return new ConformanceError('ERR_INTERRUPTED', 'request interrupted', opts);
-  if (ctx.abortCause === 'deadline') return new ConformanceError('ERR_DEADLINE', 'run deadline passed during the request', opts);
+  if (ctx.abortCause === 'deadline') return new ConformanceError('ERR_DEADLINE', 'run deadline (timeouts.runMs) passed during the request', opts);
   const codes = codesOf(e);
   const has = (...c: string[]) => codes.some((x) => c.includes(x));
   const timedOut = ctx.abortCause === 'timeout' || has('UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT');

@@ -26,6 +26,8 @@ interface BucketState {
   ceiling: number;
   sent: number[];
   blockedUntil: number;
+  /** X-RateLimit-Remaining of the last response that had one. */
+  lastRemaining?: number;
 }
 
 /** Extra slack on a header-driven wait beyond the window. */
@@ -35,6 +37,7 @@ const MAX_ACQUIRE_ROUNDS = 1_000;
 
 export class Pacer {
   private readonly buckets = new Map<string, BucketState>();
+  private readonly limitedCounts = new Map<string, number>();
 
   constructor(private readonly opts: PacerOptions) {}
 
@@ -56,20 +59,30 @@ export class Pacer {
     return this.bucket(name).ceiling;
   }
 
-  /** Waits until a request of `bucket` may be sent, then reserves its slot. */
-  async acquire(name: string, limited: boolean): Promise<void> {
+  /** Requests sent through the sliding-window limiter, per bucket. */
+  limitedRequests(): Record<string, number> {
+    return Object.fromEntries(this.limitedCounts);
+  }
+
+  /**
+   * Waits until a request of `bucket` may be sent, then reserves its slot. An `urgent`
+   * request may take the one request of headroom: it waits only when the window is full
+   * by our own count or when the target said nothing is left (Remaining 0).
+   */
+  async acquire(name: string, limited: boolean, urgent = false): Promise<void> {
     const b = this.bucket(name);
     for (let round = 0; round < MAX_ACQUIRE_ROUNDS; round++) {
       const now = this.opts.now();
       b.sent = b.sent.filter((t) => t > now - this.windowMs);
-      const headerWait = b.blockedUntil - now;
-      const allowed = Math.max(1, b.ceiling - 1);
+      const headerWait = urgent && (b.lastRemaining ?? 0) >= 1 ? 0 : b.blockedUntil - now;
+      const allowed = Math.max(1, b.ceiling - (urgent ? 0 : 1));
       const limiterWait = limited && b.sent.length >= allowed ? b.sent[b.sent.length - allowed] + this.windowMs - now : 0;
       if (headerWait <= 0 && limiterWait <= 0) break;
       if (headerWait >= limiterWait) await this.opts.wait(headerWait, 'rate-limit headers: remaining exhausted, waiting for reset', name);
       else await this.opts.wait(limiterWait, `client-side pacing at ${b.ceiling} per ${this.opts.windowSec} s`, name);
     }
     b.sent.push(this.opts.now());
+    if (limited) this.limitedCounts.set(name, (this.limitedCounts.get(name) ?? 0) + 1);
   }
 
   /** Takes the rate-limit headers of a response of `bucket` into account. */
@@ -78,6 +91,7 @@ export class Pacer {
     const limit = parseInteger(headers['x-ratelimit-limit']);
     if (limit !== undefined && limit > 0 && limit < b.ceiling) b.ceiling = limit;
     const remaining = parseInteger(headers['x-ratelimit-remaining']);
+    if (remaining !== undefined) b.lastRemaining = remaining;
     const reset = parseInteger(headers['x-ratelimit-reset']);
     if (remaining !== undefined && remaining <= 1 && reset !== undefined) this.blockUntil(name, reset * 1000);
   }

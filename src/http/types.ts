@@ -20,6 +20,8 @@ export interface RequestOptions {
   retry?: 'spec' | 'none';
   /** false skips client-side pacing (rate-limit checks that must exceed the limit). */
   pace?: boolean;
+  /** May use the key's one request of headroom instead of waiting (a request due at a fixed time, e.g. the expiry probe). */
+  urgent?: boolean;
   /** Marks this request as deliberately provoking a 429 (not counted as unplanned). */
   expect429?: boolean;
   timeoutMs?: number;

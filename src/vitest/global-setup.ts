@@ -74,7 +74,9 @@ async function prepare(state: RunState, profile: Profile): Promise<{ spec: RunSp
   state.redactedConfig = redactedConfig(config);
   state.deviations = config.deviations;
 
-  const http = new HttpClient({ baseUrl: config.baseUrl, timeoutMs: config.timeouts.requestMs });
+  // The run's deadline covers discovery too.
+  const deadline = Date.now() + config.timeouts.runMs;
+  const http = new HttpClient({ baseUrl: config.baseUrl, timeoutMs: config.timeouts.requestMs, deadline });
   try {
     state.model = await discover(http);
   } catch (e) {
@@ -91,7 +93,7 @@ async function prepare(state: RunState, profile: Profile): Promise<{ spec: RunSp
     configDir,
     embedded: state.embedded,
     model: jsonSafe(state.model),
-    deadline: Date.now() + config.timeouts.runMs,
+    deadline,
     startedAt: state.startedAt,
     ...(opts.requirements ? { requirements: opts.requirements } : {}),
   };

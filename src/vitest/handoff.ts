@@ -7,6 +7,7 @@ import type { ReferenceOptions } from '../reference/types.js';
 import type { OperationModel } from '../discovery/index.js';
 import type { CheckResult, Profile } from '../engine/types.js';
 import type { RunSpec } from '../engine/runtime.js';
+import type { PacingFigures, RunStats } from '../engine/schedule.js';
 
 export interface RunOptions {
   /** Target config file; absent = the embedded reference. */
@@ -43,6 +44,10 @@ export interface RunState {
   interrupted: boolean;
   reportDir?: string;
   exitCode?: number;
+  /** The run's cumulative traffic as of its last check. */
+  runStats?: RunStats;
+  /** Pacing figures of a certification run (wall time, lower bound, ratio). */
+  pacing?: PacingFigures;
 }
 
 const KEY = Symbol.for('fhir-conformance.run');
@@ -64,5 +69,7 @@ declare module 'vitest' {
   interface TaskMeta {
     conformance?: CheckResult;
     checkId?: string;
+    /** The run's cumulative traffic after this check. */
+    runStats?: RunStats;
   }
 }

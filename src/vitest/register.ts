@@ -31,6 +31,7 @@ export function registerChecks(checks: readonly CheckDefinition[]): void {
       const rt = await runtime();
       const result = await executeCheck(check, rt);
       task.meta.conformance = result;
+      task.meta.runStats = rt.runStats();
       if (result.outcome === 'skip') skip(result.message);
       if (result.outcome === 'fail' || result.outcome === 'error') {
         const err = new Error(`${result.outcome}: ${result.message ?? ''}`);

@@ -11,6 +11,7 @@ import { OUTCOMES, type CheckResult, type Outcome } from '../engine/types.js';
 import { redactString } from '../redact.js';
 import { getRunState } from './handoff.js';
 import { WAIT_MARKER } from './progress.js';
+import { pacingFigures, renderPacing, type PacingFigures, type RunStats } from '../engine/schedule.js';
 
 export class ConformanceReporter implements Reporter {
   private counts: Record<Outcome, number> = { pass: 0, fail: 0, skip: 0, error: 0, observation: 0 };
@@ -25,6 +26,8 @@ export class ConformanceReporter implements Reporter {
 
   onTestCaseResult(tc: TestCase): void {
     const state = getRunState();
+    const stats = tc.meta().runStats;
+    if (state && stats) state.runStats = stats;
     const result = resultOf(tc);
     if (!result || !state) return;
     state.results.push(result);
@@ -48,6 +51,7 @@ export class ConformanceReporter implements Reporter {
       if (e.length) state.results.push(moduleError(m.moduleId, e.map((x) => x.message).join('; ')));
     }
     if (errors.length && !state.setupError) state.setupError = errors.map((e) => e.message).join('; ').slice(0, 500);
+    if (state.spec?.profile === 'certification' && state.runStats) state.pacing = certificationPacing(state.runStats, state.startedAt, state.results);
     const result = buildRunResult(state);
     state.exitCode = result.info.exitCode;
     if (state.options.writeReports !== false) {
@@ -61,10 +65,21 @@ export class ConformanceReporter implements Reporter {
     if (state.options.progress !== false) {
       const line = OUTCOMES.map((o) => `${o} ${this.counts[o]}`).join(' · ');
       this.out(`\n${result.checks.length} checks: ${line}`);
+      if (state.pacing) this.out(renderPacing(state.pacing));
       if (state.setupError) this.out(`setup: ${redactString(state.setupError)}`);
       if (state.reportDir) this.out(`reports: ${state.reportDir}`);
     }
   }
+}
+
+/** Wall time from the run's start against its lower bound; the waits required by the exhaustion checks that ran. */
+function certificationPacing(stats: RunStats, startedAt: string, results: CheckResult[]): PacingFigures {
+  const ran = (id: string) => results.some((r) => r.id === id && r.outcome !== 'skip');
+  return pacingFigures(stats, Date.now() - Date.parse(startedAt), {
+    sliding: ran('rate-limit.capacity-returns-as-requests-leave-window'),
+    excess: ran('rate-limit.excess-gives-429'),
+    issuance: ran('issuance-limit.window-recovers'),
+  });
 }
 
 function resultOf(tc: TestCase): CheckResult | undefined {

@@ -11,6 +11,7 @@ import { catalogCodeOf, expectError, expectStatus, isObject } from '../../src/en
 import type { AssertionOverrides, TokenRequestOptions } from '../../src/auth/types.js';
 import { CLIENT_ASSERTION_TYPE } from '../../src/auth/broker.js';
 import { registerSecret } from '../../src/redact.js';
+import { expiryProbe } from '../token-lifetime/checks.js';
 import {
   ANY_4XX, ASSERTION_RULE, BEARER_401_CODES, READ_SCOPE, accessTokenOf, answer, expectAssertionRefused, expectNoToken,
   forgedAccessToken, issued, protectedUrl, tokenRequest,
@@ -308,16 +309,18 @@ const bearerChecks: CheckDefinition[] = [
     level: 'MUST',
     requirements: ['token-lifetime.new-token-after-expiry'],
     quote: 'An expired token gives 401 `HPB-00107`; the client requests a new token.',
-    tags: ['waits'],
+    // The token issued when the run started (the expiry probe), used once it has expired: no wait of its own.
+    tags: ['waits', 'expiry-probe'],
     fixtures: ['medicationRequest'],
     timeoutMs: 15 * 60_000,
     async run(ctx) {
       const url = ctx.path(ctx.operation('MedicationRequest', 'read', 'R4').path, { id: ctx.fixture('medicationRequest') });
-      const issuedAt = Date.now();
-      const old = await ctx.tokens.freshToken('main', [READ_SCOPE]);
-      const wait = issuedAt + ctx.limits.tokenLifetimeSec * 1000 + 2000 - Date.now();
-      ctx.waiting('waiting for an access token to expire', wait);
-      await ctx.sleep(wait);
+      const { probe, token: old } = await expiryProbe(ctx);
+      const at = probe.issuedAt + probe.lifetimeMs + 2000;
+      if (Date.now() < at) {
+        ctx.waiting('waiting for the probe token to expire', at - Date.now());
+        await ctx.sleep(at - Date.now());
+      }
       const expired = await ctx.request({ url, token: old, client: 'main', headers: FHIR_JSON });
       ctx.observe('expired-token', answer(expired));
       const fresh = await ctx.tokens.freshToken('main', [READ_SCOPE]);

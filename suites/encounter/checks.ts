@@ -2,9 +2,8 @@
 import type { CheckDefinition } from '../../src/engine/check.js';
 import { readChecks } from './read-checks.js';
 import { searchChecks } from './search-checks.js';
-import { throttleChecks } from './throttle-checks.js';
 import { writeChecks } from './write-checks.js';
 
-export const checks: CheckDefinition[] = [...readChecks, ...searchChecks, ...writeChecks, ...throttleChecks];
+export const checks: CheckDefinition[] = [...readChecks, ...searchChecks, ...writeChecks];
 
 export default checks;

@@ -14,6 +14,7 @@ import type { CheckContext } from '../../src/engine/context.js';
 import { expectError, isObject } from '../../src/engine/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { retryAfterMs } from '../../src/auth/token-response.js';
+import { episode } from '../../src/engine/schedule.js';
 
 const area = 'issuance-limit';
 const SCOPE = 'system/MedicationRequest.rs';
@@ -67,6 +68,50 @@ async function burstUntil429(ctx: CheckContext): Promise<Burst> {
   return burst;
 }
 
+export interface Recovery {
+  /** The wait before the token request, ms. */
+  waitMs: number;
+  /** Retry-After of the refusals, as sent ('' when none had one). */
+  header: string;
+  advised: boolean;
+  /** The token request after the wait; absent when Retry-After asked for more than three windows (not waited out). */
+  res?: HttpResponse;
+}
+
+const BURST_KEY = 'issuance-limit.burst';
+const RECOVERY_KEY = 'issuance-limit.recovery';
+
+/**
+ * The run's one issuance exhaustion: a burst until 429, then (when a check or the
+ * scheduler asks for it) the wait it advises and one token request. Each part starts
+ * once per run, by the first check that needs it or by the rate-limit suite beside its
+ * own episodes, so the window is waited out once and overlaps the other waits.
+ */
+export function issuanceEpisode(ctx: CheckContext): Promise<Burst> {
+  return episode(ctx.shared, BURST_KEY, () => burstUntil429(ctx));
+}
+
+export function issuanceRecovery(ctx: CheckContext): Promise<Recovery | undefined> {
+  const burst = issuanceEpisode(ctx);
+  return episode(ctx.shared, RECOVERY_KEY, async () => recover(ctx, await burst));
+}
+
+async function recover(ctx: CheckContext, burst: Burst): Promise<Recovery | undefined> {
+  if (burst.refusals.length === 0) return undefined;
+  const windowMs = ctx.limits.windowSec * 1000;
+  // Each 429 before the reset may extend it: wait for the latest reset any of them announced.
+  const headers = burst.refusals.map((r) => r.res.headers['retry-after']);
+  const advisedAt = burst.refusals.map((r) => r.receivedAt + (retryAfterMs(r.res.headers['retry-after'], r.receivedAt) ?? windowMs));
+  const advised = headers.some((h) => h !== undefined);
+  const header = headers.filter((h) => h !== undefined).join(', ');
+  const waitMs = Math.max(0, advised ? Math.max(...advisedAt) - Date.now() : windowMs) + 500;
+  if (waitMs > 3 * windowMs + 5000) return { waitMs, header, advised };
+  ctx.waiting('waiting out the token issuance window', waitMs);
+  await ctx.sleep(waitMs);
+  const res = await ctx.tokens.request('main', { scopes: [SCOPE], pace: false });
+  return { waitMs, header, advised, res };
+}
+
 /** Fails when a burst shorter than one window never met a 429; skips when the target was too slow to tell. */
 function expectRefusal(ctx: CheckContext, burst: Burst): HttpResponse {
   ctx.observe('issuance-limit.burst', { sent: burst.sent, issued: burst.issued, refused: burst.refusals.length, spanMs: burst.spanMs });
@@ -90,7 +135,9 @@ export const checks: CheckDefinition[] = [
     quote: LIMIT_QUOTE,
     tags: ['exhausts-issuance-limit'],
     async run(ctx) {
-      const res = expectRefusal(ctx, await burstUntil429(ctx));
+      const burst = await issuanceEpisode(ctx);
+      for (const r of burst.refusals) ctx.attach(r.res.exchange);
+      const res = expectRefusal(ctx, burst);
       ctx.check(!issued(res), 'the 429 response carries an access token', { requirement: 'issuance-limit.excess-429', exchange: res.exchange.id });
       const retryAfter = res.headers['retry-after'];
       ctx.check(retryAfterMs(retryAfter, Date.now()) !== undefined, 'the 429 has no usable Retry-After header', {
@@ -112,22 +159,15 @@ export const checks: CheckDefinition[] = [
     quote: '20 requests per minute per source IP; 1-minute fixed window',
     tags: ['exhausts-issuance-limit', 'waits'],
     timeoutMs: 10 * 60_000,
-    async run(ctx) {
-      const burst = await burstUntil429(ctx);
-      if (burst.refusals.length === 0) ctx.skip('the burst met no 429, so there is no window to recover from (see issuance-limit.excess-429)');
-      const windowMs = ctx.limits.windowSec * 1000;
-      // Each 429 before the reset may extend it: wait for the latest reset any of them announced.
-      const headers = burst.refusals.map((r) => r.res.headers['retry-after']);
-      const advisedAt = burst.refusals.map((r) => r.receivedAt + (retryAfterMs(r.res.headers['retry-after'], r.receivedAt) ?? windowMs));
-      const advised = headers.every((h) => h === undefined) ? undefined : Math.max(...advisedAt) - Date.now();
-      const header = headers.filter((h) => h !== undefined).join(', ');
-      ctx.observe('issuance-limit.retry-after', header || 'absent');
-      const wait = Math.max(0, advised ?? windowMs) + 500;
-      if (wait > 3 * windowMs + 5000) ctx.skip(`Retry-After asks for ${Math.round(wait / 1000)} s, more than three windows; not waited out`);
-      ctx.waiting('waiting out the token issuance window', wait);
-      await ctx.sleep(wait);
-      const res = await ctx.tokens.request('main', { scopes: [SCOPE], pace: false });
-      ctx.check(issued(res), `after waiting ${Math.round(wait / 1000)} s (${advised === undefined ? 'one window: no Retry-After' : `Retry-After ${header}`}), a token request got HTTP ${res.status}`, {
+    async run(ctx: CheckContext) {
+      const recovery = await issuanceRecovery(ctx);
+      if (!recovery) ctx.skip('the burst met no 429, so there is no window to recover from (see issuance-limit.excess-429)');
+      ctx.observe('issuance-limit.retry-after', recovery.header || 'absent');
+      const waitS = Math.round(recovery.waitMs / 1000);
+      if (!recovery.res) ctx.skip(`Retry-After asks for ${waitS} s, more than three windows; not waited out`);
+      const res = recovery.res;
+      ctx.attach(res.exchange);
+      ctx.check(issued(res), `after waiting ${waitS} s (${recovery.advised ? `Retry-After ${recovery.header}` : 'one window: no Retry-After'}), a token request got HTTP ${res.status}`, {
         requirement: 'issuance-limit.fixed-window',
         expected: '2xx with access_token',
         actual: res.status,

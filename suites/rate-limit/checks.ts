@@ -11,6 +11,7 @@ import { expectError, firstIssue } from '../../src/engine/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { pathOf } from '../errors/support.js';
 import { excessScenario, slidingScenario } from './scenarios.js';
+import { operationsCheck } from './operations-check.js';
 import { PROBE_SCOPES, hit, integerHeader, probeFor, wait, waitUntil, type Hit } from './support.js';
 
 const area = 'rate-limit';
@@ -43,7 +44,8 @@ function attachAll(ctx: CheckContext, hits: Array<Hit | undefined>): void {
   for (const h of hits) if (h) ctx.attach(h.res.exchange);
 }
 
-export const checks: CheckDefinition[] = [
+/** A handful of requests of `main`: they run early in the run, while the key has room (see the sequencer). */
+export const headerChecks: CheckDefinition[] = [
   defineCheck({
     id: 'rate-limit.headers-on-authenticated-responses',
     title: 'authenticated responses carry X-RateLimit-Limit (the key\'s limit), -Remaining and -Reset',
@@ -128,6 +130,10 @@ export const checks: CheckDefinition[] = [
       ctx.observe('rate-limit.reset-seconds-ahead', reset - nowS);
     },
   }),
+];
+
+/** The checks of the exhaustion episodes: late in the run, so they stall nothing else. */
+export const exhaustionChecks: CheckDefinition[] = [
   defineCheck({
     id: 'rate-limit.excess-gives-429',
     title: 'exceeding the key\'s limit gives 429 HPB-00105, issue code throttled, with Retry-After in seconds',
@@ -253,6 +259,9 @@ export const checks: CheckDefinition[] = [
         'the organization ceiling is not shown; a 429 here means it is at most the throttled key\'s limit');
     },
   }),
+  operationsCheck,
 ];
+
+export const checks: CheckDefinition[] = [...headerChecks, ...exhaustionChecks];
 
 export default checks;

@@ -1,4 +1,4 @@
 import { registerSuite } from '../../src/vitest/register.js';
-import checks from './checks.js';
+import { exhaustionChecks } from './checks.js';
 
-await registerSuite(checks);
+await registerSuite(exhaustionChecks);

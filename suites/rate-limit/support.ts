@@ -59,11 +59,12 @@ export function throttleRole(ctx: CheckContext): string {
   return ctx.config.clients.some((c) => c.role === 'extra') ? 'extra' : 'main';
 }
 
-/** A cheap authenticated request for `role`: a read of the fixture MedicationRequest. */
+/** A cheap authenticated request for `role`: a read of a fixture MedicationRequest of the key's organization. */
 export function probeFor(ctx: CheckContext, role: string): Probe {
+  const fixture = role === 'second-org' ? 'otherOrgMedicationRequest' : 'medicationRequest';
   return {
     role,
-    url: ctx.path(pathOf(ctx, 'R4', 'MedicationRequest', 'read'), { id: ctx.fixture('medicationRequest') }),
+    url: ctx.path(pathOf(ctx, 'R4', 'MedicationRequest', 'read'), { id: ctx.fixture(fixture) }),
     limit: ctx.client(role).rateLimitPerMinute,
     windowMs: ctx.limits.windowSec * 1000,
   };

@@ -10,7 +10,8 @@ import type { CheckContext } from '../../src/engine/context.js';
 
 const area = 'token-lifetime';
 
-async function probeOf(ctx: CheckContext): Promise<{ probe: ExpiryProbe; token: string }> {
+/** The token issued when the run started (src/engine/runtime.ts), once issued; skips when the run has none. */
+export async function expiryProbe(ctx: CheckContext): Promise<{ probe: ExpiryProbe; token: string }> {
   const probe = ctx.shared.get(EXPIRY_PROBE_KEY) as ExpiryProbe | undefined;
   if (!probe) ctx.skip('no expiry probe was issued at the start of this run');
   const token = await probe.token;
@@ -29,7 +30,7 @@ export const checks: CheckDefinition[] = [
     tags: ['waits', 'expiry-probe'],
     timeoutMs: 15 * 60_000,
     async run(ctx) {
-      const { probe } = await probeOf(ctx);
+      const { probe } = await expiryProbe(ctx);
       const margin = Math.max(3000, probe.lifetimeMs * 0.1);
       const at = probe.issuedAt + probe.lifetimeMs - margin;
       if (Date.now() < at + 500) {
@@ -58,7 +59,7 @@ export const checks: CheckDefinition[] = [
     tags: ['waits', 'expiry-probe'],
     timeoutMs: 15 * 60_000,
     async run(ctx) {
-      const { probe, token } = await probeOf(ctx);
+      const { probe, token } = await expiryProbe(ctx);
       const at = probe.issuedAt + probe.lifetimeMs + 2000;
       if (Date.now() < at) {
         ctx.waiting('waiting for the probe token to expire', at - Date.now());

@@ -7,10 +7,11 @@ import { describe, expect, it } from 'vitest';
 import encounterChecks from '../../suites/encounter/checks.js';
 import documentChecks from '../../suites/document-reference/checks.js';
 import tenancyChecks from '../../suites/tenancy/checks.js';
+import { operationsCheck } from '../../suites/rate-limit/operations-check.js';
 import { FAULTS } from '../../src/reference/faults/index.js';
 import { describeResults, runChecks } from '../medication-request/target.js';
 
-const checks = [...encounterChecks, ...documentChecks, ...tenancyChecks];
+const checks = [...encounterChecks, ...documentChecks, ...tenancyChecks, operationsCheck];
 const byId = new Map(checks.map((c) => [c.id, c]));
 /** The exhausting check runs on its own (it drives a key to its limit and waits for it). */
 const quickChecks = checks.filter((c) => !c.tags?.includes('exhausts-key-limit'));
@@ -46,7 +47,7 @@ const CAUGHT_BY: Array<[string, string[]]> = [
   ['encounter-appointment-conflict-not-enforced', ['encounter.appointment-active-encounter-409']],
   ['encounter-registration-window-400', ['encounter.registration-window-422']],
   ['encounter-normativa-not-enforced', ['encounter.normativa-incomplete-422']],
-  ['encounter-throttled-wrong-code', ['encounter.operations-429']],
+  ['encounter-throttled-wrong-code', ['rate-limit.operations-429']],
   ['document-reference-r5-not-served', ['document-reference.r4-and-r5-served', 'document-reference.read']],
   ['document-reference-read-without-id', ['document-reference.read']],
   ['document-reference-search-bundle-collection', ['document-reference.search']],
@@ -82,7 +83,7 @@ describe('encounter, document-reference and tenancy checks on the clean referenc
   }, 180_000);
 
   it('the exhausting check passes and leaves the key usable', async () => {
-    const results = await runChecks([byId.get('encounter.operations-429')!, byId.get('encounter.read-shape')!]);
+    const results = await runChecks([byId.get('rate-limit.operations-429')!, byId.get('encounter.read-shape')!], { profile: 'full' });
     expect(describeResults(results)).toEqual([expect.stringMatching(/: pass$/), expect.stringMatching(/: pass$/)]);
   }, 120_000);
 
@@ -108,7 +109,9 @@ describe('each planted fault is caught', () => {
       if (!check) throw new Error(`no check ${id}`);
       return check;
     });
-    const results = await runChecks(targeted, { faults: [fault] });
+    // Checks that wait out a window run under the full profile (quick skips them).
+    const profile = targeted.some((c) => c.tags?.includes('waits')) ? 'full' : 'quick';
+    const results = await runChecks(targeted, { faults: [fault], profile });
     expect(describeResults(results)).toEqual(ids.map((id) => expect.stringMatching(new RegExp(`^${id.replace(/\./g, '\\.')}: fail`))));
   }, 120_000);
 });

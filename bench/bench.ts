@@ -1,0 +1,101 @@
+/**
+ * Run figures, in one run on this machine:
+ * - wall time of the quick profile against the embedded reference (the CLI, as `npm start`);
+ * - wall time and request count of the certification profile against the reference at the
+ *   spec's default limits (in this process), next to its lower bound and the ratio
+ *   (src/engine/schedule.ts); requests per covered requirement; 429s outside the
+ *   rate-limit checks (must be 0); peak memory;
+ * - FHIR schema compile time and report-writing time for 1,000 checks (bench/fhir-schema.ts,
+ *   bench/reports.ts), as those scripts print them.
+ * The LAST line is one JSON object with the headline figures.
+ * Run: npm run bench   (about 7 minutes: the certification run waits out 5-minute tokens)
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { PROJECT_ROOT } from '../src/paths.js';
+import { runConformance } from '../src/vitest/run.js';
+import type { CheckResult, RequirementVerdict } from '../src/engine/types.js';
+
+const CLI = resolve(PROJECT_ROOT, 'bin/fhir-conformance.js');
+const TSX = ['--import', 'tsx'];
+
+interface Report {
+  checks: CheckResult[];
+  requirements: RequirementVerdict[];
+}
+
+function node(args: string[], timeoutMs: number): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, args, { cwd: PROJECT_ROOT, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
+      done({ code, stdout: String(stdout), stderr: String(stderr) });
+    });
+  });
+}
+
+/** The checks that met a 429 they did not provoke on purpose (per-check stats: in-process results only). */
+const unplannedBy = (checks: CheckResult[]) => checks.filter((c) => (c.stats?.unplanned429 ?? 0) > 0).map((c) => `${c.id} ${c.stats!.unplanned429}`);
+
+const covered = (r: Report) => r.requirements.filter((q) => q.outcome !== 'untested' && q.outcome !== 'skip').length;
+function outcomes(checks: CheckResult[]): string {
+  const counts = new Map<string, number>();
+  for (const c of checks) counts.set(c.outcome, (counts.get(c.outcome) ?? 0) + 1);
+  return [...counts].map(([o, n]) => `${o} ${n}`).join(', ');
+}
+
+const dir = await mkdtemp(join(tmpdir(), 'fhirc-bench-'));
+try {
+  console.log(`node ${process.version}; ${new Date().toISOString()}`);
+
+  // Quick profile, through the CLI as `npm start` runs it.
+  const t0 = performance.now();
+  const quick = await node([CLI, 'run', '--profile', 'quick', '--quiet', '--report-dir', join(dir, 'quick')], 120_000);
+  const quickS = (performance.now() - t0) / 1000;
+  const quickReport = JSON.parse(await readFile(join(dir, 'quick', 'latest', 'report.json'), 'utf8')) as Report;
+  console.log(`quick: ${quickS.toFixed(1)} s wall (exit ${quick.code}); ${quickReport.checks.length} checks (${outcomes(quickReport.checks)})`);
+
+  // Certification at the spec's default limits, in this process (its peak memory is ours).
+  const t1 = performance.now();
+  const cert = await runConformance({ profile: 'certification', reportsRoot: join(dir, 'certification'), progress: false });
+  const certS = (performance.now() - t1) / 1000;
+  const certReport = JSON.parse(await readFile(join(dir, 'certification', 'latest', 'report.json'), 'utf8')) as Report;
+  const pacing = cert.state.pacing;
+  if (!pacing) throw new Error(`the certification run produced no pacing figures (exit ${cert.exitCode}; ${cert.state.setupError ?? 'no setup error'})`);
+  const requirements = covered(certReport);
+  const perRequirement = pacing.requests / requirements;
+  const slowest = [...certReport.checks].sort((a, b) => b.durationMs - a.durationMs).slice(0, 5);
+  console.log(`certification: ${certS.toFixed(1)} s wall (exit ${cert.exitCode}); ${certReport.checks.length} checks (${outcomes(certReport.checks)})`);
+  console.log(`  ${pacing.requests} requests (${pacing.pacedRequests} paced) for ${requirements} covered requirements: ${perRequirement.toFixed(2)} per requirement`);
+  console.log(`  lower bound ${pacing.boundS} s (${pacing.boundBy}); run ${pacing.wallS} s from its start; ratio ${pacing.ratio}`);
+  console.log(`  unplanned 429: ${pacing.unplanned429}${pacing.unplanned429 ? ` (${unplannedBy(cert.state.results).join(', ')})` : ''}`);
+  console.log(`  slowest checks: ${slowest.map((c) => `${c.id} ${(c.durationMs / 1000).toFixed(1)} s`).join(', ')}`);
+  console.log(`peak RSS (this process, certification run included): ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
+
+  // The component benchmarks, as they print themselves.
+  for (const script of ['bench/fhir-schema.ts', 'bench/reports.ts']) {
+    const r = await node([...TSX, script, ...(script.includes('fhir') ? ['R4'] : [])], 300_000);
+    for (const line of r.stdout.trim().split('\n')) console.log(`${script}: ${line}`);
+    if (r.code !== 0) console.log(`${script}: exit ${r.code} ${r.stderr.trim().split('\n').at(-1) ?? ''}`);
+  }
+
+  console.log(
+    JSON.stringify({
+      quick_s: round(quickS),
+      certification_s: round(certS),
+      certification_bound_s: pacing.boundS,
+      ratio: round(certS / pacing.boundS, 3),
+      requests: pacing.requests,
+      requests_per_requirement: round(perRequirement, 2),
+      unplanned_429: pacing.unplanned429,
+    }),
+  );
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
+
+function round(v: number, digits = 1): number {
+  const k = 10 ** digits;
+  return Math.round(v * k) / k;
+}

@@ -1,0 +1,118 @@
+/**
+ * Pacing figures of a run: how long a run with this much traffic must take at
+ * the limits in force (its lower bound), and how close the run came to it.
+ *
+ * Lower bound = max(
+ *   token lifetime (the expiry probe's token must be seen expired),
+ *   paced requests / (per-key rate x usable keys) + the waits the rate-limit checks require,
+ *   token requests / issuance limit,
+ * ).
+ * - Paced requests: authenticated requests sent through client-side pacing (the
+ *   deliberately unpaced probes of the exhaustion checks are their own cost, counted
+ *   as their waits instead).
+ * - Usable keys: one. Requests are not spread over the organization's other keys:
+ *   they share its ceiling, whose value the spec does not show.
+ * - Required waits: the sliding-window scenario needs half a window between its
+ *   halves and one window for the first half to leave (1.5 windows); the excess and
+ *   issuance episodes (one window each) run alongside it on independent limits.
+ */
+
+/** Cumulative traffic of a run, as the worker's runtime counts it. */
+export interface RunStats {
+  /** HTTP requests sent (every attempt). */
+  requests: number;
+  /** 429s to requests not marked as provoking one. */
+  unplanned429: number;
+  /** Authenticated requests that went through client-side pacing, per client role. */
+  pacedByClient: Record<string, number>;
+  /** Requests to the token endpoint. */
+  tokenRequests: number;
+  /** The limits in force. */
+  limits: { perKeyPerWindow: number; windowSec: number; tokenLifetimeSec: number; tokenIssuancePerWindow: number };
+}
+
+export interface PacingFigures {
+  wallS: number;
+  boundS: number;
+  ratio: number;
+  requests: number;
+  pacedRequests: number;
+  unplanned429: number;
+  usableKeys: number;
+  requiredWaitsS: number;
+  /** Which term of the bound decided it. */
+  boundBy: 'token lifetime' | 'request pacing' | 'token issuance';
+}
+
+/** What the run's exhaustion checks needed; decides the required waits. */
+export interface ExhaustionsRun {
+  sliding: boolean;
+  excess: boolean;
+  issuance: boolean;
+}
+
+export const USABLE_KEYS = 1;
+
+export function requiredWaitsSec(windowSec: number, ran: ExhaustionsRun): number {
+  if (ran.sliding) return 1.5 * windowSec;
+  return ran.excess || ran.issuance ? windowSec : 0;
+}
+
+export function pacingFigures(stats: RunStats, wallMs: number, ran: ExhaustionsRun): PacingFigures {
+  const { perKeyPerWindow, windowSec, tokenLifetimeSec, tokenIssuancePerWindow } = stats.limits;
+  const paced = Object.values(stats.pacedByClient).reduce((a, b) => a + b, 0);
+  const waits = requiredWaitsSec(windowSec, ran);
+  const terms: Array<[PacingFigures['boundBy'], number]> = [
+    ['token lifetime', tokenLifetimeSec],
+    ['request pacing', (paced / (perKeyPerWindow * USABLE_KEYS)) * windowSec + waits],
+    ['token issuance', (stats.tokenRequests / tokenIssuancePerWindow) * windowSec],
+  ];
+  const [boundBy, boundS] = terms.reduce((a, b) => (b[1] > a[1] ? b : a));
+  const wallS = wallMs / 1000;
+  return {
+    wallS: round(wallS, 1),
+    boundS: round(boundS, 1),
+    ratio: round(wallS / boundS, 3),
+    requests: stats.requests,
+    pacedRequests: paced,
+    unplanned429: stats.unplanned429,
+    usableKeys: USABLE_KEYS,
+    requiredWaitsS: waits,
+    boundBy,
+  };
+}
+
+/** The stderr line printed at the end of a certification run. */
+export function renderPacing(f: PacingFigures): string {
+  return (
+    `pacing: ${f.wallS} s for ${f.requests} requests (${f.pacedRequests} paced, ${f.unplanned429} unplanned 429); ` +
+    `lower bound ${f.boundS} s (${f.boundBy}; ${f.usableKeys} usable key, ${f.requiredWaitsS} s of required waits); ratio ${f.ratio}`
+  );
+}
+
+function round(v: number, digits: number): number {
+  const k = 10 ** digits;
+  return Math.round(v * k) / k;
+}
+
+/** Key in the run's shared state of the function that detaches work from the current check. */
+export const DETACH_KEY = 'schedule.detach';
+
+type Detach = <T>(fn: () => Promise<T>) => Promise<T>;
+
+/**
+ * Starts `fn` once per run under `key` and returns its promise to every caller. It runs
+ * detached from the check that happened to start it (its exchanges belong to no check;
+ * the checks that use its results attach them), so several episodes can run side by
+ * side and their waits overlap. A failure reaches each check that awaits it.
+ */
+export function episode<T>(shared: Map<string, unknown>, key: string, fn: () => Promise<T>): Promise<T> {
+  let p = shared.get(key) as Promise<T> | undefined;
+  if (!p) {
+    const detach = shared.get(DETACH_KEY) as Detach | undefined;
+    p = detach ? detach(fn) : fn();
+    p.catch(() => undefined); // awaited later by the checks; not an unhandled rejection meanwhile
+    shared.set(key, p);
+  }
+  return p;
+}

@@ -1,0 +1,48 @@
+/**
+ * The exhaustion episodes against the reference with short windows: one
+ * episode per limit, shared by the checks that judge it, no 429 outside them,
+ * and every R4 MedicationRequest and Encounter operation refused while the key
+ * is exhausted (each operation's own fault is caught).
+ */
+import { describe, expect, it } from 'vitest';
+import { runInProcess, describeResults } from '../../src/engine/in-process.js';
+import { exhaustionChecks } from '../../suites/rate-limit/checks.js';
+import issuanceChecks from '../../suites/issuance-limit/checks.js';
+import { faults as throttleFaults } from '../../src/reference/faults/throttle.js';
+import type { ReferenceLimits } from '../../src/reference/types.js';
+
+/** Short windows and low ceilings: a burst fills a window in well under a second. */
+const LIMITS: Partial<ReferenceLimits> = {
+  perKeyPerWindow: 30,
+  perOrgPerWindow: 5000,
+  windowMs: 3000,
+  tokenIssuancePerWindow: 20,
+  tokenWindowMs: 3000,
+  tokenLifetimeSec: 20,
+};
+
+const operations = exhaustionChecks.filter((c) => c.id === 'rate-limit.operations-429');
+
+describe('exhaustion episodes (certification schedule)', () => {
+  it('every exhaustion check passes from one episode per limit, with no unplanned 429', async () => {
+    const results = await runInProcess([...exhaustionChecks, ...issuanceChecks], { limits: LIMITS, profile: 'full' });
+    expect(describeResults(results).filter((l) => !/: (pass|observation)\b/.test(l))).toEqual([]);
+    for (const r of results.values()) expect(r.stats?.unplanned429, r.id).toBe(0);
+    // The issuance burst ran once, beside the key episodes: the recovery check's only exchange is the token request after the wait.
+    expect(results.get('issuance-limit.window-recovers')!.evidence.map((x) => x.response?.status)).toEqual([200]);
+    // Every operation was sent while the key was refused, and judged.
+    const ops = results.get('rate-limit.operations-429')!;
+    expect(ops.requirements).toHaveLength(8);
+    expect(ops.evidence.filter((x) => x.response?.status === 429)).toHaveLength(8);
+    // The sliding scenario ran on the other organization's key, beside the excess one.
+    const sliding = results.get('rate-limit.capacity-returns-as-requests-leave-window')!;
+    expect(new Set(sliding.evidence.map((x) => x.client))).toEqual(new Set(['second-org']));
+  }, 120_000);
+
+  it.concurrent.each(throttleFaults.map((f) => [f.name, f.violates[0]!] as const))('%s fails rate-limit.operations-429 on %s', async (fault, requirement) => {
+    const results = await runInProcess(operations, { limits: LIMITS, profile: 'full', faults: [fault] });
+    const r = results.get('rate-limit.operations-429')!;
+    expect(r.outcome, describeResults(results).join('\n')).toBe('fail');
+    expect(r.findings.map((f) => f.requirement)).toContain(requirement);
+  }, 120_000);
+});
