@@ -21,6 +21,12 @@ const date = (prefix: string) => `encounter.search-date-${prefix}`;
 /** Fault -> the checks that must fail with it planted. */
 const CAUGHT_BY: Array<[string, string[]]> = [
   ['encounter-read-without-id', ['encounter.read-shape']],
+  ['encounter-read-without-status', ['encounter.read-shape']],
+  ['encounter-read-without-class', ['encounter.read-shape']],
+  ['encounter-read-wrong-resource-type', ['encounter.read-shape']],
+  ['encounter-read-status-203', ['encounter.read-shape']],
+  ['encounter-diagnosis-condition-missing', ['encounter.diagnosis-contained-conditions']],
+  ['encounter-no-primary-diagnosis', ['encounter.diagnosis-ranks']],
   ['encounter-status-outside-values', ['encounter.status-values']],
   ['encounter-class-without-display', ['encounter.class-coding']],
   ['encounter-subject-not-patient', ['encounter.subject-patient-reference']],
