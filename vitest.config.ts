@@ -8,6 +8,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Both cores (the default leaves one idle on a 2-core machine).
+    maxWorkers: 2,
     // Mutation runs spawn CLI processes: two at a time, one per core.
     maxConcurrency: 2,
   },
