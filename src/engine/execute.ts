@@ -175,7 +175,7 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
       recorder.created.push({
         resourceType,
         id,
-        url: url ?? `${config.baseUrl}/${resourceType}/${id}`,
+        url: url ?? resourceUrl(rt, resourceType, id),
         createdBy: check.id,
         at: new Date().toISOString(),
       });
@@ -208,4 +208,11 @@ function findOperation(
   return rt.spec.model.operations.find(
     (o) => o.resource === resource && o.interaction === interaction && (release === undefined || o.release === release),
   );
+}
+
+/** The read URL of a resource, from the target's published read operation (R4 before R5). */
+function resourceUrl(rt: Runtime, resourceType: string, id: string): string {
+  const read = findOperation(rt, resourceType, 'read', 'R4') ?? findOperation(rt, resourceType, 'read');
+  const path = read ? read.path.replace('{id}', encodeURIComponent(id)) : `/fhir/R4/${resourceType}/${encodeURIComponent(id)}`;
+  return `${rt.config.baseUrl.replace(/\/$/, '')}${path}`;
 }
