@@ -77,6 +77,16 @@ export const MUTATION_LIMITS: Partial<ReferenceLimits> = {
 };
 
 /**
+ * For the per-key window faults: a longer window with a small ceiling, so the
+ * window checks fill it and watch it slide even when the machine is slow.
+ */
+export const RATE_LIMIT_MUTATION_LIMITS: Partial<ReferenceLimits> = {
+  ...MUTATION_LIMITS,
+  perKeyPerWindow: 60,
+  windowMs: 12_000,
+};
+
+/**
  * Plants the fault in a fresh reference and runs, in-process, the checks that
  * name a requirement it violates (the engine path of a CLI run, without vitest).
  */
@@ -94,7 +104,8 @@ async function runFaultOnce(fault: FaultDef, profile: Profile): Promise<FaultRun
   let checks: RunSummary['checks'] = [];
   let stderr = '';
   try {
-    const results = await runInProcess('all', { faults: [fault.name], requirements: fault.violates, profile, limits: MUTATION_LIMITS });
+    const limits = fault.area === 'rate-limit' ? RATE_LIMIT_MUTATION_LIMITS : MUTATION_LIMITS;
+    const results = await runInProcess('all', { faults: [fault.name], requirements: fault.violates, profile, limits });
     checks = [...results.values()].map((c) => ({ id: c.id, outcome: c.outcome, requirements: c.requirements, message: c.message }));
   } catch (e) {
     stderr = e instanceof Error ? e.message : String(e);
