@@ -84,6 +84,8 @@ export const RATE_LIMIT_MUTATION_LIMITS: Partial<ReferenceLimits> = {
   ...MUTATION_LIMITS,
   perKeyPerWindow: 60,
   windowMs: 12_000,
+  // Episode tokens must outlive the longer windows.
+  tokenLifetimeSec: 90,
 };
 
 /**
