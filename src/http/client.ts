@@ -40,14 +40,8 @@ interface PreparedRequest {
   json?: unknown;
 }
 
-interface Attempt {
-  status: number;
-  headers: Record<string, string>;
-  text: string;
-  json: unknown;
-  bodyTruncated: boolean;
-  exchange: Exchange;
-}
+/** One answer before the retry rules decide: the same shape as the response handed back. */
+type Attempt = HttpResponse;
 
 export class HttpClient {
   readonly stats: HttpStats = { requests: 0, unplanned429: 0, waitsMs: 0 };
@@ -100,12 +94,12 @@ export class HttpClient {
       this.pacer.observe(bucket, attempt.headers);
       const kind = retryKind(attempt.status);
       if (kind === '429' && !opts.expect429) this.stats.unplanned429++;
-      if (opts.retry === 'none' || kind === 'none') return toResponse(attempt);
+      if (opts.retry === 'none' || kind === 'none') return attempt;
 
       const retryAfter = parseRetryAfterMs(attempt.headers['retry-after']);
       let delay: number;
       if (kind === '429') {
-        if (retries429++ >= MAX_429_RETRIES || retryAfter === undefined) return toResponse(attempt);
+        if (retries429++ >= MAX_429_RETRIES || retryAfter === undefined) return attempt;
         delay = retryAfter;
       } else {
         if (retries5xx >= MAX_5XX_RETRIES) return this.giveUp(attempt);
@@ -118,7 +112,7 @@ export class HttpClient {
         if (kind === '429') this.pacer.blockUntil(bucket, this.now() + delay);
         if (kind === '5xx') return this.giveUp(attempt);
         const { method, url } = attempt.exchange.request;
-        return opts.expect429 ? toResponse(attempt) : this.giveUp(attempt, `the target asked to wait ${seconds(delay)} (Retry-After) before ${method} ${url}, longer than the run allows`);
+        return opts.expect429 ? attempt : this.giveUp(attempt, `the target asked to wait ${seconds(delay)} (Retry-After) before ${method} ${url}, longer than the run allows`);
       }
       await this.wait(delay, kind === '429' ? `429: Retry-After ${seconds(delay)}` : `${attempt.status}: backoff ${seconds(delay)}`, opts.client);
     }
@@ -137,7 +131,7 @@ export class HttpClient {
   private giveUp(attempt: Attempt, reason?: string): HttpResponse {
     const { method, url } = attempt.exchange.request;
     this.unjudgeable.set(attempt.exchange.id, reason ?? `the target kept answering ${attempt.status} to ${method} ${url} after the spec's retries (server error)`);
-    return toResponse(attempt);
+    return attempt;
   }
 
   /**
@@ -358,6 +352,3 @@ function flattenHeaders(h: Record<string, string | string[] | undefined>): Recor
   return out;
 }
 
-function toResponse(a: Attempt): HttpResponse {
-  return { status: a.status, headers: a.headers, text: a.text, json: a.json, bodyTruncated: a.bodyTruncated, exchange: a.exchange };
-}
