@@ -50,7 +50,6 @@ export interface ExpiryProbe {
 }
 
 export interface InvariantTally {
-  examined: number;
   violations: Array<{ finding: Finding; exchange: Exchange }>;
   violationCount: number;
 }
@@ -179,7 +178,7 @@ export class Runtime {
 
   tally(id: string): InvariantTally {
     let t = this.invariants.get(id);
-    if (!t) this.invariants.set(id, (t = { examined: 0, violations: [], violationCount: 0 }));
+    if (!t) this.invariants.set(id, (t = { violations: [], violationCount: 0 }));
     return t;
   }
 

@@ -17,7 +17,7 @@ export const EMBEDDED_LIMITS: Partial<ReferenceLimits> = {
 };
 
 /** The config block that declares EMBEDDED_LIMITS to the suite. */
-export function declaredLimits(l: Partial<ReferenceLimits>): { limits: Record<string, number>; ratePerWindow?: number } {
+function declaredLimits(l: Partial<ReferenceLimits>): { limits: Record<string, number>; ratePerWindow?: number } {
   const limits: Record<string, number> = {};
   if (l.tokenLifetimeSec !== undefined) limits.tokenLifetimeSec = l.tokenLifetimeSec;
   if (l.windowMs !== undefined) limits.windowSec = l.windowMs / 1000;

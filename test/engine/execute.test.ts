@@ -14,7 +14,7 @@ function fakeRuntime(profile: 'quick' | 'full' | 'read-only' = 'full', fixtures:
     als: new AsyncLocalStorage(),
     shared: new Map(),
     validator: { validate: () => [] },
-    tally: () => ({ examined: 0, violations: [], violationCount: 0 }),
+    tally: () => ({ violations: [], violationCount: 0 }),
     exchangesSeen: 0,
     sleep: async () => {},
     onWait: () => {},

@@ -14,6 +14,9 @@ import { createServer as createNetServer, type Server as NetServer, type Socket 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
+import { afterAll, beforeAll } from 'vitest';
+import type { ReferenceServer } from '../../src/reference/server.js';
+import { startReference } from '../cli/cli.js';
 
 export interface RecordedRequest {
   method: string;
@@ -275,4 +278,22 @@ export function patchJson(res: { body: string }, change: (doc: Record<string, un
   const doc = JSON.parse(res.body) as Record<string, unknown>;
   change(doc);
   res.body = JSON.stringify(doc);
+}
+
+/**
+ * A reference behind a recording proxy for the tests of one describe block.
+ * Token requests go straight to the reference: a client assertion names the
+ * token URL it is for.
+ */
+export function proxiedReference(): { readonly reference: ReferenceServer; readonly proxy: Hostile } {
+  const state = {} as { reference: ReferenceServer; proxy: Hostile };
+  beforeAll(async () => {
+    state.reference = await startReference();
+    state.proxy = await startProxy(state.reference.url, { tokenDirect: true });
+  });
+  afterAll(async () => {
+    await state.proxy?.close();
+    await state.reference?.close();
+  });
+  return state;
 }

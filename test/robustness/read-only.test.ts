@@ -5,27 +5,17 @@
  * profile still checks discovery, auth, scopes, pagination, headers, errors
  * on reads and tenancy.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { ReferenceServer } from '../../src/reference/server.js';
-import { readLatestReport, runCli, startReference, tempDir, writeReferenceConfig } from '../cli/cli.js';
-import { startProxy, type Hostile } from './hostile.js';
+import { describe, expect, test } from 'vitest';
+import { readLatestReport, runCli, tempDir, writeReferenceConfig } from '../cli/cli.js';
+import { proxiedReference } from './hostile.js';
 
 const AREAS_STILL_CHECKED = ['discovery', 'auth', 'scopes', 'pagination', 'headers', 'errors', 'tenancy'];
 
 describe('read-only profile', () => {
-  let reference: ReferenceServer;
-  let proxy: Hostile;
-  beforeAll(async () => {
-    reference = await startReference();
-    // Token requests go straight to the reference: a client assertion names the token URL it is for.
-    proxy = await startProxy(reference.url, { tokenDirect: true });
-  });
-  afterAll(async () => {
-    await proxy.close();
-    await reference.close();
-  });
+  const target = proxiedReference();
 
   test('sends no POST or PUT except to the token endpoint, and still checks the read surface', async () => {
+    const { reference, proxy } = target;
     const before = JSON.stringify(reference.resources.snapshot());
     const dir = await tempDir('read-only');
     const config = await writeReferenceConfig(dir, reference, { baseUrl: proxy.url, tokenUrl: proxy.tokenUrl, requestMs: 10_000, runMs: 120_000 });

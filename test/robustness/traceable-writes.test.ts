@@ -6,10 +6,9 @@
  * the run created or to fixtures; every record created or changed belongs to
  * one of the config's fixture patients.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { ReferenceServer } from '../../src/reference/server.js';
-import { readLatestReport, referenceFixtures, runCli, startReference, tempDir, writeReferenceConfig } from '../cli/cli.js';
-import { startProxy, type Hostile } from './hostile.js';
+import { describe, expect, test } from 'vitest';
+import { readLatestReport, referenceFixtures, runCli, tempDir, writeReferenceConfig } from '../cli/cli.js';
+import { proxiedReference } from './hostile.js';
 
 const RUN_TAG_SYSTEM = 'https://fhir-conformance.dev/run';
 
@@ -26,18 +25,10 @@ function parse(text: string | undefined): Tagged | undefined {
 }
 
 describe('writes are traceable', () => {
-  let reference: ReferenceServer;
-  let proxy: Hostile;
-  beforeAll(async () => {
-    reference = await startReference();
-    proxy = await startProxy(reference.url, { tokenDirect: true });
-  });
-  afterAll(async () => {
-    await proxy.close();
-    await reference.close();
-  });
+  const target = proxiedReference();
 
   test('every created record is in the ledger, every create carries the run tag, only fixture patients', async () => {
+    const { reference, proxy } = target;
     const before = reference.resources.snapshot() as Snapshot;
     const dir = await tempDir('writes');
     const config = await writeReferenceConfig(dir, reference, { baseUrl: proxy.url, tokenUrl: proxy.tokenUrl, requestMs: 10_000, runMs: 180_000 });

@@ -4,15 +4,11 @@
  * is refused, or a missing token is not answered with 401. Each breaks the
  * operation's own rows of the spec's endpoint tables.
  */
-import { readFileSync } from 'node:fs';
 import { OPERATIONS, type OperationDef } from '../../spec/api.js';
+import { requirementById } from '../../requirements/index.js';
 import type { FaultDef } from './types.js';
 
-const KNOWN = new Set(
-  (JSON.parse(readFileSync(new URL('../../../suites/requirements.json', import.meta.url), 'utf8')) as { requirements: Array<{ id: string }> }).requirements.map(
-    (r) => r.id,
-  ),
-);
+const KNOWN = requirementById();
 
 const kebab = (s: string) => s.replace(/([a-z])([A-Z])/g, '$1-$2').replace(/\./g, '-').toLowerCase();
 const SHORT: Record<OperationDef['interaction'], string> = { read: 'read', update: 'update', 'search-type': 'search', create: 'create', operation: 'upload' };
