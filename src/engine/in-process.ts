@@ -25,6 +25,8 @@ export interface InProcessOptions {
   only?: RegExp;
   /** Only checks naming one of these requirement ids. */
   requirements?: readonly string[];
+  /** Also these checks, by id, whatever requirements they name. */
+  ids?: readonly string[];
   /** Run deadline from now, ms (default 5 minutes). */
   deadlineMs?: number;
 }
@@ -50,7 +52,9 @@ export async function runInProcess(checks: ChecksExport | 'all', opts: InProcess
     });
     const all = checks === 'all' ? await collectChecks(model, { ordered: true }) : materialize(checks, model);
     const selected = all.filter(
-      (c) => (!opts.only || opts.only.test(c.id)) && (!opts.requirements || c.requirements.some((r) => opts.requirements!.includes(r))),
+      (c) =>
+        opts.ids?.includes(c.id) ||
+        ((!opts.only || opts.only.test(c.id)) && (!opts.requirements || c.requirements.some((r) => opts.requirements!.includes(r)))),
     );
     const results = new Map<string, CheckResult>();
     for (const check of selected) results.set(check.id, await executeCheck(check, rt));

@@ -32,6 +32,8 @@ export interface FaultRun extends RunSummary {
   detected: boolean;
   /** Failing checks that name a violated requirement. */
   detectedBy: string[];
+  /** Checks the fault declares it must fail that did not fail. */
+  missedChecks: string[];
 }
 
 export interface ModeRun extends RunSummary {
@@ -107,14 +109,17 @@ async function runFaultOnce(fault: FaultDef, profile: Profile): Promise<FaultRun
   let stderr = '';
   try {
     const limits = fault.area === 'rate-limit' ? RATE_LIMIT_MUTATION_LIMITS : MUTATION_LIMITS;
-    const results = await runInProcess('all', { faults: [fault.name], requirements: fault.violates, profile, limits });
+    const results = await runInProcess('all', { faults: [fault.name], requirements: fault.violates, ids: fault.checks, profile, limits });
     checks = [...results.values()].map((c) => ({ id: c.id, outcome: c.outcome, requirements: c.requirements, message: c.message }));
   } catch (e) {
     stderr = e instanceof Error ? e.message : String(e);
   }
   const detectedBy = checks.filter((c) => c.outcome === 'fail' && c.requirements.some((q) => fault.violates.includes(q))).map((c) => c.id);
+  // A fault that names its checks is detected only when each of them fails.
+  const missedChecks = (fault.checks ?? []).filter((id) => !checks.some((c) => c.id === id && c.outcome === 'fail'));
+  const detected = fault.checks ? missedChecks.length === 0 : detectedBy.length > 0;
   const exitCode = checks.some((c) => c.outcome === 'fail') ? 1 : checks.some((c) => c.outcome === 'error') || stderr ? 3 : 0;
-  return { exitCode, checks, durationMs: Date.now() - t0, stderr, fault: fault.name, area: fault.area, violates: fault.violates, detected: detectedBy.length > 0, detectedBy };
+  return { exitCode, checks, durationMs: Date.now() - t0, stderr, fault: fault.name, area: fault.area, violates: fault.violates, detected, detectedBy, missedChecks };
 }
 
 /** Deterministic shard of the catalog: shard i of n. */

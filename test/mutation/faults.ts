@@ -17,7 +17,8 @@ export function faultShard(i: number, n: number): void {
         .map((r) => {
           const failing = r.checks.filter((c) => c.outcome === 'fail').map((c) => c.id).join(', ') || 'none';
           const errors = r.checks.filter((c) => c.outcome === 'error').map((c) => `${c.id}: ${c.message}`).join(' | ') || 'none';
-          return `${r.fault} (checks run: ${r.checks.length}; failing: ${failing}; errors: ${errors}${r.stderr ? `; ${r.stderr}` : ''})`;
+          const missedChecks = r.missedChecks.length ? `; named checks that did not fail: ${r.missedChecks.join(', ')}` : '';
+          return `${r.fault} (checks run: ${r.checks.length}; failing: ${failing}${missedChecks}; errors: ${errors}${r.stderr ? `; ${r.stderr}` : ''})`;
         });
       expect(missed, `undetected faults:\n${missed.join('\n')}`).toEqual([]);
     },

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { FAULTS } from '../../src/reference/faults/index.js';
 import { ALTERNATIVE_MODES, runMode } from '../../src/mutation/run.js';
 import { loadRequirements } from '../../src/requirements/index.js';
+import { collectChecks } from '../../src/engine/catalog.js';
 
 const known = new Set(loadRequirements().map((r) => r.id));
 
@@ -19,6 +20,12 @@ describe('fault catalog', () => {
       for (const id of f.violates) expect(known.has(id), `${f.name} violates unknown requirement ${id}`).toBe(true);
     }
     expect(new Set(FAULTS.map((f) => f.name)).size).toBe(FAULTS.length);
+  });
+
+  it('names only existing checks as the ones a fault must fail', async () => {
+    const ids = new Set((await collectChecks()).map((c) => c.id));
+    const unknown = FAULTS.flatMap((f) => (f.checks ?? []).filter((id) => !ids.has(id)).map((id) => `${f.name} -> ${id}`));
+    expect(unknown).toEqual([]);
   });
 
   // Observations never fail, so only testable MUST/SHOULD requirements can be targeted.

@@ -26,5 +26,10 @@ export interface FaultDef {
   violates: string[];
   /** What a client observes. */
   symptom: string;
+  /**
+   * Ids of the checks that must end as `fail` when this fault is planted (one hop from a
+   * fault to the checks that catch it). The mutation test requires every one of them to fail.
+   */
+  checks?: string[];
   transformResponse?: (res: FaultResponse, req: FaultRequest) => FaultResponse;
 }
