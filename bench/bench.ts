@@ -15,7 +15,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PROJECT_ROOT } from '../src/paths.js';
-import { runConformance } from '../src/vitest/run.js';
+import { runConformance } from '../src/run/index.js';
 import type { CheckResult, RequirementVerdict } from '../src/engine/types.js';
 
 const CLI = resolve(PROJECT_ROOT, 'bin/fhir-conformance.js');
@@ -61,15 +61,15 @@ try {
   const cert = await runConformance({ profile: 'certification', reportsRoot: join(dir, 'certification'), progress: false });
   const certS = (performance.now() - t1) / 1000;
   const certReport = JSON.parse(await readFile(join(dir, 'certification', 'latest', 'report.json'), 'utf8')) as Report;
-  const pacing = cert.state.pacing;
-  if (!pacing) throw new Error(`the certification run produced no pacing figures (exit ${cert.exitCode}; ${cert.state.setupError ?? 'no setup error'})`);
+  const pacing = cert.result.info.pacing;
+  if (!pacing) throw new Error(`the certification run produced no pacing figures (exit ${cert.exitCode}; ${cert.setupError ?? 'no setup error'})`);
   const requirements = covered(certReport);
   const perRequirement = pacing.requests / requirements;
   const slowest = [...certReport.checks].sort((a, b) => b.durationMs - a.durationMs).slice(0, 5);
   console.log(`certification: ${certS.toFixed(1)} s wall (exit ${cert.exitCode}); ${certReport.checks.length} checks (${outcomes(certReport.checks)})`);
   console.log(`  ${pacing.requests} requests (${pacing.pacedRequests} paced) for ${requirements} covered requirements: ${perRequirement.toFixed(2)} per requirement`);
   console.log(`  lower bound ${pacing.boundS} s (${pacing.boundBy}); run ${pacing.wallS} s from its start; ratio ${pacing.ratio}`);
-  console.log(`  unplanned 429: ${pacing.unplanned429}${pacing.unplanned429 ? ` (${unplannedBy(cert.state.results).join(', ')})` : ''}`);
+  console.log(`  unplanned 429: ${pacing.unplanned429}${pacing.unplanned429 ? ` (${unplannedBy(cert.results).join(', ')})` : ''}`);
   console.log(`  slowest checks: ${slowest.map((c) => `${c.id} ${(c.durationMs / 1000).toFixed(1)} s`).join(', ')}`);
   console.log(`peak RSS (this process, certification run included): ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
 

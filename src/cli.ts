@@ -98,29 +98,21 @@ async function cmdRun(args: string[], io: Out): Promise<number> {
   const faults = values.fault as string[] | undefined;
   const modes = parseModes(values.mode as string[] | undefined);
   const limits = parseModes(values.limit as string[] | undefined);
-  let profile = profileOf(values.profile);
   const configPath = values.config as string | undefined;
-  let redactPhi = values['redact-phi'] as boolean | undefined;
   if (configPath && (faults?.length || Object.keys(modes).length || Object.keys(limits).length))
     throw new ConformanceError('ERR_USAGE', '--fault, --mode and --limit apply to the embedded reference; drop --config to use them');
-  if (configPath) {
-    // Validate before starting anything: a bad config is exit 2 and names the field.
-    const { loadConfig } = await import('./config/index.js');
-    const config = await loadConfig(configPath, profile ? { profile } : undefined);
-    profile ??= config.profile;
-    redactPhi ??= config.redactPhi;
-  }
-  const { runConformance } = await import('./vitest/run.js');
+  const { runConformance } = await import('./run/index.js');
   const { exitCode } = await runConformance(
     {
       configPath,
-      profile: profile ?? 'full',
+      profile: profileOf(values.profile),
       reportsRoot: (values['report-dir'] as string | undefined) ?? 'reports',
       only: values.only as string | undefined,
       requirements: (values.requirements as string | undefined)?.split(',').map((r) => r.trim()).filter(Boolean),
-      redactPhi,
+      redactPhi: values['redact-phi'] as boolean | undefined,
       progress: !values.quiet,
       reference: { faults, modes, limits },
+      handleSignals: true,
     },
     (line) => io.err(`${line}\n`),
   );
@@ -167,9 +159,9 @@ function parseModes(flags: string[] | undefined): Record<string, string | number
 
 async function cmdRequirements(io: Out): Promise<number> {
   const { loadRequirements, coverage, renderCoverageMatrix } = await import('./requirements/index.js');
-  const { collectChecks } = await import('./engine/catalog.js');
+  const { referenceCatalog } = await import('./run/reference-model.js');
   const reqs = loadRequirements();
-  const report = coverage(reqs, await collectChecks());
+  const report = coverage(reqs, await referenceCatalog());
   io.out(`${renderCoverageMatrix(reqs, report, { color: process.stdout.isTTY })}\n`);
   return report.uncovered.length || report.unknownRefs.length ? 1 : 0;
 }

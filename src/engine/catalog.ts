@@ -1,7 +1,7 @@
 /**
- * The catalog of checks, outside vitest: every `suites/<area>/checks.ts`
- * exports either a list of checks or a function of the target's operation
- * model (generated checks). Used for the coverage matrix and project tests.
+ * The catalog of checks: every `suites/<area>/checks.ts` exports (default) either a
+ * list of checks or a function of the target's operation model (generated checks).
+ * Each check carries the suite folder it came from, for the schedule (plan.ts).
  */
 import { readdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { SUITES_DIR } from '../paths.js';
 import type { OperationModel } from '../discovery/index.js';
 import type { CheckDefinition } from './check.js';
-import { areaRank } from '../vitest/sequencer.js';
+import type { CatalogCheck } from './plan.js';
 
 export type ChecksExport = readonly CheckDefinition[] | ((model: OperationModel) => readonly CheckDefinition[]);
 
@@ -17,40 +17,22 @@ export function materialize(exp: ChecksExport, model: OperationModel): readonly 
   return typeof exp === 'function' ? exp(model) : exp;
 }
 
-/**
- * Every check, generated ones from the given model (default: the embedded
- * reference's). `ordered` sorts areas as the scheduler runs them.
- */
-export async function collectChecks(model?: OperationModel, opts: { ordered?: boolean } = {}): Promise<CheckDefinition[]> {
-  const m = model ?? (await referenceModel());
-  const areas = (await readdir(SUITES_DIR, { withFileTypes: true }))
+/** Every check of the suites, generated ones from the target's operation model; folders in name order. */
+export async function collectChecks(model: OperationModel): Promise<CatalogCheck[]> {
+  const folders = (await readdir(SUITES_DIR, { withFileTypes: true }))
     .filter((d) => d.isDirectory())
     .map((d) => d.name)
-    .sort((a, b) => (opts.ordered ? areaRank(a) - areaRank(b) : 0) || a.localeCompare(b));
-  const all: CheckDefinition[] = [];
-  for (const area of areas) {
+    .sort();
+  const all: CatalogCheck[] = [];
+  for (const folder of folders) {
     let mod: { default?: ChecksExport };
     try {
-      mod = (await import(pathToFileURL(resolve(SUITES_DIR, area, 'checks.ts')).href)) as { default?: ChecksExport };
+      mod = (await import(pathToFileURL(resolve(SUITES_DIR, folder, 'checks.ts')).href)) as { default?: ChecksExport };
     } catch (e) {
-      if ((e as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && String(e).includes(`${area}/checks.ts`)) continue;
+      if ((e as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && String(e).includes(`${folder}/checks.ts`)) continue;
       throw e;
     }
-    if (mod.default) all.push(...materialize(mod.default, m));
+    if (mod.default) for (const c of materialize(mod.default, model)) all.push({ ...c, folder });
   }
   return all;
-}
-
-async function referenceModel(): Promise<OperationModel> {
-  const { createReferenceServer } = await import('../reference/index.js');
-  const { HttpClient } = await import('../http/client.js');
-  const { discover } = await import('../discovery/index.js');
-  const server = await createReferenceServer({ port: 0 });
-  const http = new HttpClient({ baseUrl: server.url });
-  try {
-    return await discover(http);
-  } finally {
-    await http.close();
-    await server.close();
-  }
 }

@@ -10,8 +10,10 @@ import type { CheckContext } from './context.js';
  * - `waits`: must wait out a token lifetime or a rate window (excluded by quick).
  * - `exhausts-key-limit` / `exhausts-issuance-limit`: drives a limit to 429; scheduled last.
  * - `expiry-probe`: uses the token issued at the start of the run; scheduled at the very end.
+ * - `early`: runs before anything else spends the key's window; `last`: reads what the whole run saw.
+ * The schedule (src/engine/plan.ts) derives each check's slot from these tags.
  */
-export type CheckTag = 'writes' | 'waits' | 'exhausts-key-limit' | 'exhausts-issuance-limit' | 'expiry-probe';
+export type CheckTag = 'writes' | 'waits' | 'exhausts-key-limit' | 'exhausts-issuance-limit' | 'expiry-probe' | 'early' | 'last';
 
 export interface CheckDefinition {
   /** Stable id `<area>.<slug>`, e.g. `pagination.next-absent-on-last-page`. */
@@ -31,6 +33,11 @@ export interface CheckDefinition {
   clients?: string[];
   /** Overall time budget, ms (default 120 s; waiting checks get more). */
   timeoutMs?: number;
+  /**
+   * Rate windows this check must wait out at least (e.g. 1.5 for a sliding-window
+   * scenario); the run's lower bound in the pacing figures counts the largest that ran.
+   */
+  waitWindows?: number;
   run(ctx: CheckContext): Promise<void>;
 }
 

@@ -67,6 +67,8 @@ export class CheckRecorder {
   readonly observations: Observation[] = [];
   readonly created: LedgerEntry[] = [];
   requests = 0;
+  /** Set when the check's time budget has passed: why it may send nothing more. */
+  closed?: string;
 
   addExchange(ex: Exchange): void {
     this.requests++;

@@ -11,7 +11,12 @@ import { CheckRecorder, failureFrom, throwSkip, type CheckContext } from './cont
 import type { Runtime } from './runtime.js';
 import type { CheckResult, Exchange, Finding, Outcome } from './types.js';
 
-export async function executeCheck(check: CheckDefinition, rt: Runtime): Promise<CheckResult> {
+export interface ExecuteOptions {
+  /** The check's time budget: past it the check ends as `error` and its context refuses further work. */
+  timeoutMs?: number;
+}
+
+export async function executeCheck(check: CheckDefinition, rt: Runtime, opts: ExecuteOptions = {}): Promise<CheckResult> {
   const recorder = new CheckRecorder();
   const startedAt = new Date();
   const t0 = performance.now();
@@ -27,7 +32,7 @@ export async function executeCheck(check: CheckDefinition, rt: Runtime): Promise
     const roles = (check.clients ?? []).filter((r) => !rt.config.clients.some((c) => c.role === r));
     if (roles.length) throwSkip(`no client with role ${roles.join(', ')} in the config`);
     const ctx = createContext(check, rt, recorder);
-    await rt.als.run({ recorder }, () => check.run(ctx));
+    await withinBudget(opts.timeoutMs, recorder, () => rt.als.run({ recorder }, () => check.run(ctx)));
     if (recorder.findings.length) {
       outcome = 'fail';
       message = recorder.findings.map((f) => f.message).join('; ');
@@ -97,6 +102,30 @@ function noVerdictReason(evidence: readonly Exchange[], rt: Runtime): string | u
   return undefined;
 }
 
+/**
+ * Runs `fn` within the check's budget. Past it the recorder is closed (the context
+ * refuses further requests and waits, so the abandoned run stops at its next step)
+ * and the check ends with ERR_TIMEOUT.
+ */
+async function withinBudget(timeoutMs: number | undefined, recorder: CheckRecorder, fn: () => Promise<void>): Promise<void> {
+  if (timeoutMs === undefined) return fn();
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      recorder.closed = `the check did not finish within its time budget of ${Math.round(timeoutMs / 1000)} s`;
+      reject(new ConformanceError('ERR_TIMEOUT', recorder.closed));
+    }, timeoutMs);
+    timer.unref();
+  });
+  const run = fn();
+  run.catch(() => undefined); // an abandoned run's late rejection is not unhandled
+  try {
+    await Promise.race([run, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function short(v: unknown): string {
   const s = typeof v === 'string' ? v : JSON.stringify(v);
   return s === undefined ? 'undefined' : s.length > 80 ? `${s.slice(0, 77)}...` : s;
@@ -109,6 +138,10 @@ function curlFor(primary: Finding | undefined, r: CheckRecorder): string | undef
 
 function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecorder): CheckContext {
   const config = rt.config;
+  /** A check past its budget sends nothing more. */
+  const open = () => {
+    if (recorder.closed) throw new ConformanceError('ERR_TIMEOUT', recorder.closed);
+  };
   const ctx: CheckContext = {
     definition: check,
     config,
@@ -129,9 +162,10 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
       if (!c) throwSkip(`no client with role ${role} in the config`);
       return c;
     },
-    token: (scopes, role = 'main') => rt.tokens.token(role, scopes),
-    request: (opts: RequestOptions) => rt.http.request(opts),
+    token: (scopes, role = 'main') => (open(), rt.tokens.token(role, scopes)),
+    request: (opts: RequestOptions) => (open(), rt.http.request(opts)),
     async fhir(opts): Promise<HttpResponse> {
+      open();
       const { scopes, role = 'main', ...rest } = opts;
       ctx.client(role);
       const token = await rt.tokens.token(role, scopes);
@@ -181,7 +215,7 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
       });
     },
     validate: (release, resource) => rt.validator.validate(release, resource),
-    sleep: (ms) => rt.sleep(ms),
+    sleep: (ms) => (open(), rt.sleep(ms)),
     attach: (ex) => recorder.addExchange(ex),
     run: { exchangesSeen: () => rt.exchangesSeen, invariant: (id) => rt.tally(id) },
     waiting: (reason, ms) => rt.onWait({ reason, ms }),

@@ -4,11 +4,30 @@
  */
 import { loadRequirements, specSha256 } from '../requirements/index.js';
 import { rollupRequirement } from '../report/index.js';
-import type { CheckResult, LedgerEntry, RequirementVerdict, RunInfo, RunResult } from './types.js';
-import type { RunState } from '../vitest/handoff.js';
+import type { CheckResult, LedgerEntry, Profile, RequirementVerdict, RunInfo, RunResult } from './types.js';
+import type { OperationModel } from '../discovery/index.js';
+import type { PacingFigures } from './schedule.js';
 import { TOOL_VERSION } from '../version.js';
 
-export function buildRunResult(state: RunState, endedAt = new Date()): RunResult {
+/** What a run knows about itself when it ends (or is cut short). */
+export interface RunRecord {
+  runId: string;
+  startedAt: string;
+  profile: Profile;
+  baseUrl?: string;
+  embedded: boolean;
+  model?: OperationModel;
+  /** The effective config with secrets replaced by `[redacted]`. */
+  redactedConfig?: unknown;
+  deviations: string[];
+  results: CheckResult[];
+  interrupted: boolean;
+  /** A fatal problem before any check could run (unreachable target, bad config). */
+  setupError?: string;
+  pacing?: PacingFigures;
+}
+
+export function buildRunResult(state: RunRecord, endedAt = new Date()): RunResult {
   const checks = [...state.results].sort((a, b) => a.id.localeCompare(b.id));
   const info: RunInfo = {
     runId: state.runId,
@@ -20,7 +39,7 @@ export function buildRunResult(state: RunState, endedAt = new Date()): RunResult
       openapiSha256: state.model?.hashes.openapi,
       capabilitySha256: state.model?.hashes.capabilityR4,
     },
-    profile: state.options.profile ?? 'full',
+    profile: state.profile,
     config: state.redactedConfig ?? null,
     deviations: state.deviations,
     startedAt: state.startedAt,
@@ -57,7 +76,7 @@ export function requirementVerdicts(checks: CheckResult[]): RequirementVerdict[]
 }
 
 /** 0: no check failed; 1: a check failed; 3: errors (or an interrupt) kept checks from a verdict and none failed. */
-export function exitCodeOf(checks: CheckResult[], state: Pick<RunState, 'setupError' | 'interrupted'>): number {
+export function exitCodeOf(checks: CheckResult[], state: Pick<RunRecord, 'setupError' | 'interrupted'>): number {
   if (checks.some((c) => c.outcome === 'fail')) return 1;
   if (state.setupError || state.interrupted || checks.some((c) => c.outcome === 'error')) return 3;
   return 0;

@@ -1,7 +1,8 @@
 /**
- * The run's live state inside the vitest worker: resolved config, HTTP client,
- * token broker, the target's operation model, the schema validator and the
- * generic-invariant tally. One per worker; the suites share it (isolate: false).
+ * The run's live state: resolved config, HTTP client, token broker, the target's
+ * operation model, the schema validator and the generic-invariant tally. One per
+ * run; every check of the run shares it. It publishes exchanges and waits on the
+ * run's event bus.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
@@ -9,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { HttpClient } from '../http/client.js';
 import { TokenBroker } from '../auth/broker.js';
-import { resolveConfig, type ResolvedConfig } from '../config/index.js';
+import type { ResolvedConfig } from '../config/index.js';
 import type { OperationModel } from '../discovery/index.js';
 import type { HttpResponse } from '../http/types.js';
 import { sharedFhirValidator } from '../fhir/index.js';
@@ -18,21 +19,18 @@ import { CheckRecorder } from './context.js';
 import { fhirBodyValidator } from './fhir-bodies.js';
 import type { Exchange, Finding, Profile } from './types.js';
 import { DETACH_KEY, type RunStats } from './schedule.js';
+import { RunEvents } from './events.js';
 
-/** Everything the worker needs, JSON-safe (provided by globalSetup). */
+/** What a run is about: resolved once by the caller, shared by every check. */
 export interface RunSpec {
   runId: string;
   profile: Profile;
-  rawConfig: unknown;
-  configDir: string;
+  /** The target config, resolved once (src/config). */
+  config: ResolvedConfig;
   embedded: boolean;
   model: OperationModel;
   /** Epoch ms after which no request is sent. */
   deadline: number;
-  /** When set, only checks naming one of these requirement ids are registered. */
-  requirements?: string[];
-  /** Set when the run could not start (the reporter explains; no check registers). */
-  setupError?: string;
   startedAt: string;
 }
 
@@ -67,14 +65,19 @@ export class Runtime {
   readonly validator = sharedFhirValidator();
   /** Exchanges that got a response (the generic invariants' sample). */
   exchangesSeen = 0;
-  onWait: (w: WaitInfo) => void = () => {};
   private constructor(
     readonly spec: RunSpec,
     readonly config: ResolvedConfig,
     readonly http: HttpClient,
     readonly tokens: TokenBroker,
     private readonly abort: AbortController,
+    readonly events: RunEvents,
   ) {}
+
+  /** Waits of the HTTP layer and the token broker, and those checks announce. */
+  onWait(w: WaitInfo): void {
+    this.events.emit({ type: 'wait', ...w });
+  }
 
   /**
    * The token-expiry probe: a token issued at the start of the run and used at
@@ -125,8 +128,8 @@ export class Runtime {
     return this.abort.signal;
   }
 
-  static async create(spec: RunSpec): Promise<Runtime> {
-    const config = await resolveConfig(spec.rawConfig, spec.configDir, { profile: spec.profile });
+  static async create(spec: RunSpec, events = new RunEvents()): Promise<Runtime> {
+    const config = spec.config;
     let runtime: Runtime | undefined;
     const abort = new AbortController();
     // Every request in flight listens for an interrupt; the exhaustion episodes keep a few dozen in flight.
@@ -156,7 +159,7 @@ export class Runtime {
       sleep: (ms) => sleepWithinRun(ms, spec.deadline, abort.signal),
       onWait: (w: WaitInfo) => runtime?.onWait(w),
     });
-    runtime = new Runtime(spec, config, http, tokens, abort);
+    runtime = new Runtime(spec, config, http, tokens, abort, events);
     const rt = runtime;
     rt.shared.set(DETACH_KEY, <T>(fn: () => Promise<T>) => rt.als.exit(fn));
     if (spec.profile !== 'quick') runtime.startExpiryProbe();
@@ -165,6 +168,7 @@ export class Runtime {
 
   /** Called by the HTTP client for every exchange. */
   private record(ex: Exchange, findings: Finding[]): void {
+    this.events.emit({ type: 'exchange', exchange: ex, findings });
     if (ex.response) this.exchangesSeen++;
     const store = this.als.getStore();
     store?.recorder.addExchange(ex);

@@ -12,9 +12,10 @@
  *   as their waits instead).
  * - Usable keys: one. Requests are not spread over the organization's other keys:
  *   they share its ceiling, whose value the spec does not show.
- * - Required waits: the sliding-window scenario needs half a window between its
- *   halves and one window for the first half to leave (1.5 windows); the excess and
- *   issuance episodes (one window each) run alongside it on independent limits.
+ * - Required waits: each check declares the windows it must wait out at least
+ *   (`CheckDefinition.waitWindows`: the sliding-window scenario 1.5, the excess and
+ *   issuance episodes 1 each); the episodes run side by side on independent limits, so
+ *   the run's required wait is the largest declared by a check that ran.
  */
 
 /** Cumulative traffic of a run, as the worker's runtime counts it. */
@@ -44,24 +45,17 @@ export interface PacingFigures {
   boundBy: 'token lifetime' | 'request pacing' | 'token issuance';
 }
 
-/** What the run's exhaustion checks needed; decides the required waits. */
-export interface ExhaustionsRun {
-  sliding: boolean;
-  excess: boolean;
-  issuance: boolean;
-}
-
 export const USABLE_KEYS = 1;
 
-export function requiredWaitsSec(windowSec: number, ran: ExhaustionsRun): number {
-  if (ran.sliding) return 1.5 * windowSec;
-  return ran.excess || ran.issuance ? windowSec : 0;
+/** Seconds of required waits: the largest `waitWindows` of the checks that ran, in windows. */
+export function requiredWaitsSec(windowSec: number, waitWindows: readonly number[]): number {
+  return Math.max(0, ...waitWindows) * windowSec;
 }
 
-export function pacingFigures(stats: RunStats, wallMs: number, ran: ExhaustionsRun): PacingFigures {
+export function pacingFigures(stats: RunStats, wallMs: number, waitWindows: readonly number[]): PacingFigures {
   const { perKeyPerWindow, windowSec, tokenLifetimeSec, tokenIssuancePerWindow } = stats.limits;
   const paced = Object.values(stats.pacedByClient).reduce((a, b) => a + b, 0);
-  const waits = requiredWaitsSec(windowSec, ran);
+  const waits = requiredWaitsSec(windowSec, waitWindows);
   const terms: Array<[PacingFigures['boundBy'], number]> = [
     ['token lifetime', tokenLifetimeSec],
     ['request pacing', (paced / (perKeyPerWindow * USABLE_KEYS)) * windowSec + waits],

@@ -13,8 +13,8 @@ import { PROJECT_ROOT } from '../paths.js';
 import type { FaultDef } from '../reference/faults/types.js';
 import type { ReferenceLimits, ReferenceModes } from '../reference/types.js';
 import type { CheckResult, Profile } from '../engine/types.js';
-import { runInProcess } from '../engine/in-process.js';
-import { EMBEDDED_LIMITS } from '../vitest/embedded.js';
+import { runInProcess } from '../run/in-process.js';
+import { EMBEDDED_LIMITS } from '../run/embedded.js';
 
 const CLI = resolve(PROJECT_ROOT, 'bin/fhir-conformance.js');
 

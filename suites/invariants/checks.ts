@@ -18,6 +18,7 @@ export const checks: CheckDefinition[] = RUN_WIDE.map((inv) =>
     id: `invariants.${inv.id}`,
     title: `every exchange of the run: ${inv.title}`,
     area: 'invariants',
+    tags: ['last'],
     level: 'MUST',
     requirements: inv.requirements,
     async run(ctx) {

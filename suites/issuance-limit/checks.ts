@@ -158,6 +158,7 @@ export const checks: CheckDefinition[] = [
     requirements: ['issuance-limit.fixed-window', 'catalog.hpb-00105'],
     quote: '20 requests per minute per source IP; 1-minute fixed window',
     tags: ['exhausts-issuance-limit', 'waits'],
+    waitWindows: 1,
     timeoutMs: 10 * 60_000,
     async run(ctx: CheckContext) {
       const recovery = await issuanceRecovery(ctx);

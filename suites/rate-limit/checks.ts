@@ -52,6 +52,7 @@ export const headerChecks: CheckDefinition[] = [
     id: 'rate-limit.headers-on-authenticated-responses',
     title: 'authenticated responses carry X-RateLimit-Limit (the key\'s limit), -Remaining and -Reset',
     area,
+    tags: ['early'],
     level: 'MUST',
     requirements: ['rate-limit.headers-present', 'rate-limit.limit-header', 'rate-limit.per-key-default-60'],
     quote: 'Rate-limit response headers (on every response):',
@@ -80,6 +81,7 @@ export const headerChecks: CheckDefinition[] = [
     id: 'rate-limit.remaining-decrements',
     title: 'X-RateLimit-Remaining stays within 0..Limit and goes down by one per request of a key',
     area,
+    tags: ['early'],
     level: 'MUST',
     requirements: ['rate-limit.headers-arithmetic'],
     quote: 'X-RateLimit-Remaining | Requests left in the current window.',
@@ -114,6 +116,7 @@ export const headerChecks: CheckDefinition[] = [
     id: 'rate-limit.reset-unix-seconds',
     title: 'X-RateLimit-Reset is a unix timestamp in seconds, not in the past, at most one window ahead',
     area,
+    tags: ['early'],
     level: 'MUST',
     requirements: ['rate-limit.reset-header'],
     quote: 'X-RateLimit-Reset | Unix timestamp (UTC) at which the window resets.',
@@ -144,6 +147,7 @@ export const exhaustionChecks: CheckDefinition[] = [
     requirements: ['rate-limit.excess-429', 'catalog.hpb-00105', 'rate-limit.retry-after', 'errors.throttled-code'],
     quote: 'Every authenticated request. Excess gives 429 `HPB-00105`.',
     ...EXHAUSTS,
+    waitWindows: 1,
     async run(ctx: CheckContext) {
       const s = await excessScenario(ctx);
       attachAll(ctx, [...s.spaced, ...s.burst.hits.slice(-3), s.earlyRetry, s.afterWait]);
@@ -229,6 +233,7 @@ export const exhaustionChecks: CheckDefinition[] = [
     requirements: ['rate-limit.sliding-window'],
     quote: 'default 60 requests per minute; 1-minute sliding window',
     ...EXHAUSTS,
+    waitWindows: 1.5,
     async run(ctx: CheckContext) {
       const s = await slidingScenario(ctx);
       attachAll(ctx, [s.first.at(-1), s.second.refused, s.after]);

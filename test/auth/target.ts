@@ -3,13 +3,13 @@
  * issuances per window), so waiting checks take seconds. Used by the auth,
  * issuance-limit and headers suite tests.
  */
-import { runInProcess, nonConforming, type InProcessOptions } from '../../src/engine/in-process.js';
+import { runInProcess, nonConforming, type InProcessOptions } from '../../src/run/in-process.js';
 import type { ChecksExport } from '../../src/engine/catalog.js';
 import type { ReferenceLimits } from '../../src/reference/types.js';
 import type { CheckDefinition } from '../../src/engine/check.js';
 import type { CheckResult } from '../../src/engine/types.js';
 
-export { describeResults } from '../../src/engine/in-process.js';
+export { describeResults } from '../../src/run/in-process.js';
 
 export const TEST_LIMITS: Partial<ReferenceLimits> = {
   perKeyPerWindow: 1000,

@@ -12,7 +12,7 @@ import { PROJECT_ROOT } from '../../src/paths.js';
 import type { ReportDocument } from '../../src/report/types.js';
 import { createReferenceServer } from '../../src/reference/index.js';
 import type { ReferenceServer } from '../../src/reference/server.js';
-import { EMBEDDED_LIMITS, embeddedTargetConfig } from '../../src/vitest/embedded.js';
+import { EMBEDDED_LIMITS, embeddedTargetConfig } from '../../src/run/embedded.js';
 
 export const CLI = resolve(PROJECT_ROOT, 'bin/fhir-conformance.js');
 export const KEYS_DIR = resolve(PROJECT_ROOT, 'fixtures/reference/keys');

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { FAULTS } from '../../src/reference/faults/index.js';
 import { ALTERNATIVE_MODES, runMode } from '../../src/mutation/run.js';
 import { loadRequirements } from '../../src/requirements/index.js';
-import { collectChecks } from '../../src/engine/catalog.js';
+import { referenceCatalog } from '../../src/run/reference-model.js';
 
 const known = new Set(loadRequirements().map((r) => r.id));
 
@@ -23,7 +23,7 @@ describe('fault catalog', () => {
   });
 
   it('names only existing checks as the ones a fault must fail', async () => {
-    const ids = new Set((await collectChecks()).map((c) => c.id));
+    const ids = new Set((await referenceCatalog()).map((c) => c.id));
     const unknown = FAULTS.flatMap((f) => (f.checks ?? []).filter((id) => !ids.has(id)).map((id) => `${f.name} -> ${id}`));
     expect(unknown).toEqual([]);
   });

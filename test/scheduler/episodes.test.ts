@@ -5,7 +5,7 @@
  * is exhausted (each operation's own fault is caught).
  */
 import { describe, expect, it } from 'vitest';
-import { runInProcess, describeResults } from '../../src/engine/in-process.js';
+import { runInProcess, describeResults } from '../../src/run/in-process.js';
 import { exhaustionChecks } from '../../suites/rate-limit/checks.js';
 import issuanceChecks from '../../suites/issuance-limit/checks.js';
 import { faults as throttleFaults } from '../../src/reference/faults/throttle.js';

@@ -5,7 +5,7 @@
  * relative to the probe's issue), never how long anything took.
  */
 import { describe, expect, it } from 'vitest';
-import { runInProcess, describeResults } from '../../src/engine/in-process.js';
+import { runInProcess, describeResults } from '../../src/run/in-process.js';
 import tokenLifetime from '../../suites/token-lifetime/checks.js';
 import authChecks from '../../suites/auth/checks.js';
 import { TEST_LIMITS } from '../auth/target.js';

@@ -10,7 +10,8 @@ const stats = (paced: Record<string, number>, tokenRequests = 10): RunStats => (
   tokenRequests,
   limits: SPEC,
 });
-const ALL = { sliding: true, excess: true, issuance: true };
+/** The sliding-window scenario (1.5 windows), the excess and issuance episodes (1 each). */
+const ALL = [1.5, 1, 1];
 
 describe('lower bound of a run', () => {
   it('is the token lifetime when the traffic is light', () => {
@@ -32,8 +33,8 @@ describe('lower bound of a run', () => {
 
   it('counts only the waits of the exhaustion checks that ran', () => {
     expect(requiredWaitsSec(60, ALL)).toBe(90);
-    expect(requiredWaitsSec(60, { sliding: false, excess: true, issuance: false })).toBe(60);
-    expect(requiredWaitsSec(60, { sliding: false, excess: false, issuance: false })).toBe(0);
+    expect(requiredWaitsSec(60, [1])).toBe(60);
+    expect(requiredWaitsSec(60, [])).toBe(0);
   });
 
   it('renders one line with the bound and the ratio', () => {

@@ -1,0 +1,31 @@
+/**
+ * The one executor: runs planned checks one after another on a runtime, with
+ * per-check time budgets, and publishes check-started / check-finished events.
+ * The CLI, the embedded run and the mutation runner all come through here.
+ */
+import type { CheckDefinition } from './check.js';
+import { executeCheck } from './execute.js';
+import { plannedCheck, type RunEvents } from './events.js';
+import { planChecks, slotOf, type CatalogCheck } from './plan.js';
+import type { Runtime } from './runtime.js';
+import type { CheckResult } from './types.js';
+
+/** Budget of a check that declares none. */
+export const DEFAULT_CHECK_TIMEOUT_MS = 120_000;
+
+/** Runs the checks in schedule order; stops early (keeping what finished) when the run is interrupted. */
+export async function executePlan(checks: readonly (CheckDefinition | CatalogCheck)[], rt: Runtime, events: RunEvents): Promise<CheckResult[]> {
+  const planned = planChecks(checks);
+  const results: CheckResult[] = [];
+  for (const [index, check] of planned.entries()) {
+    if (rt.signal.aborted) break;
+    const info = plannedCheck(check, slotOf(check));
+    events.emit({ type: 'check-started', check: info, index, total: planned.length });
+    const result = await executeCheck(check, rt, { timeoutMs: check.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS });
+    // A check cut short by an interrupt has no verdict of its own: the report says the run was interrupted.
+    if (rt.signal.aborted && result.outcome === 'error') break;
+    results.push(result);
+    events.emit({ type: 'check-finished', check: info, result, index, total: planned.length, stats: rt.runStats() });
+  }
+  return results;
+}

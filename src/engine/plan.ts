@@ -1,0 +1,84 @@
+/**
+ * The run's schedule, declared as data in this one place. Every runner (the CLI,
+ * the embedded run, the mutation runner, the project tests) orders checks with
+ * `planChecks`, so a fault run executes checks in exactly the order of a product run.
+ *
+ * A check's slot follows from its tags:
+ * - `early`: before anything else spends the key's window (discovery, and the
+ *   rate-limit header checks that read X-RateLimit-Remaining over consecutive requests);
+ * - `paced`: everything else, paced per key;
+ * - `exhausting` (`exhausts-key-limit`, `exhausts-issuance-limit`): drive a limit to 429;
+ *   late, so nothing after them meets a throttled key or a full issuance window;
+ * - `probe` (`expiry-probe`): use the token issued at the start of the run, once expired;
+ * - `last`: read what the whole run saw (the run-wide invariants).
+ * Within a slot, checks keep their suite folder's rank below, then catalog order.
+ */
+import type { CheckDefinition, CheckTag } from './check.js';
+
+export type Slot = 'early' | 'paced' | 'exhausting' | 'probe' | 'last';
+
+export const SCHEDULE = {
+  slots: ['early', 'paced', 'exhausting', 'probe', 'last'] as readonly Slot[],
+  /**
+   * Suite folders in run order within a slot. A folder not listed runs after the listed
+   * ones, in name order. Tenancy (the other organization's key) comes well before the
+   * exhausting slot.
+   */
+  folders: [
+    'discovery',
+    'rate-limit',
+    'auth',
+    'scopes',
+    'generated',
+    'headers',
+    'errors',
+    'tenancy',
+    'medication-request',
+    'encounter',
+    'document-reference',
+    'versioning',
+    'media-type',
+    'pagination',
+    'issuance-limit',
+    'token-lifetime',
+    'invariants',
+  ] as readonly string[],
+} as const;
+
+const SLOT_OF_TAG: ReadonlyArray<[CheckTag, Slot]> = [
+  ['last', 'last'],
+  ['expiry-probe', 'probe'],
+  ['exhausts-key-limit', 'exhausting'],
+  ['exhausts-issuance-limit', 'exhausting'],
+  ['early', 'early'],
+];
+
+export function slotOf(check: Pick<CheckDefinition, 'tags'>): Slot {
+  const tags = check.tags ?? [];
+  for (const [tag, slot] of SLOT_OF_TAG) if (tags.includes(tag)) return slot;
+  return 'paced';
+}
+
+/** Rank of a suite folder within a slot. */
+export function folderRank(folder: string | undefined): number {
+  const i = folder === undefined ? -1 : SCHEDULE.folders.indexOf(folder);
+  return i === -1 ? SCHEDULE.folders.length : i;
+}
+
+/** A check as the catalog found it: its suite folder travels with it. */
+export type CatalogCheck = CheckDefinition & { readonly folder?: string };
+
+/** The checks in run order (a stable sort: slot, folder rank, folder name, catalog order). */
+export function planChecks<T extends CatalogCheck>(checks: readonly T[]): T[] {
+  const slotRank = (c: T) => SCHEDULE.slots.indexOf(slotOf(c));
+  return checks
+    .map((c, i) => ({ c, i }))
+    .sort(
+      (a, b) =>
+        slotRank(a.c) - slotRank(b.c) ||
+        folderRank(a.c.folder) - folderRank(b.c.folder) ||
+        (a.c.folder ?? '').localeCompare(b.c.folder ?? '') ||
+        a.i - b.i,
+    )
+    .map((x) => x.c);
+}

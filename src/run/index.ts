@@ -1,0 +1,233 @@
+/**
+ * The one run path. The CLI, the embedded run, the mutation runner and the project
+ * tests all come through `runConformance`:
+ *   config resolved once (a file, or the embedded reference's) -> the target discovered
+ *   once -> the checks collected and selected -> one runtime -> the executor runs them
+ *   in schedule order (src/engine/plan.ts) -> reports.
+ * Everything that watches the run (progress, the result collector, pacing figures,
+ * callers' own subscribers) subscribes to its events.
+ */
+import { loadConfig, redactedConfig, resolveConfig, type ResolvedConfig } from '../config/index.js';
+import { discover, type OperationModel } from '../discovery/index.js';
+import { HttpClient } from '../http/client.js';
+import { publicJwks, serveJwks, type JwksServer } from '../auth/jwks.js';
+import { collectChecks, materialize, type ChecksExport } from '../engine/catalog.js';
+import { RunEvents, type Subscriber } from '../engine/events.js';
+import { executePlan } from '../engine/executor.js';
+import { preflight, renderPreflight } from '../engine/preflight.js';
+import { buildRunResult, type RunRecord } from '../engine/result.js';
+import { Runtime } from '../engine/runtime.js';
+import { pacingFigures } from '../engine/schedule.js';
+import type { CheckDefinition } from '../engine/check.js';
+import type { CatalogCheck } from '../engine/plan.js';
+import type { CheckResult, Profile, RunResult } from '../engine/types.js';
+import { ConformanceError, describeError } from '../errors.js';
+import { PROJECT_ROOT } from '../paths.js';
+import { createReferenceServer, type ReferenceServer } from '../reference/index.js';
+import { resolveFaults } from '../reference/faults/index.js';
+import { resolveLimits, resolveModes, type ReferenceOptions } from '../reference/types.js';
+import { writeReports } from '../report/index.js';
+import { EMBEDDED_LIMITS, embeddedTargetConfig } from './embedded.js';
+import { progressLines, summaryLines } from './progress.js';
+
+export interface RunOptions {
+  /** Target config file; absent = the embedded reference. */
+  configPath?: string;
+  profile?: Profile;
+  /** Root directory for reports (default `reports`). */
+  reportsRoot?: string;
+  /** Only checks whose id or title matches this pattern. */
+  only?: string | RegExp;
+  /** Only checks that name one of these requirement ids. */
+  requirements?: readonly string[];
+  /** Also these checks, by id, whatever the other filters say. */
+  ids?: readonly string[];
+  /** These checks instead of the suites' catalog (project tests). */
+  checks?: ChecksExport;
+  redactPhi?: boolean;
+  /** Options for the embedded reference (faults, modes, limits). */
+  reference?: ReferenceOptions;
+  /** Progress lines on stderr (default true). */
+  progress?: boolean;
+  /** Write the report files (default true). */
+  writeReports?: boolean;
+  /** The run's deadline from its start, ms (default: the config's `timeouts.runMs`). */
+  deadlineMs?: number;
+  /** Ctrl-C / SIGTERM end the run with a partial report (the CLI). */
+  handleSignals?: boolean;
+  /** Extra subscribers of the run's events. */
+  subscribers?: readonly Subscriber[];
+}
+
+export interface RunOutcome {
+  exitCode: number;
+  result: RunResult;
+  /** The checks' results in run order. */
+  results: CheckResult[];
+  reportDir?: string;
+  setupError?: string;
+}
+
+/** What the run resolved before any check: the target and how to reach it. */
+interface Target {
+  config: ResolvedConfig;
+  server?: ReferenceServer;
+  embedded: boolean;
+}
+
+const INTERRUPT_GRACE_MS = 1500;
+
+export async function runConformance(options: RunOptions, out: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<RunOutcome> {
+  checkReferenceOptions(options);
+  const only = onlyPattern(options.only);
+  const startedAt = new Date();
+  const record: RunRecord = {
+    runId: newRunId(startedAt),
+    startedAt: startedAt.toISOString(),
+    profile: options.profile ?? 'full',
+    embedded: !options.configPath,
+    deviations: [],
+    results: [],
+    interrupted: false,
+  };
+  const events = new RunEvents();
+  const progress = options.progress !== false;
+  if (progress) events.subscribe(progressLines(out));
+  for (const s of options.subscribers ?? []) events.subscribe(s);
+  events.on('check-finished', (e) => void record.results.push(e.result));
+
+  const target = await resolveTarget(options);
+  let runtime: Runtime | undefined;
+  let jwks: JwksServer | undefined;
+  let hardStop: NodeJS.Timeout | undefined;
+  let reportDir: string | undefined;
+  const write = async (): Promise<RunResult> => {
+    const result = buildRunResult(record);
+    if (options.writeReports !== false && !reportDir) {
+      reportDir = (await writeReports(result, { reportsRoot: options.reportsRoot ?? 'reports', runDirName: record.runId, redactPhi: options.redactPhi ?? target.config.redactPhi })).dir;
+    }
+    return result;
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (record.interrupted) return;
+    record.interrupted = true;
+    out(`${signal}: stopping; a partial report is written`);
+    runtime?.interrupt();
+    // A run that does not wind down within the grace period is cut: the partial report, then exit.
+    hardStop = setTimeout(() => void write().then((r) => process.exit(r.info.exitCode ?? 3), () => process.exit(3)), INTERRUPT_GRACE_MS);
+  };
+  if (options.handleSignals) {
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  }
+
+  try {
+    const config = target.config;
+    record.profile = config.profile;
+    record.baseUrl = config.baseUrl;
+    record.redactedConfig = redactedConfig(config);
+    record.deviations = config.deviations;
+    // The run's deadline covers discovery too.
+    const deadline = Date.now() + (options.deadlineMs ?? config.timeouts.runMs);
+    const model = await discoverTarget(config, deadline, record);
+    record.model = model;
+
+    const checks = selectChecks(options.checks ? materialize(options.checks, model) : await collectChecks(model), options, only);
+    if (progress) for (const line of renderPreflight(preflight(checks, config))) out(`preflight: ${line}`);
+    // Targets that fetch client keys from a URL get them from the suite itself.
+    if (config.jwksHosting) jwks = await serveJwks(config.jwksHosting, publicJwks(config.clients));
+
+    runtime = await Runtime.create({ runId: record.runId, profile: config.profile, config, embedded: target.embedded, model, deadline, startedAt: record.startedAt }, events);
+    events.emit({ type: 'run-started', runId: record.runId, profile: config.profile, baseUrl: config.baseUrl, embedded: target.embedded, planned: [] });
+    const results = await executePlan(checks, runtime, events);
+    if (config.profile === 'certification') {
+      const waits = checks.filter((c) => c.waitWindows !== undefined && results.some((r) => r.id === c.id && r.outcome !== 'skip')).map((c) => c.waitWindows!);
+      record.pacing = pacingFigures(runtime.runStats(), Date.now() - startedAt.getTime(), waits);
+    }
+  } catch (e) {
+    if (e instanceof ConformanceError && e.code === 'ERR_USAGE') throw e;
+    record.setupError ??= describeError(e);
+  } finally {
+    if (options.handleSignals) {
+      process.removeListener('SIGINT', onSignal);
+      process.removeListener('SIGTERM', onSignal);
+    }
+    await runtime?.close();
+    await jwks?.close();
+    await target.server?.close();
+  }
+  clearTimeout(hardStop);
+  const stats = runtime?.runStats();
+  const result = await write();
+  await events.emitAsync({ type: 'run-finished', results: record.results, ...(stats ? { stats } : {}), interrupted: record.interrupted, ...(record.setupError ? { setupError: record.setupError } : {}) });
+  if (progress) for (const line of summaryLines(result, reportDir, record.setupError)) out(line);
+  for (const e of events.drainErrors()) out(`internal: a run subscriber failed: ${describeError(e)}`);
+  return { exitCode: result.info.exitCode ?? 3, result, results: record.results, ...(reportDir ? { reportDir } : {}), ...(record.setupError ? { setupError: record.setupError } : {}) };
+}
+
+/** Bad --fault/--mode/--limit values are usage errors, found before anything starts. */
+function checkReferenceOptions(options: RunOptions): void {
+  try {
+    resolveModes(options.reference?.modes);
+    resolveLimits(options.reference?.limits);
+    resolveFaults(options.reference?.faults ?? []);
+  } catch (e) {
+    throw new ConformanceError('ERR_USAGE', describeError(e));
+  }
+}
+
+function onlyPattern(only: string | RegExp | undefined): RegExp | undefined {
+  if (only === undefined || only instanceof RegExp) return only;
+  try {
+    return new RegExp(only);
+  } catch (e) {
+    throw new ConformanceError('ERR_USAGE', `--only is not a valid regular expression: ${describeError(e)}`, { field: 'only', fix: 'pass a JavaScript regular expression over check ids and titles, e.g. --only "^pagination\\."' });
+  }
+}
+
+/** The config, resolved once: from the file, or from the embedded reference started here. */
+async function resolveTarget(options: RunOptions): Promise<Target> {
+  if (options.configPath) {
+    const config = await loadConfig(options.configPath, options.profile ? { profile: options.profile } : {});
+    return { config, embedded: false };
+  }
+  const profile = options.profile ?? 'full';
+  // Everyday runs use short windows (declared in the generated config); certification the spec's defaults.
+  const limits = profile === 'certification' ? {} : { ...EMBEDDED_LIMITS, ...(options.reference?.limits ?? {}) };
+  const server = await createReferenceServer({ ...options.reference, host: '127.0.0.1', port: 0, limits });
+  try {
+    const config = await resolveConfig(embeddedTargetConfig(server, limits), PROJECT_ROOT, { profile });
+    return { config, server, embedded: true };
+  } catch (e) {
+    await server.close();
+    throw e;
+  }
+}
+
+/** The target's operation model from what it publishes; a failure is recorded and the run goes on with what it has. */
+async function discoverTarget(config: ResolvedConfig, deadline: number, record: RunRecord): Promise<OperationModel> {
+  const http = new HttpClient({ baseUrl: config.baseUrl, timeoutMs: config.timeouts.requestMs, deadline });
+  try {
+    return await discover(http);
+  } catch (e) {
+    record.setupError = `discovery failed: ${describeError(e)}`;
+    return { operations: [], divergences: [], problems: [record.setupError], hashes: {} };
+  } finally {
+    await http.close();
+  }
+}
+
+/** The checks the options select (--only, --requirements, ids). */
+function selectChecks(all: readonly (CheckDefinition | CatalogCheck)[], options: RunOptions, only: RegExp | undefined): Array<CheckDefinition | CatalogCheck> {
+  const wanted = options.requirements;
+  return all.filter(
+    (c) =>
+      options.ids?.includes(c.id) ||
+      ((!only || only.test(c.id) || only.test(c.title)) && (!wanted || c.requirements.some((r) => wanted.includes(r)))),
+  );
+}
+
+function newRunId(startedAt: Date): string {
+  const stamp = startedAt.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return `${stamp}-${Math.random().toString(36).slice(2, 8)}`;
+}

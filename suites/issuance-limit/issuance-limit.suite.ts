@@ -1,4 +1,0 @@
-import { registerSuite } from '../../src/vitest/register.js';
-import checks from './checks.js';
-
-await registerSuite(checks);
