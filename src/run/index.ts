@@ -12,14 +12,14 @@ import { discover, type OperationModel } from '../discovery/index.js';
 import { HttpClient } from '../http/client.js';
 import { publicJwks, serveJwks, type JwksServer } from '../auth/jwks.js';
 import { collectChecks, materialize, type ChecksExport } from '../engine/catalog.js';
-import { RunEvents, type Subscriber } from '../engine/events.js';
+import { RunEvents, plannedCheck, type Subscriber } from '../engine/events.js';
 import { executePlan } from '../engine/executor.js';
 import { preflight, renderPreflight } from '../engine/preflight.js';
 import { buildRunResult, type RunRecord } from '../engine/result.js';
 import { Runtime } from '../engine/runtime.js';
 import { pacingFigures } from '../engine/schedule.js';
 import type { CheckDefinition } from '../engine/check.js';
-import type { CatalogCheck } from '../engine/plan.js';
+import { planChecks, slotOf, type CatalogCheck } from '../engine/plan.js';
 import type { CheckResult, Profile, RunResult } from '../engine/types.js';
 import { ConformanceError, describeError } from '../errors.js';
 import { PROJECT_ROOT } from '../paths.js';
@@ -138,7 +138,8 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     if (config.jwksHosting) jwks = await serveJwks(config.jwksHosting, publicJwks(config.clients));
 
     runtime = await Runtime.create({ runId: record.runId, profile: config.profile, config, embedded: target.embedded, model, deadline, startedAt: record.startedAt }, events);
-    events.emit({ type: 'run-started', runId: record.runId, profile: config.profile, baseUrl: config.baseUrl, embedded: target.embedded, planned: [] });
+    const planned = planChecks(checks).map((c) => plannedCheck(c, slotOf(c)));
+    events.emit({ type: 'run-started', runId: record.runId, profile: config.profile, baseUrl: config.baseUrl, embedded: target.embedded, planned });
     const results = await executePlan(checks, runtime, events);
     if (config.profile === 'certification') {
       const waits = checks.filter((c) => c.waitWindows !== undefined && results.some((r) => r.id === c.id && r.outcome !== 'skip')).map((c) => c.waitWindows!);
