@@ -17,7 +17,7 @@ import { sharedFhirValidator } from '../fhir/index.js';
 import { ConformanceError } from '../errors.js';
 import { CheckRecorder } from './context.js';
 import { fhirBodyValidator } from './fhir-bodies.js';
-import type { Exchange, Finding, Profile } from './types.js';
+import type { Exchange, Finding, InvariantTally, Profile } from './types.js';
 import { DETACH_KEY, type RunStats } from './schedule.js';
 import { RunEvents } from './events.js';
 
@@ -47,10 +47,7 @@ export interface ExpiryProbe {
   error?: string;
 }
 
-export interface InvariantTally {
-  violations: Array<{ finding: Finding; exchange: Exchange }>;
-  violationCount: number;
-}
+export type { InvariantTally } from './types.js';
 
 export interface WaitInfo {
   reason: string;

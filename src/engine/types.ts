@@ -60,6 +60,12 @@ export interface Finding {
   exchange?: string;
 }
 
+/** Run-wide tally of one generic invariant: the first violating exchanges and how many broke it. */
+export interface InvariantTally {
+  violations: Array<{ finding: Finding; exchange: Exchange }>;
+  violationCount: number;
+}
+
 export interface CheckResult {
   id: string;
   title: string;
