@@ -60,6 +60,6 @@ describe('readReport', () => {
     const invalid = await readError(JSON.stringify(doc));
     expect(invalid.message).toMatch(/is not a valid report: checks\.1\.outcome: must be equal to one of the allowed values \(pass, fail, skip, error, observation\)/);
     expect(invalid.field).toBe('checks.1.outcome');
-    expect((await readError(JSON.stringify({ ...doc, formatVersion: '2.0' }))).message).toMatch(/formatVersion 2\.0; this tool reads 1\.x/);
+    expect((await readError(JSON.stringify({ ...doc, formatVersion: '3.0' }))).message).toMatch(/formatVersion 3\.0; this tool reads 1\.x and 2\.x/);
   });
 });
