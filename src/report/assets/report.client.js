@@ -125,9 +125,10 @@
   function sideBySide(expected, actual) {
     if (expected === undefined && actual === undefined) return null;
     var grid = el('div', 'side');
+    function value(v) { return v === undefined ? el('pre', 'muted', '(none)') : el('pre', null, show(v)); }
     add(grid,
-      add(el('div'), el('h4', null, 'Expected'), el('pre', null, show(expected))),
-      add(el('div'), el('h4', null, 'Actual'), el('pre', null, show(actual))));
+      add(el('div'), el('h4', null, 'Expected'), value(expected)),
+      add(el('div'), el('h4', null, 'Actual'), value(actual)));
     return grid;
   }
   function linkTo(hash) {
