@@ -56,7 +56,8 @@ const badge = (o: RequirementOutcome): string => `<span class="badge o-${o}">${o
 export const checkHash = (id: string): string => `#check-${encodeURIComponent(id)}`;
 /** The fragment of a requirement's row. */
 export const requirementHash = (id: string): string => `#req-${encodeURIComponent(id)}`;
-const checkLink = (id: string): string => `<a class="mono" href="${e(checkHash(id))}">${e(id)}</a>`;
+/** A link that opens a check (styled by `a[href^="#check-"]`). */
+const checkLink = (id: string): string => `<a href="${e(checkHash(id))}">${e(id)}</a>`;
 
 function verdictText(doc: ReportDocument): string {
   const n = doc.summary.byOutcome;

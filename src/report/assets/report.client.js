@@ -44,14 +44,40 @@
     if (typeof ms !== 'number' || !isFinite(ms)) return '';
     return ms < 1000 ? Math.round(ms) + ' ms' : (ms / 1000).toFixed(1) + ' s';
   }
-  function prettyBody(body, headers) {
+  function prettyBody(body, headers, truncated) {
     if (body === undefined || body === '') return '';
     var type = (headers && (headers['content-type'] || headers['Content-Type'])) || '';
     var trimmed = body.trim();
     if (/json/i.test(type) || trimmed.charAt(0) === '{' || trimmed.charAt(0) === '[') {
-      try { return JSON.stringify(JSON.parse(body), null, 2); } catch (e) { return body; }
+      try { return JSON.stringify(JSON.parse(body), null, 2); } catch (e) { return truncated ? indentJson(body) : body; }
     }
     return body;
+  }
+  // Indents the JSON of a body cut in the evidence (it no longer parses): two spaces per open
+  // bracket, a line per member. Only whitespace outside strings changes.
+  function indentJson(text) {
+    var out = '';
+    var depth = 0;
+    var inString = false;
+    var pad = function () { return '\n' + new Array(depth + 1).join('  '); };
+    for (var i = 0; i < text.length; i++) {
+      var ch = text.charAt(i);
+      if (inString) {
+        out += ch;
+        if (ch === '\\') { out += text.charAt(++i); } else if (ch === '"') inString = false;
+      } else if (ch === '"') { out += ch; inString = true; }
+      else if (ch === '{' || ch === '[') {
+        var close = ch === '{' ? '}' : ']';
+        var j = i + 1;
+        while (j < text.length && /\s/.test(text.charAt(j))) j++;
+        if (text.charAt(j) === close) { out += ch + close; i = j; } else { depth++; out += ch + pad(); }
+      }
+      else if (ch === '}' || ch === ']') { depth = Math.max(0, depth - 1); out += pad() + ch; }
+      else if (ch === ',') out += ch + pad();
+      else if (ch === ':') out += ': ';
+      else if (!/\s/.test(ch)) out += ch;
+    }
+    return out;
   }
 
   // Evidence as report.json stores it (src/report/evidence.ts): bodies of 1 KiB or more are in
@@ -152,12 +178,12 @@
     var inner = el('div', 'inner');
     var requestBody = bodyOf(x.request);
     add(inner, el('h4', null, 'Request'), keyValues(x.request.headers));
-    if (requestBody !== undefined) add(inner, el('pre', null, prettyBody(requestBody, x.request.headers)));
+    if (requestBody !== undefined) add(inner, el('pre', null, prettyBody(requestBody, x.request.headers, x.request.bodyTruncated)));
     if (x.request.bodyTruncated) add(inner, el('div', 'muted small', 'Request body truncated in the evidence.'));
     if (x.response) {
       var responseBody = bodyOf(x.response);
       add(inner, el('h4', null, 'Response ' + x.response.status + ' (' + x.response.bodyBytes + ' bytes)'), keyValues(x.response.headers));
-      if (responseBody !== undefined) add(inner, el('pre', null, prettyBody(responseBody, x.response.headers)));
+      if (responseBody !== undefined) add(inner, el('pre', null, prettyBody(responseBody, x.response.headers, x.response.bodyTruncated)));
       if (x.response.bodyTruncated) {
         add(inner, el('div', 'muted small', 'Response body truncated in the evidence' +
           (responseBody !== undefined ? ': the first ' + responseBody.length + ' characters are kept.' : '.')));
