@@ -11,10 +11,11 @@ import { redactString } from './redact.js';
 const USAGE = `usage: fhir-conformance <command> [options]
 
 commands:
-  run [--config FILE] [--profile quick|full|certification|read-only] [--report-dir DIR] [--only PATTERN] [--redact-phi]
+  run [--config FILE] [--profile quick|full|certification|read-only] [--report-dir DIR] [--keep N] [--only PATTERN] [--redact-phi]
       [--fault NAME]... [--mode KEY=VALUE]... [--limit KEY=VALUE]... [--requirements ID,ID] [--quiet]
         run the suites against the target in FILE, or against the embedded reference when no --config is given
-        (--fault, --mode and --limit apply to the embedded reference only)
+        (--fault, --mode and --limit apply to the embedded reference only); --keep N keeps the N newest run
+        directories under the report dir (default 10, 0 keeps all)
   serve [--port N] [--fault NAME]... [--mode KEY=VALUE]...
         run the embedded reference server on its own and print a ready-to-use target config
   requirements            print the requirements coverage matrix
@@ -87,6 +88,7 @@ async function cmdRun(args: string[], io: Out): Promise<number> {
     config: { type: 'string' },
     profile: { type: 'string' },
     'report-dir': { type: 'string' },
+    keep: { type: 'string' },
     only: { type: 'string' },
     'redact-phi': { type: 'boolean' },
     quiet: { type: 'boolean' },
@@ -99,14 +101,16 @@ async function cmdRun(args: string[], io: Out): Promise<number> {
   const modes = parseModes(values.mode as string[] | undefined);
   const limits = parseModes(values.limit as string[] | undefined);
   const configPath = values.config as string | undefined;
+  const keep = keepOf(values.keep);
   if (configPath && (faults?.length || Object.keys(modes).length || Object.keys(limits).length))
     throw new ConformanceError('ERR_USAGE', '--fault, --mode and --limit apply to the embedded reference; drop --config to use them');
   const { runConformance } = await import('./run/index.js');
-  const { exitCode } = await runConformance(
+  const reportsRoot = (values['report-dir'] as string | undefined) ?? 'reports';
+  const { exitCode, reportDir } = await runConformance(
     {
       configPath,
       profile: profileOf(values.profile),
-      reportsRoot: (values['report-dir'] as string | undefined) ?? 'reports',
+      reportsRoot,
       only: values.only as string | undefined,
       requirements: (values.requirements as string | undefined)?.split(',').map((r) => r.trim()).filter(Boolean),
       redactPhi: values['redact-phi'] as boolean | undefined,
@@ -116,7 +120,22 @@ async function cmdRun(args: string[], io: Out): Promise<number> {
     },
     (line) => io.err(`${line}\n`),
   );
+  if (reportDir) {
+    const { pruneReports, DEFAULT_KEEP } = await import('./report/index.js');
+    try {
+      await pruneReports(reportsRoot, keep ?? DEFAULT_KEEP, reportDir);
+    } catch (e) {
+      io.err(`could not remove old reports under ${reportsRoot}: ${describeError(e)}\n`);
+    }
+  }
   return exitCode;
+}
+
+/** `--keep N`: how many run directories to keep under the report dir (0: all; default DEFAULT_KEEP). */
+function keepOf(v: unknown): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !/^\d+$/.test(v)) throw new ConformanceError('ERR_USAGE', `--keep takes a whole number (0 keeps every run), got "${String(v)}"`, { field: 'keep' });
+  return Number(v);
 }
 
 async function cmdServe(args: string[], io: Out): Promise<number> {
@@ -177,7 +196,7 @@ async function cmdReport(args: string[], io: Out): Promise<number> {
     html: () => r.renderHtml(doc),
     junit: () => r.renderJunit(doc),
     md: () => r.renderMarkdown(doc),
-    json: () => JSON.stringify(doc, null, 2),
+    json: () => r.renderJson(doc),
   };
   const render = renderers[format];
   if (!render) throw new ConformanceError('ERR_USAGE', `--format must be one of ${Object.keys(renderers).join(', ')}`, { field: 'format' });

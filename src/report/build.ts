@@ -1,7 +1,8 @@
 /**
  * RunResult -> ReportDocument: canonical key order, checks sorted by area then
  * id, requirements by id, requirement verdicts re-derived from the checks with
- * rollupRequirement, summary counts, flattened observations, secrets scrubbed.
+ * rollupRequirement, summary counts, flattened observations, secrets scrubbed,
+ * evidence stored once (exchanges by id, long bodies by hash: ./evidence.ts).
  */
 import type {
   CheckResult,
@@ -12,19 +13,21 @@ import type {
   RunInfo,
   RunResult,
 } from '../engine/types.js';
+import { internBodies, storeExchanges } from './evidence.js';
 import { mapStrings } from './map-strings.js';
 import { rollupRequirement } from './rollup.js';
 import { scrubSecrets } from './scrub-secrets.js';
 import { REPORT_FORMAT_VERSION } from './types.js';
-import type { OutcomeCounts, ReportDocument, ReportObservation, ReportSummary, RequirementOutcome } from './types.js';
+import type { OutcomeCounts, ReportCheck, ReportDocument, ReportObservation, ReportSummary, RequirementOutcome } from './types.js';
 
 const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'variant' });
 export const compareIds = (a: string, b: string): number => collator.compare(a, b) || (a < b ? -1 : a > b ? 1 : 0);
 
 export function buildReport(result: RunResult): ReportDocument {
-  const checks = result.checks
+  const sorted = result.checks
     .map(canonicalCheck)
     .sort((a, b) => compareIds(a.area, b.area) || compareIds(a.id, b.id));
+  const { checks, exchanges } = storeExchanges(sorted);
   const requirements = deriveVerdicts(result.requirements, checks);
   const doc: ReportDocument = {
     formatVersion: REPORT_FORMAT_VERSION,
@@ -35,15 +38,18 @@ export function buildReport(result: RunResult): ReportDocument {
     observations: flattenObservations(checks),
     ledger: result.ledger.map(canonicalLedgerEntry),
     divergences: [...result.divergences],
+    exchanges,
+    bodies: {},
   };
-  return mapStrings(doc, scrubSecrets);
+  // Scrubbed while every body is still inline, so the body table is keyed by what it stores.
+  return internBodies(mapStrings(doc, scrubSecrets));
 }
 
 export function emptyCounts(): OutcomeCounts {
   return { pass: 0, fail: 0, skip: 0, error: 0, observation: 0 };
 }
 
-function summarize(checks: CheckResult[], requirements: RequirementVerdict[]): ReportSummary {
+function summarize(checks: ReportCheck[], requirements: RequirementVerdict[]): ReportSummary {
   const byOutcome = emptyCounts();
   const byArea: Record<string, OutcomeCounts> = {};
   for (const c of checks) {
@@ -56,7 +62,7 @@ function summarize(checks: CheckResult[], requirements: RequirementVerdict[]): R
 }
 
 /** A requirement's checks are those it lists plus those that cite it; its verdict is their rollup. */
-function deriveVerdicts(verdicts: RequirementVerdict[], checks: CheckResult[]): RequirementVerdict[] {
+function deriveVerdicts(verdicts: RequirementVerdict[], checks: ReportCheck[]): RequirementVerdict[] {
   const outcomeById = new Map(checks.map((c) => [c.id, c.outcome]));
   const citing = new Map<string, string[]>();
   for (const c of checks) for (const r of c.requirements) (citing.get(r) ?? citing.set(r, []).get(r)!).push(c.id);
@@ -69,7 +75,7 @@ function deriveVerdicts(verdicts: RequirementVerdict[], checks: CheckResult[]): 
     .sort((a, b) => compareIds(a.id, b.id));
 }
 
-function flattenObservations(checks: CheckResult[]): ReportObservation[] {
+function flattenObservations(checks: ReportCheck[]): ReportObservation[] {
   return checks.flatMap((c) =>
     c.observations.map((o) => ({ check: c.id, key: o.key, value: o.value, ...(o.note === undefined ? {} : { note: o.note }) })),
   );

@@ -2,10 +2,12 @@
  * report.html: one self-contained file (inline CSS and JS, no network) for a
  * human reader. Static parts (header, summary, requirement matrix,
  * observations, ledger, divergences) are rendered here; the check list is
- * rendered by the inline script from the report embedded as JSON, with the
- * details of a check built only when it is expanded (failures and errors are
- * expanded from the start). A Content-Security-Policy forbids every network
- * load and allows only the one inline script, by hash.
+ * rendered by the inline script from the checks and their evidence embedded as
+ * JSON (the rest of report.json is in the static parts), failures first, with
+ * the details of a check built only when it is expanded (failures and errors
+ * are expanded from the start). `#check-<id>` opens a check, `#req-<id>` points
+ * at a requirement. A Content-Security-Policy forbids every network load and
+ * allows only the one inline script, by hash.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -21,7 +23,8 @@ const SCRIPT = readFileSync(new URL('./assets/report.client.js', import.meta.url
 const SCRIPT_HASH = createHash('sha256').update(SCRIPT).digest('base64');
 const CSP = `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${SCRIPT_HASH}'; img-src data:; base-uri 'none'; form-action 'none'`;
 
-const ORDER: readonly Outcome[] = ['fail', 'error', 'pass', 'observation', 'skip'];
+/** Display order: what needs attention first. */
+const ORDER: readonly Outcome[] = ['fail', 'error', 'skip', 'pass', 'observation'];
 const LABEL: Record<RequirementOutcome, string> = {
   pass: 'Passed', fail: 'Failed', error: 'Errors', skip: 'Skipped', observation: 'Observations', untested: 'Untested',
 };
@@ -49,6 +52,12 @@ export function embedJson(value: unknown): string {
 
 const e = escapeHtml;
 const badge = (o: RequirementOutcome): string => `<span class="badge o-${o}">${o}</span>`;
+/** The fragment that opens a check in the page. */
+export const checkHash = (id: string): string => `#check-${encodeURIComponent(id)}`;
+/** The fragment of a requirement's row. */
+export const requirementHash = (id: string): string => `#req-${encodeURIComponent(id)}`;
+/** A link that opens a check (styled by `a[href^="#check-"]`). */
+const checkLink = (id: string): string => `<a href="${e(checkHash(id))}">${e(id)}</a>`;
 
 function verdictText(doc: ReportDocument): string {
   const n = doc.summary.byOutcome;
@@ -125,25 +134,28 @@ function summary(doc: ReportDocument): string {
 function requirementMatrix(doc: ReportDocument): string {
   if (doc.requirements.length === 0) return '<section id="requirements"><h2>Requirement coverage</h2><p class="muted">No requirements in this run.</p></section>';
   const rows = doc.requirements.map((r) => {
-    const checks = r.checks.map((id) => `<button type="button" class="link" data-check="${e(id)}">${e(id)}</button>`).join(' ');
+    const checks = r.checks.map(checkLink).join(' ');
     const why = !r.testable && r.reason ? `<div class="small muted">Not testable: ${e(r.reason)}</div>` : '';
-    return `<tr><td class="mono nowrap">${e(r.id)}</td><td><span class="level ${e(r.level)}">${e(r.level)}</span></td><td>${e(r.text)}<div class="small muted">${e(r.section)}</div>${why}</td><td class="checks">${checks || '<span class="muted">—</span>'}</td><td>${badge(r.outcome)}</td></tr>`;
+    return `<tr id="req-${e(r.id)}"><td class="nowrap"><a class="plink" href="${e(requirementHash(r.id))}">${e(r.id)}</a></td><td><span class="level ${e(r.level)}">${e(r.level)}</span></td><td>${e(r.text)}<div class="small muted">${e(r.section)}</div>${why}</td><td class="checks">${checks || '<span class="muted">—</span>'}</td><td>${badge(r.outcome)}</td></tr>`;
   });
   return `<section id="requirements"><h2>Requirement coverage (${doc.requirements.length})</h2>
-<p class="small muted">A requirement's verdict is the worst outcome of its checks: fail &gt; error &gt; pass &gt; observation &gt; skip; with no check it is untested.</p>
+<p class="small muted">A requirement's verdict is the worst outcome of its checks: fail &gt; error &gt; pass &gt; observation &gt; skip; with no check it is untested. A requirement's id links to its row (<code>report.html#req-&lt;id&gt;</code>; clicking it copies the link).</p>
 <table class="reqs"><thead><tr><th>Requirement</th><th>Level</th><th>Text</th><th>Checks</th><th>Verdict</th></tr></thead><tbody>
 ${rows.join('\n')}
 </tbody></table></section>`;
 }
 
 function checksSection(doc: ReportDocument): string {
-  const chips = ORDER.map(
-    (o) => `<button type="button" class="chip o-${o}" data-outcome="${o}" aria-pressed="true">${o} ${doc.summary.byOutcome[o]}</button>`,
-  ).join('');
+  const chips = [
+    `<button type="button" class="chip o-all" data-outcome="" aria-pressed="true" title="Show every outcome">all ${doc.summary.total}</button>`,
+    ...ORDER.map(
+      (o) => `<button type="button" class="chip o-${o}" data-outcome="${o}" aria-pressed="false" title="Show only ${o} (click more outcomes to add them)">${o} ${doc.summary.byOutcome[o]}</button>`,
+    ),
+  ].join('');
   const areas = Object.keys(doc.summary.byArea).sort(compareIds).map((a) => `<option value="${e(a)}">${e(a)}</option>`).join('');
   const problems = doc.checks.filter((c) => c.outcome === 'fail' || c.outcome === 'error');
   const noscript = problems
-    .map((c) => `<tr><td>${badge(c.outcome)}</td><td class="mono">${e(c.id)}</td><td>${e(c.title)}</td><td>${e(oneLine(c.message, 400))}</td></tr>`)
+    .map((c) => `<tr id="check-${e(c.id)}"><td>${badge(c.outcome)}</td><td class="mono">${e(c.id)}</td><td>${e(c.title)}</td><td>${e(oneLine(c.message, 400))}</td></tr>`)
     .join('');
   return `<section id="checks"><h2>Checks (${doc.summary.total})</h2>
 <div class="toolbar">${chips}
@@ -160,7 +172,7 @@ function checksSection(doc: ReportDocument): string {
 
 function observationsSection(doc: ReportDocument): string {
   const rows = doc.observations.map(
-    (o) => `<tr><td><button type="button" class="link" data-check="${e(o.check)}">${e(o.check)}</button></td><td class="mono">${e(o.key)}</td><td><pre>${e(displayValue(o.value))}</pre></td><td>${e(o.note ?? '')}</td></tr>`,
+    (o) => `<tr><td>${checkLink(o.check)}</td><td class="mono">${e(o.key)}</td><td><pre>${e(displayValue(o.value))}</pre></td><td>${e(o.note ?? '')}</td></tr>`,
   );
   return `<section id="observations"><h2>Observations (${doc.observations.length})</h2>
 <p class="small muted">What the target does where the spec leaves the behaviour open. Recorded facts, never failures.</p>
@@ -170,7 +182,7 @@ ${rows.length === 0 ? '<p class="muted">None.</p>' : `<table><thead><tr><th>Chec
 
 function ledgerSection(doc: ReportDocument): string {
   const rows = doc.ledger.map(
-    (l) => `<tr><td>${e(l.resourceType)}</td><td class="mono">${e(l.id)}</td><td class="mono">${e(l.url)}</td><td><button type="button" class="link" data-check="${e(l.createdBy)}">${e(l.createdBy)}</button></td><td class="nowrap">${e(l.at)}</td></tr>`,
+    (l) => `<tr><td>${e(l.resourceType)}</td><td class="mono">${e(l.id)}</td><td class="mono">${e(l.url)}</td><td>${checkLink(l.createdBy)}</td><td class="nowrap">${e(l.at)}</td></tr>`,
   );
   return `<section id="ledger"><h2>Resources created on the target (${doc.ledger.length})</h2>
 ${rows.length === 0 ? '<p class="muted">None.</p>' : `<table><thead><tr><th>Type</th><th>Id</th><th>URL</th><th>Created by</th><th>At</th></tr></thead><tbody>${rows.join('\n')}</tbody></table>`}
@@ -181,6 +193,16 @@ function divergencesSection(doc: ReportDocument): string {
   return `<section id="divergences"><h2>OpenAPI / CapabilityStatement divergences (${doc.divergences.length})</h2>
 ${doc.divergences.length === 0 ? '<p class="muted">None found.</p>' : `<ul>${doc.divergences.map((d) => `<li>${e(d)}</li>`).join('')}</ul>`}
 </section>`;
+}
+
+/**
+ * What the script needs: the checks and their evidence (and the run facts).
+ * Requirements, observations, the ledger and the divergences are in the page
+ * as HTML; embedding them again would only make the file bigger.
+ */
+export function pageData(doc: ReportDocument): Pick<ReportDocument, 'formatVersion' | 'run' | 'phiMasked' | 'summary' | 'checks' | 'exchanges' | 'bodies'> {
+  const { formatVersion, run, phiMasked, summary, checks, exchanges, bodies } = doc;
+  return { formatVersion, run, ...(phiMasked === undefined ? {} : { phiMasked }), summary, checks, exchanges, bodies };
 }
 
 export function renderHtml(doc: ReportDocument): string {
@@ -207,7 +229,7 @@ ${ledgerSection(doc)}
 ${divergencesSection(doc)}
 <footer>fhir-conformance ${e(run.toolVersion)} · report format ${e(doc.formatVersion)} · run ${e(run.runId)}</footer>
 </main>
-<script type="application/json" id="report-data">${embedJson(doc)}</script>
+<script type="application/json" id="report-data">${embedJson(pageData(doc))}</script>
 <script>${SCRIPT}</script>
 </body>
 </html>

@@ -3,10 +3,10 @@
  * fail -> <failure>, error -> <error>, skip -> <skipped>, observation -> a
  * passing testcase whose <system-out> holds the observed values.
  */
-import type { CheckResult } from '../engine/types.js';
 import { compareIds, emptyCounts } from './build.js';
+import { checkCurl } from './evidence.js';
 import { displayValue, runDurationMs } from './text.js';
-import type { ReportDocument } from './types.js';
+import type { ReportCheck, ReportDocument } from './types.js';
 
 /** Characters XML 1.0 cannot carry at all, even as character references. */
 const XML_INVALID = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
@@ -25,7 +25,7 @@ export function xmlAttr(s: string): string {
 
 const seconds = (ms: number): string => (Number.isFinite(ms) ? Math.max(0, ms) / 1000 : 0).toFixed(3);
 
-function detailBody(c: CheckResult): string {
+function detailBody(c: ReportCheck, curl: string | undefined): string {
   const parts: string[] = [];
   if (c.message) parts.push(c.message);
   if (c.expected !== undefined) parts.push(`Expected:\n${displayValue(c.expected)}`);
@@ -38,20 +38,20 @@ function detailBody(c: CheckResult): string {
     if (f.exchange) lines.push(`  exchange: ${f.exchange}`);
     parts.push(lines.join('\n'));
   }
-  if (c.curl) parts.push(`Reproduce:\n${c.curl}`);
+  if (curl) parts.push(`Reproduce:\n${curl}`);
   return parts.join('\n\n');
 }
 
-function testcase(c: CheckResult): string {
+function testcase(c: ReportCheck, curl: string | undefined): string {
   const open = `    <testcase classname="${xmlAttr(c.area)}" name="${xmlAttr(`${c.id} — ${c.title}`)}" time="${seconds(c.durationMs)}"`;
   const message = xmlAttr(c.message ?? c.outcome);
   switch (c.outcome) {
     case 'pass':
       return `${open}/>`;
     case 'fail':
-      return `${open}>\n      <failure message="${message}" type="${xmlAttr(c.level)}">${xmlText(detailBody(c))}</failure>\n    </testcase>`;
+      return `${open}>\n      <failure message="${message}" type="${xmlAttr(c.level)}">${xmlText(detailBody(c, curl))}</failure>\n    </testcase>`;
     case 'error':
-      return `${open}>\n      <error message="${message}" type="error">${xmlText(detailBody(c))}</error>\n    </testcase>`;
+      return `${open}>\n      <error message="${message}" type="error">${xmlText(detailBody(c, curl))}</error>\n    </testcase>`;
     case 'skip':
       return `${open}>\n      <skipped message="${message}"/>\n    </testcase>`;
     case 'observation': {
@@ -74,7 +74,7 @@ export function renderJunit(doc: ReportDocument): string {
   ]
     .map(([name, value]) => `      <property name="${xmlAttr(name!)}" value="${xmlAttr(value!)}"/>`)
     .join('\n');
-  const areas = new Map<string, CheckResult[]>();
+  const areas = new Map<string, ReportCheck[]>();
   for (const c of doc.checks) (areas.get(c.area) ?? areas.set(c.area, []).get(c.area)!).push(c);
   const suites = [...areas.keys()].sort(compareIds).map((area) => {
     const checks = areas.get(area)!;
@@ -84,7 +84,7 @@ export function renderJunit(doc: ReportDocument): string {
     return [
       `  <testsuite name="${xmlAttr(area)}" tests="${checks.length}" failures="${n.fail}" errors="${n.error}" skipped="${n.skip}" time="${seconds(time)}" timestamp="${xmlAttr(checks[0]!.startedAt)}">`,
       `    <properties>\n${properties}\n    </properties>`,
-      ...checks.map(testcase),
+      ...checks.map((c) => testcase(c, checkCurl(doc, c))),
       '  </testsuite>',
     ].join('\n');
   });

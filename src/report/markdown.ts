@@ -3,10 +3,10 @@
  * comment. Verdict line, per-area table, failed/errored checks (at most 25),
  * skips grouped by reason, where the full report is.
  */
-import type { CheckResult, Outcome } from '../engine/types.js';
+import type { Outcome } from '../engine/types.js';
 import { compareIds } from './build.js';
 import { durationText, oneLine, runDurationMs } from './text.js';
-import type { ReportDocument } from './types.js';
+import type { ReportCheck, ReportDocument } from './types.js';
 
 export const MAX_LISTED_PROBLEMS = 25;
 const MAX_SKIP_REASONS = 10;
@@ -77,7 +77,7 @@ export function renderMarkdown(doc: ReportDocument, opts: { location?: string } 
 }
 
 /** Skip reasons, most frequent first, each with the ids it covers. */
-function groupSkips(checks: CheckResult[]): Array<[string, string[]]> {
+function groupSkips(checks: ReportCheck[]): Array<[string, string[]]> {
   const byReason = new Map<string, string[]>();
   for (const c of checks) {
     if (c.outcome !== 'skip') continue;

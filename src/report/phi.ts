@@ -8,7 +8,12 @@
  * so a Patient resource's own `"id"` is masked too. Each distinct id gets a
  * stable placeholder (`redacted-patient-1`, ...) so exchanges stay comparable.
  * CURP-shaped values become `REDACTED-CURP`.
+ *
+ * Bodies in the run's body table are masked like every other string: the
+ * document is masked with its bodies inline, then the table is rebuilt, keyed
+ * by the hashes of the masked texts (a key never hashes an unmasked body).
  */
+import { inlineBodies, internBodies } from './evidence.js';
 import { forEachString, mapStrings } from './map-strings.js';
 import type { ReportDocument } from './types.js';
 
@@ -17,7 +22,8 @@ const PATIENT_ID_CONTEXT = new RegExp(`(?:Patient(?:/|%2[fF])|[?&]patient(?:=|%3
 const CURP = /[A-Z]{4}\d{6}[HM][A-Z]{5}[A-Z0-9]\d/g;
 export const CURP_PLACEHOLDER = 'REDACTED-CURP';
 
-export function maskPhi(doc: ReportDocument, patientIds: string[] = []): ReportDocument {
+export function maskPhi(report: ReportDocument, patientIds: string[] = []): ReportDocument {
+  const doc = inlineBodies(report);
   const placeholders = new Map<string, string>();
   const remember = (id: string): void => {
     const key = id.toLowerCase();
@@ -33,8 +39,8 @@ export function maskPhi(doc: ReportDocument, patientIds: string[] = []): ReportD
     const masked = s.replace(CURP, CURP_PLACEHOLDER);
     return anyId ? masked.replace(anyId, (m) => placeholders.get(m.toLowerCase())!) : masked;
   };
-  const { formatVersion, run, ...rest } = mapStrings(doc, mask);
-  return { formatVersion, run, phiMasked: true, ...rest };
+  const { formatVersion, run, phiMasked: _was, ...rest } = mapStrings(doc, mask);
+  return internBodies({ formatVersion, run, phiMasked: true, ...rest });
 }
 
 function escapeRegExp(s: string): string {

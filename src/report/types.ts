@@ -1,8 +1,11 @@
 /** The report model: what report.json holds and every renderer consumes. */
-import type { CheckResult, LedgerEntry, Outcome, RequirementVerdict, RunInfo } from '../engine/types.js';
+import type { CheckResult, Exchange, LedgerEntry, Outcome, RequirementVerdict, RunInfo } from '../engine/types.js';
 
-/** Major.minor; readers accept any report with the same major version. */
-export const REPORT_FORMAT_VERSION = '1.0';
+/**
+ * Major.minor; readers accept any report with the same major version, and
+ * readReport also reads 1.x (evidence inline in every check) into this model.
+ */
+export const REPORT_FORMAT_VERSION = '2.0';
 
 export type OutcomeCounts = Record<Outcome, number>;
 export type RequirementOutcome = Outcome | 'untested';
@@ -21,17 +24,48 @@ export interface ReportObservation {
   note?: string;
 }
 
+/** A request or response body in a report: inline (`body`) when short, else `bodyRef` into `ReportDocument.bodies`. */
+interface BodyRef {
+  /** sha256 (hex, of the UTF-8 text) of the body stored in `bodies`. */
+  bodyRef?: string;
+}
+
+/**
+ * An exchange as a report stores it (src/report/evidence.ts): once per run, its
+ * long bodies in the run's body table, its curl left out when curlOf() rebuilds
+ * exactly that command from the request.
+ */
+export interface ReportExchange extends Omit<Exchange, 'request' | 'response' | 'curl'> {
+  request: Exchange['request'] & BodyRef;
+  response?: NonNullable<Exchange['response']> & BodyRef;
+  curl?: string;
+}
+
+/**
+ * A check as a report stores it: `evidence` lists exchange ids, in order, of
+ * `ReportDocument.exchanges`; `curlExchange` names the exchange whose curl is
+ * the check's (instead of `curl`; checkCurl() resolves either).
+ */
+export interface ReportCheck extends Omit<CheckResult, 'evidence' | 'created' | 'stats'> {
+  evidence: string[];
+  curlExchange?: string;
+}
+
 export interface ReportDocument {
   formatVersion: string;
   run: RunInfo;
   /** true when the document went through maskPhi (--redact-phi). */
   phiMasked?: boolean;
   summary: ReportSummary;
-  checks: CheckResult[];
+  checks: ReportCheck[];
   requirements: RequirementVerdict[];
   observations: ReportObservation[];
   ledger: LedgerEntry[];
   divergences: string[];
+  /** Every exchange cited as evidence, once, by id (in the order the checks first cite them). */
+  exchanges: Record<string, ReportExchange>;
+  /** Bodies of at least BODY_REF_MIN characters, once each, by the sha256 of their text. */
+  bodies: Record<string, string>;
 }
 
 /** One check (or requirement) whose presence or outcome differs between two reports. */

@@ -9,4 +9,4 @@ export { REQUIREMENTS_PATH, loadRequirements, parseRequirements, requirementById
 export type { CoverageReport } from './coverage.js';
 export { coverage } from './coverage.js';
 export { renderCoverageMatrix } from './matrix.js';
-export { SPEC_PATH, normalizeQuote, specSha256, specText } from './spec.js';
+export { SHARED_SPEC_PATH, SPEC_PATH, normalizeQuote, specSha256, specText } from './spec.js';

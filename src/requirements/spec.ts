@@ -1,13 +1,22 @@
 /**
- * Access to the service interface specification the catalog quotes. The spec
- * lives beside the project: `<project root>/../shared/spec/service-interface-spec.md`.
+ * Access to the service interface specification the catalog quotes.
+ *
+ * The source of truth lives beside the project, in
+ * `<project root>/../shared/spec/service-interface-spec.md` (SHARED_SPEC_PATH).
+ * The package ships a byte-identical copy, `spec/service-interface-spec.md`
+ * (SPEC_PATH), so the tool has the spec (and every report its hash) wherever
+ * it is installed. `npm run sync-spec` refreshes the copy;
+ * test/requirements/spec.test.ts fails when the two differ.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ConformanceError } from '../errors.js';
 
-export const SPEC_PATH = fileURLToPath(new URL('../../../shared/spec/service-interface-spec.md', import.meta.url));
+/** The copy shipped with the package: what the tool reads. */
+export const SPEC_PATH = fileURLToPath(new URL('../../spec/service-interface-spec.md', import.meta.url));
+/** The source of truth beside the project (absent where the package is installed elsewhere). */
+export const SHARED_SPEC_PATH = fileURLToPath(new URL('../../../shared/spec/service-interface-spec.md', import.meta.url));
 
 function readSpec(): Buffer | undefined {
   try {
@@ -22,7 +31,7 @@ export function specText(): string {
   const bytes = readSpec();
   if (!bytes) {
     throw new ConformanceError('ERR_INTERNAL', `the service interface specification is not at ${SPEC_PATH}`, {
-      fix: 'place service-interface-spec.md in shared/spec/ beside the project directory',
+      fix: 'restore spec/service-interface-spec.md (npm run sync-spec copies it from ../shared/spec/)',
     });
   }
   return bytes.toString('utf8');

@@ -228,7 +228,7 @@ function selectChecks(all: readonly (CheckDefinition | CatalogCheck)[], options:
   );
 }
 
-function newRunId(startedAt: Date): string {
+export function newRunId(startedAt: Date): string {
   const stamp = startedAt.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
   return `${stamp}-${Math.random().toString(36).slice(2, 8)}`;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { createHash } from 'node:crypto';
 import { buildReport, renderHtml } from '../../src/report/index.js';
+import { pageData } from '../../src/report/html.js';
 import { syntheticRun } from './synthetic-run.js';
 
 const EMBED = /<script type="application\/json" id="report-data">([\s\S]*?)<\/script>/;
@@ -17,10 +18,16 @@ describe('renderHtml', () => {
     expect(html).toContain('\\u0001\\u001b[31m &quot;quote&quot; &#39;apos&#39;');
   });
 
-  test('embeds the whole report as JSON that parses back to the document', () => {
+  test('embeds the checks and their evidence as JSON that parses back to the document', () => {
     const embedded = EMBED.exec(html)![1]!;
     expect(embedded).not.toMatch(/[<>&]/);
-    expect(JSON.parse(embedded)).toEqual(JSON.parse(JSON.stringify(doc)));
+    const data = JSON.parse(embedded);
+    expect(data).toEqual(JSON.parse(JSON.stringify(pageData(doc))));
+    expect(data.checks).toEqual(JSON.parse(JSON.stringify(doc.checks)));
+    expect(data.exchanges).toEqual(JSON.parse(JSON.stringify(doc.exchanges)));
+    expect(data.bodies).toEqual(doc.bodies);
+    // The rest is in the page as HTML, not embedded a second time.
+    expect(Object.keys(data)).not.toContain('requirements');
   });
 
   test('is self-contained: no external resource, CSP allows only the inline script by hash', () => {
@@ -38,7 +45,7 @@ describe('renderHtml', () => {
     expect(html).toContain('token lifetime 600 s instead of 5 minutes');
     expect(html).toContain(`✘ Not conformant: ${doc.summary.byOutcome.fail} failed`);
     for (const id of ['summary', 'checks', 'requirements', 'observations', 'ledger', 'divergences']) expect(html).toContain(`<section id="${id}">`);
-    expect(html.match(/<tr><td class="mono nowrap">REQ-/g)).toHaveLength(doc.requirements.length);
+    expect(html.match(/<tr id="req-REQ-\d+"><td class="nowrap"><a class="plink" href="#req-REQ-\d+">REQ-/g)).toHaveLength(doc.requirements.length);
     for (const area of Object.keys(doc.summary.byArea)) expect(html).toContain(`data-filter-area="${area}"`);
     expect(html).toContain('Not testable: not observable through the public API');
   });

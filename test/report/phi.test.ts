@@ -28,7 +28,7 @@ describe('maskPhi', () => {
 
   test('uses stable placeholders and keeps the rest of the evidence', () => {
     const c = masked.checks.find((x) => x.id === run.checks[0]!.id)!;
-    expect(c.evidence[0]!.request.url).toBe('https://fhir.example.test/fhir/R4/MedicationRequest?patient=redacted-patient-2&_count=20');
+    expect(masked.exchanges[c.evidence[0]!]!.request.url).toBe('https://fhir.example.test/fhir/R4/MedicationRequest?patient=redacted-patient-2&_count=20');
     expect(c.curl).toContain('/fhir/R4/Patient/redacted-patient-2');
     expect(JSON.stringify(masked)).toContain('REDACTED-CURP');
     expect(masked.checks.find((x) => x.id === run.checks[2]!.id)!.message).toBe('patient redacted-patient-1 has CURP REDACTED-CURP');

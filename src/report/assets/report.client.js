@@ -1,18 +1,23 @@
-// Interactive part of report.html. Reads the report from the embedded
-// <script type="application/json" id="report-data">, renders the check list,
-// filters it, and renders a check's details only when it is first expanded.
+// Interactive part of report.html. Reads the checks and their evidence from the embedded
+// <script type="application/json" id="report-data">, lists the checks (failures first),
+// filters them, renders a check's details only when it is first expanded, and follows
+// deep links (#check-<id>; the requirement rows are #req-<id>).
 // All report text goes through textContent: nothing from the target is parsed as HTML.
 (function () {
   'use strict';
   var data = JSON.parse(document.getElementById('report-data').textContent);
   var checks = data.checks;
+  var exchanges = data.exchanges || {};
+  var bodies = data.bodies || {};
   var list = document.getElementById('check-list');
   var countEl = document.getElementById('check-count');
   var search = document.getElementById('check-search');
   var areaSelect = document.getElementById('check-area');
-  var state = { outcomes: { pass: true, fail: true, error: true, skip: true, observation: true }, area: '', q: '' };
+  // Outcomes selected with the chips; none selected shows every outcome.
+  var state = { outcomes: {}, area: '', q: '' };
+  var RANK = { fail: 0, error: 1, skip: 2, pass: 3, observation: 3 };
   var rows = [];
-  var indexById = new Map();
+  var rowById = new Map();
 
   // Control characters (other than tab and newline) are shown as \uXXXX rather than as boxes.
   function visible(text) {
@@ -39,20 +44,77 @@
     if (typeof ms !== 'number' || !isFinite(ms)) return '';
     return ms < 1000 ? Math.round(ms) + ' ms' : (ms / 1000).toFixed(1) + ' s';
   }
-  function prettyBody(body, headers) {
+  function prettyBody(body, headers, truncated) {
     if (body === undefined || body === '') return '';
     var type = (headers && (headers['content-type'] || headers['Content-Type'])) || '';
     var trimmed = body.trim();
     if (/json/i.test(type) || trimmed.charAt(0) === '{' || trimmed.charAt(0) === '[') {
-      try { return JSON.stringify(JSON.parse(body), null, 2); } catch (e) { return body; }
+      try { return JSON.stringify(JSON.parse(body), null, 2); } catch (e) { return truncated ? indentJson(body) : body; }
     }
     return body;
   }
+  // Indents the JSON of a body cut in the evidence (it no longer parses): two spaces per open
+  // bracket, a line per member. Only whitespace outside strings changes.
+  function indentJson(text) {
+    var out = '';
+    var depth = 0;
+    var inString = false;
+    var pad = function () { return '\n' + new Array(depth + 1).join('  '); };
+    for (var i = 0; i < text.length; i++) {
+      var ch = text.charAt(i);
+      if (inString) {
+        out += ch;
+        if (ch === '\\') { out += text.charAt(++i); } else if (ch === '"') inString = false;
+      } else if (ch === '"') { out += ch; inString = true; }
+      else if (ch === '{' || ch === '[') {
+        var close = ch === '{' ? '}' : ']';
+        var j = i + 1;
+        while (j < text.length && /\s/.test(text.charAt(j))) j++;
+        if (text.charAt(j) === close) { out += ch + close; i = j; } else { depth++; out += ch + pad(); }
+      }
+      else if (ch === '}' || ch === ']') { depth = Math.max(0, depth - 1); out += pad() + ch; }
+      else if (ch === ',') out += ch + pad();
+      else if (ch === ':') out += ': ';
+      else if (!/\s/.test(ch)) out += ch;
+    }
+    return out;
+  }
 
-  function copyText(text, button) {
+  // Evidence as report.json stores it (src/report/evidence.ts): bodies of 1 KiB or more are in
+  // `bodies` by hash; a curl left out is the one rebuilt from the request, exactly as
+  // curlCommand() in src/http/evidence.ts builds it.
+  function bodyOf(part) {
+    if (part.body !== undefined) return part.body;
+    return part.bodyRef === undefined ? undefined : bodies[part.bodyRef];
+  }
+  function shellQuote(s) {
+    return "'" + s.replace(/'/g, "'\\''") + "'";
+  }
+  function curlCommand(req, body, truncated) {
+    var parts = ['curl', '-sS', '-i', '-X', req.method, shellQuote(req.url)];
+    Object.keys(req.headers).forEach(function (name) {
+      var value = req.headers[name];
+      if (name === 'content-length' || name === 'host') return;
+      if (name === 'authorization' && /^[A-Za-z]+ \$TOKEN$/.test(value)) parts.push('-H', '"' + name + ': ' + value + '"');
+      else parts.push('-H', shellQuote(name + ': ' + value));
+    });
+    if (body !== undefined) parts.push('--data-binary', shellQuote(body));
+    var cmd = parts.join(' ');
+    return body !== undefined && truncated ? cmd + '  # request body truncated in evidence' : cmd;
+  }
+  function curlOf(x) {
+    return x.curl !== undefined ? x.curl : curlCommand(x.request, bodyOf(x.request), !!x.request.bodyTruncated);
+  }
+  function checkCurlCommand(c) {
+    if (c.curl !== undefined) return c.curl;
+    var x = c.curlExchange === undefined ? undefined : exchanges[c.curlExchange];
+    return x ? curlOf(x) : undefined;
+  }
+
+  function copyText(text, button, label) {
     function done(ok) {
       button.textContent = ok ? 'Copied' : 'Select and copy';
-      setTimeout(function () { button.textContent = 'Copy'; }, 1500);
+      setTimeout(function () { button.textContent = label; }, 1500);
     }
     function fallback() {
       var area = document.createElement('textarea');
@@ -74,7 +136,7 @@
     var box = el('div', 'curl');
     var button = el('button', 'copy', 'Copy');
     button.type = 'button';
-    button.addEventListener('click', function () { copyText(curl, button); });
+    button.addEventListener('click', function () { copyText(curl, button, 'Copy'); });
     return add(box, button, el('pre', null, curl));
   }
   function keyValues(obj) {
@@ -89,15 +151,22 @@
   function sideBySide(expected, actual) {
     if (expected === undefined && actual === undefined) return null;
     var grid = el('div', 'side');
+    function value(v) { return v === undefined ? el('pre', 'muted', '(none)') : el('pre', null, show(v)); }
     add(grid,
-      add(el('div'), el('h4', null, 'Expected'), el('pre', null, show(expected))),
-      add(el('div'), el('h4', null, 'Actual'), el('pre', null, show(actual))));
+      add(el('div'), el('h4', null, 'Expected'), value(expected)),
+      add(el('div'), el('h4', null, 'Actual'), value(actual)));
     return grid;
+  }
+  function linkTo(hash) {
+    return location.href.split('#')[0] + hash;
+  }
+  function checkHash(id) {
+    return '#check-' + encodeURIComponent(id);
   }
 
   function exchangeView(x, open) {
     var d = el('details', 'xchg');
-    d.id = 'x-' + x.id;
+    d.setAttribute('data-exchange', x.id);
     d.open = open;
     var summary = el('summary');
     var status = x.response ? x.response.status : 0;
@@ -107,16 +176,21 @@
       el('span', 'muted', '  ' + duration(x.durationMs) + (x.client ? '  client ' + x.client : '')));
     d.appendChild(summary);
     var inner = el('div', 'inner');
+    var requestBody = bodyOf(x.request);
     add(inner, el('h4', null, 'Request'), keyValues(x.request.headers));
-    if (x.request.body !== undefined) add(inner, el('pre', null, prettyBody(x.request.body, x.request.headers)));
-    if (x.request.bodyTruncated) add(inner, el('div', 'muted small', 'Request body truncated.'));
+    if (requestBody !== undefined) add(inner, el('pre', null, prettyBody(requestBody, x.request.headers, x.request.bodyTruncated)));
+    if (x.request.bodyTruncated) add(inner, el('div', 'muted small', 'Request body truncated in the evidence.'));
     if (x.response) {
+      var responseBody = bodyOf(x.response);
       add(inner, el('h4', null, 'Response ' + x.response.status + ' (' + x.response.bodyBytes + ' bytes)'), keyValues(x.response.headers));
-      if (x.response.body !== undefined) add(inner, el('pre', null, prettyBody(x.response.body, x.response.headers)));
-      if (x.response.bodyTruncated) add(inner, el('div', 'muted small', 'Response body truncated at the recording cap.'));
+      if (responseBody !== undefined) add(inner, el('pre', null, prettyBody(responseBody, x.response.headers, x.response.bodyTruncated)));
+      if (x.response.bodyTruncated) {
+        add(inner, el('div', 'muted small', 'Response body truncated in the evidence' +
+          (responseBody !== undefined ? ': the first ' + responseBody.length + ' characters are kept.' : '.')));
+      }
     }
     if (x.error) add(inner, el('h4', null, 'Error'), el('pre', null, x.error));
-    add(inner, el('h4', null, 'Reproduce'), curlBlock(x.curl));
+    add(inner, el('h4', null, 'Reproduce'), curlBlock(curlOf(x)));
     d.appendChild(inner);
     return d;
   }
@@ -125,11 +199,16 @@
     var body = el('div', 'check-body');
     if (c.message) body.appendChild(el('div', 'msg', c.message));
     var meta = el('div', 'meta');
+    var copy = el('button', 'link copy-link', 'Copy link');
+    copy.type = 'button';
+    copy.title = 'Copy a link that opens this check';
+    copy.addEventListener('click', function () { copyText(linkTo(checkHash(c.id)), copy, 'Copy link'); });
     add(meta,
       el('span', null, 'Level: ' + c.level),
       el('span', null, 'Requirements: ' + (c.requirements.length ? c.requirements.join(', ') : 'none')),
       el('span', null, 'Started: ' + c.startedAt),
-      el('span', null, 'Duration: ' + duration(c.durationMs)));
+      el('span', null, 'Duration: ' + duration(c.durationMs)),
+      copy);
     body.appendChild(meta);
     add(body, sideBySide(c.expected, c.actual));
     if (c.findings.length) {
@@ -143,7 +222,7 @@
           var jump = el('button', 'link', 'exchange ' + f.exchange);
           jump.type = 'button';
           jump.addEventListener('click', function () {
-            var target = document.getElementById('x-' + f.exchange);
+            var target = body.querySelector('details[data-exchange="' + CSS.escape(f.exchange) + '"]');
             if (target) { target.open = true; target.scrollIntoView({ block: 'center' }); }
           });
           fm.appendChild(jump);
@@ -163,14 +242,16 @@
       });
       body.appendChild(table);
     }
-    if (c.curl) add(body, el('h3', null, 'Reproduce'), curlBlock(c.curl));
-    if (c.evidence.length) {
+    var curl = checkCurlCommand(c);
+    if (curl) add(body, el('h3', null, 'Reproduce'), curlBlock(curl));
+    var evidence = c.evidence.map(function (id) { return exchanges[id]; }).filter(Boolean);
+    if (evidence.length) {
       var cited = {};
       c.findings.forEach(function (f) { if (f.exchange) cited[f.exchange] = true; });
       var bad = c.outcome === 'fail' || c.outcome === 'error';
-      body.appendChild(el('h3', null, 'Evidence (' + c.evidence.length + ' exchange' + (c.evidence.length === 1 ? '' : 's') + ')'));
-      c.evidence.forEach(function (x, i) {
-        var open = bad && (cited[x.id] || (i === c.evidence.length - 1 && Object.keys(cited).length === 0));
+      body.appendChild(el('h3', null, 'Evidence (' + evidence.length + ' exchange' + (evidence.length === 1 ? '' : 's') + ')'));
+      evidence.forEach(function (x, i) {
+        var open = bad && (cited[x.id] || (i === evidence.length - 1 && Object.keys(cited).length === 0));
         body.appendChild(exchangeView(x, open));
       });
     }
@@ -189,8 +270,13 @@
 
   function renderRows() {
     var frag = document.createDocumentFragment();
-    checks.forEach(function (c, i) {
+    // Failures first, then errors, then skips, then passes and observations; report order within each.
+    var ordered = checks.map(function (c, i) { return { c: c, i: i }; });
+    ordered.sort(function (a, b) { return (RANK[a.c.outcome] - RANK[b.c.outcome]) || (a.i - b.i); });
+    ordered.forEach(function (entry) {
+      var c = entry.c;
       var wrap = el('div', 'check o-' + c.outcome);
+      wrap.id = 'check-' + c.id;
       wrap.setAttribute('data-outcome', c.outcome);
       var head = el('button', 'check-head');
       head.type = 'button';
@@ -199,12 +285,16 @@
         add(el('span'), el('span', 'badge o-' + c.outcome, c.outcome)),
         el('span', 'cid', c.id), title, el('span', 'carea', c.area), el('span', 'cdur', duration(c.durationMs)),
         c.message ? el('span', 'cmsg', c.message) : null);
-      wrap.appendChild(head);
+      var link = el('a', 'plink', '#');
+      link.href = checkHash(c.id);
+      link.title = 'Link to this check (click copies it)';
+      link.setAttribute('aria-label', 'Link to ' + c.id);
+      add(wrap, head, link);
       var row = { check: c, el: wrap, head: head, body: null,
         text: [c.id, c.title, c.area, c.message || '', c.requirements.join(' ')].join('\n').toLowerCase() };
       head.addEventListener('click', function () { setExpanded(row, wrap.getAttribute('aria-expanded') !== 'true'); });
       rows.push(row);
-      indexById.set(c.id, i);
+      rowById.set(c.id, row);
       frag.appendChild(wrap);
       setExpanded(row, c.outcome === 'fail' || c.outcome === 'error');
     });
@@ -212,42 +302,72 @@
     list.appendChild(frag);
   }
 
+  function anyOutcome() {
+    return Object.keys(state.outcomes).length === 0;
+  }
+
   function applyFilters() {
     var shown = 0;
     rows.forEach(function (row) {
       var c = row.check;
-      var visible = state.outcomes[c.outcome] && (!state.area || c.area === state.area) && (!state.q || row.text.indexOf(state.q) !== -1);
-      row.el.hidden = !visible;
-      if (visible) shown++;
+      var match = (anyOutcome() || state.outcomes[c.outcome]) && (!state.area || c.area === state.area) && (!state.q || row.text.indexOf(state.q) !== -1);
+      row.el.hidden = !match;
+      if (match) shown++;
     });
     countEl.textContent = 'Showing ' + shown + ' of ' + rows.length + ' checks';
     document.getElementById('check-empty').hidden = shown !== 0;
     document.querySelectorAll('.chip[data-outcome]').forEach(function (chip) {
-      chip.setAttribute('aria-pressed', String(!!state.outcomes[chip.getAttribute('data-outcome')]));
+      var o = chip.getAttribute('data-outcome');
+      chip.setAttribute('aria-pressed', String(o === '' ? anyOutcome() : !!state.outcomes[o]));
     });
     areaSelect.value = state.area;
   }
 
   function onlyOutcome(outcome) {
-    Object.keys(state.outcomes).forEach(function (o) { state.outcomes[o] = !outcome || o === outcome; });
+    state.outcomes = {};
+    if (outcome) state.outcomes[outcome] = true;
+  }
+  function resetFilters() {
+    onlyOutcome(null); state.area = ''; state.q = ''; search.value = '';
   }
 
   function reveal(id) {
-    var i = indexById.get(id);
-    if (i === undefined) return;
-    var row = rows[i];
-    if (row.el.hidden) { onlyOutcome(null); state.area = ''; state.q = ''; search.value = ''; applyFilters(); }
+    var row = rowById.get(id);
+    if (!row) return false;
+    if (row.el.hidden) { resetFilters(); applyFilters(); }
     setExpanded(row, true);
     row.el.scrollIntoView({ block: 'start' });
+    return true;
+  }
+
+  // #check-<id> opens and scrolls to a check (#check=<id> is the older form).
+  function followHash() {
+    var hash;
+    try { hash = decodeURIComponent(location.hash.slice(1)); } catch (e) { return; }
+    if (hash.indexOf('check-') === 0) reveal(hash.slice(6));
+    else if (hash.indexOf('check=') === 0) reveal(hash.slice(6));
   }
 
   document.addEventListener('click', function (event) {
-    var target = event.target.closest('[data-filter-outcome], [data-filter-area], [data-check], .chip[data-outcome], [data-action]');
+    var link = event.target.closest('a.plink');
+    if (link) {
+      var href = link.getAttribute('href');
+      copyLink(link, linkTo(href));
+      if (location.hash === href) { event.preventDefault(); followHash(); }
+      return;
+    }
+    var target = event.target.closest('[data-filter-outcome], [data-filter-area], a[href^="#check-"], .chip[data-outcome], [data-action]');
     if (!target) return;
-    if (target.hasAttribute('data-check')) { reveal(target.getAttribute('data-check')); return; }
+    if (target.tagName === 'A') {
+      // Same hash again: no hashchange event, so reveal here.
+      if (location.hash === target.getAttribute('href')) { event.preventDefault(); followHash(); }
+      return;
+    }
     if (target.classList.contains('chip')) {
       var o = target.getAttribute('data-outcome');
-      state.outcomes[o] = !state.outcomes[o];
+      if (!o) onlyOutcome(null);
+      else if (state.outcomes[o]) delete state.outcomes[o];
+      else state.outcomes[o] = true;
     } else if (target.hasAttribute('data-filter-outcome')) {
       onlyOutcome(target.getAttribute('data-filter-outcome') || null);
       document.getElementById('checks').scrollIntoView();
@@ -255,7 +375,7 @@
       state.area = target.getAttribute('data-filter-area');
       document.getElementById('checks').scrollIntoView();
     } else if (target.getAttribute('data-action') === 'reset') {
-      onlyOutcome(null); state.area = ''; state.q = ''; search.value = '';
+      resetFilters();
     } else {
       var expand = target.getAttribute('data-action') === 'expand';
       rows.forEach(function (row) { if (!row.el.hidden) setExpanded(row, expand); });
@@ -263,6 +383,13 @@
     }
     applyFilters();
   });
+  function copyLink(link, url) {
+    function done() {
+      link.setAttribute('data-copied', 'true');
+      setTimeout(function () { link.removeAttribute('data-copied'); }, 1500);
+    }
+    if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(url).then(done, function () {});
+  }
   areaSelect.addEventListener('change', function () { state.area = areaSelect.value; applyFilters(); });
   var pending;
   search.addEventListener('input', function () {
@@ -270,10 +397,10 @@
     pending = setTimeout(function () { state.q = search.value.trim().toLowerCase(); applyFilters(); }, 120);
   });
   window.addEventListener('beforeprint', function () { rows.forEach(function (row) { if (!row.el.hidden) setExpanded(row, true); }); });
+  window.addEventListener('hashchange', followHash);
 
   renderRows();
   applyFilters();
-  var hash = decodeURIComponent(location.hash.slice(1));
-  if (hash.indexOf('check=') === 0) reveal(hash.slice(6));
+  followHash();
   document.body.setAttribute('data-ready', 'true');
 })();
