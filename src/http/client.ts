@@ -98,6 +98,8 @@ export class HttpClient {
     let retries429 = 0;
     let retries5xx = 0;
     for (;;) {
+      // A token issuance that must wait (the issuance limit) waits before pacing, not between the pacing slot and the send.
+      if (token !== undefined) await this.bearer(token);
       await this.pacer.acquire(bucket, opts.client !== undefined && bucket !== TOKEN_BUCKET, opts.urgent, { paced: opts.pace !== false, earlyRetry: opts.earlyRetry });
       const bearer = await this.bearer(token);
       const attempt = await this.sendOnce(withBearer(prepared, bearer), opts);
