@@ -4,7 +4,7 @@
  */
 import { ConformanceError, SkipSignal } from '../errors.js';
 import type { ResolvedClient } from '../config/index.js';
-import type { HttpResponse, RequestOptions } from '../http/types.js';
+import type { HttpResponse, RequestOptions, TokenReissue, TokenRenewal } from '../http/types.js';
 import { registerSecret } from '../redact.js';
 import { createAssertion } from './assertion.js';
 import { IssuanceLimiter } from './issuance-limiter.js';
@@ -22,10 +22,12 @@ export interface TokenBrokerOptions {
   /** Declared access token lifetime, seconds (spec: 300); used when the response says nothing. */
   tokenLifetimeSec: number;
   /**
-   * How long a request may wait for client-side pacing after it got its token: a cached
-   * token is handed out only while it outlives that wait (default 0).
+   * How long a token handed out must outlive the moment it leaves, so it is still valid when
+   * the request reaches the target: the request timeout (default 0). Tokens are taken after
+   * every wait (pacing, holds, back-off), so no wait needs to be covered. Capped at a quarter
+   * of the token's own lifetime, so short-lived tokens are still reused.
    */
-  pacingSlackMs?: number;
+  sendMarginMs?: number;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
   onWait?: (info: { reason: string; ms: number; client?: string }) => void;
@@ -39,7 +41,22 @@ const MAX_ISSUE_ATTEMPTS = 3;
 interface CachedToken {
   token: string;
   refreshAt: number;
+  /** When the token request was sent (the lifetime started no earlier), epoch ms. */
+  issuedAt: number;
+  expiresAt: number;
 }
+
+/** A token `token()` handed out, by its value (so a check's copy can be renewed). */
+interface Handed extends CachedToken {
+  key: string;
+  role: string;
+  scopes: string[];
+  /** Issued because the target refused its predecessor as expired. */
+  afterExpiry?: boolean;
+}
+
+/** Share of a token's lifetime the send margin may take at most. */
+const MAX_SEND_MARGIN_SHARE = 0.25;
 
 /** When X-RateLimit-Remaining says nothing is left: X-RateLimit-Reset in ms; else undefined. */
 function exhaustedUntilMs(headers: Record<string, string>): number | undefined {
@@ -52,10 +69,13 @@ function scopeKey(role: string, scopes: string[]): string {
   return `${role}\n${[...new Set(scopes)].sort().join(' ')}`;
 }
 
-export class TokenBroker implements TokenBrokerApi {
+export class TokenBroker implements TokenBrokerApi, TokenRenewal {
   private readonly limiter: IssuanceLimiter;
   private readonly now: () => number;
   private readonly cache = new Map<string, CachedToken>();
+  private readonly handed = new Map<string, Handed>();
+  /** Roles for which a re-issued token was refused as expired too: re-issuing does not help. */
+  private readonly futile = new Set<string>();
   private readonly pending = new Map<string, Promise<string>>();
   private sent = 0;
 
@@ -89,18 +109,48 @@ export class TokenBroker implements TokenBrokerApi {
   async token(role: string, scopes: string[], opts: { validForMs?: number } = {}): Promise<string> {
     const key = scopeKey(role, scopes);
     const cached = this.cache.get(key);
-    if (cached && this.now() + Math.max(opts.validForMs ?? 0, this.opts.pacingSlackMs ?? 0) < cached.refreshAt) return cached.token;
+    if (cached && this.usable(cached, opts.validForMs ?? 0)) return cached.token;
     let pending = this.pending.get(key);
     if (!pending) {
       pending = this.issue(role, scopes)
         .then((entry) => {
           this.cache.set(key, entry);
+          this.handed.set(entry.token, { ...entry, key, role, scopes: [...scopes] });
           return entry.token;
         })
         .finally(() => this.pending.delete(key));
       this.pending.set(key, pending);
     }
     return pending;
+  }
+
+  /** A token `token()` handed out, while it outlives its refresh point by the send margin (and `validForMs`). */
+  private usable(entry: CachedToken, validForMs: number): boolean {
+    const margin = Math.min(this.opts.sendMarginMs ?? 0, (entry.expiresAt - entry.issuedAt) * MAX_SEND_MARGIN_SHARE);
+    return this.now() + Math.max(validForMs, margin) < entry.refreshAt;
+  }
+
+  async current(token: string): Promise<string | undefined> {
+    const entry = this.handed.get(token);
+    if (!entry) return undefined;
+    return this.usable(entry, 0) ? token : this.token(entry.role, entry.scopes);
+  }
+
+  async replaceExpired(token: string): Promise<TokenReissue | undefined> {
+    const entry = this.handed.get(token);
+    if (!entry || this.futile.has(entry.role)) return undefined;
+    const lifetimeMs = entry.expiresAt - entry.issuedAt;
+    const ageMs = this.now() - entry.issuedAt;
+    // A replacement refused before half its lifetime: the target refuses fresh tokens; let the 401 show.
+    if (entry.afterExpiry && ageMs < lifetimeMs / 2) {
+      this.futile.add(entry.role);
+      return undefined;
+    }
+    if (this.cache.get(entry.key)?.token === token) this.cache.delete(entry.key);
+    const fresh = await this.token(entry.role, entry.scopes);
+    const handed = this.handed.get(fresh);
+    if (handed && fresh !== token) handed.afterExpiry = true;
+    return fresh === token ? undefined : { token: fresh, ageMs, lifetimeMs };
   }
 
   async freshToken(role: string, scopes: string[]): Promise<string> {
@@ -157,12 +207,14 @@ export class TokenBroker implements TokenBrokerApi {
     for (let attempt = 1; ; attempt++) {
       const res = await this.request(role, { scopes });
       const receivedAt = this.now();
+      // The lifetime started when the target got the request, no earlier than it was sent.
+      const issuedAt = receivedAt - Math.max(0, res.exchange.durationMs);
       const body = (res.json ?? {}) as Record<string, unknown>;
       const token = body.access_token;
       if (res.status >= 200 && res.status < 300 && typeof token === 'string' && token !== '') {
         registerSecret(token);
-        const expiresAt = tokenExpiry(body, token, receivedAt, this.opts.tokenLifetimeSec);
-        return { token, refreshAt: refreshAt(expiresAt, receivedAt) };
+        const expiresAt = tokenExpiry(body, token, issuedAt, this.opts.tokenLifetimeSec);
+        return { token, refreshAt: refreshAt(expiresAt, issuedAt), issuedAt, expiresAt };
       }
       if (res.status !== 429 || attempt >= MAX_ISSUE_ATTEMPTS) {
         throw new ConformanceError('ERR_TOKEN', `token request for client "${role}" failed: ${describeTokenFailure(res)}`);

@@ -168,10 +168,10 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
       open();
       const { scopes, role = 'main', ...rest } = opts;
       ctx.client(role);
-      const token = await rt.tokens.token(role, scopes);
       return rt.http.request({
         ...rest,
-        token,
+        // Taken when the request leaves (after pacing, holds and back-off), never before a wait.
+        token: () => rt.tokens.token(role, scopes),
         client: role,
         headers: { accept: 'application/fhir+json', ...(rest.headers ?? {}) },
       });

@@ -94,7 +94,13 @@ export class Runtime {
       probe.beforeExpiry = probe.token!.then((token) =>
         // Urgent: a pacing wait here could outlast the token it is meant to use before expiry.
         token ? this.http.request({ url: probe.probeUrl, token, client: 'main', urgent: true, headers: { accept: 'application/fhir+json' } }) : undefined,
-      ).catch((e: unknown) => {
+      ).then((res) => {
+        // Urgent requests still wait out a 429's Retry-After on the key: one held past the token's end proves nothing.
+        const late = res ? Date.parse(res.exchange.startedAt) - (issuedAt + lifetimeMs) : -1;
+        if (late < 0) return res;
+        probe.error = `the probe request left ${late} ms after the token's lifetime ended (held by a 429's Retry-After on client main)`;
+        return undefined;
+      }).catch((e: unknown) => {
         probe.error = e instanceof Error ? e.message : String(e);
         return undefined;
       });
@@ -112,6 +118,7 @@ export class Runtime {
       unplanned429: this.http.stats.unplanned429,
       pacedByClient: this.http.pacedByClient(),
       tokenRequests: this.tokens.issued,
+      tokenReissues: this.http.stats.tokenReissues,
       limits: {
         perKeyPerWindow: main?.rateLimitPerMinute ?? 60,
         windowSec: limits.windowSec,
@@ -128,6 +135,7 @@ export class Runtime {
   static async create(spec: RunSpec, events = new RunEvents()): Promise<Runtime> {
     const config = spec.config;
     let runtime: Runtime | undefined;
+    let broker: TokenBroker | undefined;
     const abort = new AbortController();
     // Every request in flight listens for an interrupt; the exhaustion episodes keep a few dozen in flight.
     setMaxListeners(100, abort.signal);
@@ -141,26 +149,44 @@ export class Runtime {
       onExchange: (ex, findings) => runtime?.record(ex, findings),
       validateResponse: fhirBodyValidator(sharedFhirValidator()),
       onWait: (w) => runtime?.onWait(w),
+      // Broker tokens are renewed when they would not outlive the send, and once after a 401 HPB-00107.
+      tokens: {
+        current: async (token) => broker?.current(token),
+        replaceExpired: async (token) => broker?.replaceExpired(token),
+      },
+      onTokenReissued: (info) => runtime?.tokenReissued(info),
     });
     const tokenUrl = config.tokenUrl ?? (await discoverTokenUrl(http, config.baseUrl));
-    const tokens = new TokenBroker({
+    const tokens = (broker = new TokenBroker({
       http,
       tokenUrl,
       clients: config.clients,
       issuancePerMinute: config.limits.tokenIssuancePerMinute,
       windowSec: config.limits.windowSec,
       tokenLifetimeSec: config.limits.tokenLifetimeSec,
-      // A paced request waits up to one window after it got its token.
-      pacingSlackMs: Math.min(config.limits.windowSec * 1000, config.limits.tokenLifetimeSec * 500),
+      // Tokens are taken after every wait; one must still be valid when its request arrives.
+      sendMarginMs: config.timeouts.requestMs,
       // Issuance waits end with the run: at its deadline and on interrupt.
       sleep: (ms) => sleepWithinRun(ms, spec.deadline, abort.signal),
       onWait: (w: WaitInfo) => runtime?.onWait(w),
-    });
+    }));
     runtime = new Runtime(spec, config, http, tokens, abort, events);
     const rt = runtime;
     rt.shared.set(DETACH_KEY, <T>(fn: () => Promise<T>) => rt.als.exit(fn));
     if (spec.profile !== 'quick') runtime.startExpiryProbe();
     return runtime;
+  }
+
+  /**
+   * A 401 HPB-00107 on a token the suite held valid, re-issued and retried once: recorded on
+   * the check that sent it (and counted run-wide in http.stats), as the suite's doing, never the target's.
+   */
+  private tokenReissued(info: { exchange: Exchange; client?: string; ageMs: number; lifetimeMs: number }): void {
+    this.als.getStore()?.recorder.observations.push({
+      key: 'suite.token-reissued',
+      value: { exchange: info.exchange.id, client: info.client, tokenAgeS: Math.round(info.ageMs / 100) / 10, lifetimeS: Math.round(info.lifetimeMs / 100) / 10 },
+      note: 'the target answered 401 HPB-00107 to a token the suite held valid; the suite re-issued it and re-sent the request once (the suite\'s token handling, not a finding against the target)',
+    });
   }
 
   /** Called by the HTTP client for every exchange. */

@@ -16,7 +16,8 @@ import { toConformanceError, seconds, type AbortCause } from './failures.js';
 import { runInvariants } from './invariants.js';
 import { Pacer } from './pacer.js';
 import { MAX_429_RETRIES, MAX_5XX_RETRIES, backoffDelayMs, parseRetryAfterMs, retryKind } from './retry.js';
-import type { HttpClientOptions, HttpResponse, HttpStats, RequestOptions } from './types.js';
+import type { HttpClientOptions, HttpResponse, HttpStats, RequestOptions, TokenSource } from './types.js';
+import { catalogCodeOf } from '../engine/expect.js';
 
 const DEFAULT_TIMEOUT_MS = 15_000;
 const DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024;
@@ -44,7 +45,7 @@ interface PreparedRequest {
 type Attempt = HttpResponse;
 
 export class HttpClient {
-  readonly stats: HttpStats = { requests: 0, unplanned429: 0, waitsMs: 0 };
+  readonly stats: HttpStats = { requests: 0, unplanned429: 0, waitsMs: 0, tokenReissues: 0 };
   private readonly agent: Agent;
   private readonly pacer: Pacer;
   private readonly base: URL;
@@ -68,6 +69,7 @@ export class HttpClient {
       defaultCeiling: opts.defaultRatePerMinute ?? DEFAULT_RATE,
       ceilings: opts.ratePerMinute,
       now: this.now,
+      maxHoldMs: opts.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS,
       wait: (ms, reason, bucket) => this.wait(ms, reason, bucket === ANONYMOUS_BUCKET || bucket === TOKEN_BUCKET ? undefined : bucket),
     });
   }
@@ -81,22 +83,44 @@ export class HttpClient {
     return this.pacer.limitedRequests();
   }
 
-  /** Sends a request following the retry rules of `opts.retry` (default 'spec'). */
+  /**
+   * Sends a request following the retry rules of `opts.retry` (default 'spec'). The bearer
+   * token is taken after every wait (pacing, a 429's hold, retry back-off), right before
+   * each attempt leaves; a 401 HPB-00107 on a broker token the suite held valid is re-sent
+   * once with a re-issued token.
+   */
   async request(opts: RequestOptions): Promise<HttpResponse> {
     const prepared = this.prepare(opts);
     const bucket = this.bucketOf(opts, prepared.url);
     const maxRetryWait = this.opts.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS;
+    let token = opts.token;
+    let reissued = false;
     let retries429 = 0;
     let retries5xx = 0;
     for (;;) {
-      if (opts.pace !== false) await this.pacer.acquire(bucket, opts.client !== undefined && bucket !== TOKEN_BUCKET, opts.urgent);
-      const attempt = await this.sendOnce(prepared, opts);
+      // A token issuance that must wait (the issuance limit) waits before pacing, not between the pacing slot and the send.
+      if (token !== undefined) await this.bearer(token);
+      await this.pacer.acquire(bucket, opts.client !== undefined && bucket !== TOKEN_BUCKET, opts.urgent, { paced: opts.pace !== false, earlyRetry: opts.earlyRetry });
+      const bearer = await this.bearer(token);
+      const attempt = await this.sendOnce(withBearer(prepared, bearer), opts);
       this.pacer.observe(bucket, attempt.headers);
       const kind = retryKind(attempt.status);
+      const retryAfter = parseRetryAfterMs(attempt.headers['retry-after']);
+      // Retry rule 1 for every request of the key, not only this one: nothing leaves before Retry-After.
+      if (kind === '429' && retryAfter !== undefined && bucket !== TOKEN_BUCKET) this.pacer.hold(bucket, this.now() + retryAfter);
       if (kind === '429' && !opts.expect429) this.stats.unplanned429++;
+      if (!reissued && bearer !== undefined && attempt.status === 401 && catalogCodeOf(attempt) === 'HPB-00107') {
+        const fresh = await this.opts.tokens?.replaceExpired(bearer);
+        if (fresh) {
+          reissued = true;
+          token = fresh.token;
+          this.stats.tokenReissues++;
+          this.opts.onTokenReissued?.({ exchange: attempt.exchange, client: opts.client, ageMs: fresh.ageMs, lifetimeMs: fresh.lifetimeMs });
+          continue;
+        }
+      }
       if (opts.retry === 'none' || kind === 'none') return attempt;
 
-      const retryAfter = parseRetryAfterMs(attempt.headers['retry-after']);
       let delay: number;
       if (kind === '429') {
         if (retries429++ >= MAX_429_RETRIES || retryAfter === undefined) return attempt;
@@ -107,15 +131,22 @@ export class HttpClient {
         retries5xx++;
       }
       if (delay > maxRetryWait || delay > this.remainingRunMs()) {
-        // Waiting would hang the suite or outlive the run: give the response back,
-        // and keep this bucket quiet for a while so the next request is not throttled too.
-        if (kind === '429') this.pacer.blockUntil(bucket, this.now() + delay);
+        // Waiting would hang the suite or outlive the run: give the response back
+        // (the 429's hold keeps the key quiet until its Retry-After).
         if (kind === '5xx') return this.giveUp(attempt);
         const { method, url } = attempt.exchange.request;
         return opts.expect429 ? attempt : this.giveUp(attempt, `the target asked to wait ${seconds(delay)} (Retry-After) before ${method} ${url}, longer than the run allows`);
       }
       await this.wait(delay, kind === '429' ? `429: Retry-After ${seconds(delay)}` : `${attempt.status}: backoff ${seconds(delay)}`, opts.client);
     }
+  }
+
+  /** The bearer token for an attempt leaving now: a source's, or a broker token renewed if it would not outlive the send. */
+  private async bearer(token: string | TokenSource | undefined): Promise<string | undefined> {
+    if (token === undefined) return undefined;
+    const value = typeof token === 'function' ? await token() : ((await this.opts.tokens?.current(token)) ?? token);
+    registerSecret(value);
+    return value;
   }
 
   /**
@@ -143,7 +174,7 @@ export class HttpClient {
       return await this.send(prepared, opts);
     } catch (e) {
       if (!(e instanceof ConformanceError) || e.code !== 'ERR_PROTOCOL' || !/^no valid HTTP response/.test(e.message)) throw e;
-      return this.send(this.prepare(opts), opts);
+      return this.send(prepared, opts);
     }
   }
 
@@ -187,10 +218,7 @@ export class HttpClient {
     const url = new URL(opts.url.replace(/^\//, ''), this.base);
     const headers: Record<string, string> = { 'user-agent': USER_AGENT };
     for (const [name, value] of Object.entries(opts.headers ?? {})) headers[name.toLowerCase()] = value;
-    if (opts.token !== undefined) {
-      registerSecret(opts.token);
-      headers.authorization = `Bearer ${opts.token}`;
-    }
+    if (typeof opts.token === 'string') registerSecret(opts.token);
     for (const field of opts.secretFields ?? []) {
       const v = opts.form?.[field];
       if (v !== undefined) registerSecret(v);
@@ -338,6 +366,11 @@ export class HttpClient {
     const json = req.json ?? (req.isForm ? undefined : parseJson(text));
     return bodyExcerpt(text, { json, form: req.isForm, secretFields: opts.secretFields });
   }
+}
+
+/** The prepared request with this attempt's bearer token. */
+function withBearer(req: PreparedRequest, token: string | undefined): PreparedRequest {
+  return token === undefined ? req : { ...req, headers: { ...req.headers, authorization: `Bearer ${token}` } };
 }
 
 function sizeOf(bytes: number): string {

@@ -136,7 +136,10 @@ export const INVARIANTS: Invariant[] = [
         const nowS = (ctx.now ?? Date.now()) / 1000;
         const lo = Math.floor(nowS - RESET_PAST_SLACK_S);
         const hi = Math.ceil(nowS + (ctx.windowSec ?? 60) + RESET_FUTURE_SLACK_S);
-        if (reset < lo || reset > hi) {
+        // A 429's reset may lie beyond the window: early retries extend it (Retry rule 1, by an amount not
+        // shown). Only a reset in milliseconds is wrong there.
+        const tooLate = ex.response?.status === 429 ? reset > hi * 100 : reset > hi;
+        if (reset < lo || tooLate) {
           const hint = reset > hi * 100 ? ' (milliseconds instead of seconds?)' : '';
           out.push(finding(ex, R.resetHeader, `X-RateLimit-Reset is not a unix timestamp in seconds within the window${hint}`, `${lo}..${hi}`, reset));
         }

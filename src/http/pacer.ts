@@ -8,7 +8,13 @@
  * - header-driven pacing: after a response with `X-RateLimit-Remaining` <= 1, the next
  *   request of that bucket waits until `X-RateLimit-Reset` (bounded by window + 5 s).
  *   A header `X-RateLimit-Limit` lower than the ceiling is adopted.
+ *
+ * And one rule above both: after a 429 with Retry-After, nothing of that bucket leaves
+ * before Retry-After has elapsed (spec Retry rule 1: "retrying sooner gives another 429
+ * and extends the reset time"), paced or not, urgent or not. Only an `earlyRetry`
+ * request (a check that retries early on purpose) passes the hold.
  */
+import { ConformanceError } from '../errors.js';
 
 export interface PacerOptions {
   /** Window length in seconds. */
@@ -20,12 +26,25 @@ export interface PacerOptions {
   now: () => number;
   /** Performs a wait (reports it, honours deadline and interrupts). */
   wait: (ms: number, reason: string, bucket: string) => Promise<void>;
+  /** Longest hold a request waits out; a longer one fails it (default: no bound). */
+  maxHoldMs?: number;
+}
+
+export interface AcquireOptions {
+  /** May use the key's one request of headroom (see `acquire`). */
+  urgent?: boolean;
+  /** false: only the 429 hold applies (no sliding window, no header pacing, no slot taken). */
+  paced?: boolean;
+  /** Passes the 429 hold (the check that retries early on purpose). */
+  earlyRetry?: boolean;
 }
 
 interface BucketState {
   ceiling: number;
   sent: number[];
   blockedUntil: number;
+  /** Retry-After of the latest 429: no request leaves before it (unbounded, unlike `blockedUntil`). */
+  heldUntil: number;
   /** X-RateLimit-Remaining of the last response that had one. */
   lastRemaining?: number;
 }
@@ -48,7 +67,7 @@ export class Pacer {
   private bucket(name: string): BucketState {
     let b = this.buckets.get(name);
     if (!b) {
-      b = { ceiling: this.opts.ceilings?.[name] ?? this.opts.defaultCeiling, sent: [], blockedUntil: 0 };
+      b = { ceiling: this.opts.ceilings?.[name] ?? this.opts.defaultCeiling, sent: [], blockedUntil: 0, heldUntil: 0 };
       this.buckets.set(name, b);
     }
     return b;
@@ -67,20 +86,32 @@ export class Pacer {
   /**
    * Waits until a request of `bucket` may be sent, then reserves its slot. An `urgent`
    * request may take the one request of headroom: it waits only when the window is full
-   * by our own count or when the target said nothing is left (Remaining 0).
+   * by our own count or when the target said nothing is left (Remaining 0). No request,
+   * urgent or unpaced, passes a 429's hold unless it is an `earlyRetry`.
    */
-  async acquire(name: string, limited: boolean, urgent = false): Promise<void> {
+  async acquire(name: string, limited: boolean, urgent = false, opts: Omit<AcquireOptions, 'urgent'> = {}): Promise<void> {
     const b = this.bucket(name);
+    const paced = opts.paced !== false;
     for (let round = 0; round < MAX_ACQUIRE_ROUNDS; round++) {
       const now = this.opts.now();
-      b.sent = b.sent.filter((t) => t > now - this.windowMs);
-      const headerWait = urgent && (b.lastRemaining ?? 0) >= 1 ? 0 : b.blockedUntil - now;
-      const allowed = Math.max(1, b.ceiling - (urgent ? 0 : 1));
-      const limiterWait = limited && b.sent.length >= allowed ? b.sent[b.sent.length - allowed] + this.windowMs - now : 0;
-      if (headerWait <= 0 && limiterWait <= 0) break;
-      if (headerWait >= limiterWait) await this.opts.wait(headerWait, 'rate-limit headers: remaining exhausted, waiting for reset', name);
+      const holdWait = opts.earlyRetry ? 0 : b.heldUntil - now;
+      let headerWait = 0;
+      let limiterWait = 0;
+      if (paced) {
+        b.sent = b.sent.filter((t) => t > now - this.windowMs);
+        headerWait = urgent && (b.lastRemaining ?? 0) >= 1 ? 0 : b.blockedUntil - now;
+        const allowed = Math.max(1, b.ceiling - (urgent ? 0 : 1));
+        limiterWait = limited && b.sent.length >= allowed ? b.sent[b.sent.length - allowed] + this.windowMs - now : 0;
+      }
+      if (holdWait <= 0 && headerWait <= 0 && limiterWait <= 0) break;
+      if (holdWait > 0 && holdWait >= headerWait && holdWait >= limiterWait) {
+        if (this.opts.maxHoldMs !== undefined && holdWait > this.opts.maxHoldMs)
+          throw new ConformanceError('ERR_DEADLINE', `an earlier 429 holds key ${name} for ${Math.ceil(holdWait / 1000)} s more (Retry-After), longer than the longest wait allowed (${Math.ceil(this.opts.maxHoldMs / 1000)} s); not sent early`);
+        await this.opts.wait(holdWait, `429 on this key: no request before its Retry-After elapses`, name);
+      } else if (headerWait >= limiterWait) await this.opts.wait(headerWait, 'rate-limit headers: remaining exhausted, waiting for reset', name);
       else await this.opts.wait(limiterWait, `client-side pacing at ${b.ceiling} per ${this.opts.windowSec} s`, name);
     }
+    if (!paced) return;
     b.sent.push(this.opts.now());
     if (limited) this.limitedCounts.set(name, (this.limitedCounts.get(name) ?? 0) + 1);
   }
@@ -94,6 +125,20 @@ export class Pacer {
     if (remaining !== undefined) b.lastRemaining = remaining;
     const reset = parseInteger(headers['x-ratelimit-reset']);
     if (remaining !== undefined && remaining <= 1 && reset !== undefined) this.blockUntil(name, reset * 1000);
+  }
+
+  /**
+   * A 429 with Retry-After: no request of `bucket` (other than an `earlyRetry`) leaves
+   * before `untilMs`. Never shortened by a later, shorter Retry-After.
+   */
+  hold(name: string, untilMs: number): void {
+    const b = this.bucket(name);
+    if (untilMs > b.heldUntil) b.heldUntil = untilMs;
+  }
+
+  /** Epoch ms until which `bucket` is held by a 429 (0 when never). */
+  heldUntil(name: string): number {
+    return this.bucket(name).heldUntil;
   }
 
   /** Holds back the next request of `bucket` until `untilMs` (bounded by window + 5 s from now). */

@@ -8,8 +8,13 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** A string/Buffer is sent as is; any other value is JSON-encoded. */
   body?: unknown;
-  /** Bearer token to send; recorded as `$TOKEN` in evidence and curl. */
-  token?: string;
+  /**
+   * Bearer token to send; recorded as `$TOKEN` in evidence and curl. A `TokenSource` is asked
+   * when the request is about to leave (after pacing, before every retry), so no wait outlasts
+   * the token. A string the token broker handed out is renewed the same way (see `tokens`);
+   * any other string is sent as is.
+   */
+  token?: string | TokenSource;
   /** Config role of the client the token belongs to (per-key pacing and attribution). */
   client?: string;
   /**
@@ -24,6 +29,11 @@ export interface RequestOptions {
   urgent?: boolean;
   /** Marks this request as deliberately provoking a 429 (not counted as unplanned). */
   expect429?: boolean;
+  /**
+   * Sent even while its key is held by an earlier 429 (Retry rule 1: never retry before
+   * Retry-After elapses). Only for the check that retries early on purpose to see the reset move.
+   */
+  earlyRetry?: boolean;
   timeoutMs?: number;
   /** Cap on the response body kept in memory (default from client options). */
   maxBodyBytes?: number;
@@ -33,6 +43,32 @@ export interface RequestOptions {
   secretFields?: string[];
   /** Do not run the generic invariants on this exchange (e.g. deliberately malformed). */
   skipInvariants?: boolean;
+}
+
+/** Hands out a bearer token at the moment a request leaves. */
+export type TokenSource = () => Promise<string>;
+
+/** The token lifecycle the HTTP client relies on (implemented by the token broker). */
+export interface TokenRenewal {
+  /**
+   * For a token the broker handed out: itself while it stays valid long enough to reach the
+   * target, else a newer one for the same client and scopes. undefined for any other token
+   * (sent as is: a check's deliberately expired, forged or probe token).
+   */
+  current(token: string): Promise<string | undefined>;
+  /**
+   * The target refused `token` as expired (401 HPB-00107) though the broker held it valid:
+   * drops it and returns a newly issued one for the same client and scopes. undefined when
+   * the token is not the broker's, or when re-issuing proved futile (a replacement was refused too).
+   */
+  replaceExpired(token: string): Promise<TokenReissue | undefined>;
+}
+
+export interface TokenReissue {
+  token: string;
+  /** Age of the refused token when it was refused, ms, and the lifetime it was issued with. */
+  ageMs: number;
+  lifetimeMs: number;
 }
 
 export interface HttpResponse {
@@ -78,6 +114,13 @@ export interface HttpClientOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Random source in [0, 1) for backoff jitter (default Math.random). */
   random?: () => number;
+  /** Token lifecycle: renews broker tokens at send time and after a 401 HPB-00107 (see TokenRenewal). */
+  tokens?: TokenRenewal;
+  /**
+   * Reports a 401 HPB-00107 on a token the suite held valid, re-issued and retried once: the
+   * suite's token handling, not the target's fault.
+   */
+  onTokenReissued?: (info: { exchange: Exchange; client?: string; ageMs: number; lifetimeMs: number }) => void;
 }
 
 export interface HttpStats {
@@ -85,4 +128,6 @@ export interface HttpStats {
   /** 429 responses to requests not marked expect429. */
   unplanned429: number;
   waitsMs: number;
+  /** Requests re-sent with a re-issued token after a 401 HPB-00107 on a token held valid. */
+  tokenReissues: number;
 }

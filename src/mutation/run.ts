@@ -152,6 +152,8 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'issuanceWindow=clock', modes: { issuanceWindow: 'clock' } },
   { label: 'excessScope=narrow', modes: { excessScope: 'narrow' } },
   { label: 'patientBlockOn=create', modes: { patientBlockOn: 'create' } },
+  // Every request before Retry-After doubles the wait: the suite must send none but the one early retry it judges.
+  { label: 'prematureRetry=extend-steep', profile: 'full', modes: { prematureRetry: 'extend-steep' } },
   { label: 'other limits', profile: 'full', limits: { windowMs: 3000, tokenLifetimeSec: 7, tokenWindowMs: 4000, perKeyPerWindow: 700, tokenIssuancePerWindow: 60 } },
 ];
 

@@ -25,11 +25,14 @@ const SWEEP_THRESHOLD = 10_000;
  * Retry rule 1: a refusal blocks the key until the `Retry-After` it announces
  * (whole seconds; the reset reports the same moment). A request before that is
  * refused even when a slot has freed meanwhile, and extends the reset by at
- * least one second, so the extension shows in the whole-second headers.
+ * least one second, so the extension shows in the whole-second headers; with
+ * `prematureRetry` 'extend-steep', by the whole remaining wait (it doubles).
  */
 export class SlidingWindowLog {
   private readonly logs = new Map<string, number[]>();
   private readonly blockedUntil = new Map<string, number>();
+  /** How a request before the block ends extends it (reference mode `prematureRetry`). */
+  prematureRetry: 'extend' | 'extend-steep' = 'extend';
 
   constructor(private readonly windowMs: number) {}
 
@@ -46,7 +49,7 @@ export class SlidingWindowLog {
       this.blockedUntil.delete(key);
     } else {
       // The block ends exactly when the announced Retry-After elapses; the reset reports that moment.
-      if (early) resetMs = Math.max(resetMs, blocked + 1000);
+      if (early) resetMs = Math.max(resetMs, blocked + (this.prematureRetry === 'extend-steep' ? Math.max(1000, blocked - now) : 1000));
       resetMs = now + retryAfterSeconds(resetMs, now) * 1000;
       this.blockedUntil.set(key, resetMs);
     }

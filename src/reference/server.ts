@@ -165,6 +165,7 @@ class HttpCore {
     const { limits, modes } = cfg;
     this.routes = buildRoutes(modes);
     this.keyWindows = keyWindowLog(cfg.faults, limits.windowMs);
+    this.keyWindows.prematureRetry = modes.prematureRetry;
     this.orgWindows = new SlidingWindowLog(limits.windowMs);
     this.anonymousWindows = new SlidingWindowLog(limits.windowMs);
     this.issuance = new FixedWindowCounter(limits.tokenWindowMs, limits.tokenIssuancePerWindow, modes.issuanceWindow);

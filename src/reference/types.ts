@@ -72,6 +72,11 @@ export interface ReferenceModes {
   excessScope: 'refuse' | 'narrow';
   /** Merged/deceased patients refuse updates too, or creates only. */
   patientBlockOn: 'create' | 'create-and-update';
+  /**
+   * How far a request before Retry-After elapses extends a throttled key's reset (Retry rule 1;
+   * the amount is not shown): by at least one second, or steeply, doubling the remaining wait.
+   */
+  prematureRetry: 'extend' | 'extend-steep';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -89,6 +94,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   issuanceWindow: 'first-request',
   excessScope: 'refuse',
   patientBlockOn: 'create-and-update',
+  prematureRetry: 'extend',
 };
 
 export interface ReferenceOptions {
@@ -169,6 +175,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   issuanceWindow: ['first-request', 'clock'],
   excessScope: ['refuse', 'narrow'],
   patientBlockOn: ['create-and-update', 'create'],
+  prematureRetry: ['extend', 'extend-steep'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

@@ -123,7 +123,8 @@ async function runExcess(ctx: CheckContext, probe: Probe): Promise<ExcessScenari
 
   const retryAfterMs = (refused.headers.retryAfter ?? 2) * 1000;
   await ctx.sleep(Math.min(1500, retryAfterMs / 2));
-  scenario.earlyRetry = await hit(ctx, probe);
+  // The one request sent before Retry-After on purpose (rate-limit.early-retry-refused-and-extends-reset).
+  scenario.earlyRetry = await hit(ctx, probe, { earlyRetry: true });
   if (probe.role !== 'main') scenario.otherKey = await hit(ctx, probeFor(ctx, 'main'));
   scenario.operations = await sendThrottled(ctx, probe.role);
 

@@ -70,10 +70,13 @@ export function probeFor(ctx: CheckContext, role: string): Probe {
   };
 }
 
-/** Sends one probe without pacing or retries (a 429 is returned, not waited out). */
-export async function hit(ctx: CheckContext, probe: Probe): Promise<Hit> {
+/**
+ * Sends one probe without pacing or retries (a 429 is returned, not waited out). Like every
+ * request, it waits out an earlier 429's Retry-After on its key unless `earlyRetry` is set.
+ */
+export async function hit(ctx: CheckContext, probe: Probe, opts: { earlyRetry?: boolean } = {}): Promise<Hit> {
   const sentAt = Date.now();
-  const res = await ctx.fhir({ scopes: PROBE_SCOPES, role: probe.role, url: probe.url, pace: false, retry: 'none', expect429: true });
+  const res = await ctx.fhir({ scopes: PROBE_SCOPES, role: probe.role, url: probe.url, pace: false, retry: 'none', expect429: true, ...opts });
   return { sentAt, receivedAt: Date.now(), res, headers: rateHeaders(res) };
 }
 

@@ -303,3 +303,83 @@ describe('token errors carry no secret', () => {
     expect(e.message).toBe('token request for client "main" failed: HTTP 200, no access_token in the response');
   });
 });
+
+describe('token lifecycle: tokens handed out only while they outlive the send', () => {
+  it('an expiring cached token is not handed out: the send margin (request timeout) is capped at a quarter of the lifetime', async () => {
+    const clock = new FakeClock();
+    const { http, sent } = fakeHttp(clock, (n) => okReply(n, { expires_in: 8 }));
+    // 15 s request timeout, 8 s tokens: the margin is 2 s, on top of the refresh point (10 % = 0.8 s).
+    const b = broker(clock, http, { sendMarginMs: 15_000 });
+    const start = clock.t;
+    const t1 = await clock.run(b.token('main', ['s']));
+    clock.t = start + 5_199;
+    expect(await clock.run(b.token('main', ['s']))).toBe(t1);
+    clock.t = start + 5_200;
+    const t2 = await clock.run(b.token('main', ['s']));
+    expect(t2).not.toBe(t1);
+    expect(sent.length).toBe(2);
+  });
+
+  it('a long-lived token keeps the whole request timeout as its margin', async () => {
+    const clock = new FakeClock();
+    const { http } = fakeHttp(clock);
+    const b = broker(clock, http, { sendMarginMs: 15_000 });
+    const start = clock.t;
+    const t1 = await clock.run(b.token('main', ['s']));
+    // expires_in 300: refresh point at 270 s, minus the 15 s margin.
+    clock.t = start + 254_999;
+    expect(await clock.run(b.token('main', ['s']))).toBe(t1);
+    clock.t = start + 255_000;
+    expect(await clock.run(b.token('main', ['s']))).not.toBe(t1);
+  });
+
+  it('current(): the same token while usable, a newer one for the same client and scopes after, nothing for a token it never handed out', async () => {
+    const clock = new FakeClock();
+    const { http, sent } = fakeHttp(clock, (n) => okReply(n, { expires_in: 8 }));
+    const b = broker(clock, http, { sendMarginMs: 15_000 });
+    const start = clock.t;
+    const t1 = await clock.run(b.token('second-org', ['a', 'b']));
+    expect(await clock.run(b.current(t1))).toBe(t1);
+    clock.t = start + 6_000;
+    const t2 = await clock.run(b.current(t1));
+    expect(t2).toBe('access-token-number-2');
+    expect(await clock.run(b.token('second-org', ['b', 'a']))).toBe(t2);
+    expect(sent[1]!.opts.form).toMatchObject({ scope: 'a b' });
+    // freshToken (the expiry probe) and foreign strings are never renewed.
+    const probe = await clock.run(b.freshToken('main', ['s']));
+    clock.t = start + 60_000;
+    expect(await clock.run(b.current(probe))).toBeUndefined();
+    expect(await clock.run(b.current('a-deliberately-invalid-token'))).toBeUndefined();
+  });
+
+  it('replaceExpired(): drops the refused token, issues one new token for concurrent refusals, and reports the age', async () => {
+    const clock = new FakeClock();
+    const { http, sent } = fakeHttp(clock, (n) => okReply(n, { expires_in: 300 }), 100);
+    const b = broker(clock, http);
+    const t1 = await clock.run(b.token('main', ['s']));
+    clock.t += 40_000;
+    const [r1, r2] = await clock.run(Promise.all([b.replaceExpired(t1), b.replaceExpired(t1)]));
+    expect(r1).toEqual({ token: 'access-token-number-2', ageMs: 40_000, lifetimeMs: 300_000 });
+    expect(r2?.token).toBe('access-token-number-2');
+    expect(sent.length).toBe(2);
+    expect(await clock.run(b.token('main', ['s']))).toBe('access-token-number-2');
+    expect(await clock.run(b.replaceExpired('never-issued-by-the-broker'))).toBeUndefined();
+  });
+
+  it('replaceExpired(): futile once a replacement is itself refused young (the target refuses fresh tokens): the 401 shows from then on', async () => {
+    const clock = new FakeClock();
+    const { http, sent } = fakeHttp(clock);
+    const b = broker(clock, http);
+    const t1 = await clock.run(b.token('main', ['s']));
+    clock.t += 200_000;
+    const r = await clock.run(b.replaceExpired(t1));
+    clock.t += 1_000;
+    expect(await clock.run(b.replaceExpired(r!.token))).toBeUndefined();
+    const t3 = await clock.run(b.token('main', ['other']));
+    expect(await clock.run(b.replaceExpired(t3))).toBeUndefined();
+    // Other roles still get a replacement.
+    const o = await clock.run(b.token('second-org', ['s']));
+    expect((await clock.run(b.replaceExpired(o)))?.token).toBeDefined();
+    expect(sent.length).toBe(5);
+  });
+});

@@ -88,6 +88,14 @@ describe('invariants', () => {
     expect(requirementsOf(exchange(200, { 'x-ratelimit-reset': String(NOW_S + 110) }, '{}'))).toEqual([]);
   });
 
+  it("lets a 429's reset lie beyond the window (early retries extend it), but not in milliseconds", () => {
+    const body = outcome('throttled', 'HPB-00105: Rate limit exceeded', 'HPB-00105');
+    const throttled = (reset: number) => requirementsOf(exchange(429, { 'retry-after': '5', 'x-ratelimit-reset': String(reset) }, body));
+    expect(throttled(NOW_S + 1800)).toEqual([]);
+    expect(throttled(NOW + 30_000)).toEqual([R.resetHeader]);
+    expect(requirementsOf(exchange(200, { 'x-ratelimit-reset': String(NOW_S + 1800) }, '{}'))).toEqual([R.resetHeader]);
+  });
+
   it('requires Retry-After in seconds on 429', () => {
     const body = outcome('throttled', 'HPB-00105: Rate limit exceeded', 'HPB-00105');
     expect(requirementsOf(exchange(429, {}, body))).toEqual([R.retryAfter]);

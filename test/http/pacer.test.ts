@@ -74,6 +74,50 @@ describe('Pacer: header-driven', () => {
   });
 });
 
+describe('Pacer: the hold after a 429', () => {
+  it('holds every request of the bucket until Retry-After, urgent or unpaced; earlyRetry and other buckets pass', async () => {
+    const { p, clock, waits } = pacer();
+    const t0 = clock.now();
+    p.hold('extra', t0 + 5_000);
+    await p.acquire('extra', true, false, { earlyRetry: true });
+    await p.acquire('main', true, true);
+    await p.acquire('anonymous', false);
+    expect(waits).toEqual([]);
+    clock.state.t = t0 + 1_500;
+    await p.acquire('extra', true, true);
+    expect(waits).toEqual([{ ms: 3_500, reason: '429 on this key: no request before its Retry-After elapses', bucket: 'extra' }]);
+    expect(clock.now()).toBe(t0 + 5_000);
+    p.hold('extra', t0 + 8_000);
+    await p.acquire('extra', true, false, { paced: false });
+    expect(clock.now()).toBe(t0 + 8_000);
+  });
+
+  it('is never shortened by a later, shorter Retry-After, nor bounded by the window', () => {
+    const { p, clock } = pacer();
+    const t0 = clock.now();
+    p.hold('extra', t0 + 300_000);
+    p.hold('extra', t0 + 2_000);
+    expect(p.heldUntil('extra')).toBe(t0 + 300_000);
+    expect(p.heldUntil('main')).toBe(0);
+  });
+
+  it('an unpaced request takes no slot of the sliding window', async () => {
+    const { p, waits } = pacer({ ceilings: { main: 2 } });
+    for (let i = 0; i < 5; i++) await p.acquire('main', true, false, { paced: false });
+    await p.acquire('main', true);
+    expect(waits).toEqual([]);
+    expect(p.limitedRequests()).toEqual({ main: 1 });
+  });
+
+  it('a hold longer than maxHoldMs fails the request instead of sending it early', async () => {
+    const clock = fakeClock();
+    const p = new Pacer({ windowSec: 60, defaultCeiling: 60, now: clock.now, wait: async (ms) => clock.sleep(ms), maxHoldMs: 120_000 });
+    p.hold('extra', clock.now() + 3_600_000);
+    await expect(p.acquire('extra', true)).rejects.toThrow(/holds key extra for 3600 s more .*not sent early/);
+    await expect(p.acquire('extra', true, false, { earlyRetry: true })).resolves.toBeUndefined();
+  });
+});
+
 describe('HttpClient pacing', () => {
   const cleanups: Array<() => Promise<void>> = [];
   afterEach(async () => {

@@ -99,16 +99,22 @@ describe('HttpClient retry rules', () => {
     expect(seen.count).toBe(1);
   });
 
-  it('returns the 429 at once for a one-hour Retry-After, and holds the role back (bounded)', async () => {
+  it('returns the 429 at once for a one-hour Retry-After, and never sends the role early', async () => {
     const { s, seen } = await scripted([{ status: 429, headers: { 'retry-after': '3600' } }]);
     const { c, clock } = client(s.url);
     const r = await c.request({ url: '/fhir/R4/Encounter', client: 'main' });
     expect(r.status).toBe(429);
     expect(seen.count).toBe(1);
     expect(clock.state.delays).toEqual([]);
-    // The next request of that role waits, but no longer than the window + 5 s.
-    await c.request({ url: '/fhir/R4/Encounter', client: 'main' });
-    expect(clock.state.delays).toEqual([65_000]);
+    // The next request of that role would have to wait an hour: it fails instead of leaving early (Retry rule 1).
+    const e = await c.request({ url: '/fhir/R4/Encounter', client: 'main' }).catch((err: unknown) => err);
+    expect(e).toBeInstanceOf(ConformanceError);
+    expect((e as ConformanceError).code).toBe('ERR_DEADLINE');
+    expect((e as Error).message).toMatch(/holds key main for 3600 s more .*not sent early/);
+    expect(seen.count).toBe(1);
+    // Another role is not held.
+    expect((await c.request({ url: '/fhir/R4/Encounter', client: 'extra' })).status).toBe(200);
+    expect(clock.state.delays).toEqual([]);
   });
 
   it('gives up with the 429 when Retry-After is absent or exceeds the remaining run time', async () => {

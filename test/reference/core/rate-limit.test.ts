@@ -30,6 +30,23 @@ describe('SlidingWindowLog', () => {
     expect(log.hit('k', 2, T0 + 6_000 + wait * 1000).allowed).toBe(true);
   });
 
+  test('prematureRetry extend-steep: each request before Retry-After doubles the remaining wait', () => {
+    const steep = new SlidingWindowLog(60_000);
+    steep.prematureRetry = 'extend-steep';
+    const plain = new SlidingWindowLog(60_000);
+    for (const log of [steep, plain]) for (let i = 0; i < 2; i++) log.hit('k', 2, T0 + i * 1000);
+    // Refused at T0+5 s: the block ends when T0+1 s leaves the window (56 s later).
+    expect(steep.hit('k', 2, T0 + 5_000).resetMs).toBe(T0 + 61_000);
+    expect(plain.hit('k', 2, T0 + 5_000).resetMs).toBe(T0 + 61_000);
+    // 55 s remained at T0+6 s: steep doubles it to 110 s; the default moves it to when the
+    // refused T0+5 s request leaves the window (at least one second later).
+    expect(steep.hit('k', 2, T0 + 6_000)).toMatchObject({ allowed: false, resetMs: T0 + 116_000 });
+    expect(plain.hit('k', 2, T0 + 6_000)).toMatchObject({ allowed: false, resetMs: T0 + 65_000 });
+    expect(steep.hit('k', 2, T0 + 16_000).resetMs).toBe(T0 + 216_000);
+    // Waiting it out is served.
+    expect(steep.hit('k', 2, T0 + 216_000).allowed).toBe(true);
+  });
+
   test('keys are independent and an empty window resets now', () => {
     const log = new SlidingWindowLog(1_000);
     log.hit('a', 1, T0);
