@@ -18,6 +18,7 @@ import { CheckRecorder } from './context.js';
 import { fhirBodyValidator } from './fhir-bodies.js';
 import type { Exchange, Finding, Profile } from './types.js';
 import { DETACH_KEY, type RunStats } from './schedule.js';
+import type { RecentAnswer } from './outcome.js';
 
 /** Everything the worker needs, JSON-safe (provided by globalSetup). */
 export interface RunSpec {
@@ -67,6 +68,8 @@ export class Runtime {
   readonly validator = sharedFhirValidator();
   /** Exchanges that got a response (the generic invariants' sample). */
   exchangesSeen = 0;
+  /** The run's last answers (the outcome policy asks whether the target answers normally elsewhere). */
+  readonly recentAnswers: RecentAnswer[] = [];
   onWait: (w: WaitInfo) => void = () => {};
   private constructor(
     readonly spec: RunSpec,
@@ -166,6 +169,8 @@ export class Runtime {
   /** Called by the HTTP client for every exchange. */
   private record(ex: Exchange, findings: Finding[]): void {
     if (ex.response) this.exchangesSeen++;
+    this.recentAnswers.push(recentAnswer(ex));
+    if (this.recentAnswers.length > RECENT_ANSWERS) this.recentAnswers.shift();
     const store = this.als.getStore();
     store?.recorder.addExchange(ex);
     for (const f of findings) {
@@ -194,6 +199,19 @@ export class Runtime {
   async close(): Promise<void> {
     await this.http.close();
   }
+}
+
+const RECENT_ANSWERS = 50;
+
+function recentAnswer(ex: Exchange): RecentAnswer {
+  let path = ex.request.url;
+  try {
+    const u = new URL(ex.request.url);
+    path = `${u.pathname}${u.search}`;
+  } catch {
+    // keep the URL as recorded
+  }
+  return { at: Date.parse(ex.startedAt) + ex.durationMs, method: ex.request.method, path, ...(ex.response ? { status: ex.response.status } : {}) };
 }
 
 /** Sleeps unless interrupted; a wait the run deadline would cut short fails at once instead. */
