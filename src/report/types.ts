@@ -2,10 +2,11 @@
 import type { CheckResult, LedgerEntry, Outcome, RequirementVerdict, RunInfo } from '../engine/types.js';
 
 /** Major.minor; readers accept any report with the same major version. */
-export const REPORT_FORMAT_VERSION = '1.0';
+export const REPORT_FORMAT_VERSION = '1.1';
 
 export type OutcomeCounts = Record<Outcome, number>;
-export type RequirementOutcome = Outcome | 'untested';
+/** `partial`: some checks passed, others skipped (1.1). */
+export type RequirementOutcome = Outcome | 'partial' | 'untested';
 
 export interface ReportSummary {
   total: number;
@@ -40,6 +41,8 @@ export interface DiffItem {
   before?: RequirementOutcome;
   after?: RequirementOutcome;
   title?: string;
+  /** For a regression: what got worse, e.g. `no longer runs (skip)`. */
+  why?: string;
 }
 
 export interface ReportDiff {
