@@ -34,7 +34,10 @@ export interface ClientRecord {
   scopes: string[];
   /** Registered public keys. */
   jwks?: { keys: JWK[] };
-  /** Alternatively, the client's key-set endpoint (fetched with a 2 s timeout, cached 5 minutes). */
+  /**
+   * Alternatively, the client's key-set endpoint (fetched with a 2 s timeout, cached 5 minutes,
+   * fetched again for a kid the cached set lacks). Wins over `jwks` when both are present.
+   */
   jwksUri?: string;
   /** Per-key rate ceiling per window, overriding `limits.perKeyPerWindow`. */
   rateLimitPerMinute?: number;
@@ -51,6 +54,15 @@ export async function loadClients(fixturesDir: string): Promise<ClientRecord[]> 
     }
   });
   return parsed.clients as ClientRecord[];
+}
+
+/** The registry as a run configures it: the main key's kind (mode `mainKeyKind`) and key-set URLs by role. */
+export function configureClients(clients: ClientRecord[], modes: Pick<ReferenceModes, 'mainKeyKind'>, jwksUris: Record<string, string> = {}): ClientRecord[] {
+  return clients.map((c) => ({
+    ...c,
+    ...(c.role === 'main' ? { keyKind: modes.mainKeyKind } : {}),
+    ...(jwksUris[c.role] ? { jwksUri: jwksUris[c.role] } : {}),
+  }));
 }
 
 // ---- scopes -------------------------------------------------------------

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { join, resolve } from 'node:path';
 import { OPERATIONS } from '../spec/api.js';
 import type { OperationDef } from '../spec/api.js';
-import { Authority, hasScope, loadClients } from './auth.js';
+import { Authority, configureClients, hasScope, loadClients } from './auth.js';
 import type { ClientRecord } from './auth.js';
 import { capabilityStatement, jwks, openApiDocument, operationPath, smartConfiguration } from './discovery.js';
 import type { DiscoveryInit } from './discovery.js';
@@ -56,7 +56,7 @@ export interface ReferenceServer {
 export interface TargetConfig {
   baseUrl: string;
   tokenUrl: string;
-  clients: Array<{ role: string; clientId: string; alg: string; kid: string; privateKey: { file: string } }>;
+  clients: Array<{ role: string; clientId: string; alg: string; kid: string; keyKind: 'sandbox' | 'production'; privateKey: { file: string } }>;
   fixtures: Record<string, string>;
 }
 
@@ -424,7 +424,7 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
   const host = opts.host ?? '127.0.0.1';
 
   const [clients, fixtureIds] = await Promise.all([
-    loadClients(fixturesDir),
+    loadClients(fixturesDir).then((c) => configureClients(c, modes, opts.clientJwksUris)),
     readFile(join(fixturesDir, 'fixture-ids.json'), 'utf8').then((t) => JSON.parse(t) as Record<string, string>),
   ]);
   const resources = await createResources({ fixturesDir, limits, modes, faults, now });
@@ -469,6 +469,7 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
         clientId: c.clientId,
         alg: c.alg,
         kid: String(c.jwks?.keys[0]?.kid ?? ''),
+        keyKind: c.keyKind,
         privateKey: { file: join(fixturesDir, 'keys', `${c.clientId}.test-key.private.jwk.json`) },
       })),
       fixtures: { ...fixtures },

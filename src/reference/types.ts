@@ -72,6 +72,8 @@ export interface ReferenceModes {
   excessScope: 'refuse' | 'narrow';
   /** Merged/deceased patients refuse updates too, or creates only. */
   patientBlockOn: 'create' | 'create-and-update';
+  /** Kind of the main client's key (the spec: keys are either sandbox or production). */
+  mainKeyKind: 'sandbox' | 'production';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -89,6 +91,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   issuanceWindow: 'first-request',
   excessScope: 'refuse',
   patientBlockOn: 'create-and-update',
+  mainKeyKind: 'sandbox',
 };
 
 export interface ReferenceOptions {
@@ -101,6 +104,11 @@ export interface ReferenceOptions {
   faults?: string[];
   /** Directory of the reference fixtures (default fixtures/reference). */
   fixturesDir?: string;
+  /**
+   * Clients (by role in clients.json) whose keys are fetched from this key-set URL instead of
+   * the registry's keys: the suite's own hosted key set (src/auth/jwks.ts) in embedded runs.
+   */
+  clientJwksUris?: Record<string, string>;
   /** Clock, for tests. */
   now?: () => number;
 }
@@ -169,6 +177,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   issuanceWindow: ['first-request', 'clock'],
   excessScope: ['refuse', 'narrow'],
   patientBlockOn: ['create-and-update', 'create'],
+  mainKeyKind: ['sandbox', 'production'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

@@ -335,17 +335,17 @@ const bearerChecks: CheckDefinition[] = [
     level: 'MUST',
     requirements: ['auth.production-key-browser-origin-403', 'catalog.hpb-00124'],
     quote: ORIGIN_RULE,
-    clients: ['production'],
     async run(ctx) {
+      const role = declaredKey(ctx, 'production');
       const url = protectedUrl(ctx);
-      const plain = await ctx.fhir({ role: 'production', scopes: [READ_SCOPE], url, headers: FHIR_JSON });
-      ctx.check(plain.status !== 401 && plain.status !== 403, `without Origin the production key's request was refused with ${plain.status}`, {
+      const plain = await ctx.fhir({ role, scopes: [READ_SCOPE], url, headers: FHIR_JSON });
+      ctx.check(plain.status !== 401 && plain.status !== 403, `without Origin the production key's (${role}) request was refused with ${plain.status}`, {
         requirement: 'auth.production-key-browser-origin-403',
         expected: 'not refused (404 for a random id)',
         actual: answer(plain),
         exchange: plain.exchange.id,
       });
-      const res = await ctx.fhir({ role: 'production', scopes: [READ_SCOPE], url, headers: { ...FHIR_JSON, origin: BROWSER_ORIGIN } });
+      const res = await ctx.fhir({ role, scopes: [READ_SCOPE], url, headers: { ...FHIR_JSON, origin: BROWSER_ORIGIN } });
       expectError(res, { status: 403, code: 'HPB-00124', requirement: 'auth.production-key-browser-origin-403' });
     },
   }),
@@ -356,14 +356,29 @@ const bearerChecks: CheckDefinition[] = [
     level: 'MUST',
     requirements: ['auth.production-key-browser-origin-403'],
     quote: ORIGIN_RULE,
-    fixtures: ['medicationRequest'],
     async run(ctx) {
-      const url = ctx.path(ctx.operation('MedicationRequest', 'read', 'R4').path, { id: ctx.fixture('medicationRequest') });
-      const res = await ctx.fhir({ scopes: [READ_SCOPE], url, headers: { ...FHIR_JSON, origin: BROWSER_ORIGIN } });
-      expectStatus(res, 200, 'auth.production-key-browser-origin-403');
+      const role = declaredKey(ctx, 'sandbox');
+      // A record of the key's own organization: the main organization's, or the second's.
+      const id = ctx.fixture(role === 'second-org' ? 'otherOrgMedicationRequest' : 'medicationRequest');
+      const url = ctx.path(ctx.operation('MedicationRequest', 'read', 'R4').path, { id });
+      const res = await ctx.fhir({ role, scopes: [READ_SCOPE], url, headers: { ...FHIR_JSON, origin: BROWSER_ORIGIN } });
+      expectStatus(res, 200, 'auth.production-key-browser-origin-403', `sandbox key (${role}) from a browser origin: status`);
     },
   }),
 ];
+
+/**
+ * The role of a configured key of this kind (clients[].keyKind; role `production` is a production
+ * key): main first. Never assumed: a kind no key is declared to have skips the check.
+ */
+function declaredKey(ctx: CheckContext, kind: 'sandbox' | 'production'): string {
+  const order = ['main', 'extra', 'second-org', 'production'];
+  // The first client of each role: the one ctx.fhir({ role }) uses.
+  const firstOfRole = ctx.config.clients.filter((c, i, all) => all.findIndex((x) => x.role === c.role) === i);
+  const client = firstOfRole.sort((a, b) => order.indexOf(a.role) - order.indexOf(b.role)).find((c) => c.keyKind === kind);
+  if (!client) ctx.skip(`no client is declared a ${kind} key in the config (clients[].keyKind${kind === 'production' ? ', or role "production"' : ''})`);
+  return client.role;
+}
 
 export const checks: CheckDefinition[] = [...issuanceChecks, ...assertionChecks, ...malformedChecks, ...bearerChecks, ...observationChecks];
 

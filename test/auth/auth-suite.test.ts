@@ -40,6 +40,7 @@ describe('auth suite', () => {
   it.concurrent.each([
     ['default modes', {}],
     ['narrowed scopes, bare token response', { excessScope: 'narrow', tokenResponseExtras: false }],
+    ['a production main key', { mainKeyKind: 'production' }],
   ] as const)('passes against the clean reference (%s)', async (_label, modes) => {
     const results = await runChecks(checks, { modes });
     expect(results.size).toBe(checks.length);
