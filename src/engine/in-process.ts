@@ -4,11 +4,12 @@
  * HTTP client and token broker, without vitest. The verdicts are those a CLI
  * run gives; used by the mutation tests and the suites' own tests.
  */
-import { createReferenceServer } from '../reference/index.js';
 import type { ReferenceLimits, ReferenceModes } from '../reference/types.js';
 import { HttpClient } from '../http/client.js';
 import { discover } from '../discovery/index.js';
-import { EMBEDDED_LIMITS, embeddedTargetConfig } from '../vitest/embedded.js';
+import { EMBEDDED_LIMITS, startEmbeddedTarget } from '../vitest/embedded.js';
+import { publicJwks } from '../auth/jwks.js';
+import { resolveConfig } from '../config/index.js';
 import { PROJECT_ROOT } from '../paths.js';
 import { Runtime } from './runtime.js';
 import { executeCheck } from './execute.js';
@@ -34,21 +35,24 @@ export interface InProcessOptions {
 /** Executes the selected checks one after another; returns their results by id, in run order. */
 export async function runInProcess(checks: ChecksExport | 'all', opts: InProcessOptions = {}): Promise<Map<string, CheckResult>> {
   const limits = opts.limits ?? EMBEDDED_LIMITS;
-  const server = await createReferenceServer({ host: '127.0.0.1', port: 0, limits, faults: opts.faults ?? [], modes: opts.modes });
+  const { server, jwks, rawConfig } = await startEmbeddedTarget({ host: '127.0.0.1', port: 0, faults: opts.faults ?? [], modes: opts.modes }, limits);
   let rt: Runtime | undefined;
   try {
     const http = new HttpClient({ baseUrl: server.url });
     const model = await discover(http).finally(() => http.close());
     const profile = opts.profile ?? 'full';
+    // The hosted key set holds the clients' keys before the first token request (the expiry probe's, at start).
+    jwks.setKeys(publicJwks((await resolveConfig(rawConfig, PROJECT_ROOT)).clients));
     rt = await Runtime.create({
       runId: `in-process-${Date.now()}`,
       profile,
-      rawConfig: embeddedTargetConfig(server, limits),
+      rawConfig,
       configDir: PROJECT_ROOT,
       embedded: true,
       model,
       deadline: Date.now() + (opts.deadlineMs ?? 300_000),
       startedAt: new Date().toISOString(),
+      jwksControl: jwks.control,
     });
     const all = checks === 'all' ? await collectChecks(model, { ordered: true }) : materialize(checks, model);
     const selected = all.filter(
@@ -62,6 +66,7 @@ export async function runInProcess(checks: ChecksExport | 'all', opts: InProcess
   } finally {
     await rt?.close();
     await server.close();
+    await jwks.close();
   }
 }
 

@@ -19,6 +19,8 @@ import { fhirBodyValidator } from './fhir-bodies.js';
 import type { Exchange, Finding, Profile } from './types.js';
 import { DETACH_KEY, type RunStats } from './schedule.js';
 import type { RecentAnswer } from './outcome.js';
+import type { JwksControl } from '../auth/jwks.js';
+import { registerSecret } from '../redact.js';
 
 /** Everything the worker needs, JSON-safe (provided by globalSetup). */
 export interface RunSpec {
@@ -34,10 +36,14 @@ export interface RunSpec {
   requirements?: string[];
   /** Set when the run could not start (the reporter explains; no check registers). */
   setupError?: string;
+  /** The suite's hosted client key set (config `jwksHosting`, embedded runs): its control endpoint. */
+  jwksControl?: JwksControl;
   startedAt: string;
 }
 
 export const EXPIRY_PROBE_KEY = 'expiry-probe';
+/** `shared` key of the hosted key set's control endpoint (a JwksControl), when the suite hosts one. */
+export const JWKS_CONTROL_KEY = 'jwks-control';
 export const EXPIRY_PROBE_SCOPE = 'system/MedicationRequest.rs';
 export interface ExpiryProbe {
   issuedAt: number;
@@ -162,6 +168,10 @@ export class Runtime {
     runtime = new Runtime(spec, config, http, tokens, abort);
     const rt = runtime;
     rt.shared.set(DETACH_KEY, <T>(fn: () => Promise<T>) => rt.als.exit(fn));
+    if (spec.jwksControl) {
+      registerSecret(spec.jwksControl.url);
+      rt.shared.set(JWKS_CONTROL_KEY, spec.jwksControl);
+    }
     if (spec.profile !== 'quick') runtime.startExpiryProbe();
     return runtime;
   }

@@ -235,7 +235,8 @@ export class Authority {
     } catch (e) {
       const { faults } = this.init;
       const skipped = (e instanceof joseErrors.JWSSignatureVerificationFailed && faults.has('assertion-signature-not-checked'))
-        || (e instanceof joseErrors.JWKSNoMatchingKey && faults.has('assertion-unknown-kid-accepted'));
+        || (e instanceof joseErrors.JWKSNoMatchingKey && faults.has('assertion-unknown-kid-accepted'))
+        || (keySetUnreachable(e) && faults.has('key-set-unreachable-token-issued'));
       if (!skipped) throw e;
       return claimsOnly(assertion, options);
     }
@@ -244,9 +245,10 @@ export class Authority {
   private keySetFor(client: ClientRecord): JWTVerifyGetKey {
     let set = this.keySets.get(client.clientId);
     if (!set) {
-      set = client.jwks
-        ? createLocalJWKSet(client.jwks)
-        : createRemoteJWKSet(new URL(client.jwksUri!), { timeoutDuration: REMOTE_JWKS_TIMEOUT_MS, cacheMaxAge: REMOTE_JWKS_CACHE_MS });
+      // A kid the cached set lacks is looked up again at once (no cool-down): a rotated key works at its first use.
+      set = client.jwksUri
+        ? createRemoteJWKSet(new URL(client.jwksUri), { timeoutDuration: REMOTE_JWKS_TIMEOUT_MS, cacheMaxAge: REMOTE_JWKS_CACHE_MS, cooldownDuration: 0 })
+        : createLocalJWKSet(client.jwks!);
       this.keySets.set(client.clientId, set);
     }
     return set;
@@ -336,6 +338,14 @@ function claimsOnly(jwt: string, options: JWTVerifyOptions): JWTPayload {
   return UnsecuredJWT.decode(`${base64url.encode('{"alg":"none"}')}.${jwt.split('.')[1] ?? ''}.`, options).payload;
 }
 
+/** The client's key set could not be fetched: no connection, a timeout, a non-200 or non-JSON answer. */
+function keySetUnreachable(e: unknown): boolean {
+  if (e instanceof joseErrors.JWKSTimeout) return true;
+  if (!(e instanceof joseErrors.JOSEError)) return true;
+  // jose raises the base class itself only for a key-set answer that is not a 200 JSON document.
+  return Object.getPrototypeOf(e) === joseErrors.JOSEError.prototype;
+}
+
 function describeVerifyFailure(e: unknown): string {
   if (e instanceof joseErrors.JWKSNoMatchingKey) return 'kid does not name a key of the client';
   if (e instanceof joseErrors.JWKSTimeout) return 'the client\'s key set is not reachable (timeout)';
@@ -343,6 +353,7 @@ function describeVerifyFailure(e: unknown): string {
   if (e instanceof joseErrors.JWTExpired) return 'assertion expired';
   if (e instanceof joseErrors.JWTClaimValidationFailed) return `claim ${e.claim} is missing or invalid`;
   if (e instanceof joseErrors.JOSEAlgNotAllowed) return 'alg must be RS384 or ES384';
+  if (keySetUnreachable(e)) return 'the client\'s key set is not reachable';
   if (e instanceof joseErrors.JOSEError) return `assertion rejected (${e.code})`;
   return 'the client\'s key set is not reachable';
 }

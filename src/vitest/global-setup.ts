@@ -6,13 +6,13 @@
 import { dirname, resolve } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import type { TestProject } from 'vitest/node';
-import { createReferenceServer, type ReferenceServer } from '../reference/index.js';
+import type { ReferenceServer } from '../reference/index.js';
 import { resolveConfig, redactedConfig } from '../config/index.js';
 import { HttpClient } from '../http/client.js';
 import { discover } from '../discovery/index.js';
 import { describeError } from '../errors.js';
 import { PROJECT_ROOT } from '../paths.js';
-import { EMBEDDED_LIMITS, embeddedTargetConfig } from './embedded.js';
+import { EMBEDDED_LIMITS, startEmbeddedTarget } from './embedded.js';
 import { collectChecks } from '../engine/catalog.js';
 import { preflight, renderPreflight } from '../engine/preflight.js';
 import { publicJwks, serveJwks, type JwksServer } from '../auth/jwks.js';
@@ -50,6 +50,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
 async function prepare(state: RunState, profile: Profile): Promise<{ spec: RunSpec; server?: ReferenceServer; jwks?: JwksServer }> {
   const opts = state.options;
   let server: ReferenceServer | undefined;
+  let jwks: JwksServer | undefined;
   let rawConfig: unknown;
   let configDir: string;
 
@@ -60,14 +61,14 @@ async function prepare(state: RunState, profile: Profile): Promise<{ spec: RunSp
   } else {
     const certification = profile === 'certification';
     const limits = certification ? {} : { ...EMBEDDED_LIMITS, ...(opts.reference?.limits ?? {}) };
-    server = await createReferenceServer({ ...opts.reference, port: 0, limits });
-    rawConfig = embeddedTargetConfig(server, limits);
+    ({ server, jwks, rawConfig } = await startEmbeddedTarget({ ...opts.reference, port: 0 }, limits));
     configDir = PROJECT_ROOT;
     state.embedded = true;
   }
 
   const config = await resolveConfig(rawConfig, configDir, { profile }).catch(async (e: unknown) => {
     await server?.close();
+    await jwks?.close();
     throw e;
   });
   state.baseUrl = config.baseUrl;
@@ -98,13 +99,17 @@ async function prepare(state: RunState, profile: Profile): Promise<{ spec: RunSp
     ...(opts.requirements ? { requirements: opts.requirements } : {}),
   };
   state.spec = spec;
+  // Targets that fetch client keys from a URL get them from the suite itself.
+  jwks ??= config.jwksHosting ? await serveJwks(config.jwksHosting, publicJwks(config.clients)) : undefined;
+  if (jwks) {
+    jwks.setKeys(publicJwks(config.clients));
+    spec.jwksControl = jwks.control;
+  }
 
   if (opts.progress !== false) {
     const lines = renderPreflight(preflight(await collectChecks(spec.model), config));
     for (const l of lines) process.stderr.write(`preflight: ${l}\n`);
   }
-  // Targets that fetch client keys from a URL get them from the suite itself.
-  const jwks = config.jwksHosting ? await serveJwks(config.jwksHosting, publicJwks(config.clients)) : undefined;
   return { spec, server, jwks };
 }
 

@@ -12,6 +12,9 @@ import type { AssertionOverrides, TokenRequestOptions } from '../../src/auth/typ
 import { CLIENT_ASSERTION_TYPE } from '../../src/auth/broker.js';
 import { registerSecret } from '../../src/redact.js';
 import { expiryProbe } from '../token-lifetime/checks.js';
+import { JWKS_CONTROL_KEY } from '../../src/engine/runtime.js';
+import { setKeySetReachable, type JwksControl } from '../../src/auth/jwks.js';
+import type { HttpResponse } from '../../src/http/types.js';
 import {
   ANY_4XX, ASSERTION_RULE, BEARER_401_CODES, READ_SCOPE, accessTokenOf, answer, expectAssertionRefused, expectNoToken,
   forgedAccessToken, issued, protectedUrl, tokenRequest,
@@ -380,6 +383,41 @@ function declaredKey(ctx: CheckContext, kind: 'sandbox' | 'production'): string 
   return client.role;
 }
 
-export const checks: CheckDefinition[] = [...issuanceChecks, ...assertionChecks, ...malformedChecks, ...bearerChecks, ...observationChecks];
+// ---- the client's key-set endpoint (rule 1) ----------------------------------
+
+const keySetChecks: CheckDefinition[] = [
+  defineCheck({
+    id: 'auth.key-set-unreachable-refused',
+    title: "a token request while the client's key-set endpoint is unreachable is refused with 401 HPB-00106",
+    area,
+    level: 'MUST',
+    requirements: ['auth.client-key-set-reachable', 'auth.assertion-failure-401', 'catalog.hpb-00106'],
+    quote: ASSERTION_RULE,
+    async run(ctx) {
+      const control =
+        (ctx.shared.get(JWKS_CONTROL_KEY) as JwksControl | undefined) ??
+        ctx.skip('the suite hosts no client key set (config jwksHosting), so it cannot make one unreachable');
+      const firstOfRole = ctx.config.clients.filter((c, i, all) => all.findIndex((x) => x.role === c.role) === i);
+      const client =
+        firstOfRole.find((c) => c.role === 'main' && c.jwksUri === control.jwksUrl) ??
+        firstOfRole.find((c) => c.jwksUri === control.jwksUrl) ??
+        ctx.skip(`no client's key set is the hosted one (${control.jwksUrl}): clients[].jwksUri names another`);
+      // Signed by a key under a kid the target has never seen: it could only come from the key-set
+      // endpoint, so a cached key set does not help; a token issued now was issued without the key.
+      const assertion: AssertionOverrides = { signWith: 'foreign', header: { kid: `rotated-${randomUUID()}` } };
+      let res: HttpResponse;
+      await setKeySetReachable(control, false);
+      try {
+        res = await ctx.tokens.request(client.role, { scopes: [READ_SCOPE], assertion });
+      } finally {
+        const state = await setKeySetReachable(control, true);
+        ctx.observe('key-set.requests-while-unreachable', state.refusedFetches, "the target's requests for the key set during the token request (each cut by the suite)");
+      }
+      expectAssertionRefused(ctx, res, 'auth.client-key-set-reachable');
+    },
+  }),
+];
+
+export const checks: CheckDefinition[] = [...issuanceChecks, ...assertionChecks, ...malformedChecks, ...bearerChecks, ...observationChecks, ...keySetChecks];
 
 export default checks;

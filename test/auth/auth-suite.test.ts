@@ -32,6 +32,7 @@ const CAUGHT_BY: Record<string, string[]> = {
   'production-origin-not-enforced': ['auth.production-key-browser-origin-403'],
   'sandbox-origin-refused': ['auth.sandbox-key-browser-origin-allowed'],
   'only-first-scope-granted': ['auth.token-grants-requested-scopes'],
+  'key-set-unreachable-token-issued': ['auth.key-set-unreachable-refused'],
 };
 
 const ALL = [...checks, ...tokenLifetimeChecks];

@@ -88,5 +88,12 @@ export const faults: FaultDef[] = [
   { name: 'new-token-refused-after-expiry', area: 'auth', violates: ['token-lifetime.new-token-after-expiry'], symptom: 'Once a client presented an expired token, its new tokens are refused with 401 HPB-00107 too.' },
   { name: 'production-origin-not-enforced', area: 'auth', violates: ['auth.production-key-browser-origin-403', 'catalog.hpb-00124'], symptom: 'A production key\'s token is accepted from a browser origin.' },
   { name: 'sandbox-origin-refused', area: 'auth', violates: ['auth.production-key-browser-origin-403'], symptom: 'A sandbox key\'s token sent with an Origin header is refused with 403 HPB-00124.' },
+  {
+    name: 'key-set-unreachable-token-issued',
+    area: 'auth',
+    violates: ['auth.client-key-set-reachable'],
+    symptom: "When the client's key-set endpoint cannot be reached, the assertion's signature is not checked and a token is issued anyway.",
+    checks: ['auth.key-set-unreachable-refused'],
+  },
   { name: 'only-first-scope-granted', area: 'auth', violates: ['auth.token-scope-parameter'], symptom: 'A token request for several scopes gets a token for the first one only.' },
 ];
