@@ -26,6 +26,8 @@ export interface ResolvedClient {
   jwksUri?: string;
   /** Sandbox or production; undefined when the config does not say (checks must not assume). */
   keyKind?: KeyKind;
+  /** The key's grant as provisioned; undefined when the config does not say. */
+  scopes?: string[];
   /** Where the key came from (file path or env name; never the key itself). */
   keySource: KeySource;
 }
@@ -146,6 +148,7 @@ export async function resolveConfig(raw: unknown, baseDir: string, overrides: Co
       rateLimitPerMinute: c.rateLimitPerMinute ?? SPEC_DEFAULT_KEY_RATE_PER_MINUTE,
       jwksUri: c.jwksUri ?? hostedJwksUri,
       ...keyKindOf(c),
+      ...(c.scopes ? { scopes: [...c.scopes] } : {}),
       keySource: c.privateKey,
     });
   }
@@ -206,6 +209,7 @@ export function redactedConfig(c: ResolvedConfig): unknown {
       rateLimitPerMinute: cl.rateLimitPerMinute,
       ...(cl.jwksUri ? { jwksUri: cl.jwksUri } : {}),
       keyKind: cl.keyKind ?? 'unknown',
+      ...(cl.scopes ? { scopes: cl.scopes } : {}),
     })),
     ...(c.jwksHosting ? { jwksHosting: c.jwksHosting } : {}),
     fixtures: c.fixtures,

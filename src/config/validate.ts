@@ -25,6 +25,7 @@ export interface RawConfig {
     rateLimitPerMinute?: number;
     jwksUri?: string;
     keyKind?: KeyKind;
+    scopes?: string[];
   }[];
   jwksHosting?: { host: string; port: number; path: string };
   fixtures?: Record<string, string>;

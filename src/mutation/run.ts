@@ -153,6 +153,7 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'excessScope=narrow', modes: { excessScope: 'narrow' } },
   { label: 'patientBlockOn=create', modes: { patientBlockOn: 'create' } },
   { label: 'mainKeyKind=production', modes: { mainKeyKind: 'production' } },
+  { label: 'tokenEndpointForm=trailing-slash', modes: { tokenEndpointForm: 'trailing-slash' } },
   { label: 'other limits', profile: 'full', limits: { windowMs: 3000, tokenLifetimeSec: 7, tokenWindowMs: 4000, perKeyPerWindow: 700, tokenIssuancePerWindow: 60 } },
 ];
 

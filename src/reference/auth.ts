@@ -133,7 +133,7 @@ export class Authority {
     private readonly verifyKey: CryptoKey,
     readonly publicJwk: JWK,
   ) {
-    this.tokenUrl = `${init.baseUrl}/auth/token`;
+    this.tokenUrl = `${init.baseUrl}/auth/token${init.modes.tokenEndpointForm === 'trailing-slash' ? '/' : ''}`;
     this.audience = `${init.baseUrl}/fhir`;
     this.clients = new Map(init.clients.map((c) => [c.clientId, c]));
   }
@@ -211,7 +211,7 @@ export class Authority {
         algorithms: [...ASSERTION_ALGS],
         issuer: faults.has('assertion-iss-not-checked') ? undefined : client.clientId,
         subject: faults.has('assertion-sub-not-checked') ? undefined : client.clientId,
-        audience: faults.has('aud-not-checked') ? undefined : this.tokenUrl,
+        audience: faults.has('aud-not-checked') ? undefined : [...new Set([this.tokenUrl, `${this.init.baseUrl}/auth/token`])],
         requiredClaims: faults.has('assertion-exp-not-required') ? ['jti', 'sub'] : ['exp', 'jti', 'sub'],
         clockTolerance: faults.has('assertion-exp-not-checked') ? Number.MAX_SAFE_INTEGER : undefined,
         currentDate: new Date(now),

@@ -56,7 +56,7 @@ export interface ReferenceServer {
 export interface TargetConfig {
   baseUrl: string;
   tokenUrl: string;
-  clients: Array<{ role: string; clientId: string; alg: string; kid: string; keyKind: 'sandbox' | 'production'; privateKey: { file: string } }>;
+  clients: Array<{ role: string; clientId: string; alg: string; kid: string; keyKind: 'sandbox' | 'production'; scopes: string[]; privateKey: { file: string } }>;
   fixtures: Record<string, string>;
 }
 
@@ -76,6 +76,7 @@ function buildRoutes(modes: ReferenceModes): Route[] {
     ({ kind, method, pattern: templatePattern(path), release });
   return [
     fixed('token', 'POST', '/auth/token'),
+    ...(modes.tokenEndpointForm === 'trailing-slash' ? [fixed('token', 'POST', '/auth/token/')] : []),
     fixed('openapi', 'GET', '/openapi.json'),
     fixed('metadata', 'GET', '/fhir/R4/metadata', 'R4'),
     fixed('metadata', 'GET', '/fhir/R5/metadata', 'R5'),
@@ -470,6 +471,7 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
         alg: c.alg,
         kid: String(c.jwks?.keys[0]?.kid ?? ''),
         keyKind: c.keyKind,
+        scopes: [...c.scopes],
         privateKey: { file: join(fixturesDir, 'keys', `${c.clientId}.test-key.private.jwk.json`) },
       })),
       fixtures: { ...fixtures },

@@ -74,6 +74,11 @@ export interface ReferenceModes {
   patientBlockOn: 'create' | 'create-and-update';
   /** Kind of the main client's key (the spec: keys are either sandbox or production). */
   mainKeyKind: 'sandbox' | 'production';
+  /**
+   * How smart-configuration spells the token endpoint: `{base}/auth/token`, or with a trailing
+   * slash (`/auth/token/` is then served too, and either URL is accepted as the assertion's aud).
+   */
+  tokenEndpointForm: 'canonical' | 'trailing-slash';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -92,6 +97,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   excessScope: 'refuse',
   patientBlockOn: 'create-and-update',
   mainKeyKind: 'sandbox',
+  tokenEndpointForm: 'canonical',
 };
 
 export interface ReferenceOptions {
@@ -178,6 +184,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   excessScope: ['refuse', 'narrow'],
   patientBlockOn: ['create-and-update', 'create'],
   mainKeyKind: ['sandbox', 'production'],
+  tokenEndpointForm: ['canonical', 'trailing-slash'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

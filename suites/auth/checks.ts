@@ -12,6 +12,7 @@ import type { AssertionOverrides, TokenRequestOptions } from '../../src/auth/typ
 import { CLIENT_ASSERTION_TYPE } from '../../src/auth/broker.js';
 import { registerSecret } from '../../src/redact.js';
 import { expiryProbe } from '../token-lifetime/checks.js';
+import { tokenFor } from '../generated/support.js';
 import { JWKS_CONTROL_KEY } from '../../src/engine/runtime.js';
 import { setKeySetReachable, type JwksControl } from '../../src/auth/jwks.js';
 import type { HttpResponse } from '../../src/http/types.js';
@@ -192,8 +193,10 @@ const issuanceChecks: CheckDefinition[] = [
         { op: ctx.operation('MedicationRequest', 'read', 'R4'), id: ctx.fixture('medicationRequest') },
         { op: ctx.operation('Encounter', 'read', 'R4'), id: ctx.fixture('encounter') },
       ];
+      // Refused or narrowed: a failure when the config declares the client holds both, else a skip.
+      const token = await tokenFor(ctx, scopes);
       for (const { op, id } of reads) {
-        const res = await ctx.fhir({ scopes, url: ctx.path(op.path, { id }), headers: FHIR_JSON });
+        const res = await ctx.request({ url: ctx.path(op.path, { id }), token, client: 'main', headers: FHIR_JSON });
         ctx.check(res.status === 200, `${op.resource} read with a token for "${scopes.join(' ')}" answered ${res.status}`, {
           requirement: 'auth.token-scope-parameter',
           expected: 200,
