@@ -154,6 +154,7 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'patientBlockOn=create', modes: { patientBlockOn: 'create' } },
   { label: 'mainKeyKind=production', modes: { mainKeyKind: 'production' } },
   { label: 'tokenEndpointForm=trailing-slash', modes: { tokenEndpointForm: 'trailing-slash' } },
+  { label: 'tokenRequestParsing=lenient', modes: { tokenRequestParsing: 'lenient' } },
   { label: 'other limits', profile: 'full', limits: { windowMs: 3000, tokenLifetimeSec: 7, tokenWindowMs: 4000, perKeyPerWindow: 700, tokenIssuancePerWindow: 60 } },
 ];
 

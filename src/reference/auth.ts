@@ -157,7 +157,8 @@ export class Authority {
 
   /** Handles the token endpoint's form (already checked to be form-encoded). */
   async issue(form: URLSearchParams): Promise<TokenResponse> {
-    const paramsChecked = !this.init.faults.has('token-request-params-not-checked');
+    // Mode `tokenRequestParsing: lenient`: grant_type and client_assertion_type are not looked at (the spec does not say they are refused).
+    const paramsChecked = this.init.modes.tokenRequestParsing !== 'lenient';
     for (const name of paramsChecked ? ['grant_type', 'client_assertion_type', 'client_assertion'] : ['client_assertion']) {
       if (form.getAll(name).length !== 1 || !form.get(name)) throw badRequest(`form parameter ${name} is required once`);
     }

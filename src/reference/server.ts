@@ -112,7 +112,7 @@ function parsedBody(body: unknown): unknown {
   }
 }
 
-/** Fault `token-request-json-accepted` only: the string members of a JSON object read as form fields. */
+/** Mode `tokenRequestParsing: lenient` only: the string members of a JSON object read as form fields. */
 function jsonAsForm(text: string): URLSearchParams {
   try {
     const parsed = JSON.parse(text) as Record<string, unknown>;
@@ -303,7 +303,7 @@ class HttpCore {
     if (!d.allowed && this.cfg.limits.enforceRateLimits && !this.cfg.faults.has('issuance-limit-not-enforced')) {
       this.refuse(d, ex, 'token issuance limit for this address');
     }
-    const json = mediaType(req.headers) === 'application/json' && this.cfg.faults.has('token-request-json-accepted');
+    const json = mediaType(req.headers) === 'application/json' && this.cfg.modes.tokenRequestParsing === 'lenient';
     if (!json && mediaType(req.headers) !== 'application/x-www-form-urlencoded') {
       throw catalogError('HPB-00101', { status: 400, message: 'Validation error: the token request must be application/x-www-form-urlencoded' });
     }

@@ -79,6 +79,12 @@ export interface ReferenceModes {
    * slash (`/auth/token/` is then served too, and either URL is accepted as the assertion's aud).
    */
   tokenEndpointForm: 'canonical' | 'trailing-slash';
+  /**
+   * Token requests: `strict` refuses a missing or other grant_type / client_assertion_type and
+   * non-form bodies (400 HPB-00101); `lenient` ignores both parameters and reads a JSON body too.
+   * The spec describes what clients send, not that anything else is refused.
+   */
+  tokenRequestParsing: 'strict' | 'lenient';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -98,6 +104,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   patientBlockOn: 'create-and-update',
   mainKeyKind: 'sandbox',
   tokenEndpointForm: 'canonical',
+  tokenRequestParsing: 'strict',
 };
 
 export interface ReferenceOptions {
@@ -185,6 +192,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   patientBlockOn: ['create-and-update', 'create'],
   mainKeyKind: ['sandbox', 'production'],
   tokenEndpointForm: ['canonical', 'trailing-slash'],
+  tokenRequestParsing: ['strict', 'lenient'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

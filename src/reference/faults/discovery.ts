@@ -174,7 +174,7 @@ export const faults: FaultDef[] = [
   {
     name: 'token-endpoint-refuses-client-credentials',
     area: 'auth',
-    violates: ['auth.client-credentials', 'auth.token-client-assertion'],
+    violates: ['auth.client-credentials', 'auth.token-client-assertion', 'auth.token-grant-type', 'auth.token-assertion-type', 'auth.token-form-encoded'],
     symptom: 'A valid client_credentials request with a valid client assertion gets 400 and no token.',
     checks: ['auth.token-issued-for-valid-request'],
     transformResponse: (res, req) =>
