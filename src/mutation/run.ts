@@ -155,6 +155,7 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'mainKeyKind=production', modes: { mainKeyKind: 'production' } },
   { label: 'tokenEndpointForm=trailing-slash', modes: { tokenEndpointForm: 'trailing-slash' } },
   { label: 'tokenRequestParsing=lenient', modes: { tokenRequestParsing: 'lenient' } },
+  { label: 'openapiMediaType=text/plain', modes: { openapiMediaType: 'text/plain' } },
   { label: 'other limits', profile: 'full', limits: { windowMs: 3000, tokenLifetimeSec: 7, tokenWindowMs: 4000, perKeyPerWindow: 700, tokenIssuancePerWindow: 60 } },
 ];
 

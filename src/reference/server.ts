@@ -253,7 +253,7 @@ class HttpCore {
     }
     switch (route.kind) {
       case 'token': return this.token(req, ex);
-      case 'openapi': return this.discovery(ex, this.openApi, PLAIN_JSON);
+      case 'openapi': return this.discovery(ex, this.openApi, `${this.cfg.modes.openapiMediaType}; charset=utf-8`);
       case 'smart': return this.discovery(ex, this.smart, PLAIN_JSON);
       case 'jwks': return this.discovery(ex, this.jwks, PLAIN_JSON);
       case 'metadata':

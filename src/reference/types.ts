@@ -85,6 +85,8 @@ export interface ReferenceModes {
    * The spec describes what clients send, not that anything else is refused.
    */
   tokenRequestParsing: 'strict' | 'lenient';
+  /** Content-Type of /openapi.json (not stated): application/json, or text/plain (the body is JSON either way). */
+  openapiMediaType: 'application/json' | 'text/plain';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -105,6 +107,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   mainKeyKind: 'sandbox',
   tokenEndpointForm: 'canonical',
   tokenRequestParsing: 'strict',
+  openapiMediaType: 'application/json',
 };
 
 export interface ReferenceOptions {
@@ -193,6 +196,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   mainKeyKind: ['sandbox', 'production'],
   tokenEndpointForm: ['canonical', 'trailing-slash'],
   tokenRequestParsing: ['strict', 'lenient'],
+  openapiMediaType: ['application/json', 'text/plain'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

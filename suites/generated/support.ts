@@ -86,15 +86,25 @@ export function createdId(res: HttpResponse): string | undefined {
   return location ? /\/([^/]+?)(?:\/_history\/[^/]+)?$/.exec(location.split('?')[0]!)?.[1] : undefined;
 }
 
-/** Creates a minimal resource through the target's published create; skips when it cannot. */
+/**
+ * Creates a minimal valid resource through the target's published create. A create refused
+ * for its published scope (401/403), a server error, or a created resource without an id is a
+ * failure; another refusal (a 4xx: the fixture patient may not take new records) skips.
+ */
 export async function createResource(ctx: CheckContext, resource: string, release: 'R4' | 'R5'): Promise<string> {
   const create = ctx.findOperation(resource, 'create', release);
   if (!create) ctx.skip(`the target publishes no ${release} ${resource} create to make a resource this check may write to`);
   if (!create.scope) ctx.skip(`the target publishes no scope for ${create.operationId}`);
   const token = await tokenFor(ctx, [create.scope]);
   const res = await ctx.request({ method: create.method, url: create.path, token, client: 'main', body: minimalResource(ctx, release, resource), headers: FHIR_HEADERS });
-  const id = createdId(res);
-  if (res.status < 200 || res.status >= 300 || !id) ctx.skip(`could not create a ${release} ${resource} to write to (status ${res.status})`);
+  const what = `a valid ${release} ${resource} create with its published scope ${create.scope}`;
+  const exchange = res.exchange.id;
+  if (res.status === 401 || res.status === 403) {
+    ctx.fail(`${what} was refused with ${res.status}`, { requirement: 'discovery.openapi-x-service-scope', expected: 'not refused', actual: res.status, exchange });
+  }
+  if (res.status >= 500) ctx.fail(`${what} answered ${res.status}`, { expected: '2xx', actual: res.status, exchange });
+  if (res.status < 200 || res.status >= 300) ctx.skip(`could not create a ${release} ${resource} to write to (status ${res.status}: the fixture patient may not take new records)`);
+  const id = createdId(res) ?? ctx.fail(`${what} answered ${res.status} without the new resource's id (body id or Location)`, { requirement: 'general.id-server-assigned', expected: 'an id', actual: null, exchange });
   ctx.created(resource, id, `${create.path}/${id}`);
   return id;
 }
