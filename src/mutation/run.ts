@@ -156,6 +156,8 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'tokenEndpointForm=trailing-slash', modes: { tokenEndpointForm: 'trailing-slash' } },
   { label: 'tokenRequestParsing=lenient', modes: { tokenRequestParsing: 'lenient' } },
   { label: 'openapiMediaType=text/plain', modes: { openapiMediaType: 'text/plain' } },
+  { label: 'issueCodes=processing', modes: { issueCodes: 'processing' } },
+  { label: 'genericErrors=plain-text', modes: { genericErrors: 'plain-text' } },
   { label: 'other limits', profile: 'full', limits: { windowMs: 3000, tokenLifetimeSec: 7, tokenWindowMs: 4000, perKeyPerWindow: 700, tokenIssuancePerWindow: 60 } },
 ];
 

@@ -21,7 +21,7 @@ import { resolveFaults } from './faults/index.js';
 import { scopeOverride } from './faults/scopes.js';
 import { keyWindowLog } from './faults/rate-limit.js';
 import type { FaultDef, FaultResponse } from './faults/index.js';
-import { catalogError, operationOutcome, plainError } from './outcome.js';
+import { catalogError, operationOutcome, plainError, styledError } from './outcome.js';
 import { FixedWindowCounter, SlidingWindowLog, rateLimitHeaders, retryAfterSeconds } from './rate-limit.js';
 import type { RateDecision } from './rate-limit.js';
 import type { ResourceInit, Resources } from './resources/index.js';
@@ -239,7 +239,7 @@ class HttpCore {
     if (!(e instanceof FhirError)) {
       console.error(`[reference] internal error on ${method} ${path}: ${e instanceof Error ? e.message : String(e)}`);
     }
-    return { status: err.status, headers: { 'Content-Type': FHIR_JSON, ...err.headers }, body: operationOutcome(err) };
+    return { status: err.status, headers: { 'Content-Type': FHIR_JSON, ...err.headers }, body: operationOutcome(styledError(err, this.cfg.modes)) };
   }
 
   private async dispatch(req: IncomingMessage, ex: Exchange, path: string, query: URLSearchParams): Promise<Reply> {

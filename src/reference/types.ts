@@ -87,6 +87,16 @@ export interface ReferenceModes {
   tokenRequestParsing: 'strict' | 'lenient';
   /** Content-Type of /openapi.json (not stated): application/json, or text/plain (the body is JSON either way). */
   openapiMediaType: 'application/json' | 'text/plain';
+  /**
+   * FHIR issue code of errors other than 400 HPB-00101 (`invalid`) and 429 HPB-00105 (`throttled`),
+   * which the spec does not show: derived from the status, or `processing` for all.
+   */
+  issueCodes: 'by-status' | 'processing';
+  /**
+   * Errors with a generic code the endpoint tables do not list (SVC-00001/2/3/7): with their
+   * catalog code, or as plain-text diagnostics without one ("some handlers write plain-text diagnostics").
+   */
+  genericErrors: 'coded' | 'plain-text';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -108,6 +118,8 @@ export const DEFAULT_MODES: ReferenceModes = {
   tokenEndpointForm: 'canonical',
   tokenRequestParsing: 'strict',
   openapiMediaType: 'application/json',
+  issueCodes: 'by-status',
+  genericErrors: 'coded',
 };
 
 export interface ReferenceOptions {
@@ -197,6 +209,8 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   tokenEndpointForm: ['canonical', 'trailing-slash'],
   tokenRequestParsing: ['strict', 'lenient'],
   openapiMediaType: ['application/json', 'text/plain'],
+  issueCodes: ['by-status', 'processing'],
+  genericErrors: ['coded', 'plain-text'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */
