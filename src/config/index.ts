@@ -8,11 +8,11 @@ import type { Profile } from '../engine/types.js';
 import { FIXTURE_KEYS } from './fixture-keys.js';
 import { loadClientKey } from './keys.js';
 import { effectiveLimits, limitDeviations, SPEC_DEFAULT_KEY_RATE_PER_MINUTE, type Limits } from './limits.js';
-import { configError, validateConfig, type ClientRole, type KeySource, type RawConfig } from './validate.js';
+import { configError, validateConfig, type ClientRole, type KeyKind, type KeySource, type RawConfig } from './validate.js';
 
 export { FIXTURE_KEYS } from './fixture-keys.js';
 export { SPEC_LIMITS, type Limits } from './limits.js';
-export { validateConfig, CONFIG_SCHEMA, type RawConfig, type ClientRole, type KeySource } from './validate.js';
+export { validateConfig, CONFIG_SCHEMA, type RawConfig, type ClientRole, type KeyKind, type KeySource } from './validate.js';
 
 export interface ResolvedClient {
   role: ClientRole;
@@ -24,6 +24,10 @@ export interface ResolvedClient {
   publicJwk: JWK;
   rateLimitPerMinute: number;
   jwksUri?: string;
+  /** Sandbox or production; undefined when the config does not say (checks must not assume). */
+  keyKind?: KeyKind;
+  /** The key's grant as provisioned; undefined when the config does not say. */
+  scopes?: string[];
   /** Where the key came from (file path or env name; never the key itself). */
   keySource: KeySource;
 }
@@ -75,6 +79,24 @@ function checkRoles(clients: RawConfig['clients'], source: string): void {
   }
 }
 
+/** The declared key kind; role "production" is a production key unless declared otherwise (refused). */
+function keyKindOf(c: RawConfig['clients'][number]): { keyKind?: KeyKind } {
+  const keyKind = c.keyKind ?? (c.role === 'production' ? 'production' : undefined);
+  return keyKind ? { keyKind } : {};
+}
+
+/** Role "production" is a production key by definition: it may not be declared a sandbox key. */
+function checkKeyKinds(clients: RawConfig['clients'], source: string): void {
+  clients.forEach((c, i) => {
+    if (c.role === 'production' && c.keyKind === 'sandbox') {
+      throw configError(
+        [{ field: `clients[${i}].keyKind`, message: 'is "sandbox" on the client with role "production"', fix: 'give a production key the role "production", or a sandbox key another role' }],
+        source,
+      );
+    }
+  });
+}
+
 function checkFixtureKeys(fixtures: Record<string, string>, source: string): void {
   const unknown = Object.keys(fixtures).filter((k) => !FIXTURE_KEYS.includes(k));
   if (unknown.length === 0) return;
@@ -105,6 +127,7 @@ export async function resolveConfig(raw: unknown, baseDir: string, overrides: Co
   const source = overrides.source ?? 'embedded';
   const cfg = validateConfig(raw, source);
   checkRoles(cfg.clients, source);
+  checkKeyKinds(cfg.clients, source);
   checkFixtureKeys(cfg.fixtures ?? {}, source);
   const profile = overrides.profile ?? cfg.profile ?? 'full';
   const limits = effectiveLimits(cfg.limits);
@@ -124,6 +147,8 @@ export async function resolveConfig(raw: unknown, baseDir: string, overrides: Co
       publicJwk: key.publicJwk,
       rateLimitPerMinute: c.rateLimitPerMinute ?? SPEC_DEFAULT_KEY_RATE_PER_MINUTE,
       jwksUri: c.jwksUri ?? hostedJwksUri,
+      ...keyKindOf(c),
+      ...(c.scopes ? { scopes: [...c.scopes] } : {}),
       keySource: c.privateKey,
     });
   }
@@ -183,6 +208,8 @@ export function redactedConfig(c: ResolvedConfig): unknown {
       keySource: cl.keySource,
       rateLimitPerMinute: cl.rateLimitPerMinute,
       ...(cl.jwksUri ? { jwksUri: cl.jwksUri } : {}),
+      keyKind: cl.keyKind ?? 'unknown',
+      ...(cl.scopes ? { scopes: cl.scopes } : {}),
     })),
     ...(c.jwksHosting ? { jwksHosting: c.jwksHosting } : {}),
     fixtures: c.fixtures,

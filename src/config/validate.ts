@@ -8,6 +8,8 @@ import type { Limits } from './limits.js';
 
 export type ClientRole = 'main' | 'second-org' | 'production' | 'extra';
 export type KeySource = { file: string } | { env: string };
+/** Sandbox or production key (spec: Authentication > Using a token). */
+export type KeyKind = 'sandbox' | 'production';
 
 /** A config file's content after schema validation. */
 export interface RawConfig {
@@ -22,6 +24,8 @@ export interface RawConfig {
     privateKey: KeySource;
     rateLimitPerMinute?: number;
     jwksUri?: string;
+    keyKind?: KeyKind;
+    scopes?: string[];
   }[];
   jwksHosting?: { host: string; port: number; path: string };
   fixtures?: Record<string, string>;

@@ -1,15 +1,18 @@
 /**
- * Runs one check and turns what happened into a CheckResult. Outcomes follow
- * from error types: CheckFailure -> fail, SkipSignal -> skip, anything else ->
- * error (never counted against the target).
+ * Runs one check and turns what happened into a CheckResult. The outcome is
+ * decided by the outcome policy (src/engine/outcome.ts, docs/outcome-policy.md):
+ * CheckFailure -> fail, SkipSignal -> skip, anything else -> error; a persistent
+ * 5xx is a fail while the target answers normally elsewhere, an error when it
+ * is down; observation checks never fail.
  */
-import { CheckFailure, ConformanceError, SkipSignal, describeError } from '../errors.js';
+import { CheckFailure, ConformanceError } from '../errors.js';
 import type { HttpResponse, RequestOptions } from '../http/types.js';
 import type { ModelOperation } from '../discovery/index.js';
 import { excludedBy, type CheckDefinition } from './check.js';
-import { CheckRecorder, failureFrom, throwSkip, type CheckContext } from './context.js';
+import { CheckRecorder, throwSkip, type CheckContext } from './context.js';
+import { decideOutcome, normalElsewhere, type Ending, type Health } from './outcome.js';
 import type { Runtime } from './runtime.js';
-import type { CheckResult, Exchange, Finding, Outcome } from './types.js';
+import type { CheckResult, Exchange, Finding } from './types.js';
 
 export interface ExecuteOptions {
   /** The check's time budget: past it the check ends as `error` and its context refuses further work. */
@@ -21,8 +24,7 @@ export async function executeCheck(check: CheckDefinition, rt: Runtime, opts: Ex
   const startedAt = new Date();
   const t0 = performance.now();
   const unplannedBefore = rt.http.stats.unplanned429;
-  let outcome: Outcome;
-  let message: string | undefined;
+  let ending: Ending = { kind: 'completed' };
 
   const excluded = excludedBy(rt.spec.profile, check);
   try {
@@ -33,49 +35,32 @@ export async function executeCheck(check: CheckDefinition, rt: Runtime, opts: Ex
     if (roles.length) throwSkip(`no client with role ${roles.join(', ')} in the config`);
     const ctx = createContext(check, rt, recorder);
     await withinBudget(opts.timeoutMs, recorder, () => rt.als.run({ recorder }, () => check.run(ctx)));
-    if (recorder.findings.length) {
-      outcome = 'fail';
-      message = recorder.findings.map((f) => f.message).join('; ');
-    } else {
-      outcome = check.level === 'observation' ? 'observation' : 'pass';
-      if (outcome === 'observation') message = recorder.observations.map((o) => `${o.key} = ${short(o.value)}`).join('; ') || undefined;
-    }
   } catch (e) {
-    if (e instanceof CheckFailure) {
-      recorder.findings.push(failureFrom(e));
-      outcome = check.level === 'observation' ? 'error' : 'fail';
-      message = recorder.findings.map((f) => f.message).join('; ');
-      if (check.level === 'observation') message = `observation check asserted: ${message}`;
-    } else if (e instanceof SkipSignal) {
-      outcome = 'skip';
-      message = e.reason;
-    } else {
-      outcome = 'error';
-      message = describeError(e);
-      // A run that spent its time in discovery: say what discovery met.
-      const problem = rt.spec.model.problems[0];
-      if (e instanceof ConformanceError && e.code === 'ERR_DEADLINE' && problem) message += ` (discovery: ${problem})`;
-    }
+    ending = { kind: 'thrown', error: e };
   }
 
-  const unjudgeable = outcome === 'fail' ? noVerdictReason(recorder.evidence, rt) : undefined;
-  if (unjudgeable) {
-    outcome = 'error';
-    message = `${unjudgeable}; no verdict (${message})`;
-  }
-  const primary = recorder.findings[0];
+  const decided = await decideOutcome(
+    { level: check.level, ending, findings: recorder.findings, observations: recorder.observations, evidence: recorder.evidence },
+    {
+      unjudgeable: (id) => rt.http.unjudgeableAnswer(id),
+      health: (besides) => targetHealth(rt, besides),
+      discoveryProblem: rt.spec.model.problems[0],
+    },
+  );
+  for (const x of decided.extraEvidence) recorder.addExchange(x);
+  const primary = decided.findings[0];
   return {
     id: check.id,
     title: check.title,
     area: check.area,
     requirements: check.requirements,
     level: check.level,
-    outcome,
-    message,
+    outcome: decided.outcome,
+    message: decided.message,
     expected: primary?.expected,
     actual: primary?.actual,
-    findings: recorder.findings,
-    observations: recorder.observations,
+    findings: decided.findings,
+    observations: decided.observations,
     evidence: recorder.evidence,
     curl: curlFor(primary, recorder),
     startedAt: startedAt.toISOString(),
@@ -85,21 +70,23 @@ export async function executeCheck(check: CheckDefinition, rt: Runtime, opts: Ex
   };
 }
 
+const CONTROL_URL = '/fhir/R4/metadata';
+
 /**
- * Answers a failure must not be judged on, never counted against the target:
- * what the HTTP client flags (a 5xx that outlasted the spec's retries, a body
- * cut at the size cap) and a redirect (never followed: the bearer token must
- * not travel elsewhere; usually a wrong baseUrl).
+ * Whether the target answers normally apart from the exchanges that kept
+ * answering 5xx: another FHIR path of the run answered below 500 in the last
+ * two minutes, else a control request (GET /fhir/R4/metadata, no retry) does.
  */
-function noVerdictReason(evidence: readonly Exchange[], rt: Runtime): string | undefined {
-  for (const x of evidence) {
-    const flagged = rt.http.noVerdict(x.id);
-    if (flagged) return flagged;
-    const res = x.response;
-    if (res && res.status >= 300 && res.status < 400 && res.headers.location !== undefined)
-      return `the target redirected ${x.request.method} ${x.request.url} to ${res.headers.location} (redirects are not followed; check baseUrl)`;
+async function targetHealth(rt: Runtime, besides: readonly Exchange[]): Promise<Health> {
+  const seen = normalElsewhere(rt.recentAnswers, besides, Date.now());
+  if (seen) return { normal: true, how: `${seen.method} ${seen.path} answered ${seen.status} ${Math.round((Date.now() - seen.at) / 1000)} s earlier` };
+  try {
+    const res = await rt.http.request({ url: CONTROL_URL, headers: { accept: 'application/fhir+json' }, retry: 'none', skipInvariants: true });
+    const line = `control request GET ${CONTROL_URL} answered ${res.status}`;
+    return { normal: res.status < 500, how: line, control: res.exchange };
+  } catch (e) {
+    return { normal: false, how: `control request GET ${CONTROL_URL} failed: ${e instanceof Error ? e.message : String(e)}` };
   }
-  return undefined;
 }
 
 /**
@@ -124,11 +111,6 @@ async function withinBudget(timeoutMs: number | undefined, recorder: CheckRecord
   } finally {
     clearTimeout(timer);
   }
-}
-
-function short(v: unknown): string {
-  const s = typeof v === 'string' ? v : JSON.stringify(v);
-  return s === undefined ? 'undefined' : s.length > 80 ? `${s.slice(0, 77)}...` : s;
 }
 
 function curlFor(primary: Finding | undefined, r: CheckRecorder): string | undefined {

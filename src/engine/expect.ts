@@ -74,7 +74,8 @@ export interface ExpectedError {
  * details.coding with the code and a `<CODE>: ` diagnostics prefix.
  */
 export function expectError(res: HttpResponse, e: ExpectedError): void {
-  expectStatus(res, e.status, e.requirement);
+  // The status message names the catalog code the spec requires with it ("expected 404 HPB-00102, got 500").
+  expectStatus(res, e.status, e.requirement, e.code === undefined ? 'status' : `status (with ${asArray(e.code).join(' or ')})`);
   const fail = (message: string, expected: unknown, actual: unknown) => {
     throw new CheckFailure(message, { requirement: e.requirement, expected, actual, exchange: res.exchange.id });
   };

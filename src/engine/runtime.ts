@@ -20,6 +20,9 @@ import { fhirBodyValidator } from './fhir-bodies.js';
 import type { Exchange, Finding, InvariantTally, Profile } from './types.js';
 import { DETACH_KEY, type RunStats } from './schedule.js';
 import { RunEvents } from './events.js';
+import type { RecentAnswer } from './outcome.js';
+import type { JwksControl } from '../auth/jwks.js';
+import { registerSecret } from '../redact.js';
 
 /** What a run is about: resolved once by the caller, shared by every check. */
 export interface RunSpec {
@@ -31,10 +34,14 @@ export interface RunSpec {
   model: OperationModel;
   /** Epoch ms after which no request is sent. */
   deadline: number;
+  /** The suite's hosted client key set (config `jwksHosting`, embedded runs): its control endpoint. */
+  jwksControl?: JwksControl;
   startedAt: string;
 }
 
 export const EXPIRY_PROBE_KEY = 'expiry-probe';
+/** `shared` key of the hosted key set's control endpoint (a JwksControl), when the suite hosts one. */
+export const JWKS_CONTROL_KEY = 'jwks-control';
 export const EXPIRY_PROBE_SCOPE = 'system/MedicationRequest.rs';
 export interface ExpiryProbe {
   issuedAt: number;
@@ -62,6 +69,8 @@ export class Runtime {
   readonly validator = sharedFhirValidator();
   /** Exchanges that got a response (the generic invariants' sample). */
   exchangesSeen = 0;
+  /** The run's last answers (the outcome policy asks whether the target answers normally elsewhere). */
+  readonly recentAnswers: RecentAnswer[] = [];
   private constructor(
     readonly spec: RunSpec,
     readonly config: ResolvedConfig,
@@ -173,6 +182,10 @@ export class Runtime {
     runtime = new Runtime(spec, config, http, tokens, abort, events);
     const rt = runtime;
     rt.shared.set(DETACH_KEY, <T>(fn: () => Promise<T>) => rt.als.exit(fn));
+    if (spec.jwksControl) {
+      registerSecret(spec.jwksControl.url);
+      rt.shared.set(JWKS_CONTROL_KEY, spec.jwksControl);
+    }
     if (spec.profile !== 'quick') runtime.startExpiryProbe();
     return runtime;
   }
@@ -193,6 +206,8 @@ export class Runtime {
   private record(ex: Exchange, findings: Finding[]): void {
     this.events.emit({ type: 'exchange', exchange: ex, findings });
     if (ex.response) this.exchangesSeen++;
+    this.recentAnswers.push(recentAnswer(ex));
+    if (this.recentAnswers.length > RECENT_ANSWERS) this.recentAnswers.shift();
     const store = this.als.getStore();
     store?.recorder.addExchange(ex);
     for (const f of findings) {
@@ -221,6 +236,19 @@ export class Runtime {
   async close(): Promise<void> {
     await this.http.close();
   }
+}
+
+const RECENT_ANSWERS = 50;
+
+function recentAnswer(ex: Exchange): RecentAnswer {
+  let path = ex.request.url;
+  try {
+    const u = new URL(ex.request.url);
+    path = `${u.pathname}${u.search}`;
+  } catch {
+    // keep the URL as recorded
+  }
+  return { at: Date.parse(ex.startedAt) + ex.durationMs, method: ex.request.method, path, ...(ex.response ? { status: ex.response.status } : {}) };
 }
 
 /** Sleeps unless interrupted; a wait the run deadline would cut short fails at once instead. */

@@ -98,7 +98,8 @@ export interface RequirementVerdict {
   testable: boolean;
   reason?: string;
   checks: string[];
-  outcome: Outcome | 'untested';
+  /** `partial`: some checks passed and others skipped (src/report/rollup.ts). */
+  outcome: Outcome | 'partial' | 'untested';
 }
 
 /** Entry of the ledger of resources the run created on the target. */

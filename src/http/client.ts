@@ -41,6 +41,19 @@ interface PreparedRequest {
   json?: unknown;
 }
 
+/**
+ * An answer that is no ground for a verdict on its own: a 5xx that persisted through
+ * the spec's retries (`server-error`), an unprovoked 429 whose Retry-After the run
+ * cannot wait out (`retry-after`), a body cut at the size cap (`truncated`).
+ */
+export interface Unjudgeable {
+  kind: 'server-error' | 'retry-after' | 'truncated';
+  status: number;
+  /** Answers received for the request (1 + retries). */
+  attempts: number;
+  reason: string;
+}
+
 /** One answer before the retry rules decide: the same shape as the response handed back. */
 type Attempt = HttpResponse;
 
@@ -53,8 +66,8 @@ export class HttpClient {
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private readonly random: () => number;
   private seq = 0;
-  /** Exchanges whose answer is no ground for a verdict, with the reason (see `noVerdict`). */
-  private readonly unjudgeable = new Map<string, string>();
+  /** Exchanges whose answer is no ground for a verdict on its own, with the reason (see `noVerdict`). */
+  private readonly unjudgeable = new Map<string, Unjudgeable>();
 
   constructor(private readonly opts: HttpClientOptions) {
     this.base = new URL(opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`);
@@ -126,16 +139,17 @@ export class HttpClient {
         if (retries429++ >= MAX_429_RETRIES || retryAfter === undefined) return attempt;
         delay = retryAfter;
       } else {
-        if (retries5xx >= MAX_5XX_RETRIES) return this.giveUp(attempt);
+        if (retries5xx >= MAX_5XX_RETRIES) return this.giveUp(attempt, retries5xx + 1);
         delay = attempt.status === 503 && retryAfter !== undefined ? retryAfter : backoffDelayMs(retries5xx, this.random);
         retries5xx++;
       }
       if (delay > maxRetryWait || delay > this.remainingRunMs()) {
         // Waiting would hang the suite or outlive the run: give the response back
         // (the 429's hold keeps the key quiet until its Retry-After).
-        if (kind === '5xx') return this.giveUp(attempt);
+        // retries5xx already counts the retry that will not happen.
+        if (kind === '5xx') return this.giveUp(attempt, retries5xx);
         const { method, url } = attempt.exchange.request;
-        return opts.expect429 ? attempt : this.giveUp(attempt, `the target asked to wait ${seconds(delay)} (Retry-After) before ${method} ${url}, longer than the run allows`);
+        return opts.expect429 ? attempt : this.giveUp(attempt, 1, `the target asked to wait ${seconds(delay)} (Retry-After) before ${method} ${url}, longer than the run allows`);
       }
       await this.wait(delay, kind === '429' ? `429: Retry-After ${seconds(delay)}` : `${attempt.status}: backoff ${seconds(delay)}`, opts.client);
     }
@@ -156,12 +170,23 @@ export class HttpClient {
    * body cut at the size cap, whose rest was never read.
    */
   noVerdict(exchangeId: string): string | undefined {
+    return this.unjudgeable.get(exchangeId)?.reason;
+  }
+
+  /** The same, with what kind of answer it was (src/engine/outcome.ts decides what a persistent 5xx means). */
+  unjudgeableAnswer(exchangeId: string): Unjudgeable | undefined {
     return this.unjudgeable.get(exchangeId);
   }
 
-  private giveUp(attempt: Attempt, reason?: string): HttpResponse {
+  /** `attempts`: answers received for the request, the last one included. */
+  private giveUp(attempt: Attempt, attempts: number, reason?: string): HttpResponse {
     const { method, url } = attempt.exchange.request;
-    this.unjudgeable.set(attempt.exchange.id, reason ?? `the target kept answering ${attempt.status} to ${method} ${url} after the spec's retries (server error)`);
+    this.unjudgeable.set(
+      attempt.exchange.id,
+      reason === undefined
+        ? { kind: 'server-error', status: attempt.status, attempts, reason: `the target kept answering ${attempt.status} to ${method} ${url} after the spec's retries (server error)` }
+        : { kind: 'retry-after', status: attempt.status, attempts, reason },
+    );
     return attempt;
   }
 
@@ -309,7 +334,7 @@ export class HttpClient {
         });
     if (!opts.skipInvariants && this.opts.validateResponse)
       findings.push(...this.opts.validateResponse({ path: this.servicePath(req.url), status, json, truncated: body.truncated }, exchange));
-    if (body.truncated) this.unjudgeable.set(id, `the response to ${exchange.request.method} ${exchange.request.url} was cut at the ${sizeOf(cap)} body cap`);
+    if (body.truncated) this.unjudgeable.set(id, { kind: 'truncated', status, attempts: 1, reason: `the response to ${exchange.request.method} ${exchange.request.url} was cut at the ${sizeOf(cap)} body cap` });
     this.emit(exchange, findings);
     return { status, headers, text, json, bodyTruncated: body.truncated, exchange };
   }

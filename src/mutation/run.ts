@@ -154,6 +154,12 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'patientBlockOn=create', modes: { patientBlockOn: 'create' } },
   // Every request before Retry-After doubles the wait: the suite must send none but the one early retry it judges.
   { label: 'prematureRetry=extend-steep', profile: 'full', modes: { prematureRetry: 'extend-steep' } },
+  { label: 'mainKeyKind=production', modes: { mainKeyKind: 'production' } },
+  { label: 'tokenEndpointForm=trailing-slash', modes: { tokenEndpointForm: 'trailing-slash' } },
+  { label: 'tokenRequestParsing=lenient', modes: { tokenRequestParsing: 'lenient' } },
+  { label: 'openapiMediaType=text/plain', modes: { openapiMediaType: 'text/plain' } },
+  { label: 'issueCodes=processing', modes: { issueCodes: 'processing' } },
+  { label: 'genericErrors=plain-text', modes: { genericErrors: 'plain-text' } },
   { label: 'other limits', profile: 'full', limits: { windowMs: 3000, tokenLifetimeSec: 7, tokenWindowMs: 4000, perKeyPerWindow: 700, tokenIssuancePerWindow: 60 } },
 ];
 

@@ -34,7 +34,10 @@ export interface ClientRecord {
   scopes: string[];
   /** Registered public keys. */
   jwks?: { keys: JWK[] };
-  /** Alternatively, the client's key-set endpoint (fetched with a 2 s timeout, cached 5 minutes). */
+  /**
+   * Alternatively, the client's key-set endpoint (fetched with a 2 s timeout, cached 5 minutes,
+   * fetched again for a kid the cached set lacks). Wins over `jwks` when both are present.
+   */
   jwksUri?: string;
   /** Per-key rate ceiling per window, overriding `limits.perKeyPerWindow`. */
   rateLimitPerMinute?: number;
@@ -51,6 +54,15 @@ export async function loadClients(fixturesDir: string): Promise<ClientRecord[]> 
     }
   });
   return parsed.clients as ClientRecord[];
+}
+
+/** The registry as a run configures it: the main key's kind (mode `mainKeyKind`) and key-set URLs by role. */
+export function configureClients(clients: ClientRecord[], modes: Pick<ReferenceModes, 'mainKeyKind'>, jwksUris: Record<string, string> = {}): ClientRecord[] {
+  return clients.map((c) => ({
+    ...c,
+    ...(c.role === 'main' ? { keyKind: modes.mainKeyKind } : {}),
+    ...(jwksUris[c.role] ? { jwksUri: jwksUris[c.role] } : {}),
+  }));
 }
 
 // ---- scopes -------------------------------------------------------------
@@ -121,7 +133,7 @@ export class Authority {
     private readonly verifyKey: CryptoKey,
     readonly publicJwk: JWK,
   ) {
-    this.tokenUrl = `${init.baseUrl}/auth/token`;
+    this.tokenUrl = `${init.baseUrl}/auth/token${init.modes.tokenEndpointForm === 'trailing-slash' ? '/' : ''}`;
     this.audience = `${init.baseUrl}/fhir`;
     this.clients = new Map(init.clients.map((c) => [c.clientId, c]));
   }
@@ -145,7 +157,8 @@ export class Authority {
 
   /** Handles the token endpoint's form (already checked to be form-encoded). */
   async issue(form: URLSearchParams): Promise<TokenResponse> {
-    const paramsChecked = !this.init.faults.has('token-request-params-not-checked');
+    // Mode `tokenRequestParsing: lenient`: grant_type and client_assertion_type are not looked at (the spec does not say they are refused).
+    const paramsChecked = this.init.modes.tokenRequestParsing !== 'lenient';
     for (const name of paramsChecked ? ['grant_type', 'client_assertion_type', 'client_assertion'] : ['client_assertion']) {
       if (form.getAll(name).length !== 1 || !form.get(name)) throw badRequest(`form parameter ${name} is required once`);
     }
@@ -199,7 +212,7 @@ export class Authority {
         algorithms: [...ASSERTION_ALGS],
         issuer: faults.has('assertion-iss-not-checked') ? undefined : client.clientId,
         subject: faults.has('assertion-sub-not-checked') ? undefined : client.clientId,
-        audience: faults.has('aud-not-checked') ? undefined : this.tokenUrl,
+        audience: faults.has('aud-not-checked') ? undefined : [...new Set([this.tokenUrl, `${this.init.baseUrl}/auth/token`])],
         requiredClaims: faults.has('assertion-exp-not-required') ? ['jti', 'sub'] : ['exp', 'jti', 'sub'],
         clockTolerance: faults.has('assertion-exp-not-checked') ? Number.MAX_SAFE_INTEGER : undefined,
         currentDate: new Date(now),
@@ -223,7 +236,8 @@ export class Authority {
     } catch (e) {
       const { faults } = this.init;
       const skipped = (e instanceof joseErrors.JWSSignatureVerificationFailed && faults.has('assertion-signature-not-checked'))
-        || (e instanceof joseErrors.JWKSNoMatchingKey && faults.has('assertion-unknown-kid-accepted'));
+        || (e instanceof joseErrors.JWKSNoMatchingKey && faults.has('assertion-unknown-kid-accepted'))
+        || (keySetUnreachable(e) && faults.has('key-set-unreachable-token-issued'));
       if (!skipped) throw e;
       return claimsOnly(assertion, options);
     }
@@ -232,9 +246,10 @@ export class Authority {
   private keySetFor(client: ClientRecord): JWTVerifyGetKey {
     let set = this.keySets.get(client.clientId);
     if (!set) {
-      set = client.jwks
-        ? createLocalJWKSet(client.jwks)
-        : createRemoteJWKSet(new URL(client.jwksUri!), { timeoutDuration: REMOTE_JWKS_TIMEOUT_MS, cacheMaxAge: REMOTE_JWKS_CACHE_MS });
+      // A kid the cached set lacks is looked up again at once (no cool-down): a rotated key works at its first use.
+      set = client.jwksUri
+        ? createRemoteJWKSet(new URL(client.jwksUri), { timeoutDuration: REMOTE_JWKS_TIMEOUT_MS, cacheMaxAge: REMOTE_JWKS_CACHE_MS, cooldownDuration: 0 })
+        : createLocalJWKSet(client.jwks!);
       this.keySets.set(client.clientId, set);
     }
     return set;
@@ -324,6 +339,14 @@ function claimsOnly(jwt: string, options: JWTVerifyOptions): JWTPayload {
   return UnsecuredJWT.decode(`${base64url.encode('{"alg":"none"}')}.${jwt.split('.')[1] ?? ''}.`, options).payload;
 }
 
+/** The client's key set could not be fetched: no connection, a timeout, a non-200 or non-JSON answer. */
+function keySetUnreachable(e: unknown): boolean {
+  if (e instanceof joseErrors.JWKSTimeout) return true;
+  if (!(e instanceof joseErrors.JOSEError)) return true;
+  // jose raises the base class itself only for a key-set answer that is not a 200 JSON document.
+  return Object.getPrototypeOf(e) === joseErrors.JOSEError.prototype;
+}
+
 function describeVerifyFailure(e: unknown): string {
   if (e instanceof joseErrors.JWKSNoMatchingKey) return 'kid does not name a key of the client';
   if (e instanceof joseErrors.JWKSTimeout) return 'the client\'s key set is not reachable (timeout)';
@@ -331,6 +354,7 @@ function describeVerifyFailure(e: unknown): string {
   if (e instanceof joseErrors.JWTExpired) return 'assertion expired';
   if (e instanceof joseErrors.JWTClaimValidationFailed) return `claim ${e.claim} is missing or invalid`;
   if (e instanceof joseErrors.JOSEAlgNotAllowed) return 'alg must be RS384 or ES384';
+  if (keySetUnreachable(e)) return 'the client\'s key set is not reachable';
   if (e instanceof joseErrors.JOSEError) return `assertion rejected (${e.code})`;
   return 'the client\'s key set is not reachable';
 }

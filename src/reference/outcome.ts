@@ -3,7 +3,7 @@
  * factories the HTTP core uses.
  */
 import { CATALOG_SYSTEM, catalogEntry } from '../spec/catalog.js';
-import { FhirError } from './types.js';
+import { FhirError, type ReferenceModes } from './types.js';
 
 /** FHIR issue type per HTTP status where the spec names none (rule 5: reference choice). */
 export function issueCodeForStatus(status: number): string {
@@ -36,6 +36,18 @@ export function catalogError(code: string, opts: { status?: number; message?: st
 /** An error without a catalog code: plain-text diagnostics, no details. */
 export function plainError(status: number, message: string, issueCode = issueCodeForStatus(status), headers?: Record<string, string>): FhirError {
   return new FhirError(status, issueCode, message, undefined, headers);
+}
+
+/** Generic codes no endpoint table lists: mode `genericErrors: plain-text` drops them. */
+const UNLISTED_GENERIC = new Set(['SVC-00001', 'SVC-00002', 'SVC-00003', 'SVC-00007']);
+
+/** An error as the modes shape it (issue codes the spec does not show; plain-text handlers). */
+export function styledError(err: FhirError, modes: Pick<ReferenceModes, 'issueCodes' | 'genericErrors'>): FhirError {
+  const plain = modes.genericErrors === 'plain-text' && err.code !== undefined && UNLISTED_GENERIC.has(err.code);
+  const stated = (err.status === 400 && err.code === 'HPB-00101') || (err.status === 429 && err.code === 'HPB-00105');
+  const issueCode = modes.issueCodes === 'processing' && !stated ? 'processing' : err.issueCode;
+  if (!plain && issueCode === err.issueCode) return err;
+  return new FhirError(err.status, issueCode, err.message, plain ? undefined : err.code, err.headers);
 }
 
 export interface OperationOutcome {

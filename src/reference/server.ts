@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { join, resolve } from 'node:path';
 import { OPERATIONS } from '../spec/api.js';
 import type { OperationDef } from '../spec/api.js';
-import { Authority, hasScope, loadClients } from './auth.js';
+import { Authority, configureClients, hasScope, loadClients } from './auth.js';
 import type { ClientRecord } from './auth.js';
 import { capabilityStatement, jwks, openApiDocument, operationPath, smartConfiguration } from './discovery.js';
 import type { DiscoveryInit } from './discovery.js';
@@ -21,7 +21,7 @@ import { resolveFaults } from './faults/index.js';
 import { scopeOverride } from './faults/scopes.js';
 import { keyWindowLog } from './faults/rate-limit.js';
 import type { FaultDef, FaultResponse } from './faults/index.js';
-import { catalogError, operationOutcome, plainError } from './outcome.js';
+import { catalogError, operationOutcome, plainError, styledError } from './outcome.js';
 import { FixedWindowCounter, SlidingWindowLog, rateLimitHeaders, retryAfterSeconds } from './rate-limit.js';
 import type { RateDecision } from './rate-limit.js';
 import type { ResourceInit, Resources } from './resources/index.js';
@@ -56,7 +56,7 @@ export interface ReferenceServer {
 export interface TargetConfig {
   baseUrl: string;
   tokenUrl: string;
-  clients: Array<{ role: string; clientId: string; alg: string; kid: string; privateKey: { file: string } }>;
+  clients: Array<{ role: string; clientId: string; alg: string; kid: string; keyKind: 'sandbox' | 'production'; scopes: string[]; privateKey: { file: string } }>;
   fixtures: Record<string, string>;
 }
 
@@ -76,6 +76,7 @@ function buildRoutes(modes: ReferenceModes): Route[] {
     ({ kind, method, pattern: templatePattern(path), release });
   return [
     fixed('token', 'POST', '/auth/token'),
+    ...(modes.tokenEndpointForm === 'trailing-slash' ? [fixed('token', 'POST', '/auth/token/')] : []),
     fixed('openapi', 'GET', '/openapi.json'),
     fixed('metadata', 'GET', '/fhir/R4/metadata', 'R4'),
     fixed('metadata', 'GET', '/fhir/R5/metadata', 'R5'),
@@ -111,7 +112,7 @@ function parsedBody(body: unknown): unknown {
   }
 }
 
-/** Fault `token-request-json-accepted` only: the string members of a JSON object read as form fields. */
+/** Mode `tokenRequestParsing: lenient` only: the string members of a JSON object read as form fields. */
 function jsonAsForm(text: string): URLSearchParams {
   try {
     const parsed = JSON.parse(text) as Record<string, unknown>;
@@ -239,7 +240,7 @@ class HttpCore {
     if (!(e instanceof FhirError)) {
       console.error(`[reference] internal error on ${method} ${path}: ${e instanceof Error ? e.message : String(e)}`);
     }
-    return { status: err.status, headers: { 'Content-Type': FHIR_JSON, ...err.headers }, body: operationOutcome(err) };
+    return { status: err.status, headers: { 'Content-Type': FHIR_JSON, ...err.headers }, body: operationOutcome(styledError(err, this.cfg.modes)) };
   }
 
   private async dispatch(req: IncomingMessage, ex: Exchange, path: string, query: URLSearchParams): Promise<Reply> {
@@ -253,7 +254,7 @@ class HttpCore {
     }
     switch (route.kind) {
       case 'token': return this.token(req, ex);
-      case 'openapi': return this.discovery(ex, this.openApi, PLAIN_JSON);
+      case 'openapi': return this.discovery(ex, this.openApi, `${this.cfg.modes.openapiMediaType}; charset=utf-8`);
       case 'smart': return this.discovery(ex, this.smart, PLAIN_JSON);
       case 'jwks': return this.discovery(ex, this.jwks, PLAIN_JSON);
       case 'metadata':
@@ -303,7 +304,7 @@ class HttpCore {
     if (!d.allowed && this.cfg.limits.enforceRateLimits && !this.cfg.faults.has('issuance-limit-not-enforced')) {
       this.refuse(d, ex, 'token issuance limit for this address');
     }
-    const json = mediaType(req.headers) === 'application/json' && this.cfg.faults.has('token-request-json-accepted');
+    const json = mediaType(req.headers) === 'application/json' && this.cfg.modes.tokenRequestParsing === 'lenient';
     if (!json && mediaType(req.headers) !== 'application/x-www-form-urlencoded') {
       throw catalogError('HPB-00101', { status: 400, message: 'Validation error: the token request must be application/x-www-form-urlencoded' });
     }
@@ -425,7 +426,7 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
   const host = opts.host ?? '127.0.0.1';
 
   const [clients, fixtureIds] = await Promise.all([
-    loadClients(fixturesDir),
+    loadClients(fixturesDir).then((c) => configureClients(c, modes, opts.clientJwksUris)),
     readFile(join(fixturesDir, 'fixture-ids.json'), 'utf8').then((t) => JSON.parse(t) as Record<string, string>),
   ]);
   const resources = await createResources({ fixturesDir, limits, modes, faults, now });
@@ -470,6 +471,8 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
         clientId: c.clientId,
         alg: c.alg,
         kid: String(c.jwks?.keys[0]?.kid ?? ''),
+        keyKind: c.keyKind,
+        scopes: [...c.scopes],
         privateKey: { file: join(fixturesDir, 'keys', `${c.clientId}.test-key.private.jwk.json`) },
       })),
       fixtures: { ...fixtures },

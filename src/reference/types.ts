@@ -77,6 +77,31 @@ export interface ReferenceModes {
    * the amount is not shown): by at least one second, or steeply, doubling the remaining wait.
    */
   prematureRetry: 'extend' | 'extend-steep';
+  /** Kind of the main client's key (the spec: keys are either sandbox or production). */
+  mainKeyKind: 'sandbox' | 'production';
+  /**
+   * How smart-configuration spells the token endpoint: `{base}/auth/token`, or with a trailing
+   * slash (`/auth/token/` is then served too, and either URL is accepted as the assertion's aud).
+   */
+  tokenEndpointForm: 'canonical' | 'trailing-slash';
+  /**
+   * Token requests: `strict` refuses a missing or other grant_type / client_assertion_type and
+   * non-form bodies (400 HPB-00101); `lenient` ignores both parameters and reads a JSON body too.
+   * The spec describes what clients send, not that anything else is refused.
+   */
+  tokenRequestParsing: 'strict' | 'lenient';
+  /** Content-Type of /openapi.json (not stated): application/json, or text/plain (the body is JSON either way). */
+  openapiMediaType: 'application/json' | 'text/plain';
+  /**
+   * FHIR issue code of errors other than 400 HPB-00101 (`invalid`) and 429 HPB-00105 (`throttled`),
+   * which the spec does not show: derived from the status, or `processing` for all.
+   */
+  issueCodes: 'by-status' | 'processing';
+  /**
+   * Errors with a generic code the endpoint tables do not list (SVC-00001/2/3/7): with their
+   * catalog code, or as plain-text diagnostics without one ("some handlers write plain-text diagnostics").
+   */
+  genericErrors: 'coded' | 'plain-text';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -95,6 +120,12 @@ export const DEFAULT_MODES: ReferenceModes = {
   excessScope: 'refuse',
   patientBlockOn: 'create-and-update',
   prematureRetry: 'extend',
+  mainKeyKind: 'sandbox',
+  tokenEndpointForm: 'canonical',
+  tokenRequestParsing: 'strict',
+  openapiMediaType: 'application/json',
+  issueCodes: 'by-status',
+  genericErrors: 'coded',
 };
 
 export interface ReferenceOptions {
@@ -107,6 +138,11 @@ export interface ReferenceOptions {
   faults?: string[];
   /** Directory of the reference fixtures (default fixtures/reference). */
   fixturesDir?: string;
+  /**
+   * Clients (by role in clients.json) whose keys are fetched from this key-set URL instead of
+   * the registry's keys: the suite's own hosted key set (src/auth/jwks.ts) in embedded runs.
+   */
+  clientJwksUris?: Record<string, string>;
   /** Clock, for tests. */
   now?: () => number;
 }
@@ -176,6 +212,12 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   excessScope: ['refuse', 'narrow'],
   patientBlockOn: ['create-and-update', 'create'],
   prematureRetry: ['extend', 'extend-steep'],
+  mainKeyKind: ['sandbox', 'production'],
+  tokenEndpointForm: ['canonical', 'trailing-slash'],
+  tokenRequestParsing: ['strict', 'lenient'],
+  openapiMediaType: ['application/json', 'text/plain'],
+  issueCodes: ['by-status', 'processing'],
+  genericErrors: ['coded', 'plain-text'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

@@ -56,7 +56,7 @@ function summarize(checks: ReportCheck[], requirements: RequirementVerdict[]): R
     byOutcome[c.outcome]++;
     (byArea[c.area] ??= emptyCounts())[c.outcome]++;
   }
-  const req: Record<RequirementOutcome, number> = { ...emptyCounts(), untested: 0 };
+  const req: Record<RequirementOutcome, number> = { ...emptyCounts(), partial: 0, untested: 0 };
   for (const r of requirements) req[r.outcome]++;
   return { total: checks.length, byOutcome, byArea, requirements: req };
 }

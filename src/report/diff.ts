@@ -1,15 +1,17 @@
 /**
- * Comparing two reports (release manager's view).
+ * Comparing two reports (release manager's view; docs/outcome-policy.md).
  *
  * For checks, keyed by id:
- *  - regressed: before was pass, observation or skip and after is fail or error
- *    (skip -> fail counts: a check that could not run before and fails now is
- *    a new failure of the target);
+ *  - regressed: the outcome got worse, and the item says which way:
+ *    to fail or error from anything else (skip -> fail counts: a check that
+ *    could not run before and fails now is a new failure of the target), and
+ *    from pass to skip, partial or untested, or from partial to skip or
+ *    untested (the rule is no longer fully verified);
  *  - fixed: before was fail or error and after is pass or observation;
  *  - added / removed: the id exists in only one report (an added check that
  *    fails is listed under added, with its outcome, not as a regression);
- *  - changed: any other change of outcome, e.g. pass -> skip, fail -> error,
- *    fail -> skip (not a regression, not a fix).
+ *  - changed: any other change of outcome, e.g. fail -> error, fail -> skip,
+ *    skip -> pass, partial -> pass (not a regression, not a fix).
  * Requirements follow the same rules with `untested` treated like skip.
  */
 import { compareIds } from './build.js';
@@ -17,14 +19,37 @@ import type { DiffItem, ReportDiff, ReportDocument, RequirementOutcome } from '.
 
 const BAD: ReadonlySet<RequirementOutcome> = new Set(['fail', 'error']);
 const GOOD: ReadonlySet<RequirementOutcome> = new Set(['pass', 'observation']);
+/** How fully a rule is verified, for outcomes that are neither failures nor observations. */
+const VERIFIED: Partial<Record<RequirementOutcome, number>> = { pass: 2, partial: 1, skip: 0, untested: 0 };
 
 type Category = 'regressed' | 'fixed' | 'changed' | 'same';
 
 export function classifyChange(before: RequirementOutcome, after: RequirementOutcome): Category {
   if (before === after) return 'same';
   if (BAD.has(after) && !BAD.has(before)) return 'regressed';
+  const b = VERIFIED[before];
+  const a = VERIFIED[after];
+  if (b !== undefined && a !== undefined && a < b) return 'regressed';
   if (GOOD.has(after) && BAD.has(before)) return 'fixed';
   return 'changed';
+}
+
+/** What a regression means, in a few words. */
+export function regressionWhy(after: RequirementOutcome): string {
+  switch (after) {
+    case 'fail':
+      return 'now fails';
+    case 'error':
+      return 'now undecided (error)';
+    case 'partial':
+      return 'now only partly verified (a check skipped)';
+    case 'skip':
+      return 'no longer verified (skipped)';
+    case 'untested':
+      return 'no longer tested';
+    default:
+      return `now ${after}`;
+  }
 }
 
 interface Entry {
@@ -48,7 +73,8 @@ function compare(oldEntries: Entry[], newEntries: Entry[]) {
     else if (!a) out.removed.push(item(id, b, a));
     else {
       const category = classifyChange(b.outcome, a.outcome);
-      if (category !== 'same') out[category].push(item(id, b, a));
+      if (category === 'regressed') out.regressed.push({ ...item(id, b, a), why: regressionWhy(a.outcome) });
+      else if (category !== 'same') out[category].push(item(id, b, a));
     }
   }
   return out;
@@ -78,7 +104,7 @@ export function renderDiff(d: ReportDiff): string {
     out.push(`${heading} (${items.length})`);
     for (const i of items) {
       const change = `${i.before ?? '—'} -> ${i.after ?? '—'}`;
-      out.push(`  ${mark} ${terminalSafe(i.id, 200)}  ${change}${i.title ? `  ${terminalSafe(i.title, 100)}` : ''}`);
+      out.push(`  ${mark} ${terminalSafe(i.id, 200)}  ${change}${i.why ? ` (${i.why})` : ''}${i.title ? `  ${terminalSafe(i.title, 100)}` : ''}`);
     }
     out.push('');
   };

@@ -26,7 +26,7 @@ const CSP = `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-$
 /** Display order: what needs attention first. */
 const ORDER: readonly Outcome[] = ['fail', 'error', 'skip', 'pass', 'observation'];
 const LABEL: Record<RequirementOutcome, string> = {
-  pass: 'Passed', fail: 'Failed', error: 'Errors', skip: 'Skipped', observation: 'Observations', untested: 'Untested',
+  pass: 'Passed', fail: 'Failed', error: 'Errors', skip: 'Skipped', observation: 'Observations', partial: 'Partial', untested: 'Untested',
 };
 
 /** Escapes text for HTML content and quoted attributes; control characters become visible `\uXXXX`. */
@@ -120,8 +120,8 @@ function summary(doc: ReportDocument): string {
     return `<button type="button" class="name" data-filter-area="${e(area)}" title="Show the checks of ${e(area)}">${e(area)}</button><div class="bar">${segments}</div><div class="small muted nowrap">${e(counts)}</div>`;
   });
   const r = s.requirements;
-  const reqLine = (['pass', 'fail', 'error', 'observation', 'skip', 'untested'] as const)
-    .map((o) => `<span class="o-${o}"><i></i>${r[o]} ${o}</span>`)
+  const reqLine = (['pass', 'partial', 'fail', 'error', 'observation', 'skip', 'untested'] as const)
+    .map((o) => `<span class="o-${o}"><i></i>${r[o] ?? 0} ${o}</span>`)
     .join('');
   return `<section id="summary"><h2>Summary</h2>
 <div class="cards">${cards.join('')}</div>
@@ -139,7 +139,7 @@ function requirementMatrix(doc: ReportDocument): string {
     return `<tr id="req-${e(r.id)}"><td class="nowrap"><a class="plink" href="${e(requirementHash(r.id))}">${e(r.id)}</a></td><td><span class="level ${e(r.level)}">${e(r.level)}</span></td><td>${e(r.text)}<div class="small muted">${e(r.section)}</div>${why}</td><td class="checks">${checks || '<span class="muted">—</span>'}</td><td>${badge(r.outcome)}</td></tr>`;
   });
   return `<section id="requirements"><h2>Requirement coverage (${doc.requirements.length})</h2>
-<p class="small muted">A requirement's verdict is the worst outcome of its checks: fail &gt; error &gt; pass &gt; observation &gt; skip; with no check it is untested. A requirement's id links to its row (<code>report.html#req-&lt;id&gt;</code>; clicking it copies the link).</p>
+<p class="small muted">A requirement's verdict, observation checks aside: fail if one of its checks failed, else error if one errored; pass only when all passed; partial when some passed and others skipped; skip when all skipped. Observation checks only: observation; no check: untested. A requirement's id links to its row (<code>report.html#req-&lt;id&gt;</code>; clicking it copies the link).</p>
 <table class="reqs"><thead><tr><th>Requirement</th><th>Level</th><th>Text</th><th>Checks</th><th>Verdict</th></tr></thead><tbody>
 ${rows.join('\n')}
 </tbody></table></section>`;

@@ -43,7 +43,7 @@ export function renderMarkdown(doc: ReportDocument, opts: { location?: string } 
   if (run.interrupted) out.push('', '> ⚠️ **The run was interrupted**: results are incomplete.');
   if (doc.phiMasked) out.push('', '> Patient identifiers and CURPs are masked in this report.');
   const r = summary.requirements;
-  out.push('', `Requirements: ${r.pass} pass, ${r.fail} fail, ${r.error} error, ${r.observation} observation, ${r.skip} skipped, ${r.untested} untested.`);
+  out.push('', `Requirements: ${r.pass} pass, ${r.partial ?? 0} partial (some checks skipped), ${r.fail} fail, ${r.error} error, ${r.observation} observation, ${r.skip} skipped, ${r.untested} untested.`);
 
   out.push('', '| Area | ✅ pass | ❌ fail | 💥 error | ⏭️ skip | 👁️ observation |', '|---|---:|---:|---:|---:|---:|');
   for (const area of Object.keys(summary.byArea).sort(compareIds)) {

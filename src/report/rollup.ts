@@ -1,18 +1,21 @@
 /**
- * Requirement verdict from the outcomes of its checks.
+ * Requirement verdict from the outcomes of its checks (docs/outcome-policy.md).
  *
- * Precedence: fail > error > pass > observation > skip. A single failing check
- * fails the requirement; an error means the requirement could not be decided
- * and outranks passes, because a pass elsewhere does not prove the rule; any
- * pass beats observations and skips. With no check at all the requirement is
- * `untested`.
+ * Observation checks aside: a failing check fails the requirement; otherwise an
+ * error means it could not be decided; it passes only when ALL its checks
+ * passed; some passed and some skipped is `partial` (not fully verified); all
+ * skipped is `skip`. A requirement with observation checks only is
+ * `observation`; with no check at all, `untested`.
  */
 import type { Outcome } from '../engine/types.js';
 import type { RequirementOutcome } from './types.js';
 
-const PRECEDENCE: readonly Outcome[] = ['fail', 'error', 'pass', 'observation', 'skip'];
-
 export function rollupRequirement(outcomes: Outcome[]): RequirementOutcome {
-  for (const outcome of PRECEDENCE) if (outcomes.includes(outcome)) return outcome;
-  return 'untested';
+  if (outcomes.length === 0) return 'untested';
+  const judged = outcomes.filter((o) => o !== 'observation');
+  if (judged.length === 0) return 'observation';
+  if (judged.includes('fail')) return 'fail';
+  if (judged.includes('error')) return 'error';
+  if (judged.every((o) => o === 'pass')) return 'pass';
+  return judged.includes('pass') ? 'partial' : 'skip';
 }

@@ -8,7 +8,8 @@ import type { CheckResult, Exchange, LedgerEntry, Outcome, RequirementVerdict, R
 export const REPORT_FORMAT_VERSION = '2.0';
 
 export type OutcomeCounts = Record<Outcome, number>;
-export type RequirementOutcome = Outcome | 'untested';
+/** `partial`: some checks passed, others skipped (1.1). */
+export type RequirementOutcome = Outcome | 'partial' | 'untested';
 
 export interface ReportSummary {
   total: number;
@@ -74,6 +75,8 @@ export interface DiffItem {
   before?: RequirementOutcome;
   after?: RequirementOutcome;
   title?: string;
+  /** For a regression: what got worse, e.g. `no longer runs (skip)`. */
+  why?: string;
 }
 
 export interface ReportDiff {

@@ -5,7 +5,9 @@
  * them, so every report states the deviation. `certification` runs the
  * reference at the spec's defaults instead.
  */
-import type { ReferenceLimits } from '../reference/types.js';
+import type { ReferenceLimits, ReferenceOptions } from '../reference/types.js';
+import { createReferenceServer, type ReferenceServer } from '../reference/index.js';
+import { EMBEDDED_JWKS_PATH, serveJwks, type JwksServer } from '../auth/jwks.js';
 
 export const EMBEDDED_LIMITS: Partial<ReferenceLimits> = {
   perKeyPerWindow: 1000,
@@ -34,4 +36,27 @@ export function embeddedTargetConfig(server: { targetConfig(): object }, l: Part
     ...(Object.keys(limits).length ? { limits } : {}),
     clients: config.clients.map((c) => (ratePerWindow ? { ...c, rateLimitPerMinute: ratePerWindow } : c)),
   };
+}
+
+/** Clients (by role) of the embedded reference whose keys come from the suite's hosted key set. */
+export const EMBEDDED_JWKS_ROLES = ['main'];
+
+/**
+ * The embedded reference with the suite's hosted client key set: the key set is served first
+ * (keys set once the config is resolved: `jwks.setKeys`), and the reference fetches the main
+ * client's keys from it (a jwks_uri client), so the key-set rule can be exercised.
+ */
+export async function startEmbeddedTarget(
+  reference: ReferenceOptions,
+  limits: Partial<ReferenceLimits>,
+): Promise<{ server: ReferenceServer; jwks: JwksServer; rawConfig: object }> {
+  const jwks = await serveJwks({ host: '127.0.0.1', port: 0, path: EMBEDDED_JWKS_PATH }, { keys: [] });
+  try {
+    const clientJwksUris = Object.fromEntries(EMBEDDED_JWKS_ROLES.map((role) => [role, jwks.url]));
+    const server = await createReferenceServer({ ...reference, limits, clientJwksUris: { ...clientJwksUris, ...reference.clientJwksUris } });
+    return { server, jwks, rawConfig: { ...embeddedTargetConfig(server, limits), jwksHosting: jwks.hosting } };
+  } catch (e) {
+    await jwks.close();
+    throw e;
+  }
 }

@@ -23,11 +23,11 @@ import { planChecks, slotOf, type CatalogCheck } from '../engine/plan.js';
 import type { CheckResult, Profile, RunResult } from '../engine/types.js';
 import { ConformanceError, describeError } from '../errors.js';
 import { PROJECT_ROOT } from '../paths.js';
-import { createReferenceServer, type ReferenceServer } from '../reference/index.js';
+import type { ReferenceServer } from '../reference/index.js';
 import { resolveFaults } from '../reference/faults/index.js';
 import { resolveLimits, resolveModes, type ReferenceOptions } from '../reference/types.js';
 import { writeReports } from '../report/index.js';
-import { EMBEDDED_LIMITS, embeddedTargetConfig } from './embedded.js';
+import { EMBEDDED_LIMITS, startEmbeddedTarget } from './embedded.js';
 import { progressLines, summaryLines } from './progress.js';
 
 export interface RunOptions {
@@ -72,6 +72,8 @@ export interface RunOutcome {
 interface Target {
   config: ResolvedConfig;
   server?: ReferenceServer;
+  /** The suite's hosted client key set (embedded runs, and configs with `jwksHosting`). */
+  jwks?: JwksServer;
   embedded: boolean;
 }
 
@@ -135,9 +137,13 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     const checks = selectChecks(options.checks ? materialize(options.checks, model) : await collectChecks(model), options, only);
     if (progress) for (const line of renderPreflight(preflight(checks, config))) out(`preflight: ${line}`);
     // Targets that fetch client keys from a URL get them from the suite itself.
-    if (config.jwksHosting) jwks = await serveJwks(config.jwksHosting, publicJwks(config.clients));
+    jwks = target.jwks ?? (config.jwksHosting ? await serveJwks(config.jwksHosting, publicJwks(config.clients)) : undefined);
+    jwks?.setKeys(publicJwks(config.clients));
 
-    runtime = await Runtime.create({ runId: record.runId, profile: config.profile, config, embedded: target.embedded, model, deadline, startedAt: record.startedAt }, events);
+    runtime = await Runtime.create(
+      { runId: record.runId, profile: config.profile, config, embedded: target.embedded, model, deadline, startedAt: record.startedAt, ...(jwks ? { jwksControl: jwks.control } : {}) },
+      events,
+    );
     const planned = planChecks(checks).map((c) => plannedCheck(c, slotOf(c)));
     events.emit({ type: 'run-started', runId: record.runId, profile: config.profile, baseUrl: config.baseUrl, embedded: target.embedded, planned });
     const results = await executePlan(checks, runtime, events);
@@ -154,7 +160,7 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
       process.removeListener('SIGTERM', onSignal);
     }
     await runtime?.close();
-    await jwks?.close();
+    await (jwks ?? target.jwks)?.close();
     await target.server?.close();
   }
   clearTimeout(hardStop);
@@ -195,12 +201,13 @@ async function resolveTarget(options: RunOptions): Promise<Target> {
   const profile = options.profile ?? 'full';
   // Everyday runs use short windows (declared in the generated config); certification the spec's defaults.
   const limits = profile === 'certification' ? {} : { ...EMBEDDED_LIMITS, ...(options.reference?.limits ?? {}) };
-  const server = await createReferenceServer({ ...options.reference, host: '127.0.0.1', port: 0, limits });
+  const { server, jwks, rawConfig } = await startEmbeddedTarget({ ...options.reference, host: '127.0.0.1', port: 0 }, limits);
   try {
-    const config = await resolveConfig(embeddedTargetConfig(server, limits), PROJECT_ROOT, { profile });
-    return { config, server, embedded: true };
+    const config = await resolveConfig(rawConfig, PROJECT_ROOT, { profile });
+    return { config, server, jwks, embedded: true };
   } catch (e) {
     await server.close();
+    await jwks.close();
     throw e;
   }
 }

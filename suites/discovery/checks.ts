@@ -5,10 +5,15 @@
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import { expectStatus, isObject } from '../../src/engine/expect.js';
+import type { CheckContext } from '../../src/engine/context.js';
+import type { HttpResponse } from '../../src/http/types.js';
+import { CLIENT_ASSERTION_TYPE } from '../../src/auth/broker.js';
+import { registerSecret } from '../../src/redact.js';
 import { OPERATIONS } from '../../src/spec/api.js';
 
 const area = 'discovery';
 const FHIR_JSON = { accept: 'application/fhir+json' };
+const TOKEN_SCOPE = 'system/MedicationRequest.rs';
 
 export const checks: CheckDefinition[] = [
   defineCheck({
@@ -159,18 +164,42 @@ export const checks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'discovery.token-endpoint-on-base',
-    title: 'the token endpoint is POST /auth/token on the base address',
+    title: 'POST /auth/token on the base address issues an access token for a valid request',
     area,
     tags: ['early'],
     level: 'MUST',
     requirements: ['discovery.token-endpoint-path'],
     quote: 'the token endpoint is `POST /auth/token` on the service\'s base address',
     async run(ctx) {
-      const res = await ctx.request({ url: '/fhir/.well-known/smart-configuration', headers: { accept: 'application/json' } });
-      expectStatus(res, 200, 'discovery.token-endpoint-path');
-      const endpoint = isObject(res.json) ? res.json.token_endpoint : undefined;
-      const expected = `${ctx.config.baseUrl.replace(/\/$/, '')}/auth/token`;
-      ctx.check(endpoint === expected, 'token_endpoint is not {base_url}/auth/token', { requirement: 'discovery.token-endpoint-path', expected, actual: endpoint, exchange: res.exchange.id });
+      const onBase = `${ctx.config.baseUrl.replace(/\/$/, '')}/auth/token`;
+      const advertised = await advertisedTokenEndpoint(ctx);
+      const res = await validTokenRequest(ctx, onBase, advertised.value);
+      expectIssued(ctx, res, `POST ${onBase}`, 'discovery.token-endpoint-path');
+    },
+  }),
+  defineCheck({
+    id: 'discovery.token-endpoint-advertised',
+    title: "smart-configuration's token_endpoint is an absolute URL that issues access tokens",
+    area,
+    level: 'MUST',
+    requirements: ['discovery.token-endpoint-path', 'discovery.smart-configuration-fields'],
+    quote: 'Returns `token_endpoint`, `jwks_uri`, `scopes_supported`, `grant_types_supported`.',
+    async run(ctx) {
+      const onBase = `${ctx.config.baseUrl.replace(/\/$/, '')}/auth/token`;
+      const advertised = await advertisedTokenEndpoint(ctx);
+      const value = advertised.value;
+      const url = typeof value === 'string' && /^https?:\/\/[^/]/i.test(value)
+        ? value
+        : ctx.fail('token_endpoint is not an absolute http(s) URL', {
+          requirement: 'discovery.smart-configuration-fields', expected: 'an absolute URL', actual: value ?? null, exchange: advertised.exchange,
+        });
+      // The spec's header also names a separate "Token address: {auth_url}": another spelling or another
+      // address is recorded, and it must work as a token endpoint (a client that follows discovery goes there).
+      const form = sameUrl(url, onBase) ? 'the base address /auth/token' : sameEndpoint(url, onBase) ? 'the base address /auth/token, spelt otherwise' : 'another address';
+      ctx.observe('token-endpoint.advertised', { form, url });
+      if (sameUrl(url, onBase)) return; // discovery.token-endpoint-on-base sends the valid request there
+      const res = await validTokenRequest(ctx, url, url);
+      expectIssued(ctx, res, `POST ${url} (the advertised token_endpoint)`, 'discovery.token-endpoint-path');
     },
   }),
   defineCheck({
@@ -200,6 +229,62 @@ export const checks: CheckDefinition[] = [
     },
   }),
 ];
+
+/** smart-configuration's token_endpoint (any JSON value), with the exchange it came from. */
+async function advertisedTokenEndpoint(ctx: CheckContext): Promise<{ value: unknown; exchange: string }> {
+  const res = await ctx.request({ url: '/fhir/.well-known/smart-configuration', headers: { accept: 'application/json' } });
+  expectStatus(res, 200, 'discovery.smart-configuration-fields');
+  return { value: isObject(res.json) ? res.json.token_endpoint : undefined, exchange: res.exchange.id };
+}
+
+/** Same URL once parsed (scheme and host case, default port, dot segments). */
+function sameUrl(a: string, b: string): boolean {
+  try {
+    return new URL(a).href === new URL(b).href;
+  } catch {
+    return false;
+  }
+}
+
+/** Same URL up to a trailing slash of the path. */
+function sameEndpoint(a: string, b: string): boolean {
+  try {
+    const [x, y] = [new URL(a), new URL(b)];
+    return x.origin === y.origin && x.pathname.replace(/\/+$/, '') === y.pathname.replace(/\/+$/, '') && x.search === y.search;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A valid token request for the main client, sent to `url`. Through the token broker (issuance
+ * pacing) when `url` is where the broker sends its requests (the configured tokenUrl, else the
+ * advertised one), else directly, with an assertion for the broker's audience.
+ */
+async function validTokenRequest(ctx: CheckContext, url: string, advertised: unknown): Promise<HttpResponse> {
+  const brokerUrl = ctx.config.tokenUrl ?? (typeof advertised === 'string' ? advertised : undefined);
+  if (brokerUrl !== undefined && sameUrl(brokerUrl, url)) return ctx.tokens.request('main', { scopes: [TOKEN_SCOPE] });
+  return ctx.request({
+    method: 'POST',
+    url,
+    form: {
+      grant_type: 'client_credentials',
+      client_assertion_type: CLIENT_ASSERTION_TYPE,
+      client_assertion: await ctx.tokens.assertion('main'),
+      scope: TOKEN_SCOPE,
+    },
+    secretFields: ['client_assertion'],
+  });
+}
+
+function expectIssued(ctx: CheckContext, res: HttpResponse, what: string, requirement: string): void {
+  expectStatus(res, [200, 201, 202, 203, 204], requirement, `${what}: status`);
+  const token = isObject(res.json) ? res.json.access_token : undefined;
+  if (typeof token === 'string' && token !== '') registerSecret(token);
+  ctx.check(typeof token === 'string' && token !== '', `${what} answered ${res.status} without an access_token`, {
+    requirement, expected: 'access_token: <string>', actual: isObject(res.json) ? Object.keys(res.json) : res.text.slice(0, 80), exchange: res.exchange.id,
+  });
+}
 
 /** Whether a discovery document needs authentication is "not stated": record it. */
 function authObservation(id: string, url: string, requirement: string, what: string): CheckDefinition {

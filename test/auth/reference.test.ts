@@ -3,7 +3,7 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { request as undiciRequest } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenBroker } from '../../src/auth/broker.js';
-import { publicJwks, serveJwks, type JwksServer } from '../../src/auth/jwks.js';
+import { keySetState, publicJwks, serveJwks, setKeySetReachable, type JwksServer } from '../../src/auth/jwks.js';
 import { resolveTokenUrl } from '../../src/auth/token-url.js';
 import { loadConfig, type ResolvedConfig } from '../../src/config/index.js';
 import type { HttpResponse, RequestOptions } from '../../src/http/types.js';
@@ -97,5 +97,27 @@ describe('serveJwks', () => {
     const missing = await undiciRequest(server.url.replace('/jwks.json', '/other'));
     await missing.body.dump();
     expect(missing.statusCode).toBe(404);
+  });
+
+  it('the control endpoint makes the key set unreachable (connections cut) and reachable again, counting the requests', async () => {
+    const jwks = await serveJwks({ host: '127.0.0.1', port: 0, path: '/jwks.json' }, { keys: [] });
+    try {
+      jwks.setKeys(publicJwks(config.clients));
+      expect(jwks.control.jwksUrl).toBe(jwks.url);
+      expect(jwks.control.url.startsWith('http://127.0.0.1:')).toBe(true);
+      expect(await setKeySetReachable(jwks.control, false)).toMatchObject({ reachable: false, refusedFetches: 0 });
+      await expect(fetch(jwks.url)).rejects.toThrow();
+      await expect(fetch(jwks.url)).rejects.toThrow();
+      expect(await setKeySetReachable(jwks.control, true)).toMatchObject({ reachable: true, fetches: 2, refusedFetches: 2 });
+      const body = (await (await fetch(jwks.url)).json()) as { keys: unknown[] };
+      expect(body.keys).toHaveLength(config.clients.length);
+      expect(await keySetState(jwks.control)).toMatchObject({ reachable: true, fetches: 3 });
+      // Without the secret, the control endpoint is not there.
+      const wrong = await fetch(jwks.control.url.replace(/\/[^/]+$/, '/guess') + '/unreachable', { method: 'POST' });
+      expect(wrong.status).toBe(404);
+      expect((await keySetState(jwks.control)).reachable).toBe(true);
+    } finally {
+      await jwks.close();
+    }
   });
 });

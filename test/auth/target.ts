@@ -20,7 +20,7 @@ export const TEST_LIMITS: Partial<ReferenceLimits> = {
   tokenLifetimeSec: 3,
 };
 
-export const runChecks = (checks: ChecksExport, opts: InProcessOptions = {}) => runInProcess(checks, { limits: TEST_LIMITS, ...opts });
+export const runChecks = (checks: ChecksExport | 'all', opts: InProcessOptions = {}) => runInProcess(checks, { limits: TEST_LIMITS, ...opts });
 
 /** Every check passes (observation checks record) on a conforming target. */
 export const conforming = nonConforming;

@@ -241,3 +241,23 @@ describe('fixture keys', () => {
     expect([...FIXTURE_KEYS].sort()).toEqual(Object.keys(ids).filter((k) => k !== 'orgA' && k !== 'orgB').sort());
   });
 });
+
+describe('clients[].keyKind', () => {
+  const client = (role: string, keyKind?: string) => ({ role, clientId: `c-${role}`, alg: 'ES384', privateKey: { file: 'ec.jwk.json' }, ...(keyKind ? { keyKind } : {}) });
+
+  it('is unknown unless declared; role production is a production key', async () => {
+    const c = await resolveConfig(base({ clients: [client('main'), client('extra', 'sandbox'), client('production')] }), dir);
+    expect(c.clients.map((x) => x.keyKind)).toEqual([undefined, 'sandbox', 'production']);
+    expect((redactedConfig(c) as { clients: Array<{ keyKind: string }> }).clients.map((x) => x.keyKind)).toEqual(['unknown', 'sandbox', 'production']);
+  });
+
+  it('a main key may be declared production', async () => {
+    const c = await resolveConfig(base({ clients: [client('main', 'production')] }), dir);
+    expect(c.clients[0]!.keyKind).toBe('production');
+  });
+
+  it('refuses a sandbox kind on the production role and an unknown kind, naming the field', async () => {
+    expect((await configError(base({ clients: [client('main'), client('production', 'sandbox')] }))).field).toBe('clients[1].keyKind');
+    expect((await configError(base({ clients: [client('main', 'test')] }))).field).toBe('clients[0].keyKind');
+  });
+});

@@ -4,6 +4,8 @@ import { catalogError, operationOutcome } from '../../src/reference/outcome.js';
 import { faults } from '../../src/reference/faults/errors.js';
 import type { FaultResponse } from '../../src/reference/faults/types.js';
 import { catalogFindings, formatFindings, type ErrorSample } from '../../suites/errors/support.js';
+import checks from '../../suites/errors/checks.js';
+import { nonConforming, runInProcess } from '../../src/run/in-process.js';
 
 /** The reference's own error responses, as the HTTP core renders them. */
 const REFERENCE_ERRORS: FaultResponse[] = [
@@ -28,7 +30,7 @@ describe('errors faults', () => {
   });
 
   // Faults judged by status/code rules of a single check rather than the format rules.
-  const byStatus = new Set(['malformed-json-500', 'unknown-path-svc-00002-wrong-status', 'malformed-json-svc-00003-wrong-status', 'error-validation-issue-code-not-invalid']);
+  const byStatus = new Set(['malformed-json-500', 'unknown-path-svc-00002-wrong-status', 'malformed-json-svc-00003-wrong-status', 'error-validation-issue-code-not-invalid', 'not-found-500']);
 
   it.each(faults.filter((f) => !byStatus.has(f.name)).map((f) => [f.name, f] as const))('%s breaks a format rule it names', (_name, fault) => {
     const changed = REFERENCE_ERRORS.map((res) => fault.transformResponse!(structuredClone(res), { method: 'GET', path: '/fhir/R4/MedicationRequest/x' }));
@@ -42,4 +44,21 @@ describe('errors faults', () => {
     const changed = REFERENCE_ERRORS.map((res) => fault.transformResponse!(structuredClone(res), { method: 'POST', path: '/fhir/R4/MedicationRequest' }));
     expect(changed).not.toEqual(REFERENCE_ERRORS);
   });
+});
+
+describe('errors faults against the reference', () => {
+  it.each(faults.map((f) => [f.name, f.checks ?? []] as const))('fault %s fails the checks it names %j', async (fault, ids) => {
+    expect(ids.length).toBeGreaterThan(0);
+    const results = await runInProcess('all', { faults: [fault], ids, requirements: [] });
+    expect(ids.filter((id) => results.get(id)?.outcome !== 'fail').map((id) => `${id}: ${results.get(id)?.outcome} ${results.get(id)?.message ?? ''}`)).toEqual([]);
+  }, 120_000);
+
+  it.concurrent.each([
+    ['issue codes other than invalid/throttled all processing', { issueCodes: 'processing' }],
+    ['generic errors as plain text', { genericErrors: 'plain-text' }],
+    ['every validation error with 400', { validationStatus: 400 }],
+  ] as const)('the errors suite passes against the reference (%s)', async (_label, modes) => {
+    const results = await runInProcess(checks, { modes });
+    expect(nonConforming(results)).toEqual([]);
+  }, 120_000);
 });

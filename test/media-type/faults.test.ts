@@ -3,7 +3,8 @@ import { OPERATIONS } from '../../src/spec/api.js';
 import { faults } from '../../src/reference/faults/media-type.js';
 import type { FaultRequest, FaultResponse } from '../../src/reference/faults/types.js';
 import type { HttpResponse } from '../../src/http/types.js';
-import { mediaTypeOf } from '../../suites/media-type/checks.js';
+import checks, { mediaTypeOf } from '../../suites/media-type/checks.js';
+import { nonConforming, runInProcess } from '../../src/run/in-process.js';
 
 const FHIR = 'application/fhir+json; charset=utf-8';
 const outcome = { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'not-found', diagnostics: 'HPB-00102: Resource not found' }] };
@@ -38,14 +39,32 @@ describe('media-type faults', () => {
     expect(apply('fhir-json-write-refused', res(201, {}), create).status).toBe(415);
   });
 
-  it('unsupported-media-type-plain-text and openapi-served-as-text', () => {
+  it('unsupported-media-type-plain-text and openapi-not-json', () => {
     const plain = apply('unsupported-media-type-plain-text', res(415), create);
     expect([typeof plain.body, contentType(plain)]).toEqual(['string', 'text/plain; charset=utf-8']);
-    expect(contentType(apply('openapi-served-as-text', res(200, {}), { method: 'GET', path: '/openapi.json' }))).toMatch(/^text\/plain/);
+    const yaml = apply('openapi-not-json', res(200, {}), { method: 'GET', path: '/openapi.json' });
+    expect([typeof yaml.body, contentType(yaml)]).toEqual(['string', 'application/yaml; charset=utf-8']);
   });
 
   it('mediaTypeOf drops parameters and case', () => {
     expect(mediaTypeOf({ headers: { 'content-type': 'Application/FHIR+json; charset=utf-8' } } as unknown as HttpResponse)).toBe('application/fhir+json');
     expect(mediaTypeOf({ headers: {} } as unknown as HttpResponse)).toBeUndefined();
   });
+});
+
+describe('media-type suite against the reference', () => {
+  it.concurrent.each([
+    ['default modes', {}],
+    ['/openapi.json served as text/plain', { openapiMediaType: 'text/plain' }],
+    ['creates answer 200', { createStatus: 200 }],
+  ] as const)('passes (%s)', async (_label, modes) => {
+    const results = await runInProcess(checks, { modes });
+    expect(nonConforming(results)).toEqual([]);
+  }, 60_000);
+
+  it.concurrent.each(faults.map((f) => [f.name, f.checks ?? []] as const))('fault %s fails %j', async (fault, ids) => {
+    expect(ids.length).toBeGreaterThan(0);
+    const results = await runInProcess('all', { faults: [fault], ids, requirements: [] });
+    expect(ids.filter((id) => results.get(id)?.outcome !== 'fail').map((id) => `${id}: ${results.get(id)?.outcome} ${results.get(id)?.message ?? ''}`)).toEqual([]);
+  }, 60_000);
 });

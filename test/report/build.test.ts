@@ -4,16 +4,26 @@ import addFormatsModule from 'ajv-formats';
 import { readFileSync } from 'node:fs';
 import type { Outcome, RunResult } from '../../src/engine/types.js';
 import { buildReport, REPORT_FORMAT_VERSION, REPORT_SCHEMA_URL, reportSchemaErrors, rollupRequirement } from '../../src/report/index.js';
+import type { RequirementOutcome } from '../../src/report/index.js';
 import { syntheticRun } from './synthetic-run.js';
 
 describe('rollupRequirement', () => {
-  const cases: Array<[Outcome[], Outcome | 'untested']> = [
+  const cases: Array<[Outcome[], RequirementOutcome]> = [
     [[], 'untested'],
     [['skip'], 'skip'],
-    [['skip', 'observation'], 'observation'],
-    [['observation', 'pass', 'skip'], 'pass'],
+    [['observation'], 'observation'],
+    [['observation', 'observation'], 'observation'],
+    // Observations aside: the skipped check decides.
+    [['skip', 'observation'], 'skip'],
+    [['observation', 'pass'], 'pass'],
+    // A pass next to a skip is not a pass: the rule is only partly verified.
+    [['observation', 'pass', 'skip'], 'partial'],
+    [['pass', 'skip'], 'partial'],
+    [['skip', 'skip', 'pass'], 'partial'],
     [['pass', 'error'], 'error'],
+    [['pass', 'skip', 'error'], 'error'],
     [['error', 'fail', 'pass'], 'fail'],
+    [['skip', 'fail'], 'fail'],
     [['pass', 'pass'], 'pass'],
   ];
   test.each(cases)('%j -> %s', (outcomes, expected) => {

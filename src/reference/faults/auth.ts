@@ -29,22 +29,33 @@ function recode(res: FaultResponse, from: string, to: string): FaultResponse {
 }
 
 const isToken = (req: FaultRequest) => req.path === '/auth/token';
+
+function outcomeOf(status: number, code: string, message: string, issueCode: string, res: FaultResponse, headers: Record<string, string> = {}): FaultResponse {
+  return {
+    status,
+    headers: { ...res.headers, 'Content-Type': 'application/fhir+json; charset=utf-8', ...headers },
+    body: { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: issueCode, diagnostics: `${code}: ${message}`, details: { coding: [{ system: CATALOG_SYSTEM, code }] } }] },
+  };
+}
+const serverError = (res: FaultResponse) => outcomeOf(500, 'SVC-00001', 'Internal server error', 'exception', res);
+const unavailable = (res: FaultResponse) => outcomeOf(503, 'SVC-00007', 'Service unavailable', 'transient', res);
 const isFhirCall = (req: FaultRequest) => req.op !== undefined;
 
 export const faults: FaultDef[] = [
-  { name: 'assertion-signature-not-checked', area: 'auth', violates: ['auth.assertion-signature-checked'], symptom: 'An assertion whose signature does not verify with the client\'s key is accepted.' },
-  { name: 'assertion-alg-none-accepted', area: 'auth', violates: ['auth.assertion-signature-checked'], symptom: 'An unsigned assertion (alg none) is accepted.' },
-  { name: 'assertion-hs256-accepted', area: 'auth', violates: ['auth.assertion-signature-checked'], symptom: 'An HS256 assertion is accepted without a check against the client\'s registered key.' },
-  { name: 'assertion-unknown-kid-accepted', area: 'auth', violates: ['auth.assertion-signature-checked'], symptom: 'An assertion whose kid names no key of the client is accepted unverified.' },
-  { name: 'assertion-iss-not-checked', area: 'auth', violates: ['auth.assertion-iss-checked'], symptom: 'The client is taken from sub; any iss (or none) is accepted.' },
-  { name: 'assertion-sub-not-checked', area: 'auth', violates: ['auth.assertion-sub-checked'], symptom: 'An assertion whose sub is not the client is accepted.' },
-  { name: 'assertion-exp-not-checked', area: 'auth', violates: ['auth.assertion-exp-checked'], symptom: 'An expired assertion is accepted.' },
-  { name: 'assertion-exp-not-required', area: 'auth', violates: ['auth.assertion-exp-checked'], symptom: 'An assertion without exp is accepted.' },
+  { name: 'assertion-signature-not-checked', area: 'auth', violates: ['auth.assertion-signature-checked'], symptom: 'An assertion whose signature does not verify with the client\'s key is accepted.', checks: ['auth.assertion-corrupted-signature', 'auth.assertion-foreign-key'] },
+  { name: 'assertion-alg-none-accepted', area: 'auth', violates: ['auth.assertion-signature-checked'], symptom: 'An unsigned assertion (alg none) is accepted.', checks: ['auth.assertion-alg-none'] },
+  { name: 'assertion-hs256-accepted', area: 'auth', violates: ['auth.assertion-signature-checked'], symptom: 'An HS256 assertion is accepted without a check against the client\'s registered key.', checks: ['auth.assertion-hs256-public-key'] },
+  { name: 'assertion-unknown-kid-accepted', area: 'auth', violates: ['auth.assertion-signature-checked'], symptom: 'An assertion whose kid names no key of the client is accepted unverified.', checks: ['auth.assertion-unknown-kid'] },
+  { name: 'assertion-iss-not-checked', area: 'auth', violates: ['auth.assertion-iss-checked'], symptom: 'The client is taken from sub; any iss (or none) is accepted.', checks: ['auth.assertion-wrong-iss', 'auth.assertion-missing-iss'] },
+  { name: 'assertion-sub-not-checked', area: 'auth', violates: ['auth.assertion-sub-checked'], symptom: 'An assertion whose sub is not the client is accepted.', checks: ['auth.assertion-wrong-sub'] },
+  { name: 'assertion-exp-not-checked', area: 'auth', violates: ['auth.assertion-exp-checked'], symptom: 'An expired assertion is accepted.', checks: ['auth.assertion-expired'] },
+  { name: 'assertion-exp-not-required', area: 'auth', violates: ['auth.assertion-exp-checked'], symptom: 'An assertion without exp is accepted.', checks: ['auth.assertion-missing-exp'] },
   {
     name: 'assertion-failure-wrong-code',
     area: 'auth',
     violates: ['auth.assertion-failure-401', 'catalog.hpb-00106'],
     symptom: 'A refused assertion gives 401 SVC-00004 instead of HPB-00106.',
+    checks: ['auth.assertion-wrong-iss', 'auth.assertion-expired', 'auth.assertion-foreign-key'],
     transformResponse: (res, req) => (isToken(req) && hasCode(res, 'HPB-00106') ? recode(res, 'HPB-00106', 'SVC-00004') : res),
   },
   {
@@ -52,30 +63,31 @@ export const faults: FaultDef[] = [
     area: 'auth',
     violates: ['errors.operation-outcome-shape'],
     symptom: 'Token endpoint errors are OAuth JSON ({ error, error_description }), not an OperationOutcome.',
+    checks: ['auth.token-request-without-client-assertion', 'auth.token-request-malformed-client-assertion'],
     transformResponse: (res, req) =>
       isToken(req) && res.status >= 400
         ? { ...res, headers: { ...res.headers, 'Content-Type': 'application/json' }, body: { error: res.status === 401 ? 'invalid_client' : 'invalid_request', error_description: String(firstIssue(res.body)?.diagnostics ?? '') } }
         : res,
   },
-  { name: 'token-request-params-not-checked', area: 'auth', violates: ['auth.token-grant-type', 'auth.token-assertion-type'], symptom: 'A token request with a missing or wrong grant_type or client_assertion_type still gets a token.' },
-  { name: 'token-request-json-accepted', area: 'auth', violates: ['auth.token-form-encoded'], symptom: 'A JSON token request body is read like a form and gets a token.' },
   {
     name: 'token-response-without-access-token',
     area: 'auth',
     violates: ['auth.token-response-access-token'],
     symptom: 'The token response names the token `token` instead of `access_token`.',
+    checks: ['auth.token-issued-for-valid-request'],
     transformResponse: (res, req) => {
       if (!isToken(req) || res.status !== 200) return res;
       const { access_token: token, ...rest } = res.body as Record<string, unknown>;
       return { ...res, body: { ...rest, token } };
     },
   },
-  { name: 'bearer-signature-not-checked', area: 'auth', violates: ['auth.invalid-bearer-401'], symptom: 'A bearer token with valid claims but another key\'s signature is accepted.' },
+  { name: 'bearer-signature-not-checked', area: 'auth', violates: ['auth.invalid-bearer-401'], symptom: 'A bearer token with valid claims but another key\'s signature is accepted.', checks: ['auth.invalid-bearer-401'] },
   {
     name: 'bearer-401-wrong-code',
     area: 'auth',
     violates: ['auth.bearer-401-code'],
     symptom: 'A missing or invalid bearer token gives 401 HPB-00107 (token expired) instead of SVC-00004.',
+    checks: ['auth.missing-bearer-401', 'auth.invalid-bearer-401'],
     transformResponse: (res, req) => (isFhirCall(req) && res.status === 401 && hasCode(res, 'SVC-00004') ? recode(res, 'SVC-00004', 'HPB-00107') : res),
   },
   {
@@ -83,10 +95,42 @@ export const faults: FaultDef[] = [
     area: 'token-lifetime',
     violates: ['token-lifetime.expired-401-hpb-00107', 'catalog.hpb-00107'],
     symptom: 'An expired access token gives 401 SVC-00004 instead of HPB-00107.',
+    checks: ['token-lifetime.expired-token-refused'],
     transformResponse: (res, req) => (isFhirCall(req) && hasCode(res, 'HPB-00107') ? recode(res, 'HPB-00107', 'SVC-00004') : res),
   },
-  { name: 'new-token-refused-after-expiry', area: 'auth', violates: ['token-lifetime.new-token-after-expiry'], symptom: 'Once a client presented an expired token, its new tokens are refused with 401 HPB-00107 too.' },
-  { name: 'production-origin-not-enforced', area: 'auth', violates: ['auth.production-key-browser-origin-403', 'catalog.hpb-00124'], symptom: 'A production key\'s token is accepted from a browser origin.' },
-  { name: 'sandbox-origin-refused', area: 'auth', violates: ['auth.production-key-browser-origin-403'], symptom: 'A sandbox key\'s token sent with an Origin header is refused with 403 HPB-00124.' },
-  { name: 'only-first-scope-granted', area: 'auth', violates: ['auth.token-scope-parameter'], symptom: 'A token request for several scopes gets a token for the first one only.' },
+  { name: 'new-token-refused-after-expiry', area: 'auth', violates: ['token-lifetime.new-token-after-expiry'], symptom: 'Once a client presented an expired token, its new tokens are refused with 401 HPB-00107 too.', checks: ['auth.new-token-after-expiry'] },
+  { name: 'production-origin-not-enforced', area: 'auth', violates: ['auth.production-key-browser-origin-403', 'catalog.hpb-00124'], symptom: 'A production key\'s token is accepted from a browser origin.', checks: ['auth.production-key-browser-origin-403'] },
+  { name: 'sandbox-origin-refused', area: 'auth', violates: ['auth.production-key-browser-origin-403'], symptom: 'A sandbox key\'s token sent with an Origin header is refused with 403 HPB-00124.', checks: ['auth.sandbox-key-browser-origin-allowed'] },
+  {
+    name: 'token-errors-500',
+    area: 'auth',
+    violates: ['auth.assertion-failure-401', 'catalog.hpb-00106', 'errors.operation-outcome-shape'],
+    symptom: 'The token endpoint answers 500 SVC-00001 wherever it should refuse with a 4xx (a refused assertion, a malformed request).',
+    checks: ['auth.assertion-wrong-aud', 'auth.assertion-expired', 'auth.token-request-without-client-assertion', 'auth.token-request-without-grant-type'],
+    transformResponse: (res, req) => (isToken(req) && res.status >= 400 && res.status < 500 && res.status !== 429 ? serverError(res) : res),
+  },
+  {
+    name: 'missing-token-503',
+    area: 'auth',
+    violates: ['auth.missing-bearer-401', 'auth.invalid-bearer-401'],
+    symptom: 'A MedicationRequest read without a (valid) bearer token gets 503 SVC-00007, every time, instead of 401; other calls are served normally.',
+    checks: ['auth.missing-bearer-401', 'auth.invalid-bearer-401', 'generated.medication-request-read.no-token'],
+    transformResponse: (res, req) => (req.op?.operationId === 'MedicationRequest.read' && res.status === 401 && hasCode(res, 'SVC-00004') ? unavailable(res) : res),
+  },
+  {
+    name: 'production-origin-wrong-code',
+    area: 'auth',
+    violates: ['auth.production-key-browser-origin-403', 'catalog.hpb-00124'],
+    symptom: "A production key's token from a browser origin gets 403 HPB-00104 (insufficient scope) instead of HPB-00124.",
+    checks: ['auth.production-key-browser-origin-403'],
+    transformResponse: (res, req) => (isFhirCall(req) && hasCode(res, 'HPB-00124') ? recode(res, 'HPB-00124', 'HPB-00104') : res),
+  },
+  {
+    name: 'key-set-unreachable-token-issued',
+    area: 'auth',
+    violates: ['auth.client-key-set-reachable'],
+    symptom: "When the client's key-set endpoint cannot be reached, the assertion's signature is not checked and a token is issued anyway.",
+    checks: ['auth.key-set-unreachable-refused'],
+  },
+  { name: 'only-first-scope-granted', area: 'auth', violates: ['auth.token-scope-parameter'], symptom: 'A token request for several scopes gets a token for the first one only.', checks: ['auth.token-grants-requested-scopes'] },
 ];

@@ -41,6 +41,7 @@ export const faults: FaultDef[] = [
     area: 'errors',
     violates: ['errors.catalog-details-coding'],
     symptom: 'Catalog errors keep the "<CODE>: " diagnostics prefix but carry no details.coding.',
+    checks: ['errors.catalog-code-format'],
     transformResponse: rewriteIssue(anyCatalog, ({ details: _details, ...rest }) => rest),
   },
   {
@@ -48,6 +49,7 @@ export const faults: FaultDef[] = [
     area: 'errors',
     violates: ['errors.catalog-code-format'],
     symptom: 'Catalog errors carry details.coding, but diagnostics lack the "<CODE>: " prefix.',
+    checks: ['errors.catalog-code-format', 'invariants.error-catalog-code-format'],
     transformResponse: rewriteIssue(anyCatalog, (issue) => ({ ...issue, diagnostics: withoutPrefix(issue) })),
   },
   {
@@ -55,6 +57,7 @@ export const faults: FaultDef[] = [
     area: 'errors',
     violates: ['errors.prefix-matches-details-code'],
     symptom: '404 HPB-00102 errors say "HPB-00111: ..." in diagnostics while details.coding says HPB-00102.',
+    checks: ['errors.catalog-code-format'],
     transformResponse: rewriteIssue(withCode('HPB-00102'), (issue) => ({ ...issue, diagnostics: `HPB-00111: ${withoutPrefix(issue)}` })),
   },
   {
@@ -62,6 +65,7 @@ export const faults: FaultDef[] = [
     area: 'errors',
     violates: ['errors.prefix-only-with-catalog-code'],
     symptom: '404 errors have plain-text diagnostics but still carry details.coding (an HL7 operation-outcome code, no catalog code).',
+    checks: ['errors.catalog-code-format'],
     transformResponse: rewriteIssue((res, issue) => res.status === 404 && anyCatalog(res, issue), (issue) => ({
       ...issue,
       diagnostics: withoutPrefix(issue),
@@ -73,6 +77,7 @@ export const faults: FaultDef[] = [
     area: 'errors',
     violates: ['errors.catalog-code-format'],
     symptom: 'HPB-00104 (a 403 in the catalog) is sent with status 400.',
+    checks: ['errors.catalog-code-format'],
     transformResponse: (res) => (res.status === 403 && catalogCodeOf(issue0(res)) === 'HPB-00104' ? { ...res, status: 400 } : res),
   },
   {
@@ -80,6 +85,7 @@ export const faults: FaultDef[] = [
     area: 'errors',
     violates: ['errors.details-coding-shape', 'errors.catalog-details-coding'],
     symptom: 'details.coding of catalog errors has a code but no system.',
+    checks: ['errors.operation-outcome-format', 'errors.catalog-code-format'],
     transformResponse: rewriteIssue(anyCatalog, (issue) => ({ ...issue, details: { coding: (issue.details?.coding ?? []).map(({ system: _s, ...c }) => c) } })),
   },
   {
@@ -87,6 +93,7 @@ export const faults: FaultDef[] = [
     area: 'errors',
     violates: ['errors.issue-code-fhir-issue-type'],
     symptom: '404 errors carry issue code "resource-not-found", which is not a FHIR issue type.',
+    checks: ['errors.operation-outcome-format'],
     transformResponse: rewriteIssue((res) => res.status === 404, (issue) => ({ ...issue, code: 'resource-not-found' })),
   },
   {
@@ -94,6 +101,7 @@ export const faults: FaultDef[] = [
     area: 'errors',
     violates: ['errors.status-and-issue-code-present'],
     symptom: '401 errors carry no issue[0].code.',
+    checks: ['errors.operation-outcome-format'],
     transformResponse: rewriteIssue((res) => res.status === 401, ({ code: _code, ...rest }) => rest),
   },
   {
@@ -101,6 +109,7 @@ export const faults: FaultDef[] = [
     area: 'errors',
     violates: ['errors.operation-outcome-shape'],
     symptom: 'Error issues carry no severity.',
+    checks: ['errors.operation-outcome-format', 'invariants.error-operation-outcome'],
     transformResponse: rewriteIssue(() => true, ({ severity: _severity, ...rest }) => rest),
   },
   {
@@ -108,6 +117,7 @@ export const faults: FaultDef[] = [
     area: 'errors',
     violates: ['errors.operation-outcome-shape'],
     symptom: '403 errors are a plain-text line instead of an OperationOutcome.',
+    checks: ['errors.operation-outcome-format', 'invariants.error-operation-outcome'],
     transformResponse: (res) => {
       const issue = issue0(res);
       if (res.status !== 403 || !issue) return res;
@@ -120,6 +130,7 @@ export const faults: FaultDef[] = [
     area: 'errors',
     violates: ['errors.invalid-issue-code'],
     symptom: '400 HPB-00101 carries issue code structure instead of invalid.',
+    checks: ['errors.invalid-body-hpb-00101', 'generated.medication-request-create.invalid-missing-subject'],
     transformResponse: rewriteIssue((res, issue) => res.status === 400 && catalogCodeOf(issue) === 'HPB-00101', (issue) => ({ ...issue, code: 'structure' })),
   },
   {
@@ -127,6 +138,7 @@ export const faults: FaultDef[] = [
     area: 'errors',
     violates: ['catalog.hpb-00101'],
     symptom: 'A write whose body is not valid JSON gets 500 SVC-00001 instead of 400 HPB-00101.',
+    checks: ['errors.invalid-body-hpb-00101'],
     transformResponse: (res) => {
       const issue = issue0(res);
       if (res.status !== 400 || !issue || !/not valid JSON/.test(issue.diagnostics ?? '')) return res;
@@ -139,6 +151,7 @@ export const faults: FaultDef[] = [
     area: 'errors',
     violates: ['catalog.svc-00002'],
     symptom: 'An unknown path gets SVC-00002 with status 400 instead of 404.',
+    checks: ['errors.unknown-path-code'],
     transformResponse: (res) => (res.status === 404 && catalogCodeOf(issue0(res)) === 'SVC-00002' ? { ...res, status: 400 } : res),
   },
   {
@@ -146,6 +159,7 @@ export const faults: FaultDef[] = [
     area: 'errors',
     violates: ['catalog.svc-00003'],
     symptom: 'A write whose body is not valid JSON gets SVC-00003 with status 422 instead of 400.',
+    checks: ['errors.malformed-json-code'],
     transformResponse: (res) => {
       const issue = issue0(res);
       if (res.status !== 400 || !issue || !/not valid JSON/.test(issue.diagnostics ?? '')) return res;
@@ -153,5 +167,26 @@ export const faults: FaultDef[] = [
       const body = res.body as { issue: Issue[] };
       return { ...res, status: 422, body: { ...body, issue: [{ ...issue, diagnostics: `SVC-00003: ${withoutPrefix(issue)}`, details: { coding } }] } };
     },
+  },
+  {
+    name: 'not-found-500',
+    area: 'errors',
+    violates: ['catalog.hpb-00102', 'tenancy.foreign-id-404'],
+    symptom: 'Every 404 HPB-00102 (an unknown id, another organization\'s id) is answered 500 SVC-00001, every time; other requests are served normally.',
+    checks: ['tenancy.foreign-read-404', 'headers.correlation-id-on-errors'],
+    transformResponse: (res) => {
+      const issue = issue0(res);
+      if (res.status !== 404 || catalogCodeOf(issue) !== 'HPB-00102') return res;
+      const coding = [{ ...issue!.details?.coding?.[0], code: 'SVC-00001' }];
+      return { ...res, status: 500, body: { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'exception', diagnostics: 'SVC-00001: Internal server error', details: { coding } }] } };
+    },
+  },
+  {
+    name: 'error-issue-list-empty',
+    area: 'errors',
+    violates: ['errors.operation-outcome-shape', 'errors.status-and-issue-code-present'],
+    symptom: '404 errors are an OperationOutcome with an empty issue list (no issue[0].code to branch on).',
+    checks: ['errors.operation-outcome-format'],
+    transformResponse: (res) => (res.status === 404 && issue0(res) ? { ...res, body: { resourceType: 'OperationOutcome', issue: [] } } : res),
   },
 ];

@@ -1,7 +1,9 @@
 /**
  * Faults of the tenancy area: another organization's Encounter becomes visible
- * (read, search) or reachable (update). The guards live in the Encounter handlers.
+ * (read, search) or reachable (update), or a search that finds nothing is
+ * answered with a server error. The guards live in the Encounter handlers.
  */
+import { CATALOG_SYSTEM } from '../../spec/catalog.js';
 import type { FaultDef } from './types.js';
 
 export const faults: FaultDef[] = [
@@ -10,17 +12,36 @@ export const faults: FaultDef[] = [
     area: 'tenancy',
     violates: ['tenancy.foreign-id-404'],
     symptom: "An Encounter read by id answers another organization's Encounter.",
+    checks: ['tenancy.foreign-read-404'],
   },
   {
     name: 'tenancy-update-leak',
     area: 'tenancy',
     violates: ['tenancy.foreign-id-404'],
     symptom: "An Encounter update of another organization's id is processed (no 404).",
+    checks: ['tenancy.foreign-update-404'],
   },
   {
     name: 'tenancy-search-leak',
     area: 'tenancy',
     violates: ['tenancy.resources-belong-to-org'],
     symptom: "Encounter search returns other organizations' Encounters.",
+    checks: ['tenancy.foreign-search-empty'],
+  },
+  {
+    name: 'empty-encounter-search-500',
+    area: 'tenancy',
+    violates: ['pagination.empty-total-zero', 'tenancy.resources-belong-to-org'],
+    symptom: 'An Encounter search that finds nothing (e.g. for another organization\'s patient) answers 500 SVC-00001, every time, instead of an empty searchset.',
+    checks: ['tenancy.foreign-search-empty'],
+    transformResponse: (res, req) => {
+      const body = res.body as { resourceType?: unknown; entry?: unknown[] } | undefined;
+      if (req.op?.operationId !== 'Encounter.search' || res.status !== 200 || body?.resourceType !== 'Bundle' || body.entry?.length !== 0) return res;
+      return {
+        status: 500,
+        headers: { ...res.headers, 'Content-Type': 'application/fhir+json; charset=utf-8' },
+        body: { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'exception', diagnostics: 'SVC-00001: Internal server error', details: { coding: [{ system: CATALOG_SYSTEM, code: 'SVC-00001' }] } }] },
+      };
+    },
   },
 ];

@@ -1,0 +1,228 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { afterEach, describe, expect, it } from 'vitest';
+import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
+import { executeCheck } from '../../src/engine/execute.js';
+import { expectError } from '../../src/engine/expect.js';
+import { decideOutcome, normalElsewhere, type Happened, type OutcomeEnv } from '../../src/engine/outcome.js';
+import type { Runtime } from '../../src/engine/runtime.js';
+import type { Exchange } from '../../src/engine/types.js';
+import { CheckFailure, ConformanceError, SkipSignal } from '../../src/errors.js';
+import { HttpClient } from '../../src/http/client.js';
+import { startServer, type TestServer } from '../http/servers.js';
+
+const exchange = (id: string, url: string, status?: number): Exchange => ({
+  id,
+  startedAt: new Date().toISOString(),
+  durationMs: 1,
+  request: { method: 'GET', url, headers: {} },
+  ...(status === undefined ? {} : { response: { status, headers: {}, bodyBytes: 0 } }),
+  curl: 'curl',
+});
+
+const env = (over: Partial<OutcomeEnv> = {}): OutcomeEnv => ({
+  unjudgeable: () => undefined,
+  health: async () => ({ normal: true, how: 'GET /fhir/R4/metadata answered 200' }),
+  ...over,
+});
+
+const happened = (over: Partial<Happened>): Happened => ({ level: 'MUST', ending: { kind: 'completed' }, findings: [], observations: [], evidence: [], ...over });
+
+describe('decideOutcome: the outcome policy', () => {
+  it('pass, skip and error follow from how the check ended', async () => {
+    expect((await decideOutcome(happened({}), env())).outcome).toBe('pass');
+    expect(await decideOutcome(happened({ ending: { kind: 'thrown', error: new SkipSignal('fixture not provided: x') } }), env())).toMatchObject({ outcome: 'skip', message: 'fixture not provided: x' });
+    const err = await decideOutcome(happened({ ending: { kind: 'thrown', error: new ConformanceError('ERR_TIMEOUT', 'no response within 15 s') } }), env());
+    expect(err).toMatchObject({ outcome: 'error', message: 'ERR_TIMEOUT: no response within 15 s' });
+    const bug = await decideOutcome(happened({ ending: { kind: 'thrown', error: new TypeError('x is undefined') } }), env());
+    expect(bug.outcome).toBe('error');
+  });
+
+  it('a finding is a fail; a hard failure joins the soft ones', async () => {
+    const d = await decideOutcome(
+      happened({ findings: [{ message: 'soft' }], ending: { kind: 'thrown', error: new CheckFailure('hard', { expected: 404, actual: 500 }) } }),
+      env(),
+    );
+    expect(d.outcome).toBe('fail');
+    expect(d.findings.map((f) => f.message)).toEqual(['soft', 'hard']);
+    expect(d.message).toBe('soft; hard');
+  });
+
+  it('an observation check never fails: its assertions become observations', async () => {
+    const soft = await decideOutcome(happened({ level: 'observation', findings: [{ message: 'was 201' }] }), env());
+    expect(soft.outcome).toBe('observation');
+    expect(soft.findings).toEqual([]);
+    expect(soft.observations).toEqual([expect.objectContaining({ key: 'asserted', value: 'was 201' })]);
+    const hard = await decideOutcome(
+      happened({ level: 'observation', observations: [{ key: 'k', value: 1 }], ending: { kind: 'thrown', error: new CheckFailure('status: expected 200, got 404', { expected: 200, actual: 404 }) } }),
+      env(),
+    );
+    expect(hard.outcome).toBe('observation');
+    expect(hard.observations).toHaveLength(2);
+    expect(hard.observations[1]!.value).toEqual({ message: 'status: expected 200, got 404', expected: 200, actual: 404 });
+    // A network error in an observation check is still an error: the tool could not tell.
+    const net = await decideOutcome(happened({ level: 'observation', ending: { kind: 'thrown', error: new ConformanceError('ERR_TARGET_UNREACHABLE', 'refused') } }), env());
+    expect(net.outcome).toBe('error');
+  });
+
+  it('a persistent 5xx where a 4xx is required is a fail that says so, while the target answers normally elsewhere', async () => {
+    const x = exchange('x-1', 'http://t/fhir/R4/MedicationRequest/abc', 500);
+    const d = await decideOutcome(
+      happened({ evidence: [x], ending: { kind: 'thrown', error: new CheckFailure('status (with HPB-00102): expected 404, got 500', { expected: 404, actual: 500, exchange: 'x-1' }) } }),
+      env({ unjudgeable: (id) => (id === 'x-1' ? { kind: 'server-error', status: 500, attempts: 4, reason: 'kept answering 500' } : undefined) }),
+    );
+    expect(d.outcome).toBe('fail');
+    expect(d.message).toMatch(/^answered 500 to GET \/fhir\/R4\/MedicationRequest\/abc where 404 is required, consistently after 3 retries; other endpoints answer normally \(GET \/fhir\/R4\/metadata answered 200\): status \(with HPB-00102\): expected 404, got 500$/);
+  });
+
+  it('a persistent 5xx from a target that answers 5xx everywhere is an error (down), with the control request as evidence', async () => {
+    const x = exchange('x-1', 'http://t/fhir/R4/MedicationRequest/abc', 503);
+    const control = exchange('x-2', 'http://t/fhir/R4/metadata', 503);
+    const d = await decideOutcome(
+      happened({ evidence: [x], findings: [{ message: 'status: expected 404, got 503', exchange: 'x-1' }] }),
+      env({
+        unjudgeable: () => ({ kind: 'server-error', status: 503, attempts: 4, reason: 'kept answering 503' }),
+        health: async () => ({ normal: false, how: 'control request GET /fhir/R4/metadata answered 503', control }),
+      }),
+    );
+    expect(d.outcome).toBe('error');
+    expect(d.message).toMatch(/looks down; no verdict/);
+    expect(d.extraEvidence).toEqual([control]);
+  });
+
+  it('a 5xx the run had no time to retry, a cut body and a redirect give no verdict', async () => {
+    const x = exchange('x-1', 'http://t/fhir/R4/Encounter', 503);
+    const failing = happened({ evidence: [x], findings: [{ message: 'bad' }] });
+    const once = await decideOutcome(failing, env({ unjudgeable: () => ({ kind: 'server-error', status: 503, attempts: 1, reason: 'r' }) }));
+    expect(once.outcome).toBe('error');
+    const cut = await decideOutcome(failing, env({ unjudgeable: () => ({ kind: 'truncated', status: 200, attempts: 1, reason: 'cut at the cap' }) }));
+    expect(cut).toMatchObject({ outcome: 'error', message: 'cut at the cap; no verdict (bad)' });
+    const redirect = { ...exchange('x-3', 'http://t/fhir/R4/Encounter', 302), response: { status: 302, headers: { location: 'http://elsewhere/' }, bodyBytes: 0 } };
+    expect((await decideOutcome(happened({ evidence: [redirect], findings: [{ message: 'bad' }] }), env())).outcome).toBe('error');
+  });
+
+  it('a passing check is not judged on the answers it saw', async () => {
+    let asked = false;
+    const d = await decideOutcome(
+      happened({ evidence: [exchange('x-1', 'http://t/fhir/R4/x', 500)] }),
+      env({ unjudgeable: () => ({ kind: 'server-error', status: 500, attempts: 4, reason: 'r' }), health: async () => ((asked = true), { normal: true, how: '' }) }),
+    );
+    expect(d.outcome).toBe('pass');
+    expect(asked).toBe(false);
+  });
+});
+
+describe('normalElsewhere', () => {
+  const now = 1_000_000;
+  const failing = [exchange('x-9', 'http://t/fhir/R4/MedicationRequest/abc', 500)];
+  it('finds a recent non-5xx answer of another FHIR path', () => {
+    const recent = [
+      { at: now - 1000, method: 'GET', path: '/fhir/R4/Encounter/e1', status: 200 },
+      { at: now - 500, method: 'GET', path: '/fhir/R4/MedicationRequest/abc', status: 500 },
+    ];
+    expect(normalElsewhere(recent, failing, now)?.path).toBe('/fhir/R4/Encounter/e1');
+  });
+  it('ignores the failing path, the token endpoint, 5xx answers and old answers', () => {
+    const recent = [
+      { at: now - 200_000, method: 'GET', path: '/fhir/R4/Encounter/e1', status: 200 },
+      { at: now - 1000, method: 'POST', path: '/auth/token', status: 200 },
+      { at: now - 900, method: 'GET', path: '/fhir/R4/Encounter/e2', status: 502 },
+      { at: now - 800, method: 'GET', path: '/fhir/R4/MedicationRequest/abc', status: 404 },
+      { at: now - 700, method: 'GET', path: '/fhir/R4/Encounter/e3' },
+    ];
+    expect(normalElsewhere(recent, failing, now)).toBeUndefined();
+  });
+});
+
+// ---- end to end: HttpClient retry rules -> executeCheck -> outcome ----------
+
+function runtimeWith(baseUrl: string): Runtime {
+  const als = new AsyncLocalStorage<{ recorder: { addExchange(x: Exchange): void } }>();
+  // Exchanges reach the running check's recorder as in the real runtime.
+  const http = new HttpClient({ baseUrl, sleep: async () => {}, timeoutMs: 2000, onExchange: (x) => als.getStore()?.recorder.addExchange(x) });
+  const rt = {
+    spec: { profile: 'full', runId: 'r1', model: { operations: [], divergences: [], problems: [], hashes: {} }, deadline: Date.now() + 60_000 },
+    config: { baseUrl: 'http://127.0.0.1:1', fixtures: {}, clients: [{ role: 'main' }], limits: { tokenLifetimeSec: 300, windowSec: 60, tokenIssuancePerMinute: 20 } },
+    http,
+    tokens: {},
+    als,
+    shared: new Map(),
+    validator: { validate: () => [] },
+    tally: () => ({ violations: [], violationCount: 0 }),
+    exchangesSeen: 0,
+    recentAnswers: [],
+    sleep: async () => {},
+    onWait: () => {},
+  };
+  return rt as unknown as Runtime;
+}
+
+const notFoundCheck: CheckDefinition = defineCheck({
+  id: 'demo.unknown-id-404',
+  title: 'an unknown id gives 404 HPB-00102',
+  area: 'demo',
+  level: 'MUST',
+  requirements: ['demo.rule'],
+  async run(ctx) {
+    const res = await ctx.request({ url: '/fhir/R4/MedicationRequest/unknown' });
+    expectError(res, { status: 404, code: 'HPB-00102' });
+  },
+});
+
+describe('executeCheck with a target answering 500 where 404 is required', () => {
+  let server: TestServer | undefined;
+  afterEach(async () => server?.close());
+
+  async function start(metadataStatus: number | 'close'): Promise<{ rt: Runtime; hits: Map<string, number> }> {
+    const hits = new Map<string, number>();
+    server = await startServer((req, res) => {
+      const path = req.url ?? '';
+      hits.set(path, (hits.get(path) ?? 0) + 1);
+      if (path === '/fhir/R4/metadata' && metadataStatus === 'close') return void res.socket?.destroy();
+      const status = path === '/fhir/R4/metadata' ? (metadataStatus as number) : 500;
+      res.writeHead(status, { 'content-type': 'application/fhir+json' });
+      res.end(JSON.stringify({ resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'exception', diagnostics: 'SVC-00001: Internal server error' }] }));
+    });
+    return { rt: runtimeWith(server.url), hits };
+  }
+
+  it('fails, naming the status, the retries and the control answer', async () => {
+    const { rt, hits } = await start(200);
+    const r = await executeCheck(notFoundCheck, rt);
+    await rt.http.close();
+    expect(r.outcome).toBe('fail');
+    expect(hits.get('/fhir/R4/MedicationRequest/unknown')).toBe(4);
+    expect(r.message).toContain('answered 500 to GET /fhir/R4/MedicationRequest/unknown where 404 is required, consistently after 3 retries');
+    expect(r.message).toContain('control request GET /fhir/R4/metadata answered 200');
+    expect(r.message).toContain('expected 404, got 500');
+    expect(r.evidence.map((x) => x.request.url.replace(server!.url, ''))).toEqual([
+      ...Array(4).fill('/fhir/R4/MedicationRequest/unknown'),
+      '/fhir/R4/metadata',
+    ]);
+  });
+
+  it('is an error when the control request also gets a 5xx', async () => {
+    const { rt } = await start(503);
+    const r = await executeCheck(notFoundCheck, rt);
+    await rt.http.close();
+    expect(r.outcome).toBe('error');
+    expect(r.message).toMatch(/does not answer normally elsewhere either .*503.*looks down; no verdict/);
+  });
+
+  it('is an error when the control request gets no answer', async () => {
+    const { rt } = await start('close');
+    const r = await executeCheck(notFoundCheck, rt);
+    await rt.http.close();
+    expect(r.outcome).toBe('error');
+    expect(r.message).toMatch(/control request GET \/fhir\/R4\/metadata failed/);
+  });
+
+  it('uses a recent normal answer of the run instead of a control request', async () => {
+    const { rt, hits } = await start(200);
+    (rt.recentAnswers as Array<unknown>).push({ at: Date.now() - 1000, method: 'GET', path: '/fhir/R4/Encounter/e1', status: 200 });
+    const r = await executeCheck(notFoundCheck, rt);
+    await rt.http.close();
+    expect(r.outcome).toBe('fail');
+    expect(r.message).toContain('GET /fhir/R4/Encounter/e1 answered 200');
+    expect(hits.get('/fhir/R4/metadata')).toBeUndefined();
+  });
+});
