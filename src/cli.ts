@@ -42,6 +42,13 @@ function reportError(e: unknown, io: Out): number {
     io.err(`error: ${redactString(e.message)}${e.field ? `\n  field: ${e.field}` : ''}${e.fix ? `\n  fix: ${e.fix}` : ''}\n`);
     return USAGE_CODES.has(e.code) ? 2 : 3;
   }
+  const sys = e as NodeJS.ErrnoException;
+  if (typeof sys?.code === 'string' && typeof sys.path === 'string') {
+    // A file the user named cannot be read or written.
+    const what = { ENOENT: 'no such file or directory', EACCES: 'permission denied', EISDIR: 'is a directory', ENOTDIR: 'a parent is not a directory', EEXIST: 'already exists' }[sys.code] ?? sys.code;
+    io.err(`error: cannot ${sys.syscall ?? 'use'} ${sys.path}: ${what}\n  fix: check the path and its folder\n`);
+    return 2;
+  }
   const message = e instanceof Error ? e.message : String(e);
   io.err(`error: ${redactString(message.split('\n')[0] ?? '')}\n  (an internal error of fhir-conformance; please report it with the command you ran)\n`);
   return 3;
@@ -258,6 +265,7 @@ async function cmdServe(opts: ServeFlags, io: Out): Promise<number> {
       limits,
       extraClients,
       targetConfig: (s) => embeddedTargetConfig(s, limits),
+      ...(opts.configOut ? { configOut: opts.configOut } : {}),
       print: (line) => io.out(`${line}\n`),
     });
   } catch (e) {
@@ -266,11 +274,6 @@ async function cmdServe(opts: ServeFlags, io: Out): Promise<number> {
     if (code === 'EACCES' || code === 'EADDRNOTAVAIL') throw new ConformanceError('ERR_USAGE', `cannot listen on ${opts.host}:${port} (${code})`, { field: 'port', fix: 'use a port above 1023 and an address of this machine' });
     if (e instanceof Error && /client|clients\.json/.test(e.message)) throw new ConformanceError('ERR_USAGE', e.message);
     throw e;
-  }
-  if (opts.configOut) {
-    const { writeFile } = await import('node:fs/promises');
-    await writeFile(opts.configOut, `${JSON.stringify(embeddedTargetConfig(server, limits), null, 2)}\n`);
-    io.out(`wrote ${opts.configOut}\n`);
   }
   await new Promise<void>((resolveStop) => {
     const stop = () => resolveStop();
@@ -361,9 +364,13 @@ async function cmdFaults(opts: { json?: boolean }, io: Out): Promise<number> {
 
 async function cmdInit(opts: { baseUrl: string; out: string }, io: Out): Promise<number> {
   const { initConfig, CLIENT_ID_PLACEHOLDER } = await import('./config/init.js');
-  const { relative } = await import('node:path');
+  const { isAbsolute, relative } = await import('node:path');
   const r = await initConfig({ baseUrl: opts.baseUrl, outDir: opts.out });
-  const rel = (p: string) => relative(process.cwd(), p) || p;
+  // Paths as the user would type them: relative below the working directory, absolute elsewhere.
+  const rel = (p: string) => {
+    const r = relative(process.cwd(), p);
+    return r && !r.startsWith('..') && !isAbsolute(r) ? r : p;
+  };
   io.out(`wrote ${rel(r.configPath)}\nwrote ${rel(r.keyPath)} (private key: keep it out of version control)\nwrote ${rel(r.publicJwksPath)} (public key set)\n\n`);
   io.out(`register this public key set for your client with the target:\n${JSON.stringify(r.publicJwks, null, 2)}\n\n`);
   if (r.missing.length) io.out(`still missing:\n${r.missing.map((m) => `  - ${m}`).join('\n')}\n\n`);
