@@ -206,7 +206,7 @@ async function cmdRun(opts: RunFlags, io: Out): Promise<number> {
       requirements: opts.requirements?.split(',').map((r) => r.trim()).filter(Boolean),
       redactPhi: opts.redactPhi,
       progress: !opts.quiet,
-      liveProgress: io === std && process.stderr.isTTY === true && !process.env.CI,
+      liveProgress: io === std && process.stderr.isTTY === true && (process.stderr.columns ?? 0) > 0 && !process.env.CI,
       verdict: true,
       reference: { faults: opts.fault, modes, limits },
       handleSignals: true,

@@ -122,7 +122,7 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
   const onSignal = (signal: NodeJS.Signals) => {
     if (record.interrupted) return;
     record.interrupted = true;
-    out(`${signal}: stopping; a partial report is written`);
+    say(`${signal}: stopping; a partial report is written`);
     runtime?.interrupt();
     // A run that does not wind down within the grace period is cut: the partial report, then exit.
     hardStop = setTimeout(() => void write().then((r) => process.exit(r.info.exitCode ?? 3), () => process.exit(3)), INTERRUPT_GRACE_MS);

@@ -90,15 +90,23 @@ export class Eta {
     this.all = { n: this.all.n + 1, ms: this.all.ms + ms };
   }
 
-  remainingMs(rest: readonly PlannedCheck[], currentElapsedMs = 0): number | undefined {
+  /**
+   * `rest` starts with the check under way (running for `currentElapsedMs`) when there is one.
+   * `guessed`: some kinds still to run have no finished sample (e.g. the late exhausting checks),
+   * so the figure is a floor rather than an estimate.
+   */
+  remainingMs(rest: readonly PlannedCheck[], currentElapsedMs?: number): { ms: number; guessed: boolean } | undefined {
     if (this.all.n === 0) return undefined;
     const mean = this.all.ms / this.all.n;
-    let total = 0;
-    for (const c of rest) {
+    let ms = 0;
+    let guessed = false;
+    rest.forEach((c, i) => {
       const s = this.byKind.get(Eta.kind(c));
-      total += s ? s.ms / s.n : mean;
-    }
-    return Math.max(0, total - currentElapsedMs);
+      if (!s) guessed = true;
+      const expected = s ? s.ms / s.n : mean;
+      ms += i === 0 && currentElapsedMs !== undefined ? Math.max(0, expected - currentElapsedMs) : expected;
+    });
+    return { ms, guessed };
   }
 }
 
@@ -122,10 +130,10 @@ export function liveProgress(stream: NodeJS.WriteStream = process.stderr): { sub
     if (wait && wait.until > now) parts.push(`waiting ${Math.ceil((wait.until - now) / 1000)} s${wait.client ? ` (${wait.client})` : ''}: ${redactString(wait.reason)}`);
     parts.push(clock(now - started));
     const rest = current ? planned.slice(current.index) : planned.slice(done);
-    const left = eta.remainingMs(rest, current ? now - current.at : 0);
-    if (left !== undefined) parts.push(`~${clock(left)} left`);
+    const left = eta.remainingMs(rest, current ? now - current.at : undefined);
+    if (left !== undefined) parts.push(`${left.guessed ? '≥' : '~'}${clock(left.ms)} left`);
     const line = parts.join(' · ');
-    const width = stream.columns ?? 120;
+    const width = stream.columns || 120;
     return line.length > width - 1 ? `${line.slice(0, width - 2)}…` : line;
   };
   const render = () => {
