@@ -143,7 +143,7 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     // Can the run work at all? (A target of ours, the embedded reference, is known to answer.)
     if (!target.embedded) {
       checkClientIds(config);
-      const line = await probeTarget(config, { deadline, startedAt: startedAt.getTime() });
+      const line = await probeTarget(config, { deadline });
       if (progress) say(`preflight: ${line}`);
     }
     const model = await discoverTarget(config, deadline, record);
@@ -211,7 +211,7 @@ function onlyPattern(only: string | RegExp | undefined): RegExp | undefined {
   try {
     return new RegExp(only);
   } catch (e) {
-    throw new ConformanceError('ERR_USAGE', `--only is not a valid regular expression: ${describeError(e)}`, { field: 'only', fix: 'pass a JavaScript regular expression over check ids and titles, e.g. --only "^pagination\\."' });
+    throw new ConformanceError('ERR_USAGE', `--only is not a valid regular expression: ${(e as Error).message}`, { field: 'only', fix: 'pass a JavaScript regular expression over check ids and titles, e.g. --only "^pagination\\."' });
   }
 }
 

@@ -58,10 +58,10 @@ export function checkClientIds(config: Pick<ResolvedConfig, 'clients' | 'source'
 type Probe = { path: string; res: HttpResponse; usable: boolean } | { path: string; error: ConformanceError };
 
 /** Step 2: the target answers. Returns one progress line; throws SetupStop(3) when nothing usable comes back. */
-export async function probeTarget(config: ResolvedConfig, opts: { deadline: number; startedAt: number }): Promise<string> {
+export async function probeTarget(config: ResolvedConfig, opts: { deadline: number }): Promise<string> {
   const timeoutMs = Math.min(config.timeouts.requestMs, PROBE_TIMEOUT_MS);
-  const deadline = Math.min(opts.deadline, opts.startedAt + PREFLIGHT_BUDGET_MS);
-  const http = new HttpClient({ baseUrl: config.baseUrl, timeoutMs, deadline });
+  // Bounded by the probe timeout (all three in parallel), and by the run's own deadline.
+  const http = new HttpClient({ baseUrl: config.baseUrl, timeoutMs, deadline: opts.deadline });
   let probes: Probe[];
   try {
     probes = await Promise.all(

@@ -87,7 +87,7 @@ describe('fhir-conformance CLI', () => {
         name: 'an invalid --only pattern',
         args: ['run', '--only', '(['],
         stderr:
-          'error: --only is not a valid regular expression: SyntaxError: Invalid regular expression: /([/: Unterminated character class\n  field: only\n  fix: pass a JavaScript regular expression over check ids and titles, e.g. --only "^pagination\\."\n',
+          'error: --only is not a valid regular expression: Invalid regular expression: /([/: Unterminated character class\n  field: only\n  fix: pass a JavaScript regular expression over check ids and titles, e.g. --only "^pagination\\."\n',
       },
       {
         name: 'an --only filter that matches nothing, with the nearest check id',
