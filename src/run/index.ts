@@ -237,14 +237,8 @@ function nothingSelected(options: RunOptions, model: OperationModel, all: readon
   if (options.only !== undefined) {
     const source = typeof options.only === 'string' ? options.only : options.only.source;
     const literal = literalOf(source);
-    const matchesAlone = (() => {
-      try {
-        const re = new RegExp(source);
-        return all.some((c) => re.test(c.id) || re.test(c.title));
-      } catch {
-        return false;
-      }
-    })();
+    const re = options.only instanceof RegExp ? options.only : new RegExp(source);
+    const matchesAlone = all.some((c) => re.test(c.id) || re.test(c.title));
     parts.push(matchesAlone ? `--only "${source}" matches checks, but none of them verifies the requirements asked for` : `--only "${source}" matches no check id or title${literal ? didYouMean(literal, [...ids, ...areas]) : ''}`);
   }
   if (options.requirements) {
