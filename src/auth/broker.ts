@@ -170,6 +170,7 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
         ...this.payload(assertion, opts),
         secretFields: ['client_assertion'],
         expect429: opts.expect429,
+        ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
         // Paced by the issuance limiter above, before the assertion is signed: a wait in the
         // HTTP layer would come after the signature and could outlast the assertion.
         pace: false,

@@ -31,6 +31,8 @@ export interface TokenRequestOptions {
   expect429?: boolean;
   /** Skip issuance pacing (only the issuance-limit check). */
   pace?: boolean;
+  /** Per-request timeout, ms (default: the run's request timeout); the run's preflight uses a shorter one. */
+  timeoutMs?: number;
 }
 
 export interface TokenBrokerApi {

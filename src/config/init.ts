@@ -10,6 +10,8 @@ import { CONFIG_SCHEMA_URL, validateConfig, type RawConfig } from './validate.js
 export interface InitResult {
   configPath: string;
   keyPath: string;
+  /** The public key set, written next to the private key (what `serve --client ID=FILE` registers). */
+  publicJwksPath: string;
   /** Public key set to register with the target for the main client. */
   publicJwks: { keys: JWK[] };
   /** What the user still has to fill in, one line each. */
@@ -65,6 +67,8 @@ export async function initConfig(opts: { baseUrl: string; outDir: string; fetch?
 
   const outDir = resolve(opts.outDir);
   const keyPath = join(outDir, 'keys', 'main.private.jwk.json');
+  const publicJwksPath = join(outDir, 'keys', 'main.public.jwks.json');
+  const publicJwks = { keys: [{ ...publicJwk, kid, alg: 'ES384', use: 'sig' }] };
   const configPath = join(outDir, 'target.json');
   const config: RawConfig = {
     $schema: relative(outDir, fileURLToPath(CONFIG_SCHEMA_URL)),
@@ -77,15 +81,18 @@ export async function initConfig(opts: { baseUrl: string; outDir: string; fetch?
   validateConfig(config, configPath);
 
   await ensureAbsent(keyPath);
+  await ensureAbsent(publicJwksPath);
   await ensureAbsent(configPath);
   await mkdir(dirname(keyPath), { recursive: true, mode: 0o700 });
   await writeFile(keyPath, `${JSON.stringify(privateJwk, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+  await writeFile(publicJwksPath, `${JSON.stringify(publicJwks, null, 2)}\n`, { flag: 'wx' });
   await writeFile(configPath, `${JSON.stringify(config, null, 2)}\n`, { flag: 'wx' });
 
   return {
     configPath,
     keyPath,
-    publicJwks: { keys: [{ ...publicJwk, kid, alg: 'ES384', use: 'sig' }] },
+    publicJwksPath,
+    publicJwks,
     missing: [
       `clients[0].clientId: register the public JWKS with the target, then replace "${CLIENT_ID_PLACEHOLDER}" with the client id it assigns`,
       'fixtures: the ids of the target\'s fixture records (keys listed in docs/config.md); checks needing a missing fixture are skipped',

@@ -24,6 +24,8 @@ export interface RunRecord {
   interrupted: boolean;
   /** A fatal problem before any check could run (unreachable target, bad config). */
   setupError?: string;
+  /** The exit code of a run the preflight stopped: 2 for the user's set-up, 3 for a target that cannot be reached. */
+  setupExitCode?: 2 | 3;
   pacing?: PacingFigures;
 }
 
@@ -46,6 +48,7 @@ export function buildRunResult(state: RunRecord, endedAt = new Date()): RunResul
     endedAt: endedAt.toISOString(),
     interrupted: state.interrupted,
     exitCode: exitCodeOf(checks, state),
+    ...(state.setupError ? { setupError: state.setupError } : {}),
     ...(state.pacing ? { pacing: state.pacing } : {}),
   };
   return {
@@ -75,9 +78,13 @@ export function requirementVerdicts(checks: CheckResult[]): RequirementVerdict[]
   });
 }
 
-/** 0: no check failed; 1: a check failed; 3: errors (or an interrupt) kept checks from a verdict and none failed. */
-export function exitCodeOf(checks: CheckResult[], state: Pick<RunRecord, 'setupError' | 'interrupted'>): number {
+/**
+ * 0: no check failed; 1: a check failed; 2: the preflight found the user's set-up wrong;
+ * 3: errors (or an interrupt) kept checks from a verdict and none failed.
+ */
+export function exitCodeOf(checks: CheckResult[], state: Pick<RunRecord, 'setupError' | 'interrupted' | 'setupExitCode'>): number {
   if (checks.some((c) => c.outcome === 'fail')) return 1;
+  if (state.setupExitCode !== undefined) return state.setupExitCode;
   if (state.setupError || state.interrupted || checks.some((c) => c.outcome === 'error')) return 3;
   return 0;
 }

@@ -130,6 +130,8 @@ export interface RunInfo {
   endedAt: string;
   interrupted: boolean;
   exitCode?: number;
+  /** What kept the run from working at all (an unreachable target, a refused client), in one paragraph. */
+  setupError?: string;
   /** Certification runs: wall time against the run's lower bound at the limits in force (src/engine/schedule.ts). */
   pacing?: PacingFigures;
 }

@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 import { OPERATIONS } from '../spec/api.js';
 import type { OperationDef } from '../spec/api.js';
 import { Authority, configureClients, hasScope, loadClients } from './auth.js';
+import { toClientRecord } from './clients.js';
 import type { ClientRecord } from './auth.js';
 import { capabilityStatement, jwks, openApiDocument, operationPath, smartConfiguration } from './discovery.js';
 import type { DiscoveryInit } from './discovery.js';
@@ -429,6 +430,11 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
     loadClients(fixturesDir).then((c) => configureClients(c, modes, opts.clientJwksUris)),
     readFile(join(fixturesDir, 'fixture-ids.json'), 'utf8').then((t) => JSON.parse(t) as Record<string, string>),
   ]);
+  // Before listening: a client that cannot be registered leaves no server behind.
+  const registered = (opts.extraClients ?? []).map((c, i, all) => {
+    if (all.findIndex((x) => x.clientId === c.clientId) !== i) throw new Error(`client ${c.clientId} is registered twice`);
+    return toClientRecord(c, clients);
+  });
   const resources = await createResources({ fixturesDir, limits, modes, faults, now });
 
   let core: HttpCore | undefined;
@@ -449,7 +455,7 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
   const port = typeof address === 'object' && address ? address.port : 0;
   const baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
-  const authority = await Authority.create({ clients, baseUrl, limits, modes, faults, now });
+  const authority = await Authority.create({ clients: [...clients, ...registered], baseUrl, limits, modes, faults, now });
   const discovery: DiscoveryInit = {
     baseUrl, tokenUrl: authority.tokenUrl, modes, scopesSupported: authority.scopesSupported(), startedAt: new Date(now()).toISOString(),
   };

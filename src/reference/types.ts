@@ -4,6 +4,7 @@
  * handler interface between the HTTP core and the resource modules.
  */
 import type { OperationDef } from '../spec/api.js';
+import type { ExtraClient } from './clients.js';
 
 /** Every knob a fast test needs; defaults are the spec's values. */
 export interface ReferenceLimits {
@@ -143,6 +144,8 @@ export interface ReferenceOptions {
    * the registry's keys: the suite's own hosted key set (src/auth/jwks.ts) in embedded runs.
    */
   clientJwksUris?: Record<string, string>;
+  /** Clients registered besides the fixture ones (`serve --client`); see src/reference/clients.ts. */
+  extraClients?: ExtraClient[];
   /** Clock, for tests. */
   now?: () => number;
 }

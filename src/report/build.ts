@@ -94,7 +94,7 @@ function canonicalRunInfo(info: RunInfo): RunInfo {
     target: pick(info.target, ['baseUrl', 'embedded', 'openapiSha256', 'capabilitySha256']),
     ...pick(info, ['profile', 'config']),
     deviations: [...info.deviations],
-    ...pick(info, ['startedAt', 'endedAt', 'interrupted', 'exitCode', 'pacing']),
+    ...pick(info, ['startedAt', 'endedAt', 'interrupted', 'exitCode', 'setupError', 'pacing']),
   };
 }
 

@@ -62,8 +62,9 @@ const checkLink = (id: string): string => `<a href="${e(checkHash(id))}">${e(id)
 function verdictText(doc: ReportDocument): string {
   const n = doc.summary.byOutcome;
   if (n.fail > 0) return `✘ Not conformant: ${n.fail} failed`;
+  if (doc.run.setupError && doc.summary.total === 0) return '⛔ Not run';
   if (doc.run.interrupted) return '⚠ Incomplete run';
-  if (n.error > 0) return `⚠ Undecided: ${n.error} errors`;
+  if (n.error > 0 || (doc.run.exitCode ?? 0) !== 0) return `⚠ Undecided: ${n.error} errors`;
   return '✔ Conformant for this run';
 }
 
@@ -86,6 +87,7 @@ function header(doc: ReportDocument): string {
     ...(run.exitCode === undefined ? [] : [fact('Exit code', String(run.exitCode))]),
   ];
   const banners: string[] = [];
+  if (run.setupError) banners.push(`<div class="banner warn" role="alert"><b>The run could not work.</b> ${e(run.setupError)}</div>`);
   if (run.interrupted) {
     banners.push('<div class="banner warn" role="alert"><b>Run interrupted.</b> The results below are incomplete: checks that did not run are missing.</div>');
   }

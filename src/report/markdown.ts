@@ -16,8 +16,8 @@ const LABEL: Record<Outcome, string> = { pass: 'passed', fail: 'failed', error: 
 const COLUMNS: readonly Outcome[] = ['pass', 'fail', 'error', 'skip', 'observation'];
 
 /** Escapes target-controlled text for a Markdown table cell or line (no HTML, no formatting, no pipes). */
-export function mdText(s: string): string {
-  return oneLine(s, 300)
+export function mdText(s: string, max = 300): string {
+  return oneLine(s, max)
     .replace(/[\u0000-\u001F\u007F-\u009F]/g, '')
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
@@ -27,19 +27,45 @@ export function mdText(s: string): string {
 
 const code = (s: string): string => `\`${s.replace(/`/g, "'").replace(/\|/g, '\\|')}\``;
 
-/** True when the run has no failure, no error and was not interrupted. */
+/** True when the run passed: its exit code is 0 (older reports without one: no failure, no error, not interrupted). */
 export function runPassed(doc: ReportDocument): boolean {
+  if (doc.run.exitCode !== undefined) return doc.run.exitCode === 0 && !doc.run.setupError;
   return doc.summary.byOutcome.fail === 0 && doc.summary.byOutcome.error === 0 && !doc.run.interrupted;
+}
+
+export interface VerdictFacts {
+  exitCode: number | undefined;
+  byOutcome: Record<Outcome, number>;
+  total: number;
+  interrupted: boolean;
+  setupError?: string;
+}
+
+/**
+ * The one verdict of a run, from its exit code: summary.md's heading and the CLI's
+ * last line say the same. Never ✅ unless the exit code is 0.
+ */
+export function verdictOf(f: VerdictFacts): { icon: string; text: string } {
+  const n = f.byOutcome;
+  if (n.fail > 0) return { icon: '❌', text: `Not conformant: ${n.fail} of ${f.total} checks failed` };
+  if (f.setupError && f.total === 0) return { icon: '⛔', text: f.exitCode === 2 ? 'Not run: a set-up problem to fix first' : 'Not run: the target could not be used' };
+  if (f.interrupted) return { icon: '⚠️', text: `Incomplete: interrupted after ${f.total} checks` };
+  if (n.error > 0 || f.exitCode !== 0) return { icon: '⚠️', text: `No verdict: ${n.error} errors kept checks from a verdict${f.setupError ? ' (and a set-up problem)' : ''}; none failed` };
+  return { icon: '✅', text: `Conformant for this run: ${n.pass} passed, ${n.skip} skipped, ${n.observation} observations of ${f.total} checks` };
 }
 
 export function renderMarkdown(doc: ReportDocument, opts: { location?: string } = {}): string {
   const { run, summary } = doc;
   const counts = COLUMNS.map((o) => `${summary.byOutcome[o]} ${LABEL[o]}`).join(', ');
+  const verdict = verdictOf({ exitCode: run.exitCode, byOutcome: summary.byOutcome, total: summary.total, interrupted: run.interrupted, ...(run.setupError ? { setupError: run.setupError } : {}) });
+  const icon = run.exitCode === undefined ? (runPassed(doc) ? '✅' : '❌') : verdict.icon;
   const out: string[] = [
-    `## ${runPassed(doc) ? '✅' : '❌'} FHIR conformance: ${counts} (${summary.total} checks)`,
+    `## ${icon} FHIR conformance: ${counts} (${summary.total} checks)${run.exitCode === undefined ? '' : ` · exit ${run.exitCode}`}`,
     '',
     `Target ${code(run.target.baseUrl)}${run.target.embedded ? ' (embedded reference)' : ''} · profile ${code(run.profile)} · run ${code(run.runId)} · ${run.startedAt} · ${durationText(runDurationMs(run))}`,
   ];
+  if (run.exitCode !== undefined) out.push('', `**${verdict.text}.**`);
+  if (run.setupError) out.push('', `> ⛔ ${mdText(run.setupError, 1500)}`);
   if (run.interrupted) out.push('', '> ⚠️ **The run was interrupted**: results are incomplete.');
   if (doc.phiMasked) out.push('', '> Patient identifiers and CURPs are masked in this report.');
   const r = summary.requirements;

@@ -28,7 +28,10 @@ import { resolveFaults } from '../reference/faults/index.js';
 import { resolveLimits, resolveModes, type ReferenceOptions } from '../reference/types.js';
 import { writeReports } from '../report/index.js';
 import { EMBEDDED_LIMITS, startEmbeddedTarget } from './embedded.js';
-import { progressLines, summaryLines } from './progress.js';
+import { closingLines, liveProgress, progressLines, summaryLines } from './progress.js';
+import { checkClientIds, probeTarget, probeTokens, SetupStop } from './preflight.js';
+import { didYouMean, literalOf } from './suggest.js';
+import { loadRequirements } from '../requirements/index.js';
 
 export interface RunOptions {
   /** Target config file; absent = the embedded reference. */
@@ -49,6 +52,10 @@ export interface RunOptions {
   reference?: ReferenceOptions;
   /** Progress lines on stderr (default true). */
   progress?: boolean;
+  /** Progress as one live status line (a terminal) instead of plain lines (default false). */
+  liveProgress?: boolean;
+  /** The closing lines: a setup problem, where the reports are, the verdict (default: as `progress`). */
+  verdict?: boolean;
   /** Write the report files (default true). */
   writeReports?: boolean;
   /** The run's deadline from its start, ms (default: the config's `timeouts.runMs`). */
@@ -82,6 +89,7 @@ const INTERRUPT_GRACE_MS = 1500;
 export async function runConformance(options: RunOptions, out: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<RunOutcome> {
   checkReferenceOptions(options);
   const only = onlyPattern(options.only);
+  checkRequirementIds(options.requirements);
   const startedAt = new Date();
   const record: RunRecord = {
     runId: newRunId(startedAt),
@@ -94,7 +102,10 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
   };
   const events = new RunEvents();
   const progress = options.progress !== false;
-  if (progress) events.subscribe(progressLines(out));
+  const live = progress && options.liveProgress ? liveProgress() : undefined;
+  if (live) events.subscribe(live.subscriber);
+  else if (progress) events.subscribe(progressLines(out));
+  const say = (line: string) => (live ? live.print(line) : out(line));
   for (const s of options.subscribers ?? []) events.subscribe(s);
   events.on('check-finished', (e) => void record.results.push(e.result));
 
@@ -113,7 +124,7 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
   const onSignal = (signal: NodeJS.Signals) => {
     if (record.interrupted) return;
     record.interrupted = true;
-    out(`${signal}: stopping; a partial report is written`);
+    say(`${signal}: stopping; a partial report is written`);
     runtime?.interrupt();
     // A run that does not wind down within the grace period is cut: the partial report, then exit.
     hardStop = setTimeout(() => void write().then((r) => process.exit(r.info.exitCode ?? 3), () => process.exit(3)), INTERRUPT_GRACE_MS);
@@ -131,11 +142,20 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     record.deviations = config.deviations;
     // The run's deadline covers discovery too.
     const deadline = Date.now() + (options.deadlineMs ?? config.timeouts.runMs);
+    // Can the run work at all? (A target of ours, the embedded reference, is known to answer.)
+    if (!target.embedded) {
+      checkClientIds(config);
+      const line = await probeTarget(config, { deadline });
+      if (progress) say(`preflight: ${line}`);
+    }
     const model = await discoverTarget(config, deadline, record);
     record.model = model;
 
-    const checks = selectChecks(options.checks ? materialize(options.checks, model) : await collectChecks(model), options, only);
-    if (progress) for (const line of renderPreflight(preflight(checks, config))) out(`preflight: ${line}`);
+    const catalog = options.checks ? materialize(options.checks, model) : await collectChecks(model);
+    const checks = selectChecks(catalog, options, only);
+    // A filter that selects nothing is a typo, not a green run.
+    if (checks.length === 0 && (only || options.requirements)) throw nothingSelected(options, model, catalog);
+    if (progress) for (const line of renderPreflight(preflight(checks, config))) say(`preflight: ${line}`);
     // Targets that fetch client keys from a URL get them from the suite itself.
     jwks = target.jwks ?? (config.jwksHosting ? await serveJwks(config.jwksHosting, publicJwks(config.clients)) : undefined);
     jwks?.setKeys(publicJwks(config.clients));
@@ -144,6 +164,10 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
       { runId: record.runId, profile: config.profile, config, embedded: target.embedded, model, deadline, startedAt: record.startedAt, ...(jwks ? { jwksControl: jwks.control } : {}) },
       events,
     );
+    if (!target.embedded) {
+      const line = await probeTokens(runtime, { startedAt: startedAt.getTime() });
+      if (progress) say(`preflight: ${line}`);
+    }
     const planned = planChecks(checks).map((c) => plannedCheck(c, slotOf(c)));
     events.emit({ type: 'run-started', runId: record.runId, profile: config.profile, baseUrl: config.baseUrl, embedded: target.embedded, planned });
     const results = await executePlan(checks, runtime, events);
@@ -153,8 +177,12 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     }
   } catch (e) {
     if (e instanceof ConformanceError && e.code === 'ERR_USAGE') throw e;
-    record.setupError ??= describeError(e);
+    if (e instanceof SetupStop) {
+      record.setupError = e.message;
+      record.setupExitCode = e.exitCode;
+    } else record.setupError ??= describeError(e);
   } finally {
+    live?.stop();
     if (options.handleSignals) {
       process.removeListener('SIGINT', onSignal);
       process.removeListener('SIGTERM', onSignal);
@@ -167,7 +195,8 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
   const stats = runtime?.runStats();
   const result = await write();
   await events.emitAsync({ type: 'run-finished', results: record.results, ...(stats ? { stats } : {}), interrupted: record.interrupted, ...(record.setupError ? { setupError: record.setupError } : {}) });
-  if (progress) for (const line of summaryLines(result, reportDir, record.setupError)) out(line);
+  if (progress && !(record.setupError && record.results.length === 0)) for (const line of summaryLines(result)) out(line);
+  if (options.verdict ?? progress) for (const line of closingLines(result, reportDir, record.setupError)) out(line);
   for (const e of events.drainErrors()) out(`internal: a run subscriber failed: ${describeError(e)}`);
   return { exitCode: result.info.exitCode ?? 3, result, results: record.results, ...(reportDir ? { reportDir } : {}), ...(record.setupError ? { setupError: record.setupError } : {}) };
 }
@@ -188,8 +217,50 @@ function onlyPattern(only: string | RegExp | undefined): RegExp | undefined {
   try {
     return new RegExp(only);
   } catch (e) {
-    throw new ConformanceError('ERR_USAGE', `--only is not a valid regular expression: ${describeError(e)}`, { field: 'only', fix: 'pass a JavaScript regular expression over check ids and titles, e.g. --only "^pagination\\."' });
+    throw new ConformanceError('ERR_USAGE', `--only is not a valid regular expression: ${(e as Error).message}`, { field: 'only', fix: 'pass a JavaScript regular expression over check ids and titles, e.g. --only "^pagination\\."' });
   }
+}
+
+/** `--requirements` ids must be catalog ids: a typo in a CI gate must not pass the build. */
+function checkRequirementIds(ids: readonly string[] | undefined): void {
+  if (ids === undefined) return;
+  if (ids.length === 0) throw new ConformanceError('ERR_USAGE', '--requirements names no requirement id', { field: 'requirements', fix: 'pass ids from suites/requirements.json, comma separated (list them with `fhir-conformance requirements`)' });
+  const known = loadRequirements().map((r) => r.id);
+  const unknown = ids.filter((id) => !known.includes(id));
+  if (unknown.length === 0) return;
+  throw new ConformanceError(
+    'ERR_USAGE',
+    `unknown requirement id${unknown.length > 1 ? 's' : ''}: ${unknown.map((id) => `"${id}"${didYouMean(id, known)}`).join(', ')}`,
+    { field: 'requirements', fix: 'use ids from suites/requirements.json (list them with `fhir-conformance requirements`)' },
+  );
+}
+
+/** The filters selected no check: say which filter, and what was near. */
+function nothingSelected(options: RunOptions, model: OperationModel, all: readonly (CheckDefinition | CatalogCheck)[]): ConformanceError {
+  const parts: string[] = [];
+  const ids = all.map((c) => c.id);
+  const areas = [...new Set(all.map((c) => c.area))];
+  if (options.only !== undefined) {
+    const source = typeof options.only === 'string' ? options.only : options.only.source;
+    const literal = literalOf(source);
+    const re = options.only instanceof RegExp ? options.only : new RegExp(source);
+    const matchesAlone = all.some((c) => re.test(c.id) || re.test(c.title));
+    parts.push(matchesAlone ? `--only "${source}" matches checks, but none of them verifies the requirements asked for` : `--only "${source}" matches no check id or title${literal ? didYouMean(literal, [...ids, ...areas]) : ''}`);
+  }
+  if (options.requirements) {
+    const byId = new Map(loadRequirements().map((r) => [r.id, r]));
+    const uncovered = options.requirements.filter((id) => !all.some((c) => c.requirements.includes(id)));
+    for (const id of uncovered) {
+      const r = byId.get(id);
+      parts.push(`requirement ${id} has no check${r && !r.testable ? ` (not testable: ${r.reason ?? 'no reason given'})` : ''}`);
+    }
+    if (uncovered.length === 0 && options.only === undefined) parts.push('--requirements selects no check');
+  }
+  const discoveryFailed = model.operations.length === 0 && model.problems.length > 0;
+  return new ConformanceError('ERR_USAGE', `nothing to run: ${parts.join('; ')}${discoveryFailed ? ` (note: the target's discovery failed, so the checks generated from its OpenAPI document are missing: ${model.problems[0]})` : ''}`, {
+    field: options.only !== undefined ? 'only' : 'requirements',
+    fix: 'check ids look like area.slug (e.g. "^pagination\\." or "discovery.metadata"); list requirement ids with `fhir-conformance requirements`',
+  });
 }
 
 /** The config, resolved once: from the file, or from the embedded reference started here. */

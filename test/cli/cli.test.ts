@@ -1,18 +1,28 @@
 /**
  * The CLI end to end, as a user runs it (child processes of bin/fhir-conformance.js):
- * exit codes 0/1/2/3, report re-rendering, diff, requirements, faults, serve.
+ * exact exit codes and messages for each case (0/1/2/3), the verdict line that
+ * follows the exit code, help and version, report re-rendering, diff, requirements,
+ * faults, serve.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { TOOL_VERSION } from '../../src/version.js';
 import { XMLParser } from 'fast-xml-parser';
 import { FAULTS } from '../../src/reference/faults/index.js';
 import { CLI, readLatestReport, runCli, tempDir, writeTargetConfig, type CliRun } from './cli.js';
 import { refusedUrl } from '../robustness/hostile.js';
 
 const FAULT = 'no-correlation-id';
+/** Nothing internal reaches a user: no error class names, no stack frames. */
+const INTERNAL = /TypeError|ReferenceError|ConformanceError|CommanderError|^\s+at /m;
+
+/** The last line of stderr: the verdict. */
+const lastLine = (text: string) => text.trimEnd().split('\n').at(-1);
 
 describe('fhir-conformance CLI', () => {
   let cleanDir: string;
@@ -37,12 +47,20 @@ describe('fhir-conformance CLI', () => {
       expect(report.summary.byOutcome.pass).toBeGreaterThan(100);
       expect(report.summary.byOutcome.fail + report.summary.byOutcome.error).toBe(0);
       expect(clean.stderr).toMatch(/\d+ checks: pass \d+/);
+      // Plain progress (not a terminal): area lines with the checks done so far.
+      expect(clean.stderr).toMatch(/^▸ discovery {2}\(\d+\/\d+ checks done · pass \d+ · fail 0 · error 0 · skip \d+/m);
+      expect(lastLine(clean.stderr)).toMatch(/^✅ Conformant for this run: \d+ passed, \d+ skipped, \d+ observations of \d+ checks \(exit 0\)$/);
+      expect(await readFile(join(cleanDir, 'latest', 'summary.md'), 'utf8')).toMatch(/^## ✅ FHIR conformance: .* · exit 0\n/);
     });
 
     test(`1: a run against the reference with --fault ${FAULT}`, async () => {
       expect(faulty.code, faulty.stderr.slice(-2000)).toBe(1);
       const report = await readLatestReport(faultyDir);
-      expect(report.checks.some((c) => c.outcome === 'fail')).toBe(true);
+      const failed = report.checks.filter((c) => c.outcome === 'fail').length;
+      expect(failed).toBeGreaterThan(0);
+      // --quiet: no progress, only where the reports are and the verdict.
+      expect(faulty.stderr).toBe(`reports: ${join(faultyDir, report.run.runId)}\n❌ Not conformant: ${failed} of ${report.checks.length} checks failed (exit 1)\n`);
+      expect(await readFile(join(faultyDir, 'latest', 'summary.md'), 'utf8')).toMatch(/^## ❌ FHIR conformance: .* · exit 1\n/);
     });
 
     test('2: a bad config, naming the field and the fix', async () => {
@@ -56,32 +74,129 @@ describe('fhir-conformance CLI', () => {
       expect(run.stderr).toMatch(/fix: .*RS384.*ES384|fix: .*ES384.*RS384/);
     });
 
-    test('2: an unknown flag', async () => {
-      const run = await runCli(['run', '--no-such-flag'], { timeoutMs: 30_000 });
-      expect(run.code).toBe(2);
-      expect(run.stderr).toMatch(/no-such-flag/);
+    // Usage errors: exit 2, the message and what to do, nothing run and no report written.
+    const usage: Array<{ name: string; args: string[]; stderr: string | RegExp }> = [
+      { name: 'an unknown flag, with a suggestion', args: ['run', '--profle', 'quick'], stderr: "error: unknown option '--profle'\n(Did you mean --profile?)\n(add --help for usage and examples)\n" },
+      { name: 'an unknown command, with a suggestion', args: ['rnu'], stderr: "error: unknown command 'rnu'\n(Did you mean run?)\n(add --help for usage and examples)\n" },
+      {
+        name: 'a profile that does not exist',
+        args: ['run', '--profile', 'quik'],
+        stderr: "error: option '-p, --profile <profile>' argument 'quik' is invalid. Allowed choices are quick, full, certification, read-only.\n(add --help for usage and examples)\n",
+      },
+      {
+        name: 'an invalid --only pattern',
+        args: ['run', '--only', '(['],
+        stderr:
+          'error: --only is not a valid regular expression: Invalid regular expression: /([/: Unterminated character class\n  field: only\n  fix: pass a JavaScript regular expression over check ids and titles, e.g. --only "^pagination\\."\n',
+      },
+      {
+        name: 'an --only filter that matches nothing, with the nearest check id',
+        args: ['run', '--profile', 'quick', '--only', '^discovry\\.metadata'],
+        stderr: /^error: nothing to run: --only "\^discovry\\\.metadata" matches no check id or title \(did you mean "discovery\.metadata-without-auth"\?\)\n {2}field: only\n {2}fix: /,
+      },
+      {
+        name: 'an unknown requirement id, with the nearest one',
+        args: ['run', '--profile', 'quick', '--requirements', 'auth.client-credential'],
+        stderr: 'error: unknown requirement id: "auth.client-credential" (did you mean "auth.client-credentials"?)\n  field: requirements\n  fix: use ids from suites/requirements.json (list them with `fhir-conformance requirements`)\n',
+      },
+      {
+        name: '--fault with --config',
+        args: ['run', '--config', 'fixtures/example-target.json', '--fault', FAULT],
+        stderr: 'error: --fault, --mode and --limit apply to the embedded reference\n  fix: drop --config to use them, or drop them to run against your target\n',
+      },
+      {
+        name: 'report: a report file that does not exist',
+        args: ['report', 'no/such/report.json'],
+        stderr: 'error: cannot read report no/such/report.json: file not found\n  fix: pass the path of a report.json written by `fhir-conformance run` (e.g. reports/latest/report.json)\n',
+      },
+      { name: 'diff: a report file that does not exist', args: ['diff', 'no/such/a.json', 'no/such/b.json'], stderr: /^error: cannot read report no\/such\/a\.json: file not found\n/ },
+      { name: 'report: a missing argument', args: ['report'], stderr: "error: missing required argument 'report.json'\n(add --help for usage and examples)\n" },
+      { name: 'init without --base-url', args: ['init'], stderr: "error: required option '--base-url <url>' not specified\n(add --help for usage and examples)\n" },
+    ];
+    test.each(usage)('2: $name', async ({ args, stderr }) => {
+      const dir = await tempDir('cli-usage');
+      const run = await runCli([...args, ...(args[0] === 'run' ? ['--report-dir', dir] : [])], { timeoutMs: 60_000 });
+      expect(run.code, run.stderr).toBe(2);
+      if (typeof stderr === 'string') expect(run.stderr).toBe(stderr);
+      else expect(run.stderr).toMatch(stderr);
+      expect(run.stderr).not.toMatch(INTERNAL);
+      expect(existsSync(join(dir, 'latest'))).toBe(false);
+    }, 70_000);
+
+    test('2: serve on a port that is in use', async () => {
+      const busy = createServer().listen(0, '127.0.0.1');
+      await once(busy, 'listening');
+      const { port } = busy.address() as { port: number };
+      try {
+        const run = await runCli(['serve', '--port', String(port)], { timeoutMs: 30_000 });
+        expect(run.code).toBe(2);
+        expect(run.stderr).toBe(
+          `error: port ${port} on 127.0.0.1 is already in use (another \`serve\`?)\n  field: port\n  fix: stop the other server, or pick another port with --port N (--port 0 picks a free one)\n`,
+        );
+      } finally {
+        busy.close();
+      }
     });
 
-    test('3: an unreachable target', async () => {
+    test('3: an unreachable target stops in the preflight, with what to fix', async () => {
       const dir = await tempDir('cli-unreachable');
       const config = await writeTargetConfig(dir, { baseUrl: await refusedUrl(), requestMs: 1000, runMs: 10_000 });
       const run = await runCli(['run', '--config', config, '--profile', 'quick', '--only', '^discovery\\.', '--report-dir', dir, '--quiet'], { timeoutMs: 60_000 });
       expect(run.code).toBe(3);
       const report = await readLatestReport(dir);
-      expect(report.checks.every((c) => c.outcome === 'error' && /connection refused/.test(c.message ?? ''))).toBe(true);
+      expect(report.checks).toEqual([]);
+      expect(report.run.setupError).toMatch(/^Cannot run: the target is unreachable: connection refused by 127\.0\.0\.1:\d+\./);
+      // --quiet still says why, where the report is and the verdict.
+      expect(run.stderr).toBe(`\n${report.run.setupError}\n\nreports: ${join(dir, report.run.runId)}\n⛔ Not run: the target could not be used (exit 3)\n`);
     }, 70_000);
   });
 
-  test('report re-renders report.json as html, junit and md', async () => {
+  describe('help and version', () => {
+    test('--version prints the version', async () => {
+      const r = await runCli(['--version'], { timeoutMs: 30_000 });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe(`${TOOL_VERSION}\n`);
+    });
+
+    test.each(['run', 'serve', 'report', 'diff', 'init', 'faults', 'requirements'])('%s --help: usage with options (and examples), exit 0', async (command) => {
+      const r = await runCli([command, '--help'], { timeoutMs: 30_000 });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`^Usage: fhir-conformance ${command} `));
+      if (!['faults', 'requirements'].includes(command)) expect(r.stdout).toMatch(new RegExp(`\nExamples:\n {2}\\$ fhir-conformance ${command} `));
+      const help = await runCli(['help', command], { timeoutMs: 30_000 });
+      expect(help.stdout).toBe(r.stdout);
+    });
+
+    test('no command: the overview on stderr, exit 2', async () => {
+      const r = await runCli([], { timeoutMs: 30_000 });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/^Usage: fhir-conformance \[options\] \[command\]/);
+      expect(r.stderr).toContain('Exit codes: 0 no check failed');
+    });
+  });
+
+  test('report re-renders report.json as html (to a file), junit and md (--stdout)', async () => {
     const json = join(cleanDir, 'latest', 'report.json');
     const { runId } = (await readLatestReport(cleanDir)).run;
     const html = await runCli(['report', json, '--format', 'html', '--out', join(work, 'r.html')], { timeoutMs: 30_000 });
-    const junit = await runCli(['report', json, '--format', 'junit'], { timeoutMs: 30_000 });
-    const md = await runCli(['report', json, '--format', 'md'], { timeoutMs: 30_000 });
+    const junit = await runCli(['report', json, '--format', 'junit', '--stdout'], { timeoutMs: 30_000 });
+    const md = await runCli(['report', json, '--format', 'md', '--stdout'], { timeoutMs: 30_000 });
     for (const r of [html, junit, md]) expect(r.code, r.stderr).toBe(0);
+    expect(html.stdout).toBe(`wrote ${join(work, 'r.html')}\n`);
     const page = await readFile(join(work, 'r.html'), 'utf8');
     expect(page).toMatch(/^<!DOCTYPE html>/i);
     expect(page).toContain(runId);
+    // By default, to a file next to the report.json (never megabytes of HTML on a terminal).
+    const copy = join(work, 'copy');
+    await mkdir(copy, { recursive: true });
+    await copyFile(json, join(copy, 'report.json'));
+    const byDefault = await runCli(['report', join(copy, 'report.json')], { timeoutMs: 30_000 });
+    expect(byDefault.code, byDefault.stderr).toBe(0);
+    expect(byDefault.stdout).toBe(`wrote ${join(copy, 'report.html')}\n`);
+    expect(await readFile(join(copy, 'report.html'), 'utf8')).toContain(runId);
+    const json2 = await runCli(['report', join(copy, 'report.json'), '--format', 'json'], { timeoutMs: 30_000 });
+    expect(json2.code).toBe(2);
+    expect(json2.stderr).toBe('error: --format json would overwrite the report.json it reads\n  fix: pass --out FILE or --stdout\n');
     const xml = new XMLParser({ ignoreAttributes: false }).parse(junit.stdout) as { testsuites?: unknown };
     expect(xml.testsuites).toBeDefined();
     expect(junit.stdout).toContain('<testcase');
@@ -90,6 +205,7 @@ describe('fhir-conformance CLI', () => {
     expect(withoutLink(md.stdout)).toBe(withoutLink(await readFile(join(cleanDir, 'latest', 'summary.md'), 'utf8')));
     const bad = await runCli(['report', json, '--format', 'pdf'], { timeoutMs: 30_000 });
     expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe("error: option '-f, --format <format>' argument 'pdf' is invalid. Allowed choices are html, junit, md, json.\n(add --help for usage and examples)\n");
   }, 60_000);
 
   test('diff lists the regression of a faulty run (exit 1) and none against itself (exit 0)', async () => {
@@ -121,18 +237,21 @@ describe('fhir-conformance CLI', () => {
   });
 
   describe('serve', () => {
-    let serve: ReturnType<typeof spawn> | undefined;
+    const started: Array<ReturnType<typeof spawn>> = [];
     afterAll(() => {
-      if (serve?.exitCode === null) serve.kill('SIGKILL');
+      for (const child of started) if (child.exitCode === null) child.kill('SIGKILL');
     });
 
-    test('prints a target config that run --config accepts', async () => {
-      serve = spawn(process.execPath, [CLI, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    /** `serve ...args` in a child process, once it printed its config; stopped with SIGTERM (exit 0). */
+    async function startServe(args: string[], cwd = process.cwd()) {
+      const child = spawn(process.execPath, [CLI, 'serve', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+      started.push(child);
       let out = '';
-      serve.stdout!.setEncoding('utf8');
+      child.stdout!.setEncoding('utf8');
       await new Promise<void>((ready, fail) => {
         const timer = setTimeout(() => fail(new Error(`serve printed no config: ${out}`)), 30_000);
-        serve!.stdout!.on('data', (s: string) => {
+        child.once('exit', (code) => fail(new Error(`serve exited ${code}: ${out}`)));
+        child.stdout!.on('data', (s: string) => {
           out += s;
           if (/\nTry:\n/.test(out)) {
             clearTimeout(timer);
@@ -142,19 +261,71 @@ describe('fhir-conformance CLI', () => {
       });
       const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1];
       expect(url).toBeDefined();
-      const printed = out.slice(out.indexOf('{'), out.lastIndexOf('}') + 1);
-      const config = { ...(JSON.parse(printed) as object), timeouts: { requestMs: 5000, runMs: 60_000 } };
-      expect(config).toMatchObject({ baseUrl: url });
+      const printed = JSON.parse(out.slice(out.indexOf('{'), out.lastIndexOf('}') + 1)) as Record<string, unknown>;
+      const stop = async () => {
+        child.kill('SIGTERM');
+        const [code] = (await once(child, 'exit')) as [number | null];
+        expect(code).toBe(0);
+      };
+      return { url: url!, out, printed, stop };
+    }
+
+    test('prints a target config that run --config accepts', async () => {
+      const serve = await startServe(['--port', '0']);
+      const config = { ...serve.printed, timeouts: { requestMs: 5000, runMs: 60_000 } };
+      expect(config).toMatchObject({ baseUrl: serve.url });
+      // The spec's limits by default: nothing to declare.
+      expect(config).not.toHaveProperty('limits');
       const dir = await tempDir('cli-serve');
       const path = join(dir, 'target.json');
       await writeFile(path, JSON.stringify(config));
       const run = await runCli(['run', '--config', path, '--profile', 'quick', '--only', '^(discovery|tenancy)\\.', '--report-dir', dir, '--quiet'], { timeoutMs: 90_000 });
       expect(run.code, run.stderr.slice(-1500)).toBe(0);
       expect((await readLatestReport(dir)).summary.byOutcome.pass).toBeGreaterThan(5);
-
-      serve.kill('SIGTERM');
-      const [code] = (await once(serve, 'exit')) as [number | null];
-      expect(code).toBe(0);
+      await serve.stop();
     }, 120_000);
+
+    test('the onboarding path: init -> serve --client -> fill in the client id and fixtures -> run --config: exit 0', async () => {
+      const dir = await tempDir('cli-onboarding');
+      // The local reference a vendor starts first; init reads its smart-configuration.
+      const first = await startServe(['--port', '0'], dir);
+      const port = new URL(first.url).port;
+      const init = await runCli(['init', '--base-url', first.url, '--out', join(dir, 'conformance')], { timeoutMs: 30_000 });
+      expect(init.code, init.stderr).toBe(0);
+      expect(init.stdout).toContain(`wrote ${join(dir, 'conformance', 'keys', 'main.public.jwks.json')}`);
+      expect(init.stdout).toContain('serve --client YOUR-ID=');
+      await first.stop();
+
+      // init's config as it is: the placeholder client id stops the run at once, exit 2.
+      const configPath = join(dir, 'conformance', 'target.json');
+      const early = await runCli(['run', '--config', configPath, '--report-dir', join(dir, 'reports'), '--quiet'], { timeoutMs: 30_000 });
+      expect(early.code, early.stderr).toBe(2);
+      expect(early.stderr).toMatch(/^\nCannot run: clients\[0\] \(role "main"\) still has the client id "REPLACE-WITH-CLIENT-ID"/);
+      expect(lastLine(early.stderr)).toBe('⛔ Not run: a set-up problem to fix first (exit 2)');
+
+      // Register init's public key with the reference (same port), short windows, the matching config written out.
+      const served = join(dir, 'served.json');
+      const serve = await startServe(['--port', port, '--limits', 'short', '--client', 'vendor-main=conformance/keys/main.public.jwks.json', '--config-out', served], dir);
+      expect(serve.out).toContain('Registered client "vendor-main": 1 public key(s)');
+      const ready = JSON.parse(await readFile(served, 'utf8')) as { fixtures: Record<string, string>; limits: Record<string, number> };
+      expect(ready).toEqual(serve.printed);
+      expect(ready.limits).toEqual({ tokenLifetimeSec: 10, windowSec: 5, tokenIssuancePerMinute: 100 });
+
+      // Fill in what init listed as missing: the client id, the fixture ids (and the short limits).
+      const config = JSON.parse(await readFile(configPath, 'utf8')) as { clients: Array<{ clientId: string }>; fixtures: object; limits?: object };
+      config.clients[0]!.clientId = 'vendor-main';
+      config.fixtures = ready.fixtures;
+      config.limits = ready.limits;
+      await writeFile(configPath, JSON.stringify(config, null, 2));
+      const run = await runCli(['run', '--config', configPath, '--profile', 'quick', '--report-dir', join(dir, 'reports')], { timeoutMs: 240_000 });
+      expect(run.code, run.stderr.slice(-2500)).toBe(0);
+      expect(run.stderr).toMatch(/^preflight: tokens issued for 1 of 1 client\(s\) \(main\)$/m);
+      const report = await readLatestReport(join(dir, 'reports'));
+      expect(report.summary.byOutcome.pass).toBeGreaterThan(100);
+      expect(report.summary.byOutcome.fail + report.summary.byOutcome.error).toBe(0);
+      // The roles init's config lacks are skips with their reason, not failures.
+      expect(report.checks.some((c) => c.outcome === 'skip' && /no client with role "?second-org"?/.test(c.message ?? ''))).toBe(true);
+      await serve.stop();
+    }, 300_000);
   });
 });

@@ -45,6 +45,12 @@ describe('initConfig', () => {
     const jwt = await new SignJWT({}).setProtectedHeader({ alg: 'ES384' }).sign(await importJWK(priv, 'ES384'));
     await expect(jwtVerify(jwt, await importJWK(pub!, 'ES384'))).resolves.toBeTruthy();
 
+    // The public key set is written too, for `serve --client ID=FILE` (or the target's registration form).
+    expect(r.publicJwksPath).toBe(join(dir, 'keys', 'main.public.jwks.json'));
+    const written = JSON.parse(await readFile(r.publicJwksPath, 'utf8')) as { keys: Array<Record<string, unknown>> };
+    expect(written).toEqual(r.publicJwks);
+    expect(written.keys[0]).not.toHaveProperty('d');
+
     expect(r.missing.join('\n')).toMatch(/clientId[\s\S]*fixtures[\s\S]*second-org[\s\S]*production/);
   });
 

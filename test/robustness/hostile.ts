@@ -116,6 +116,13 @@ const TRANSPORT: Record<string, Handler> = {
     res.writeHead(302, { location: `${url.pathname}${url.search}`, 'content-length': '0' });
     res.end();
   },
+  /** An application server's HTML 500 page on every path. */
+  'html-500': (_req, res, count) => {
+    const page = '<!DOCTYPE html>\n<html><head><title>500 Internal Server Error</title></head><body><h1>Internal Server Error</h1><p>The server encountered an unexpected condition.</p></body></html>\n';
+    res.writeHead(500, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(page);
+    count(page.length);
+  },
   /** A storm of 500s with the spec's SVC-00001 body. */
   '500-storm': (_req, res) => {
     res.writeHead(500, { 'content-type': JSON_TYPE, ...specHeaders() });
