@@ -50,7 +50,12 @@ export function packageSchemaFile(release: Release): string {
 /** The file `loadReleaseSchema` reads: the extracted copy when there is one, the package's file otherwise. */
 export function schemaFile(release: Release): string {
   const extracted = extractedSchemaFile(release);
-  return existsSync(extracted) ? extracted : packageSchemaFile(release);
+  if (existsSync(extracted)) return extracted;
+  try {
+    return packageSchemaFile(release);
+  } catch {
+    throw new Error(`FHIR ${release} schema not found: neither ${extracted} (the build) nor ${SCHEMA_FILES[release]} (a devDependency) is there`);
+  }
 }
 
 export type Definitions = Record<string, Record<string, unknown>>;
