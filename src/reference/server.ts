@@ -9,8 +9,8 @@ import type { IncomingMessage, ServerResponse, IncomingHttpHeaders } from 'node:
 import type { Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { join, resolve } from 'node:path';
+import { FIXTURES_DIR } from '../paths.js';
 import { OPERATIONS } from '../spec/api.js';
 import type { OperationDef } from '../spec/api.js';
 import { Authority, configureClients, hasScope, loadClients } from './auth.js';
@@ -34,7 +34,7 @@ export const FHIR_JSON = 'application/fhir+json; charset=utf-8';
 const PLAIN_JSON = 'application/json; charset=utf-8';
 /** Reference choice: anonymous requests (discovery, 401s, 404s) per IP and window. */
 export const ANONYMOUS_PER_WINDOW = 600;
-const DEFAULT_FIXTURES_DIR = fileURLToPath(new URL('../../fixtures/reference/', import.meta.url));
+const DEFAULT_FIXTURES_DIR = resolve(FIXTURES_DIR, 'reference');
 const CORRELATION_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
 /** A refused oversized body is not drained: the connection closes after the response. */
 const CLOSE = { Connection: 'close' };

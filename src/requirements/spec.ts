@@ -10,13 +10,10 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { ConformanceError } from '../errors.js';
+import { SHARED_SPEC_PATH, SPEC_PATH } from '../paths.js';
 
-/** The copy shipped with the package: what the tool reads. */
-export const SPEC_PATH = fileURLToPath(new URL('../../spec/service-interface-spec.md', import.meta.url));
-/** The source of truth beside the project (absent where the package is installed elsewhere). */
-export const SHARED_SPEC_PATH = fileURLToPath(new URL('../../../shared/spec/service-interface-spec.md', import.meta.url));
+export { SHARED_SPEC_PATH, SPEC_PATH };
 
 function readSpec(): Buffer | undefined {
   try {

@@ -3,15 +3,17 @@
  * each planting one violation of one spec statement in the reference.
  */
 import { readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FaultDef } from './types.js';
 
 export type { FaultDef, FaultResponse, FaultRequest } from './types.js';
 
 const dir = dirname(fileURLToPath(import.meta.url));
+// `.ts` from the sources, `.js` from the build (dist/).
+const ext = extname(fileURLToPath(import.meta.url));
 const files = readdirSync(dir)
-  .filter((f) => /^[a-z0-9-]+\.ts$/.test(f) && f !== 'index.ts' && f !== 'types.ts')
+  .filter((f) => f.endsWith(ext) && /^[a-z0-9-]+\.[jt]s$/.test(f) && f !== `index${ext}` && f !== `types${ext}`)
   .sort();
 const modules = (await Promise.all(files.map((f) => import(pathToFileURL(join(dir, f)).href)))) as Array<{ faults?: FaultDef[] }>;
 
