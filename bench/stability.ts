@@ -15,15 +15,10 @@
  * JSON object. Exit code 0 only when every check got the same verdict in every run and no
  * run has a fail or an error (the reference is clean: any fail or error is the suite's).
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { PROJECT_ROOT } from '../src/paths.js';
+import { runCli } from '../src/mutation/run.js';
 import type { CheckResult } from '../src/engine/types.js';
-
-const CLI = resolve(PROJECT_ROOT, 'bin/fhir-conformance.js');
 
 /**
  * 6 s windows and 8 s tokens, so every expiry, window and Retry-After path is exercised many
@@ -83,33 +78,12 @@ interface Run {
   stderr: string;
 }
 
-/** One CLI run in its own report directory; reads its report.json. */
+/** One CLI run in its own report directory (the mutation runner's), by its report.json. */
 async function cliRun(index: number): Promise<Run> {
-  const dir = await mkdtemp(join(tmpdir(), 'fhirc-stability-'));
-  const t0 = Date.now();
-  try {
-    const { code, stderr } = await new Promise<{ code: number; stderr: string }>((done) => {
-      execFile(process.execPath, [CLI, 'run', '--quiet', '--report-dir', dir, ...args], { cwd: PROJECT_ROOT, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (err, _out, errOut) => {
-        const c = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
-        done({ code: c, stderr: String(errOut) });
-      });
-    });
-    const wallMs = Date.now() - t0;
-    const checks = new Map<string, Pick<CheckResult, 'outcome' | 'message'>>();
-    let tokenReissues = 0;
-    try {
-      const doc = JSON.parse(await readFile(join(dir, 'latest', 'report.json'), 'utf8')) as { checks: CheckResult[] };
-      for (const c of doc.checks) {
-        checks.set(c.id, { outcome: c.outcome, message: c.message });
-        tokenReissues += (c.observations ?? []).filter((o) => o.key === 'suite.token-reissued').length;
-      }
-    } catch {
-      // no report: the exit code and stderr say why
-    }
-    return { index, exitCode: code, wallMs, checks, tokenReissues, stderr: stderr.slice(-2000) };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  const r = await runCli(args, timeoutMs);
+  const checks = new Map(r.checks.map((c) => [c.id, { outcome: c.outcome, message: c.message }]));
+  const tokenReissues = r.checks.reduce((n, c) => n + (c.observations ?? []).filter((o) => o.key === 'suite.token-reissued').length, 0);
+  return { index, exitCode: r.exitCode, wallMs: r.durationMs, checks, tokenReissues, stderr: r.stderr };
 }
 
 /** A child process that burns one CPU until killed, and stops by itself after `maxMs` in any case. */

@@ -107,7 +107,7 @@ export class Runtime {
         // Urgent requests still wait out a 429's Retry-After on the key: one held past the token's end proves nothing.
         const late = res ? Date.parse(res.exchange.startedAt) - (issuedAt + lifetimeMs) : -1;
         if (late < 0) return res;
-        probe.error = `the probe request left ${late} ms after the token's lifetime ended (held by a 429's Retry-After on client main)`;
+        probe.error = `the probe request left ${late} ms after the token's lifetime ended (held by a wait on client main, e.g. a 429's Retry-After), so it cannot show the token valid before expiry`;
         return undefined;
       }).catch((e: unknown) => {
         probe.error = e instanceof Error ? e.message : String(e);

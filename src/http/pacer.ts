@@ -31,8 +31,6 @@ export interface PacerOptions {
 }
 
 export interface AcquireOptions {
-  /** May use the key's one request of headroom (see `acquire`). */
-  urgent?: boolean;
   /** false: only the 429 hold applies (no sliding window, no header pacing, no slot taken). */
   paced?: boolean;
   /** Passes the 429 hold (the check that retries early on purpose). */
@@ -89,7 +87,7 @@ export class Pacer {
    * by our own count or when the target said nothing is left (Remaining 0). No request,
    * urgent or unpaced, passes a 429's hold unless it is an `earlyRetry`.
    */
-  async acquire(name: string, limited: boolean, urgent = false, opts: Omit<AcquireOptions, 'urgent'> = {}): Promise<void> {
+  async acquire(name: string, limited: boolean, urgent = false, opts: AcquireOptions = {}): Promise<void> {
     const b = this.bucket(name);
     const paced = opts.paced !== false;
     for (let round = 0; round < MAX_ACQUIRE_ROUNDS; round++) {

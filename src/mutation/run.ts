@@ -20,7 +20,7 @@ const CLI = resolve(PROJECT_ROOT, 'bin/fhir-conformance.js');
 
 export interface RunSummary {
   exitCode: number;
-  checks: Array<Pick<CheckResult, 'id' | 'outcome' | 'requirements' | 'message'>>;
+  checks: Array<Pick<CheckResult, 'id' | 'outcome' | 'requirements' | 'message'> & Partial<Pick<CheckResult, 'observations'>>>;
   durationMs: number;
   stderr: string;
 }
@@ -56,7 +56,7 @@ export async function runCli(args: string[], timeoutMs = 300_000): Promise<RunSu
     let checks: RunSummary['checks'] = [];
     try {
       const doc = JSON.parse(await readFile(join(dir, 'latest', 'report.json'), 'utf8')) as { checks: CheckResult[] };
-      checks = doc.checks.map((c) => ({ id: c.id, outcome: c.outcome, requirements: c.requirements, message: c.message }));
+      checks = doc.checks.map((c) => ({ id: c.id, outcome: c.outcome, requirements: c.requirements, message: c.message, observations: c.observations }));
     } catch {
       // no report: the summary's exit code and stderr say why
     }
