@@ -128,6 +128,8 @@ async function judgeAnswers(evidence: readonly Exchange[], findings: readonly Fi
       return { kind: 'error', reason: `the target redirected ${x.request.method} ${x.request.url} to ${res.headers.location} (redirects are not followed; check baseUrl)`, extra: [] };
   }
   if (serverErrors.length === 0) return { kind: 'fail', extra: [] };
+  // A finding about another answer the target gave stands on its own.
+  if (findings.some((f) => f.exchange !== undefined && !serverErrors.some((s) => s.x.id === f.exchange))) return { kind: 'fail', extra: [] };
 
   const first = serverErrors[0]!;
   const what = `${first.x.request.method} ${pathOf(first.x.request.url)}`;

@@ -100,6 +100,16 @@ describe('decideOutcome: the outcome policy', () => {
     expect((await decideOutcome(happened({ evidence: [redirect], findings: [{ message: 'bad' }] }), env())).outcome).toBe('error');
   });
 
+  it('a finding about another, normal answer stands whatever the 5xx elsewhere', async () => {
+    let asked = false;
+    const d = await decideOutcome(
+      happened({ evidence: [exchange('x-1', 'http://t/fhir/R4/a', 500), exchange('x-2', 'http://t/fhir/R4/b', 200)], findings: [{ message: 'b lacks a field', exchange: 'x-2' }] }),
+      env({ unjudgeable: (id) => (id === 'x-1' ? { kind: 'server-error', status: 500, attempts: 4, reason: 'r' } : undefined), health: async () => ((asked = true), { normal: false, how: '' }) }),
+    );
+    expect(d).toMatchObject({ outcome: 'fail', message: 'b lacks a field' });
+    expect(asked).toBe(false);
+  });
+
   it('a passing check is not judged on the answers it saw', async () => {
     let asked = false;
     const d = await decideOutcome(

@@ -59,4 +59,16 @@ export const faults: FaultDef[] = [
       return { ...stripped, headers: { ...stripped.headers, 'X-Correlation-Id': 'correlation-id' } };
     },
   },
+  {
+    name: 'correlation-id-empty-on-errors',
+    area: 'headers',
+    violates: ['headers.correlation-id-every-response'],
+    symptom: 'Error responses carry X-Correlation-Id with an empty value.',
+    checks: ['headers.correlation-id-on-errors'],
+    transformResponse: (res) => {
+      if (res.status < 400) return res;
+      const stripped = withoutCorrelationId(res);
+      return { ...stripped, headers: { ...stripped.headers, 'X-Correlation-Id': '' } };
+    },
+  },
 ];

@@ -186,4 +186,12 @@ export const faults: FaultDef[] = [
     checks: ['generated.encounter-read.other-resource-scope'],
     transformResponse: (res, req) => (req.op?.operationId === 'Encounter.read' && res.status === 403 && codeOf(res) === 'HPB-00104' ? asCatalogError(res, 'SVC-00001') : res),
   },
+  {
+    name: 'encounter-update-500',
+    area: 'generated',
+    violates: ['encounter.update-returns-resource'],
+    symptom: 'A valid PUT /fhir/R4/Encounter/{id} answers 500 SVC-00001, every time; other calls are served normally.',
+    checks: ['generated.encounter-update.required-scope'],
+    transformResponse: (res, req) => (req.op?.operationId === 'Encounter.update' && res.status < 300 ? asCatalogError(res, 'SVC-00001') : res),
+  },
 ];
