@@ -10,7 +10,7 @@ import type { HttpResponse, RequestOptions } from '../http/types.js';
 import type { ModelOperation } from '../discovery/index.js';
 import { excludedBy, type CheckDefinition } from './check.js';
 import { CheckRecorder, throwSkip, type CheckContext } from './context.js';
-import { decideOutcome, normalElsewhere, type Ending, type Health } from './outcome.js';
+import { controlPath, decideOutcome, normalElsewhere, type Ending, type Health } from './outcome.js';
 import type { Runtime } from './runtime.js';
 import type { CheckResult, Exchange, Finding } from './types.js';
 
@@ -70,22 +70,21 @@ export async function executeCheck(check: CheckDefinition, rt: Runtime, opts: Ex
   };
 }
 
-const CONTROL_URL = '/fhir/R4/metadata';
-
 /**
  * Whether the target answers normally apart from the exchanges that kept
- * answering 5xx: another FHIR path of the run answered below 500 in the last
- * two minutes, else a control request (GET /fhir/R4/metadata, no retry) does.
+ * answering 5xx: another FHIR path of the run answered below 500 since they
+ * started, else a control request sent now (GET /fhir/R4/metadata, or
+ * smart-configuration when metadata is what failed; no retry) does.
  */
 async function targetHealth(rt: Runtime, besides: readonly Exchange[]): Promise<Health> {
-  const seen = normalElsewhere(rt.recentAnswers, besides, Date.now());
-  if (seen) return { normal: true, how: `${seen.method} ${seen.path} answered ${seen.status} ${Math.round((Date.now() - seen.at) / 1000)} s earlier` };
+  const seen = normalElsewhere(rt.recentAnswers, besides);
+  if (seen) return { normal: true, how: `${seen.method} ${seen.path} answered ${seen.status} meanwhile` };
+  const url = controlPath(besides);
   try {
-    const res = await rt.http.request({ url: CONTROL_URL, headers: { accept: 'application/fhir+json' }, retry: 'none', skipInvariants: true });
-    const line = `control request GET ${CONTROL_URL} answered ${res.status}`;
-    return { normal: res.status < 500, how: line, control: res.exchange };
+    const res = await rt.http.request({ url, headers: { accept: url.endsWith('metadata') ? 'application/fhir+json' : 'application/json' }, retry: 'none', skipInvariants: true });
+    return { normal: res.status < 500, how: `control request GET ${url} answered ${res.status}`, control: res.exchange };
   } catch (e) {
-    return { normal: false, how: `control request GET ${CONTROL_URL} failed: ${e instanceof Error ? e.message : String(e)}` };
+    return { normal: false, how: `control request GET ${url} failed: ${e instanceof Error ? e.message : String(e)}` };
   }
 }
 

@@ -128,13 +128,17 @@ async function judgeAnswers(evidence: readonly Exchange[], findings: readonly Fi
       return { kind: 'error', reason: `the target redirected ${x.request.method} ${x.request.url} to ${res.headers.location} (redirects are not followed; check baseUrl)`, extra: [] };
   }
   if (serverErrors.length === 0) return { kind: 'fail', extra: [] };
+  // A finding about another answer the target gave stands on its own.
+  if (findings.some((f) => f.exchange !== undefined && !serverErrors.some((s) => s.x.id === f.exchange))) return { kind: 'fail', extra: [] };
 
   const first = serverErrors[0]!;
   const what = `${first.x.request.method} ${pathOf(first.x.request.url)}`;
   if (first.u.attempts < CONSISTENT_ATTEMPTS) {
     return { kind: 'error', reason: `the target answered ${first.u.status} to ${what} and the run had no time to retry it (server error)`, extra: [] };
   }
-  const health = await env.health(serverErrors.map((s) => s.x));
+  // Every attempt of the failing requests (the retries too): the target must have answered normally since the first.
+  const attempts = evidence.filter((x) => serverErrors.some((s) => s.x.request.method === x.request.method && s.x.request.url === x.request.url));
+  const health = await env.health(attempts);
   const extra = health.control ? [health.control] : [];
   if (!health.normal) {
     return { kind: 'error', reason: `the target answered ${first.u.status} to ${what} after ${first.u.attempts - 1} retries and does not answer normally elsewhere either (${health.how}): it looks down`, extra };
@@ -178,16 +182,27 @@ export interface RecentAnswer {
 }
 
 /**
- * Whether recent answers show the target working apart from `besides`: some
- * exchange within `windowMs` to another FHIR path (the service itself, not a
- * token endpoint that may live elsewhere) answered below 500.
+ * Whether recent answers show the target working apart from `besides` (the
+ * answers that kept failing): an exchange to another FHIR path (the service
+ * itself, not a token endpoint that may live elsewhere) that ended after the
+ * first of them started and was answered below 500. Older answers prove
+ * nothing: the target may have gone down since.
  */
-export function normalElsewhere(recent: readonly RecentAnswer[], besides: readonly Exchange[], now: number, windowMs = 120_000): RecentAnswer | undefined {
+export function normalElsewhere(recent: readonly RecentAnswer[], besides: readonly Exchange[]): RecentAnswer | undefined {
   const paths = new Set(besides.map((x) => pathOf(x.request.url).split('?')[0]));
+  const since = Math.min(...besides.map((x) => Date.parse(x.startedAt)));
   for (let i = recent.length - 1; i >= 0; i--) {
     const r = recent[i]!;
-    if (now - r.at > windowMs) break;
+    if (r.at < since) break;
     if (r.status !== undefined && r.status < 500 && r.path.includes('/fhir/') && !paths.has(r.path.split('?')[0])) return r;
   }
   return undefined;
 }
+
+/** Where a control request goes: a path none of `besides` failed on. */
+export function controlPath(besides: readonly Exchange[]): string {
+  const failed = new Set(besides.map((x) => pathOf(x.request.url).split('?')[0]));
+  return CONTROL_PATHS.find((p) => ![...failed].some((f) => f.endsWith(p))) ?? CONTROL_PATHS[0]!;
+}
+
+const CONTROL_PATHS = ['/fhir/R4/metadata', '/fhir/.well-known/smart-configuration'];

@@ -200,6 +200,14 @@ function requiredScopeCheck(op: ModelOperation, slug: string): CheckDefinition {
           actual: res.status,
           exchange: res.exchange.id,
         });
+      } else {
+        // A valid write may be refused for what the spec leaves open (a 4xx); a server error is no answer to it.
+        ctx.check(res.status < 500, `${op.operationId} with ${op.scope} answered ${res.status}`, {
+          requirement,
+          expected: 'a 2xx, or a 4xx refusal',
+          actual: res.status,
+          exchange: res.exchange.id,
+        });
       }
     },
   });

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import { executeCheck } from '../../src/engine/execute.js';
 import { expectError } from '../../src/engine/expect.js';
-import { decideOutcome, normalElsewhere, type Happened, type OutcomeEnv } from '../../src/engine/outcome.js';
+import { controlPath, decideOutcome, normalElsewhere, type Happened, type OutcomeEnv } from '../../src/engine/outcome.js';
 import type { Runtime } from '../../src/engine/runtime.js';
 import type { Exchange } from '../../src/engine/types.js';
 import { CheckFailure, ConformanceError, SkipSignal } from '../../src/errors.js';
@@ -100,6 +100,16 @@ describe('decideOutcome: the outcome policy', () => {
     expect((await decideOutcome(happened({ evidence: [redirect], findings: [{ message: 'bad' }] }), env())).outcome).toBe('error');
   });
 
+  it('a finding about another, normal answer stands whatever the 5xx elsewhere', async () => {
+    let asked = false;
+    const d = await decideOutcome(
+      happened({ evidence: [exchange('x-1', 'http://t/fhir/R4/a', 500), exchange('x-2', 'http://t/fhir/R4/b', 200)], findings: [{ message: 'b lacks a field', exchange: 'x-2' }] }),
+      env({ unjudgeable: (id) => (id === 'x-1' ? { kind: 'server-error', status: 500, attempts: 4, reason: 'r' } : undefined), health: async () => ((asked = true), { normal: false, how: '' }) }),
+    );
+    expect(d).toMatchObject({ outcome: 'fail', message: 'b lacks a field' });
+    expect(asked).toBe(false);
+  });
+
   it('a passing check is not judged on the answers it saw', async () => {
     let asked = false;
     const d = await decideOutcome(
@@ -111,25 +121,29 @@ describe('decideOutcome: the outcome policy', () => {
   });
 });
 
-describe('normalElsewhere', () => {
-  const now = 1_000_000;
-  const failing = [exchange('x-9', 'http://t/fhir/R4/MedicationRequest/abc', 500)];
-  it('finds a recent non-5xx answer of another FHIR path', () => {
+describe('normalElsewhere and controlPath', () => {
+  const started = 1_000_000;
+  const failing = [{ ...exchange('x-9', 'http://t/fhir/R4/MedicationRequest/abc', 500), startedAt: new Date(started).toISOString() }];
+  it('finds a non-5xx answer of another FHIR path that ended after the failing request started', () => {
     const recent = [
-      { at: now - 1000, method: 'GET', path: '/fhir/R4/Encounter/e1', status: 200 },
-      { at: now - 500, method: 'GET', path: '/fhir/R4/MedicationRequest/abc', status: 500 },
+      { at: started + 1000, method: 'GET', path: '/fhir/R4/Encounter/e1', status: 200 },
+      { at: started + 1500, method: 'GET', path: '/fhir/R4/MedicationRequest/abc', status: 500 },
     ];
-    expect(normalElsewhere(recent, failing, now)?.path).toBe('/fhir/R4/Encounter/e1');
+    expect(normalElsewhere(recent, failing)?.path).toBe('/fhir/R4/Encounter/e1');
   });
-  it('ignores the failing path, the token endpoint, 5xx answers and old answers', () => {
+  it('ignores older answers, the failing path, the token endpoint, 5xx answers and failed exchanges', () => {
     const recent = [
-      { at: now - 200_000, method: 'GET', path: '/fhir/R4/Encounter/e1', status: 200 },
-      { at: now - 1000, method: 'POST', path: '/auth/token', status: 200 },
-      { at: now - 900, method: 'GET', path: '/fhir/R4/Encounter/e2', status: 502 },
-      { at: now - 800, method: 'GET', path: '/fhir/R4/MedicationRequest/abc', status: 404 },
-      { at: now - 700, method: 'GET', path: '/fhir/R4/Encounter/e3' },
+      { at: started - 1, method: 'GET', path: '/fhir/R4/Encounter/e0', status: 200 },
+      { at: started + 10, method: 'POST', path: '/auth/token', status: 200 },
+      { at: started + 20, method: 'GET', path: '/fhir/R4/Encounter/e2', status: 502 },
+      { at: started + 30, method: 'GET', path: '/fhir/R4/MedicationRequest/abc', status: 404 },
+      { at: started + 40, method: 'GET', path: '/fhir/R4/Encounter/e3' },
     ];
-    expect(normalElsewhere(recent, failing, now)).toBeUndefined();
+    expect(normalElsewhere(recent, failing)).toBeUndefined();
+  });
+  it('sends the control request where nothing failed', () => {
+    expect(controlPath(failing)).toBe('/fhir/R4/metadata');
+    expect(controlPath([exchange('x-1', 'http://t/base/fhir/R4/metadata', 500)])).toBe('/fhir/.well-known/smart-configuration');
   });
 });
 
@@ -218,11 +232,15 @@ describe('executeCheck with a target answering 500 where 404 is required', () =>
 
   it('uses a recent normal answer of the run instead of a control request', async () => {
     const { rt, hits } = await start(200);
-    (rt.recentAnswers as Array<unknown>).push({ at: Date.now() - 1000, method: 'GET', path: '/fhir/R4/Encounter/e1', status: 200 });
-    const r = await executeCheck(notFoundCheck, rt);
+    // Another endpoint answers normally while the failing request is retried.
+    const check = { ...notFoundCheck, run: async (ctx: Parameters<CheckDefinition['run']>[0]) => {
+      setTimeout(() => (rt.recentAnswers as Array<unknown>).push({ at: Date.now(), method: 'GET', path: '/fhir/R4/Encounter/e1', status: 200 }), 0);
+      await notFoundCheck.run(ctx);
+    } };
+    const r = await executeCheck(check, rt);
     await rt.http.close();
     expect(r.outcome).toBe('fail');
-    expect(r.message).toContain('GET /fhir/R4/Encounter/e1 answered 200');
+    expect(r.message).toContain('GET /fhir/R4/Encounter/e1 answered 200 meanwhile');
     expect(hits.get('/fhir/R4/metadata')).toBeUndefined();
   });
 });

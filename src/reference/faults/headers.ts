@@ -21,6 +21,7 @@ export const faults: FaultDef[] = [
     area: 'headers',
     violates: ['headers.correlation-id-every-response'],
     symptom: 'Error responses (4xx, 5xx) lack X-Correlation-Id; successes keep it.',
+    checks: ['headers.correlation-id-on-errors', 'invariants.correlation-id-present'],
     transformResponse: dropWhen((res) => res.status >= 400),
   },
   {
@@ -28,6 +29,7 @@ export const faults: FaultDef[] = [
     area: 'headers',
     violates: ['headers.correlation-id'],
     symptom: 'Successful FHIR responses lack X-Correlation-Id; errors, discovery and the token endpoint keep it.',
+    checks: ['headers.correlation-id-on-success'],
     transformResponse: dropWhen((res, req) => res.status < 400 && req.op !== undefined),
   },
   {
@@ -35,6 +37,7 @@ export const faults: FaultDef[] = [
     area: 'headers',
     violates: ['headers.correlation-id-every-response'],
     symptom: 'Responses of POST /auth/token lack X-Correlation-Id.',
+    checks: ['headers.correlation-id-on-token-endpoint'],
     transformResponse: dropWhen((_res, req) => req.path === '/auth/token'),
   },
   {
@@ -42,6 +45,7 @@ export const faults: FaultDef[] = [
     area: 'headers',
     violates: ['headers.correlation-id-every-response'],
     symptom: 'Discovery documents (metadata, /openapi.json, .well-known) lack X-Correlation-Id.',
+    checks: ['headers.correlation-id-on-discovery'],
     transformResponse: dropWhen((_res, req) => isDiscovery(req.path)),
   },
   {
@@ -49,9 +53,22 @@ export const faults: FaultDef[] = [
     area: 'headers',
     violates: ['headers.correlation-id'],
     symptom: 'Every response carries the same X-Correlation-Id value.',
+    checks: ['headers.correlation-id-distinct'],
     transformResponse: (res) => {
       const stripped = withoutCorrelationId(res);
       return { ...stripped, headers: { ...stripped.headers, 'X-Correlation-Id': 'correlation-id' } };
+    },
+  },
+  {
+    name: 'correlation-id-empty-on-errors',
+    area: 'headers',
+    violates: ['headers.correlation-id-every-response'],
+    symptom: 'Error responses carry X-Correlation-Id with an empty value.',
+    checks: ['headers.correlation-id-on-errors'],
+    transformResponse: (res) => {
+      if (res.status < 400) return res;
+      const stripped = withoutCorrelationId(res);
+      return { ...stripped, headers: { ...stripped.headers, 'X-Correlation-Id': '' } };
     },
   },
 ];

@@ -33,24 +33,30 @@ export function perOperationScopeOverride(planted: ReadonlySet<string>, op: Oper
   return undefined;
 }
 
+/** Id of the generated check of this operation (suites/generated: the slug is the kebab-case operationId). */
+const generatedCheck = (op: OperationDef, suffix: string) => `generated.${kebab(op.operationId)}.${suffix}`;
+
 export const faults: FaultDef[] = OPERATIONS.flatMap((op): FaultDef[] => [
   {
     name: scopeNotEnforced(op),
     area: 'generated',
     violates: rowIds(op, '403'),
     symptom: `${op.method} ${op.path} serves a token that lacks ${op.scope}.`,
+    checks: [generatedCheck(op, 'other-resource-scope')],
   },
   {
     name: requiredScopeRefused(op),
     area: 'generated',
     violates: rowIds(op, 'scope'),
     symptom: `${op.method} ${op.path} refuses a token holding exactly ${op.scope} with 403.`,
+    checks: [generatedCheck(op, 'required-scope')],
   },
   {
     name: `missing-token-not-401-${kebab(op.operationId)}`,
     area: 'generated',
     violates: rowIds(op, '401'),
     symptom: `${op.method} ${op.path} without a bearer token answers 400 instead of 401.`,
+    checks: [generatedCheck(op, 'no-token')],
     transformResponse: (res, req) => (req.op?.operationId === op.operationId && res.status === 401 ? { ...res, status: 400 } : res),
   },
 ]).filter((f) => f.violates.length > 0);
