@@ -10,7 +10,7 @@ import type { ModelOperation, OperationModel } from '../discovery/index.js';
 import type { SchemaIssue, Release } from '../fhir/index.js';
 import type { CheckDefinition } from './check.js';
 import type { Exchange, Finding, LedgerEntry, Observation, Profile } from './types.js';
-import type { InvariantTally } from './runtime.js';
+import type { InvariantTally, KeyRequest } from './runtime.js';
 
 export interface CheckContext {
   readonly definition: CheckDefinition;
@@ -56,8 +56,12 @@ export interface CheckContext {
   readonly shared: Map<string, unknown>;
   /** Add an exchange made outside the check (e.g. by the expiry probe's timer) to its evidence. */
   attach(exchange: Exchange): void;
-  /** Run-wide tallies: exchanges seen so far and generic-invariant violations. */
-  readonly run: { exchangesSeen(): number; invariant(requirementId: string): InvariantTally };
+  /**
+   * Run-wide tallies: exchanges seen so far, generic-invariant violations, and the
+   * completed requests the run made with each client role's token (the rate-limit
+   * checks count a key's own traffic with them).
+   */
+  readonly run: { exchangesSeen(): number; invariant(requirementId: string): InvariantTally; keyRequests(role: string): readonly KeyRequest[] };
 }
 
 /** Collects what one check produced. */

@@ -183,7 +183,7 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
     validate: (release, resource) => rt.validator.validate(release, resource),
     sleep: (ms) => rt.sleep(ms),
     attach: (ex) => recorder.addExchange(ex),
-    run: { exchangesSeen: () => rt.exchangesSeen, invariant: (id) => rt.tally(id) },
+    run: { exchangesSeen: () => rt.exchangesSeen, invariant: (id) => rt.tally(id), keyRequests: (role) => rt.keyRequests(role) },
     waiting: (reason, ms) => rt.onWait({ reason, ms }),
   };
   return ctx;

@@ -60,6 +60,17 @@ export interface WaitInfo {
   client?: string;
 }
 
+/** One completed request made with a client role's token: client clock, ms. */
+export interface KeyRequest {
+  sentAt: number;
+  receivedAt: number;
+  /** Absent when no response came (a network failure; it may still have reached the target). */
+  status?: number;
+}
+
+/** Requests kept per role in the run's key log (the most recent). */
+const KEY_LOG_MAX = 20_000;
+
 export class Runtime {
   readonly als = new AsyncLocalStorage<{ recorder: CheckRecorder }>();
   readonly invariants = new Map<string, InvariantTally>();
@@ -68,6 +79,7 @@ export class Runtime {
   /** Exchanges that got a response (the generic invariants' sample). */
   exchangesSeen = 0;
   onWait: (w: WaitInfo) => void = () => {};
+  private readonly keyLog = new Map<string, KeyRequest[]>();
   private constructor(
     readonly spec: RunSpec,
     readonly config: ResolvedConfig,
@@ -166,6 +178,7 @@ export class Runtime {
   /** Called by the HTTP client for every exchange. */
   private record(ex: Exchange, findings: Finding[]): void {
     if (ex.response) this.exchangesSeen++;
+    if (ex.client) this.logKeyRequest(ex.client, ex);
     const store = this.als.getStore();
     store?.recorder.addExchange(ex);
     for (const f of findings) {
@@ -174,6 +187,19 @@ export class Runtime {
       t.violationCount++;
       if (t.violations.length < 5) t.violations.push({ finding: f, exchange: ex });
     }
+  }
+
+  private logKeyRequest(role: string, ex: Exchange): void {
+    let log = this.keyLog.get(role);
+    if (!log) this.keyLog.set(role, (log = []));
+    const sentAt = Date.parse(ex.startedAt);
+    log.push({ sentAt, receivedAt: sentAt + ex.durationMs, ...(ex.response ? { status: ex.response.status } : {}) });
+    if (log.length > KEY_LOG_MAX) log.splice(0, log.length - KEY_LOG_MAX);
+  }
+
+  /** The completed requests the run made with `role`'s token, oldest first. */
+  keyRequests(role: string): readonly KeyRequest[] {
+    return this.keyLog.get(role) ?? [];
   }
 
   tally(id: string): InvariantTally {

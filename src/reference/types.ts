@@ -72,6 +72,14 @@ export interface ReferenceModes {
   excessScope: 'refuse' | 'narrow';
   /** Merged/deceased patients refuse updates too, or creates only. */
   patientBlockOn: 'create' | 'create-and-update';
+  /**
+   * Per-key X-RateLimit-Reset ("Unix timestamp at which the window resets"): when the
+   * oldest request leaves (a slot frees while the window is full), or when the newest
+   * leaves (the window is fully free).
+   */
+  rateLimitReset: 'slot-frees' | 'window-free';
+  /** Per-key 429 Retry-After: the wait rounded up to whole seconds, or one second more (the key is held that long). */
+  retryAfter: 'exact' | 'plus-one';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -89,6 +97,8 @@ export const DEFAULT_MODES: ReferenceModes = {
   issuanceWindow: 'first-request',
   excessScope: 'refuse',
   patientBlockOn: 'create-and-update',
+  rateLimitReset: 'slot-frees',
+  retryAfter: 'exact',
 };
 
 export interface ReferenceOptions {
@@ -169,6 +179,8 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   issuanceWindow: ['first-request', 'clock'],
   excessScope: ['refuse', 'narrow'],
   patientBlockOn: ['create-and-update', 'create'],
+  rateLimitReset: ['slot-frees', 'window-free'],
+  retryAfter: ['exact', 'plus-one'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */
