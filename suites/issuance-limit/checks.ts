@@ -8,7 +8,7 @@
  *   window, until a 429. Within less than a window at most two fixed windows are met, so
  *   more than 2 x limit tokens is a limit too loose whatever the alignment;
  * - once every 429's Retry-After has elapsed, one request (it must get a token: the wait
- *   was long enough), then the rest at once until a 429. The window that follows a 429
+ *   was long enough), then `limit` more at once. The window that follows a 429
  *   lasts at least until that 429's send + one window, so the tokens issued inside that
  *   interval belong to one window: at most `limit` of them. Spreading the first burst
  *   puts its 429 late in the window, which leaves most of that interval to the second.
@@ -85,10 +85,12 @@ function summarize(hits: TokenHit[], concurrency: number, spread: boolean): Issu
 }
 
 /**
- * Up to `max` token requests until a refusal. `spread` sends them one at a time, evenly
- * over most of one window (no request in flight when a 429 comes, so no retry sooner than
- * its Retry-After extends the window); otherwise in parallel batches of 1, 2, 4, ... BATCH,
- * awaiting the requests in flight when the refusal comes.
+ * Up to `max` token requests until a refusal. `spread` paces them evenly over most of one
+ * window, with several in flight only while the endpoint's X-RateLimit-Remaining says it
+ * has room (one at a time near the limit or without that header, so no request is in
+ * flight when the 429 comes and none extends the window by retrying sooner than its
+ * Retry-After); otherwise in parallel batches of 1, 2, 4, ... BATCH, awaiting the requests
+ * in flight when the refusal comes.
  */
 async function burst(ctx: CheckContext, max: number, spread: boolean): Promise<IssuanceBurst> {
   const roles = rolesOf(ctx);
@@ -97,14 +99,25 @@ async function burst(ctx: CheckContext, max: number, spread: boolean): Promise<I
   if (spread) {
     const start = Date.now();
     const interval = (SPREAD * ctx.limits.windowSec * 1000) / max;
-    for (let i = 0; i < max; i++) {
+    const inFlight = new Set<Promise<TokenHit>>();
+    let room = 1;
+    let widest = 0;
+    for (let i = 0; i < max && !hits.some(refusedBy); i++) {
+      while (inFlight.size >= room) await Promise.race(inFlight);
+      if (hits.some(refusedBy)) break;
       const due = start + i * interval - Date.now();
       if (due > 0) await ctx.sleep(due);
-      const h = await send(i);
-      hits.push(h);
-      if (refusedBy(h)) break;
+      const p: Promise<TokenHit> = send(i).then((h) => {
+        hits[i] = h;
+        inFlight.delete(p);
+        room = h.remaining === undefined ? 1 : Math.max(1, Math.min(BATCH, h.remaining - 1));
+        return h;
+      });
+      inFlight.add(p);
+      widest = Math.max(widest, inFlight.size);
     }
-    return summarize(hits, 1, true);
+    await Promise.all(inFlight);
+    return summarize(hits.filter(Boolean), widest, true);
   }
   let widest = 0;
   for (let size = 1; hits.length < max && !hits.some(refusedBy); size = Math.min(BATCH, size * 2)) {
@@ -133,7 +146,7 @@ export interface Recovery {
   waitedFor: TokenHit;
   /** The token request after the wait; absent when Retry-After asked for more than three windows (not waited out). */
   res?: HttpResponse;
-  /** The second burst: the request after the wait, then the rest at once until a 429. */
+  /** The second burst: the request after the wait, then `limit` more at once. */
   second?: IssuanceBurst;
 }
 
@@ -198,8 +211,10 @@ async function recover(ctx: CheckContext, ep: IssuanceEpisode): Promise<Recovery
   await ctx.sleep(waitMs);
   const after = await tokenHit(ctx, 'main');
   if (!issued(after.res)) return { waitMs, header, advised, waitedFor, res: after.res };
-  const rest = await burst(ctx, 2 * limit, false);
-  const second = summarize([after, ...rest.hits], rest.concurrency, false);
+  // The limit at once: with the request after the wait, one more than a window may issue.
+  const roles = rolesOf(ctx);
+  const rest = await Promise.all(Array.from({ length: limit }, (_, i) => tokenHit(ctx, roles[(i + 1) % roles.length]!)));
+  const second = summarize([after, ...rest], limit, false);
   return { waitMs, header, advised, waitedFor, res: after.res, second };
 }
 

@@ -367,10 +367,13 @@ export function judgeIssuanceCeiling(input: IssuanceCeilingInput): Verdict<Issua
     };
   }
   if (refused && issuedBeforeRefusal <= limit) return { verdict: 'pass', figures };
+  const from = later.length ? Math.min(...later.map((r) => r.sentAt)) : end;
+  const to = later.length ? Math.max(...later.map((r) => r.receivedAt)) : end;
   return {
     verdict: 'inconclusive', figures,
-    message: `the second burst got ${issuedBeforeRefusal} tokens${refused ? ' before its 429' : ' and no 429'}, but only ${inside.length} of its requests were answered `
-      + `within one ${s(windowMs)} window of the first burst's 429 (${issued.length} issued; limit ${limit}): too little of the window was left to tell`,
+    message: `the second burst got ${issuedBeforeRefusal} tokens${refused ? ' before its 429' : ' and no 429'}, sent from ${at(from, anchor.sentAt)} to ${at(to, anchor.sentAt)} `
+      + `after the send of a 429 of the first; only ${inside.length} of its requests were answered before ${at(end, anchor.sentAt)} (one ${s(windowMs)} window; `
+      + `${issued.length} issued, limit ${limit}): too little of the window was left to tell`,
   };
 }
 

@@ -202,7 +202,8 @@ export interface SlidingScenario {
   attempts: Attempt[];
 }
 
-async function runSliding(ctx: CheckContext, probe: Probe): Promise<SlidingScenario> {
+/** The sliding-window episode on `probe`'s key (exported for the simulation tests). */
+export async function runSliding(ctx: CheckContext, probe: Probe): Promise<SlidingScenario> {
   const attempts: Attempt[] = [];
   let scenario: SlidingScenario | undefined;
   for (const concurrency of [BURST_CONCURRENCY, FAST_CONCURRENCY]) {
