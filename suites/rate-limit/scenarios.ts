@@ -161,7 +161,7 @@ async function runExcess(ctx: CheckContext, probe: Probe): Promise<ExcessScenari
     await tokenFor(ctx, probe.role, validForMs(ctx, phaseMs(probe)));
     await operationTokens(ctx, probe.role, validForMs(ctx, phaseMs(probe)));
     await ctx.sleep(Math.max(0, first.sentAt + GAP_MS - Date.now()));
-    const burst = await burstUntil429(ctx, probe, burstBound(probe) - 2, concurrency);
+    const burst = await burstUntil429(ctx, probe, burstBound(probe) - 2, concurrency, second);
     const verdict = judgeKeyBurst({ limit: probe.limit, windowMs: probe.windowMs, requests: [first, second, ...burst.hits].map(timed), ...traffic, concurrency });
     attempts.push({ concurrency, figures: verdict.figures, ...(verdict.verdict === 'pass' ? {} : { message: verdict.message }) });
     scenario = { probe, spaced: [first, second], burst, verdict, attempts };
@@ -223,7 +223,20 @@ export async function runSliding(ctx: CheckContext, probe: Probe): Promise<Slidi
 }
 
 /**
- * Half the limit; half a window after the first of them, the rest until 429; once
+ * When the second half starts, from the first request: about half a window, placed so that
+ * the second half (as fast as the first) fills the window before the first half leaves it,
+ * and is still inside it when the probe comes (after the first half left and a
+ * Retry-After rounded up to whole seconds elapsed).
+ */
+export function secondHalfOffset(first: readonly Hit[], windowMs: number): number {
+  const spanA = Math.max(...first.map((h) => h.receivedAt)) - first[0]!.sentAt;
+  const lo = Math.max(spanA, 1000) + 200;
+  const hi = windowMs - spanA;
+  return hi > lo ? (lo + hi) / 2 : windowMs / 2;
+}
+
+/**
+ * Half the limit; about half a window after the first of them, the rest until 429; once
  * the first half has left the window (and the 429's Retry-After has elapsed), one
  * probe whose X-RateLimit-Remaining shows whether the second half still counts.
  */
@@ -232,14 +245,14 @@ async function slideOnce(ctx: CheckContext, probe: Probe, concurrency: number): 
   const quiet = await quietKey(ctx, probe);
   const traffic = trafficBefore(ctx, probe.role, quiet.sentAt);
   const half = Math.floor(probe.limit / 2);
-  const rest = await burstUntil429(ctx, probe, half - 1, concurrency);
+  const rest = await burstUntil429(ctx, probe, half - 1, concurrency, quiet);
   const first = [quiet, ...rest.hits];
   const judge = (second: Hit[]) => judgeKeyBurst({ limit: probe.limit, windowMs: probe.windowMs, requests: [...first, ...second].map(timed), ...traffic, concurrency });
   if (rest.refused) return { probe, first, second: { hits: [], startedAt: Date.now(), endedAt: Date.now(), concurrency }, verdict: judge([]), attempts: [] };
 
   await tokenFor(ctx, probe.role, validForMs(ctx, probe.windowMs + 10_000));
-  await wait(ctx, quiet.sentAt + probe.windowMs / 2 - Date.now(), 'rate-limit: half a window between the two halves');
-  const second = await burstUntil429(ctx, probe, burstBound(probe) - first.length, concurrency);
+  await wait(ctx, quiet.sentAt + secondHalfOffset(first, probe.windowMs) - Date.now(), 'rate-limit: about half a window between the two halves');
+  const second = await burstUntil429(ctx, probe, burstBound(probe) - first.length, concurrency, first.at(-1));
   const scenario: SlidingScenario = { probe, first, second, verdict: judge(second.hits), attempts: [] };
   if (scenario.verdict.verdict !== 'pass' || second.refused?.res.status !== 429) return scenario;
 

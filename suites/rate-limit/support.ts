@@ -104,12 +104,14 @@ export interface Burst {
  * Sends probes until one is refused (429 or any other non-2xx answer), or `max`
  * have been sent. Up to `concurrency` are kept in flight while the key has room;
  * near the limit (by its X-RateLimit-Remaining) they go one at a time, so the
- * first 429 is the only refused request of the burst. Every send and answer is timed.
+ * first 429 is the only refused request of the burst (`after`: the key's last answer
+ * before the burst, whose Remaining it starts from). Every send and answer is timed.
  */
-export async function burstUntil429(ctx: CheckContext, probe: Probe, max: number, concurrency = BURST_CONCURRENCY): Promise<Burst> {
+export async function burstUntil429(ctx: CheckContext, probe: Probe, max: number, concurrency = BURST_CONCURRENCY, after?: Hit): Promise<Burst> {
   const hits: Hit[] = [];
   const startedAt = Date.now();
-  let remaining = probe.limit;
+  // What the key had left by its last answer (a burst that follows earlier requests).
+  let remaining = after?.headers.remaining ?? probe.limit;
   let widest = 0;
   while (hits.length < max) {
     const width = Math.max(1, Math.min(concurrency, remaining - 1, max - hits.length));
