@@ -51,7 +51,7 @@ export interface IssuanceBurst {
   spread: boolean;
 }
 
-/** Most requests in flight at once when a burst is sent at once. */
+/** Most requests in flight at once. */
 const BATCH = 10;
 /** The share of the window the first burst is spread over. */
 const SPREAD = 0.8;
@@ -85,48 +85,35 @@ function summarize(hits: TokenHit[], concurrency: number, spread: boolean): Issu
 }
 
 /**
- * Up to `max` token requests until a refusal. `spread` paces them evenly over most of one
- * window, with several in flight only while the endpoint's X-RateLimit-Remaining says it
- * has room (one at a time near the limit or without that header, so no request is in
+ * Up to `max` token requests until a refusal, paced `intervalMs` apart at the most (0: as
+ * fast as allowed), several in flight only while the endpoint's X-RateLimit-Remaining says
+ * it has room: one at a time near the limit or without that header, so no request is in
  * flight when the 429 comes and none extends the window by retrying sooner than its
- * Retry-After); otherwise in parallel batches of 1, 2, 4, ... BATCH, awaiting the requests
- * in flight when the refusal comes.
+ * Retry-After.
  */
-async function burst(ctx: CheckContext, max: number, spread: boolean): Promise<IssuanceBurst> {
+async function burst(ctx: CheckContext, max: number, intervalMs: number): Promise<IssuanceBurst> {
   const roles = rolesOf(ctx);
   const hits: TokenHit[] = [];
-  const send = (i: number) => tokenHit(ctx, roles[i % roles.length]!);
-  if (spread) {
-    const start = Date.now();
-    const interval = (SPREAD * ctx.limits.windowSec * 1000) / max;
-    const inFlight = new Set<Promise<TokenHit>>();
-    let room = 1;
-    let widest = 0;
-    for (let i = 0; i < max && !hits.some(refusedBy); i++) {
-      while (inFlight.size >= room) await Promise.race(inFlight);
-      if (hits.some(refusedBy)) break;
-      const due = start + i * interval - Date.now();
-      if (due > 0) await ctx.sleep(due);
-      const p: Promise<TokenHit> = send(i).then((h) => {
-        hits[i] = h;
-        inFlight.delete(p);
-        room = h.remaining === undefined ? 1 : Math.max(1, Math.min(BATCH, h.remaining - 1));
-        return h;
-      });
-      inFlight.add(p);
-      widest = Math.max(widest, inFlight.size);
-    }
-    await Promise.all(inFlight);
-    return summarize(hits.filter(Boolean), widest, true);
-  }
+  const start = Date.now();
+  const inFlight = new Set<Promise<TokenHit>>();
+  let room = 1;
   let widest = 0;
-  for (let size = 1; hits.length < max && !hits.some(refusedBy); size = Math.min(BATCH, size * 2)) {
-    const n = Math.min(size, max - hits.length);
-    widest = Math.max(widest, n);
-    const from = hits.length;
-    hits.push(...(await Promise.all(Array.from({ length: n }, (_, k) => send(from + k)))));
+  for (let i = 0; i < max && !hits.some(refusedBy); i++) {
+    while (inFlight.size >= room) await Promise.race(inFlight);
+    if (hits.some(refusedBy)) break;
+    const due = start + i * intervalMs - Date.now();
+    if (due > 0) await ctx.sleep(due);
+    const p: Promise<TokenHit> = tokenHit(ctx, roles[i % roles.length]!).then((h) => {
+      hits[i] = h;
+      inFlight.delete(p);
+      room = h.remaining === undefined ? 1 : Math.max(1, Math.min(BATCH, h.remaining - 1));
+      return h;
+    });
+    inFlight.add(p);
+    widest = Math.max(widest, inFlight.size);
   }
-  return summarize(hits, widest, false);
+  await Promise.all(inFlight);
+  return summarize(hits.filter(Boolean), widest, intervalMs > 0);
 }
 
 export interface IssuanceEpisode {
@@ -174,7 +161,7 @@ async function firstBurst(ctx: CheckContext): Promise<IssuanceEpisode> {
   const attempts: IssuanceEpisode['attempts'] = [];
   let result: IssuanceEpisode | undefined;
   for (const spread of [true, false]) {
-    const b = await burst(ctx, 2 * limit + 1, spread);
+    const b = await burst(ctx, 2 * limit + 1, spread ? (SPREAD * windowMs) / (2 * limit + 1) : 0);
     const verdict = judgeIssuanceBurst({ limit, windowMs, requests: b.hits, concurrency: b.concurrency });
     attempts.push({ spread, figures: verdict.figures, ...(verdict.verdict === 'pass' ? {} : { message: verdict.message }) });
     result = { first: b, verdict, attempts };
@@ -211,7 +198,8 @@ async function recover(ctx: CheckContext, ep: IssuanceEpisode): Promise<Recovery
   await ctx.sleep(waitMs);
   const after = await tokenHit(ctx, 'main');
   if (!issued(after.res)) return { waitMs, header, advised, waitedFor, res: after.res };
-  // The limit at once: with the request after the wait, one more than a window may issue.
+  // The limit at once: with the request after the wait, one more than a window may issue. A
+  // conforming endpoint refuses only the last to arrive, so none of them retries sooner than a Retry-After.
   const roles = rolesOf(ctx);
   const rest = await Promise.all(Array.from({ length: limit }, (_, i) => tokenHit(ctx, roles[(i + 1) % roles.length]!)));
   const second = summarize([after, ...rest], limit, false);
@@ -234,6 +222,7 @@ export const checks: CheckDefinition[] = [
     requirements: ['issuance-limit.twenty-per-minute', 'issuance-limit.excess-429', 'errors.throttled-code', 'catalog.hpb-00105', 'rate-limit.retry-after'],
     quote: LIMIT_QUOTE,
     tags: ['exhausts-issuance-limit'],
+    timeoutMs: 10 * 60_000,
     async run(ctx) {
       const ep = await issuanceEpisode(ctx);
       const b = ep.first;

@@ -250,8 +250,10 @@ async function slideOnce(ctx: CheckContext, probe: Probe, concurrency: number): 
   const judge = (second: Hit[]) => judgeKeyBurst({ limit: probe.limit, windowMs: probe.windowMs, requests: [...first, ...second].map(timed), ...traffic, concurrency });
   if (rest.refused) return { probe, first, second: { hits: [], startedAt: Date.now(), endedAt: Date.now(), concurrency }, verdict: judge([]), attempts: [] };
 
-  await tokenFor(ctx, probe.role, validForMs(ctx, probe.windowMs + 10_000));
-  await wait(ctx, quiet.sentAt + secondHalfOffset(first, probe.windowMs) - Date.now(), 'rate-limit: about half a window between the two halves');
+  await Promise.all([
+    tokenFor(ctx, probe.role, validForMs(ctx, probe.windowMs + 10_000)),
+    wait(ctx, quiet.sentAt + secondHalfOffset(first, probe.windowMs) - Date.now(), 'rate-limit: about half a window between the two halves'),
+  ]);
   const second = await burstUntil429(ctx, probe, burstBound(probe) - first.length, concurrency, first.at(-1));
   const scenario: SlidingScenario = { probe, first, second, verdict: judge(second.hits), attempts: [] };
   if (scenario.verdict.verdict !== 'pass' || second.refused?.res.status !== 429) return scenario;
@@ -261,8 +263,10 @@ async function slideOnce(ctx: CheckContext, probe: Probe, concurrency: number): 
   const refusals = second.hits.filter((h) => h.res.status === 429);
   const retryAfterElapsedAt = Math.max(...refusals.map((h) => waitUntil(h, probe)));
   const until = Math.max(firstDone + probe.windowMs + SCHEDULE_SLACK_MS, retryAfterElapsedAt);
-  await tokenFor(ctx, probe.role, validForMs(ctx, until - Date.now() + 10_000));
-  await wait(ctx, until - Date.now(), 'rate-limit: waiting for the first half to leave the window');
+  await Promise.all([
+    tokenFor(ctx, probe.role, validForMs(ctx, until - Date.now() + 10_000)),
+    wait(ctx, until - Date.now(), 'rate-limit: waiting for the first half to leave the window'),
+  ]);
   const after = await hit(ctx, probe);
   scenario.after = after;
   scenario.slide = judgeSlide({
