@@ -2,7 +2,9 @@
  * Rate limits (spec: Limits, rate-limit response headers; Errors, Retry rule 1;
  * catalog HPB-00105). The header checks send a handful of requests; the
  * exhaustion checks drive one key (`extra` when configured) to its limit and
- * end with that key served again.
+ * end with that key served again. Timing rules are judged from measured send and
+ * answer times (judge.ts): a fail states the timings that prove it; a run too slow
+ * to observe a rule skips with its figures, never fails.
  */
 import type { CheckContext } from '../../src/engine/context.js';
 import { randomUUID } from 'node:crypto';

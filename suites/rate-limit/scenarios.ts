@@ -3,7 +3,8 @@
  * their waits overlap (each runs detached from the check that starts it; the
  * checks attach the exchanges their verdicts rest on):
  *
- * - Excess, on the throttle key (`extra` when configured): two requests, a gap
+ * - Excess, on the throttle key (`extra` when configured), once the run has left the
+ *   key and its organization's other keys idle for a window: two requests, a gap
  *   of over a second, a burst until 429, an early retry, a request of `main`
  *   (another key of the organization), every R4 MedicationRequest and Encounter
  *   operation while the key is refused, and a request once the last 429's
@@ -12,12 +13,16 @@
  *   the gap makes the reset move by whole seconds, so X-RateLimit-Reset can show it.
  * - Sliding, on the `second-org` key when configured (another organization, so
  *   it never meets the first one's shared ceiling; else on the throttle key,
- *   after the excess episode): half the limit, half a window later the rest
+ *   after the excess episode): half the limit, about half a window later the rest
  *   until 429, then a request once the first half has left the window.
  * - The token issuance episode of the issuance-limit suite, once every token the
- *   two episodes use has been issued (issuance is refused for a window after it).
+ *   two episodes use has been issued (issuance is refused for a window after it);
+ *   after the key episodes when their tokens would not outlive them.
  *
- * Each episode ends with its key served again.
+ * Every request is timed; the judges (judge.ts) decide from those timings. A burst
+ * that could not fill a window (or a probe too late to tell) is re-sent once with
+ * more requests in flight; a second inconclusive try makes the checks skip with the
+ * figures of both. Each episode ends with its key served again.
  */
 import type { CheckContext } from '../../src/engine/context.js';
 import { episode } from '../../src/engine/schedule.js';
