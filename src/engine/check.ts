@@ -7,7 +7,7 @@ import type { TokenBrokerApi } from '../auth/types.js';
 import type { ResolvedClient, ResolvedConfig } from '../config/index.js';
 import type { ModelOperation, OperationModel } from '../discovery/index.js';
 import type { SchemaIssue, Release } from '../fhir/index.js';
-import type { Exchange, Finding, InvariantTally, Level, Profile } from './types.js';
+import type { Exchange, Finding, InvariantTally, KeyRequest, Level, Profile } from './types.js';
 
 /**
  * - `writes`: sends POST/PUT to FHIR endpoints (excluded by the read-only profile).
@@ -93,8 +93,12 @@ export interface CheckContext {
   readonly shared: Map<string, unknown>;
   /** Add an exchange made outside the check (e.g. by the expiry probe's timer) to its evidence. */
   attach(exchange: Exchange): void;
-  /** Run-wide tallies: exchanges seen so far and generic-invariant violations. */
-  readonly run: { exchangesSeen(): number; invariant(requirementId: string): InvariantTally };
+  /**
+   * Run-wide tallies: exchanges seen so far, generic-invariant violations, and the
+   * completed requests the run made with each client role's token (the rate-limit
+   * checks count a key's own traffic with them).
+   */
+  readonly run: { exchangesSeen(): number; invariant(requirementId: string): InvariantTally; keyRequests(role: string): readonly KeyRequest[] };
 }
 
 export function defineCheck(def: CheckDefinition): CheckDefinition {

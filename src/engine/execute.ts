@@ -198,7 +198,7 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
     validate: (release, resource) => rt.validator.validate(release, resource),
     sleep: (ms) => (open(), rt.sleep(ms)),
     attach: (ex) => recorder.addExchange(ex),
-    run: { exchangesSeen: () => rt.exchangesSeen, invariant: (id) => rt.tally(id) },
+    run: { exchangesSeen: () => rt.exchangesSeen, invariant: (id) => rt.tally(id), keyRequests: (role) => rt.keyRequests(role) },
     waiting: (reason, ms) => rt.onWait({ reason, ms }),
   };
   return ctx;

@@ -17,7 +17,7 @@ import { sharedFhirValidator } from '../fhir/index.js';
 import { ConformanceError } from '../errors.js';
 import { CheckRecorder } from './context.js';
 import { fhirBodyValidator } from './fhir-bodies.js';
-import type { Exchange, Finding, InvariantTally, Profile } from './types.js';
+import type { Exchange, Finding, InvariantTally, KeyRequest, Profile } from './types.js';
 import { DETACH_KEY, type RunStats } from './schedule.js';
 import { RunEvents } from './events.js';
 import type { RecentAnswer } from './outcome.js';
@@ -62,6 +62,11 @@ export interface WaitInfo {
   client?: string;
 }
 
+export type { KeyRequest } from './types.js';
+
+/** Requests kept per role in the run's key log (the most recent). */
+const KEY_LOG_MAX = 20_000;
+
 export class Runtime {
   readonly als = new AsyncLocalStorage<{ recorder: CheckRecorder }>();
   readonly invariants = new Map<string, InvariantTally>();
@@ -71,6 +76,7 @@ export class Runtime {
   exchangesSeen = 0;
   /** The run's last answers (the outcome policy asks whether the target answers normally elsewhere). */
   readonly recentAnswers: RecentAnswer[] = [];
+  private readonly keyLog = new Map<string, KeyRequest[]>();
   private constructor(
     readonly spec: RunSpec,
     readonly config: ResolvedConfig,
@@ -208,6 +214,7 @@ export class Runtime {
     if (ex.response) this.exchangesSeen++;
     this.recentAnswers.push(recentAnswer(ex));
     if (this.recentAnswers.length > RECENT_ANSWERS) this.recentAnswers.shift();
+    if (ex.client) this.logKeyRequest(ex.client, ex);
     const store = this.als.getStore();
     store?.recorder.addExchange(ex);
     for (const f of findings) {
@@ -216,6 +223,19 @@ export class Runtime {
       t.violationCount++;
       if (t.violations.length < 5) t.violations.push({ finding: f, exchange: ex });
     }
+  }
+
+  private logKeyRequest(role: string, ex: Exchange): void {
+    let log = this.keyLog.get(role);
+    if (!log) this.keyLog.set(role, (log = []));
+    const sentAt = Date.parse(ex.startedAt);
+    log.push({ sentAt, receivedAt: sentAt + ex.durationMs, ...(ex.response ? { status: ex.response.status } : {}) });
+    if (log.length > KEY_LOG_MAX) log.splice(0, log.length - KEY_LOG_MAX);
+  }
+
+  /** The completed requests the run made with `role`'s token, oldest first. */
+  keyRequests(role: string): readonly KeyRequest[] {
+    return this.keyLog.get(role) ?? [];
   }
 
   tally(id: string): InvariantTally {

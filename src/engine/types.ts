@@ -66,6 +66,14 @@ export interface InvariantTally {
   violationCount: number;
 }
 
+/** One completed request made with a client role's token: client clock, ms. */
+export interface KeyRequest {
+  sentAt: number;
+  receivedAt: number;
+  /** Absent when no response came (a network failure; it may still have reached the target). */
+  status?: number;
+}
+
 export interface CheckResult {
   id: string;
   title: string;

@@ -11,8 +11,21 @@ export interface RateDecision {
   limit: number;
   /** Slots left after this request, never negative. */
   remaining: number;
-  /** Epoch ms when the next slot frees (the window's reset). */
+  /** Epoch ms reported as the window's reset (X-RateLimit-Reset). */
   resetMs: number;
+  /** Epoch ms when a refused request's wait ends (Retry-After), when it differs from `resetMs`. */
+  retryAtMs?: number;
+}
+
+/** Readings of the per-key window's headers where the spec leaves a choice (see ReferenceModes). */
+export interface SlidingWindowOptions {
+  /**
+   * X-RateLimit-Reset: `slot-frees` (when the oldest kept request leaves, i.e. when a
+   * slot frees while the window is full) or `window-free` (when the newest leaves).
+   */
+  reset?: 'slot-frees' | 'window-free';
+  /** Seconds a 429's Retry-After (and the hold on the key) adds beyond the rounded-up wait. */
+  retryAfterPadS?: number;
 }
 
 const SWEEP_THRESHOLD = 10_000;
@@ -34,7 +47,10 @@ export class SlidingWindowLog {
   /** How a request before the block ends extends it (reference mode `prematureRetry`). */
   prematureRetry: 'extend' | 'extend-steep' = 'extend';
 
-  constructor(private readonly windowMs: number) {}
+  constructor(
+    private readonly windowMs: number,
+    private readonly options: SlidingWindowOptions = {},
+  ) {}
 
   /** Records a request (allowed or not) and decides it. */
   hit(key: string, limit: number, now: number): RateDecision {
@@ -50,10 +66,16 @@ export class SlidingWindowLog {
     } else {
       // The block ends exactly when the announced Retry-After elapses; the reset reports that moment.
       if (early) resetMs = Math.max(resetMs, blocked + (this.prematureRetry === 'extend-steep' ? Math.max(1000, blocked - now) : 1000));
-      resetMs = now + retryAfterSeconds(resetMs, now) * 1000;
+      resetMs = now + (retryAfterSeconds(resetMs, now) + (this.options.retryAfterPadS ?? 0)) * 1000;
       this.blockedUntil.set(key, resetMs);
     }
-    return { allowed, limit, remaining: Math.max(0, limit - log.length), resetMs };
+    const decision: RateDecision = { allowed, limit, remaining: Math.max(0, limit - log.length), resetMs };
+    if (this.options.reset === 'window-free') {
+      // The window is fully free once its newest request (this one) leaves; a 429 still waits only until `retryAtMs`.
+      decision.resetMs = Math.max(resetMs, now + this.windowMs);
+      if (!allowed) decision.retryAtMs = resetMs;
+    }
+    return decision;
   }
 
   private live(key: string, now: number): number[] {

@@ -21,6 +21,7 @@ import type { DiscoveryInit } from './discovery.js';
 import { resolveFaults } from './faults/index.js';
 import { scopeOverride } from './faults/scopes.js';
 import { keyWindowLog } from './faults/rate-limit.js';
+import { issuanceCounter } from './faults/issuance-limit.js';
 import type { FaultDef, FaultResponse } from './faults/index.js';
 import { catalogError, operationOutcome, plainError, styledError } from './outcome.js';
 import { FixedWindowCounter, SlidingWindowLog, rateLimitHeaders, retryAfterSeconds } from './rate-limit.js';
@@ -166,11 +167,11 @@ class HttpCore {
   ) {
     const { limits, modes } = cfg;
     this.routes = buildRoutes(modes);
-    this.keyWindows = keyWindowLog(cfg.faults, limits.windowMs);
+    this.keyWindows = keyWindowLog(cfg.faults, limits.windowMs, { reset: modes.rateLimitReset, retryAfterPadS: modes.retryAfter === 'plus-one' ? 1 : 0 });
     this.keyWindows.prematureRetry = modes.prematureRetry;
     this.orgWindows = new SlidingWindowLog(limits.windowMs);
     this.anonymousWindows = new SlidingWindowLog(limits.windowMs);
-    this.issuance = new FixedWindowCounter(limits.tokenWindowMs, limits.tokenIssuancePerWindow, modes.issuanceWindow);
+    this.issuance = issuanceCounter(cfg.faults, limits.tokenWindowMs, limits.tokenIssuancePerWindow, modes.issuanceWindow);
     this.openApi = JSON.stringify(openApiDocument(cfg.discovery));
     this.capability = { R4: JSON.stringify(capabilityStatement('R4', cfg.discovery)), R5: JSON.stringify(capabilityStatement('R5', cfg.discovery)) };
     this.smart = JSON.stringify(smartConfiguration(cfg.discovery));
@@ -276,7 +277,7 @@ class HttpCore {
   private refuse(decision: RateDecision, ex: Exchange, message: string): never {
     throw catalogError('HPB-00105', {
       message: `Rate limit exceeded: ${message}`,
-      headers: { 'Retry-After': String(retryAfterSeconds(decision.resetMs, ex.now)) },
+      headers: { 'Retry-After': String(retryAfterSeconds(decision.retryAtMs ?? decision.resetMs, ex.now)) },
     });
   }
 

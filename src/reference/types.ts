@@ -103,6 +103,14 @@ export interface ReferenceModes {
    * catalog code, or as plain-text diagnostics without one ("some handlers write plain-text diagnostics").
    */
   genericErrors: 'coded' | 'plain-text';
+  /**
+   * Per-key X-RateLimit-Reset ("Unix timestamp at which the window resets"): when the
+   * oldest request leaves (a slot frees while the window is full), or when the newest
+   * leaves (the window is fully free).
+   */
+  rateLimitReset: 'slot-frees' | 'window-free';
+  /** Per-key 429 Retry-After: the wait rounded up to whole seconds, or one second more (the key is held that long). */
+  retryAfter: 'exact' | 'plus-one';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -127,6 +135,8 @@ export const DEFAULT_MODES: ReferenceModes = {
   openapiMediaType: 'application/json',
   issueCodes: 'by-status',
   genericErrors: 'coded',
+  rateLimitReset: 'slot-frees',
+  retryAfter: 'exact',
 };
 
 export interface ReferenceOptions {
@@ -221,6 +231,8 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   openapiMediaType: ['application/json', 'text/plain'],
   issueCodes: ['by-status', 'processing'],
   genericErrors: ['coded', 'plain-text'],
+  rateLimitReset: ['slot-frees', 'window-free'],
+  retryAfter: ['exact', 'plus-one'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

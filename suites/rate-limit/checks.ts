@@ -2,7 +2,9 @@
  * Rate limits (spec: Limits, rate-limit response headers; Errors, Retry rule 1;
  * catalog HPB-00105). The header checks send a handful of requests; the
  * exhaustion checks drive one key (`extra` when configured) to its limit and
- * end with that key served again.
+ * end with that key served again. Timing rules are judged from measured send and
+ * answer times (judge.ts): a fail states the timings that prove it; a run too slow
+ * to observe a rule skips with its figures, never fails.
  */
 import type { CheckContext } from '../../src/engine/context.js';
 import { randomUUID } from 'node:crypto';
@@ -10,9 +12,10 @@ import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import { expectError, firstIssue } from '../../src/engine/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { pathOf } from '../errors/support.js';
-import { excessScenario, slidingScenario } from './scenarios.js';
+import { excessScenario, slidingScenario, type Attempt } from './scenarios.js';
 import { operationsCheck } from './operations-check.js';
-import { PROBE_SCOPES, hit, integerHeader, probeFor, wait, waitUntil, type Hit } from './support.js';
+import { judgeRemainingSteps, judgeRetryAfterValue, judgeRetryAfterWait, type Timed, type Verdict } from './judge.js';
+import { PROBE_SCOPES, hit, integerHeader, keyTraffic, probeFor, timed, wait, waitUntil, type Hit } from './support.js';
 
 /** How far before Retry-After elapses an early retry must be answered to be judged. */
 const EARLY_MARGIN_MS = 300;
@@ -44,6 +47,31 @@ async function authenticatedSamples(ctx: CheckContext): Promise<HttpResponse[]> 
 
 function attachAll(ctx: CheckContext, hits: Array<Hit | undefined>): void {
   for (const h of hits) if (h) ctx.attach(h.res.exchange);
+}
+
+/** The run log's requests of a key minus one entry per hit (the hit's own exchange, sent within its span). */
+function othersThan(log: readonly Timed[], hits: readonly Hit[]): Timed[] {
+  const rest = [...log];
+  for (const h of hits) {
+    const i = rest.findIndex((r) => r.sentAt >= h.sentAt - 5 && r.sentAt <= h.receivedAt);
+    if (i >= 0) rest.splice(i, 1);
+  }
+  return rest;
+}
+
+/** One line per attempt: what it sent, how fast, how close it came. */
+function describeAttempts(attempts: Attempt[]): string {
+  return attempts.map((a, i) => `try ${i + 1} (${a.concurrency} in flight): ${a.message ?? `${a.figures.sent} requests in ${a.figures.spanMs} ms`}`).join('; ');
+}
+
+/**
+ * Turns a judge's verdict into the check's outcome: a fail with its timings, an
+ * error, or (after the faster re-send) a skip that states how close the run came.
+ */
+function settle<F>(ctx: CheckContext, v: Verdict<F>, attempts: Attempt[], exchange?: string): void {
+  if (v.verdict === 'fail') ctx.fail(v.message, { requirement: v.requirement, expected: v.expected, actual: v.actual, ...(exchange ? { exchange } : {}) });
+  if (v.verdict === 'error') throw new Error(v.message);
+  if (v.verdict === 'inconclusive') ctx.skip(`inconclusive on this run, the target's timing left the rule unobservable: ${describeAttempts(attempts)}`);
 }
 
 /** A handful of requests of `main`: they run early in the run, while the key has room (see the sequencer). */
@@ -79,7 +107,7 @@ export const headerChecks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'rate-limit.remaining-decrements',
-    title: 'X-RateLimit-Remaining stays within 0..Limit and goes down by one per request of a key',
+    title: 'X-RateLimit-Remaining stays within 0..Limit and goes down by exactly one per request of a key',
     area,
     tags: ['early'],
     level: 'MUST',
@@ -89,27 +117,28 @@ export const headerChecks: CheckDefinition[] = [
     async run(ctx: CheckContext) {
       const probe = probeFor(ctx, 'main');
       let first = await hit(ctx, probe);
-      if ((first.headers.remaining ?? Infinity) < 6) {
+      if ((first.headers.remaining ?? Infinity) < 7) {
         await wait(ctx, waitUntil(first, probe) - Date.now(), 'rate-limit: the key has too few requests left for this check');
         first = await hit(ctx, probe);
       }
+      // One after the other: each answer arrives before the next request leaves, so their order at the target is known.
       const hits = [first];
-      for (let i = 0; i < 4; i++) hits.push(await hit(ctx, probe));
+      for (let i = 0; i < 5; i++) hits.push(await hit(ctx, probe));
+      attachAll(ctx, hits);
       const values = hits.map((h) => h.headers.remaining);
-      if (values.some((v) => v === undefined)) ctx.fail('X-RateLimit-Remaining is missing or not an integer', { requirement: 'rate-limit.headers-arithmetic', expected: 'integers', actual: hits.map((h) => h.res.headers['x-ratelimit-remaining']), exchange: hits.find((h) => h.headers.remaining === undefined)!.res.exchange.id });
-      const remaining = values as number[];
-      hits.forEach((h, i) => {
+      const missing = hits.find((h) => h.headers.remaining === undefined);
+      if (missing) ctx.fail('X-RateLimit-Remaining is missing or not an integer', { requirement: 'rate-limit.headers-arithmetic', expected: 'integers', actual: hits.map((h) => h.res.headers['x-ratelimit-remaining'] ?? null), exchange: missing.res.exchange.id });
+      hits.forEach((h) => {
         const limit = h.headers.limit;
-        ctx.check(limit === undefined || remaining[i]! <= limit, `X-RateLimit-Remaining ${remaining[i]} exceeds X-RateLimit-Limit ${limit}`, {
-          requirement: 'rate-limit.headers-arithmetic', expected: `0..${limit}`, actual: remaining[i], exchange: h.res.exchange.id,
-        });
-        if (i > 0) ctx.check(remaining[i]! >= remaining[i - 1]! - 1, `one request lowered X-RateLimit-Remaining from ${remaining[i - 1]} to ${remaining[i]}`, {
-          requirement: 'rate-limit.headers-arithmetic', expected: `>= ${remaining[i - 1]! - 1}`, actual: remaining[i], exchange: h.res.exchange.id,
+        ctx.check(limit === undefined || h.headers.remaining! <= limit, `X-RateLimit-Remaining ${h.headers.remaining} exceeds X-RateLimit-Limit ${limit}`, {
+          requirement: 'rate-limit.headers-arithmetic', expected: `0..${limit}`, actual: h.headers.remaining, exchange: h.res.exchange.id,
         });
       });
-      ctx.check(remaining[remaining.length - 1]! < remaining[0]!, `X-RateLimit-Remaining did not go down over ${hits.length} consecutive requests: ${remaining.join(', ')}`, {
-        requirement: 'rate-limit.headers-arithmetic', expected: 'decreasing by one per request', actual: remaining, exchange: hits[hits.length - 1]!.res.exchange.id,
-      });
+      // The run's other requests of the key: one could leave the window (or, sent meanwhile, be counted) between two of these.
+      const others = othersThan(keyTraffic(ctx, 'main') ?? [], hits);
+      const v = judgeRemainingSteps({ windowMs: probe.windowMs, hits: hits.map(timed), others });
+      ctx.observe('rate-limit.remaining-sequence', values);
+      if (v.verdict === 'fail') ctx.fail(v.message, { requirement: 'rate-limit.headers-arithmetic', expected: v.expected, actual: v.actual, exchange: hits[v.at ?? hits.length - 1]!.res.exchange.id });
     },
   }),
   defineCheck({
@@ -141,29 +170,30 @@ export const headerChecks: CheckDefinition[] = [
 export const exhaustionChecks: CheckDefinition[] = [
   defineCheck({
     id: 'rate-limit.excess-gives-429',
-    title: 'exceeding the key\'s limit gives 429 HPB-00105, issue code throttled, with Retry-After in seconds',
+    title: 'a key is served up to its limit within one window, and the excess gives 429 HPB-00105, issue code throttled, with Retry-After in seconds',
     area,
     level: 'MUST',
-    requirements: ['rate-limit.excess-429', 'catalog.hpb-00105', 'rate-limit.retry-after', 'errors.throttled-code'],
+    requirements: ['rate-limit.excess-429', 'rate-limit.per-key-default-60', 'catalog.hpb-00105', 'rate-limit.retry-after', 'errors.throttled-code'],
     quote: 'Every authenticated request. Excess gives 429 `HPB-00105`.',
     ...EXHAUSTS,
     waitWindows: 1,
     async run(ctx: CheckContext) {
       const s = await excessScenario(ctx);
       attachAll(ctx, [...s.spaced, ...s.burst.hits.slice(-3), s.earlyRetry, s.afterWait]);
-      const sent = s.spaced.length + s.burst.hits.length;
-      const refused = s.burst.refused;
-      if (!refused) ctx.fail(`no 429 after ${sent} requests of one key, whose limit is ${s.probe.limit} per ${ctx.limits.windowSec} s`, { requirement: 'rate-limit.excess-429', expected: 429, actual: s.burst.hits.at(-1)?.res.status, exchange: s.burst.hits.at(-1)?.res.exchange.id });
-      ctx.observe('rate-limit.accepted-before-429', sent - 1);
+      ctx.observe('rate-limit.excess-bursts', s.attempts);
+      if (s.verdict.verdict === 'pass' && s.verdict.note) ctx.observe('rate-limit.excess-not-judged-early', s.verdict.note);
+      settle(ctx, s.verdict, s.attempts, s.burst.refused?.res.exchange.id ?? s.burst.hits.at(-1)?.res.exchange.id);
+      const refused = s.burst.refused!;
+      ctx.observe('rate-limit.accepted-before-429', s.verdict.figures.served);
       expectError(refused.res, { status: 429, code: 'HPB-00105', requirement: 'catalog.hpb-00105' });
       const issueCode = firstIssue(refused.res)?.code;
       ctx.check(issueCode === 'throttled', `issue[0].code of the 429 is ${String(issueCode)}, not throttled`, {
         requirement: 'errors.throttled-code', expected: 'throttled', actual: issueCode, exchange: refused.res.exchange.id,
       });
       const raw = refused.res.headers['retry-after'];
-      const seconds = refused.headers.retryAfter;
-      ctx.check(seconds !== undefined && seconds <= ctx.limits.windowSec + CLOCK_SLACK_S, `Retry-After ${raw ?? 'is missing'}: expected whole seconds within one window`, {
-        requirement: 'rate-limit.retry-after', expected: `0..${ctx.limits.windowSec}`, actual: raw ?? null, exchange: refused.res.exchange.id,
+      const ra = judgeRetryAfterValue(raw, ctx.limits.windowSec, CLOCK_SLACK_S);
+      ctx.check(ra.ok, ra.ok ? '' : ra.message, {
+        requirement: 'rate-limit.retry-after', expected: `whole seconds, 1..${ctx.limits.windowSec}`, actual: raw ?? null, exchange: refused.res.exchange.id,
       });
     },
   }),
@@ -209,7 +239,7 @@ export const exhaustionChecks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'rate-limit.served-after-retry-after',
-    title: 'once Retry-After has elapsed, the throttled key is served again',
+    title: 'once Retry-After has elapsed, the throttled key is served again (a Retry-After shorter than the real wait fails)',
     area,
     level: 'MUST',
     requirements: ['rate-limit.sliding-window', 'rate-limit.retry-after'],
@@ -217,41 +247,43 @@ export const exhaustionChecks: CheckDefinition[] = [
     ...EXHAUSTS,
     async run(ctx: CheckContext) {
       const s = await excessScenario(ctx);
-      if (!s.afterWait) ctx.skip('the key was not driven to 429 (see rate-limit.excess-gives-429)');
-      attachAll(ctx, [s.burst.refused, s.earlyRetry, s.afterWait]);
+      if (!s.afterWait || !s.waitedFor) ctx.skip('the key was not driven to 429 (see rate-limit.excess-gives-429)');
+      attachAll(ctx, [s.burst.refused, s.earlyRetry, s.waitedFor, s.afterWait]);
+      const after = s.afterWait;
+      const v = judgeRetryAfterWait({ refused: timed(s.waitedFor), retryAfterS: s.waitedFor.headers.retryAfter, after: timed(after) });
       ctx.observe('rate-limit.waited-ms', s.waitedMs);
-      ctx.check(s.afterWait.res.status !== 429, `still 429 after waiting ${s.waitedMs} ms as Retry-After said`, {
-        requirement: 'rate-limit.sliding-window', expected: 'served (not 429)', actual: s.afterWait.res.status, exchange: s.afterWait.res.exchange.id,
-      });
+      if (v.verdict === 'inconclusive') {
+        // No Retry-After (judged by rate-limit.excess-gives-429): the wait followed X-RateLimit-Reset, else two windows.
+        ctx.check(after.res.status !== 429 || s.waitedMs! < s.probe.windowMs, `still 429 ${s.waitedMs} ms after the last 429 (no Retry-After), more than one ${ctx.limits.windowSec} s window`, {
+          requirement: 'rate-limit.sliding-window', expected: 'served (not 429)', actual: after.res.status, exchange: after.res.exchange.id,
+        });
+        return;
+      }
+      settle(ctx, v, [], after.res.exchange.id);
     },
   }),
   defineCheck({
     id: 'rate-limit.capacity-returns-as-requests-leave-window',
-    title: 'the per-key window slides: capacity returns as requests leave it, not all at once',
+    title: 'the per-key window slides: a key is throttled exactly at its ceiling, and capacity returns as requests leave the window, not all at once',
     area,
     level: 'MUST',
-    requirements: ['rate-limit.sliding-window'],
+    requirements: ['rate-limit.sliding-window', 'rate-limit.per-key-default-60', 'rate-limit.excess-429'],
     quote: 'default 60 requests per minute; 1-minute sliding window',
     ...EXHAUSTS,
     waitWindows: 1.5,
     async run(ctx: CheckContext) {
       const s = await slidingScenario(ctx);
-      attachAll(ctx, [s.first.at(-1), s.second.refused, s.after]);
-      if (s.first[0]!.res.status === 429) ctx.fail('still 429 after a whole window without requests of the key', { requirement: 'rate-limit.sliding-window', expected: 'served (not 429)', actual: 429, exchange: s.first[0]!.res.exchange.id });
-      const firstRefused = s.first.find((h) => h.res.status === 429);
-      if (firstRefused) ctx.fail(`429 after ${s.first.length} requests, half of the key's limit of ${s.probe.limit}`, { requirement: 'rate-limit.per-key-default-60', expected: `${s.probe.limit} per window`, actual: s.first.length, exchange: firstRefused.res.exchange.id });
-      if (!s.second.refused) ctx.fail(`no 429 after ${s.first.length + s.second.hits.length} requests of one key, whose limit is ${s.probe.limit}`, { requirement: 'rate-limit.excess-429', expected: 429, actual: s.second.hits.at(-1)?.res.status });
-      const after = s.after!;
-      if (!ctx.check(after.res.status !== 429, 'still 429 after the first half of the requests left the window', {
-        requirement: 'rate-limit.sliding-window', expected: 'served (not 429)', actual: after.res.status, exchange: after.res.exchange.id,
-      })) return;
-      const remaining = after.headers.remaining;
-      const bound = s.probe.limit - s.inWindow! - 1;
-      ctx.observe('rate-limit.second-half-in-window', s.inWindow);
-      if (s.inWindow! < 2) ctx.skip('too few requests of the second half were certainly inside the window to tell a sliding window from a fixed one');
-      ctx.check(remaining !== undefined && remaining <= bound, `X-RateLimit-Remaining is ${remaining}, but ${s.inWindow} accepted requests are still inside the window (at most ${bound} left): the window did not slide`, {
-        requirement: 'rate-limit.sliding-window', expected: `<= ${bound}`, actual: remaining ?? null, exchange: after.res.exchange.id,
-      });
+      attachAll(ctx, [s.first[0], s.first.at(-1), s.second.hits[0], s.second.refused, s.after]);
+      ctx.observe('rate-limit.sliding-tries', s.attempts);
+      settle(ctx, s.verdict, s.attempts, s.second.refused?.res.exchange.id ?? s.first.at(-1)?.res.exchange.id);
+      if (!s.slide) {
+        const refusedEarly = s.first.find((h) => h.res.status >= 400);
+        ctx.skip(refusedEarly
+          ? `the key was refused within the first half of its limit, and its earlier traffic is unknown: ${s.verdict.verdict === 'pass' ? s.verdict.note ?? '' : ''}`
+          : 'the second half met no 429 to wait out');
+      }
+      ctx.observe('rate-limit.second-half-in-window', s.slide.figures.inWindow);
+      settle(ctx, s.slide, s.attempts, s.after?.res.exchange.id);
     },
   }),
   defineCheck({

@@ -3,7 +3,8 @@
  * their waits overlap (each runs detached from the check that starts it; the
  * checks attach the exchanges their verdicts rest on):
  *
- * - Excess, on the throttle key (`extra` when configured): two requests, a gap
+ * - Excess, on the throttle key (`extra` when configured), once the run has left the
+ *   key and its organization's other keys idle for a window: two requests, a gap
  *   of over a second, a burst until 429, an early retry, a request of `main`
  *   (another key of the organization), every R4 MedicationRequest and Encounter
  *   operation while the key is refused, and a request once the last 429's
@@ -12,41 +13,65 @@
  *   the gap makes the reset move by whole seconds, so X-RateLimit-Reset can show it.
  * - Sliding, on the `second-org` key when configured (another organization, so
  *   it never meets the first one's shared ceiling; else on the throttle key,
- *   after the excess episode): half the limit, half a window later the rest
+ *   after the excess episode): half the limit, about half a window later the rest
  *   until 429, then a request once the first half has left the window.
  * - The token issuance episode of the issuance-limit suite, once every token the
- *   two episodes use has been issued (issuance is refused for a window after it).
+ *   two episodes use has been issued (issuance is refused for a window after it);
+ *   after the key episodes when their tokens would not outlive them.
  *
- * Each episode ends with its key served again.
+ * Every request is timed; the judges (judge.ts) decide from those timings. A burst
+ * that could not fill a window (or a probe too late to tell) is re-sent once with
+ * more requests in flight; a second inconclusive try makes the checks skip with the
+ * figures of both. Each episode ends with its key served again.
  */
 import type { CheckContext } from '../../src/engine/context.js';
 import { episode } from '../../src/engine/schedule.js';
 import { excludedBy } from '../../src/engine/check.js';
 import { checks as issuanceChecks, issuanceEpisode, issuanceRecovery } from '../issuance-limit/checks.js';
 import { operationTokens, sendThrottled, type ThrottledAnswer } from './operations.js';
-import { PROBE_SCOPES, SEND_MARGIN_MS, burstBound, burstUntil429, hit, probeFor, quietKey, recover, throttleRole, wait, waitUntil, type Burst, type Hit, type Probe } from './support.js';
+import { judgeKeyBurst, judgeSlide, type BurstFigures, type SlideFigures, type Verdict } from './judge.js';
+import {
+  BURST_CONCURRENCY, FAST_CONCURRENCY, PROBE_SCOPES, burstBound, burstUntil429, hit, probeFor, quietKey, recover, throttleRole, timed,
+  tokenFor, trafficBefore, wait, waitUntil, type Burst, type Hit, type Probe,
+} from './support.js';
 
 const EXCESS_KEY = 'rate-limit.excess-scenario';
 
+/** One try at filling the key's window: its figures and how it ended. */
+export interface Attempt {
+  concurrency: number;
+  figures: BurstFigures;
+  message?: string;
+  slide?: SlideFigures;
+}
+
 export interface ExcessScenario {
   probe: Probe;
-  /** The two requests before the gap. */
+  /** The two requests before the gap (of the judged attempt). */
   spaced: Hit[];
   burst: Burst;
+  /** The verdict on the judged attempt: spaced requests and burst, against the key's ceiling. */
+  verdict: Verdict;
+  /** Every attempt (a second, faster one when the first could not fill a window). */
+  attempts: Attempt[];
   /** A retry sent before the first 429's Retry-After elapsed. */
   earlyRetry?: Hit;
   /** A request of `main` (another key of the organization) while the throttled key is refused. */
   otherKey?: Hit;
   /** Every R4 MedicationRequest and Encounter operation, sent while the key is refused. */
   operations?: ThrottledAnswer[];
-  /** The request sent once the early retry's Retry-After had elapsed. */
+  /** The 429 whose Retry-After elapses last: the wait before `afterWait` honours it. */
+  waitedFor?: Hit;
+  /** The request sent once the last 429's Retry-After had elapsed. */
   afterWait?: Hit;
-  /** How long the scenario waited after the early retry, ms. */
+  /** How long the scenario waited after the last 429, ms. */
   waitedMs?: number;
 }
 
 /** The gap before the burst: over one second, so a reset moved across it changes X-RateLimit-Reset. */
 export const GAP_MS = 1200;
+/** Slack between a moment the client computed and the send it schedules, ms. */
+const SCHEDULE_SLACK_MS = 100;
 
 const TOKENS_KEY = 'rate-limit.tokens';
 const SLIDING_KEY = 'rate-limit.sliding-scenario';
@@ -68,6 +93,16 @@ export function slidingRole(ctx: CheckContext): string {
   return ctx.config.clients.some((c) => c.role === 'second-org') && ctx.hasFixture('otherOrgMedicationRequest') ? 'second-org' : throttleRole(ctx);
 }
 
+/** How long the key episodes last when their first try is conclusive, ms (the sliding one: 2.5 windows and its bursts). */
+function episodesMs(ctx: CheckContext): number {
+  return 3 * ctx.limits.windowSec * 1000 + 30_000;
+}
+
+/** Token validity the episodes ask for: as long as they last, within the token lifetime. */
+function validForMs(ctx: CheckContext, ms: number): number {
+  return Math.min(ms, 0.8 * ctx.limits.tokenLifetimeSec * 1000);
+}
+
 function startEpisodes(ctx: CheckContext): void {
   if (ctx.shared.has(EXCESS_KEY)) return;
   const excessProbe = probeFor(ctx, throttleRole(ctx));
@@ -78,12 +113,16 @@ function startEpisodes(ctx: CheckContext): void {
     return runExcess(ctx, excessProbe);
   });
   const sameKey = slidingProbe.role === excessProbe.role;
-  episode(ctx.shared, SLIDING_KEY, async () => {
+  const sliding = episode(ctx.shared, SLIDING_KEY, async () => {
     await (sameKey ? excess : ready);
     return runSliding(ctx, slidingProbe);
   });
   if (issuanceRunsToo(ctx)) {
-    void ready.then(() => {
+    // Beside the key episodes when their tokens outlive them; else after them, since
+    // an exhausted token endpoint would hold up every token they renew mid-burst.
+    const outlive = validForMs(ctx, episodesMs(ctx)) >= episodesMs(ctx);
+    const start = outlive ? ready : Promise.allSettled([excess, sliding]);
+    void start.then(() => {
       issuanceEpisode(ctx);
       issuanceRecovery(ctx);
     }, () => undefined);
@@ -102,73 +141,144 @@ function issuanceRunsToo(ctx: CheckContext): boolean {
 
 /**
  * Every token the episodes use, issued before any key or the issuance limit is
- * exhausted and valid for the episodes' length (no token request falls inside them).
+ * exhausted and valid for the episodes' length when the lifetime allows (else
+ * renewed before each phase, outside its timed requests).
  */
 async function episodeTokens(ctx: CheckContext, probes: Probe[]): Promise<void> {
-  const windowMs = ctx.limits.windowSec * 1000;
-  const validForMs = Math.min(3 * windowMs + 30_000, 0.8 * ctx.limits.tokenLifetimeSec * 1000);
+  const ms = validForMs(ctx, episodesMs(ctx));
   const roles = new Set([...probes.map((p) => p.role), 'main']);
-  for (const role of roles) await ctx.tokens.token(role, PROBE_SCOPES, { validForMs });
-  await operationTokens(ctx, probes[0]!.role, validForMs);
+  for (const role of roles) await ctx.tokens.token(role, PROBE_SCOPES, { validForMs: ms });
+  await operationTokens(ctx, probes[0]!.role, ms);
+}
+
+/** Time for one attempt's burst and what follows it (early retry, operations), ms. */
+function phaseMs(probe: Probe): number {
+  return probe.windowMs + 10_000;
 }
 
 async function runExcess(ctx: CheckContext, probe: Probe): Promise<ExcessScenario> {
-  const first = await quietKey(ctx, probe);
-  const second = await hit(ctx, probe);
-  await ctx.sleep(GAP_MS);
-  const burst = await burstUntil429(ctx, probe, burstBound(probe) - 2);
-  const scenario: ExcessScenario = { probe, spaced: [first, second], burst };
-  const refused = burst.refused;
-  if (!refused) return scenario;
+  const attempts: Attempt[] = [];
+  let scenario: ExcessScenario | undefined;
+  for (const concurrency of [BURST_CONCURRENCY, FAST_CONCURRENCY]) {
+    const first = await quietKey(ctx, probe);
+    const traffic = trafficBefore(ctx, probe.role, first.sentAt);
+    const second = await hit(ctx, probe);
+    await tokenFor(ctx, probe.role, validForMs(ctx, phaseMs(probe)));
+    await operationTokens(ctx, probe.role, validForMs(ctx, phaseMs(probe)));
+    await ctx.sleep(Math.max(0, first.sentAt + GAP_MS - Date.now()));
+    const burst = await burstUntil429(ctx, probe, burstBound(probe) - 2, concurrency, second);
+    const verdict = judgeKeyBurst({ limit: probe.limit, windowMs: probe.windowMs, requests: [first, second, ...burst.hits].map(timed), ...traffic, concurrency });
+    attempts.push({ concurrency, figures: verdict.figures, ...(verdict.verdict === 'pass' ? {} : { message: verdict.message }) });
+    scenario = { probe, spaced: [first, second], burst, verdict, attempts };
+    if (verdict.verdict !== 'inconclusive' || concurrency === FAST_CONCURRENCY) break;
+    await wait(ctx, burst.endedAt + probe.windowMs + SCHEDULE_SLACK_MS - Date.now(), 'rate-limit: the burst could not fill a window; letting it leave before re-sending it faster');
+  }
+  const s = scenario!;
+  const refused = s.burst.refused;
+  if (!refused) return s;
 
   const retryAfterMs = (refused.headers.retryAfter ?? 2) * 1000;
   await ctx.sleep(Math.min(1500, retryAfterMs / 2));
   // The one request sent before Retry-After on purpose (rate-limit.early-retry-refused-and-extends-reset).
-  scenario.earlyRetry = await hit(ctx, probe, { earlyRetry: true });
-  if (probe.role !== 'main') scenario.otherKey = await hit(ctx, probeFor(ctx, 'main'));
-  scenario.operations = await sendThrottled(ctx, probe.role);
+  s.earlyRetry = await hit(ctx, probe, { earlyRetry: true });
+  if (probe.role !== 'main') s.otherKey = await hit(ctx, probeFor(ctx, 'main'));
+  s.operations = await sendThrottled(ctx, probe.role);
 
-  const refusals = [refused, scenario.earlyRetry, ...scenario.operations.flatMap((a) => (a.hit ? [a.hit] : []))].filter((h) => h.res.status === 429);
+  const refusals = [...s.burst.hits, s.earlyRetry, ...s.operations.flatMap((a) => (a.hit ? [a.hit] : []))].filter((h) => h.res.status === 429);
+  if (refusals.length === 0) return s;
   const last = refusals.reduce((a, b) => (waitUntil(b, probe) > waitUntil(a, probe) ? b : a));
-  const until = waitUntil(last, probe);
-  const started = Date.now();
-  await wait(ctx, until - started, 'rate-limit: waiting the Retry-After of the last 429');
-  scenario.waitedMs = Date.now() - started;
-  scenario.afterWait = await hit(ctx, probe);
-  await recover(ctx, probe, scenario.afterWait);
-  return scenario;
+  s.waitedFor = last;
+  await wait(ctx, waitUntil(last, probe) - Date.now(), 'rate-limit: waiting the Retry-After of the last 429');
+  s.waitedMs = Date.now() - last.receivedAt;
+  s.afterWait = await hit(ctx, probe);
+  await recover(ctx, probe, s.afterWait);
+  return s;
 }
 
 export interface SlidingScenario {
   probe: Probe;
   first: Hit[];
   second: Burst;
+  /** The two halves judged against the key's ceiling (early, late, status). */
+  verdict: Verdict;
   /** The request sent once the first half had left the window. */
   after?: Hit;
-  /** Accepted requests of the second half certainly still inside the window when `after` arrived. */
-  inWindow?: number;
+  /** The probe judged: did capacity return only as requests left? */
+  slide?: Verdict<SlideFigures>;
+  attempts: Attempt[];
 }
 
-async function runSliding(ctx: CheckContext, probe: Probe): Promise<SlidingScenario> {
-  const margin = SEND_MARGIN_MS;
+/** The sliding-window episode on `probe`'s key (exported for the simulation tests). */
+export async function runSliding(ctx: CheckContext, probe: Probe): Promise<SlidingScenario> {
+  const attempts: Attempt[] = [];
+  let scenario: SlidingScenario | undefined;
+  for (const concurrency of [BURST_CONCURRENCY, FAST_CONCURRENCY]) {
+    const s = await slideOnce(ctx, probe, concurrency);
+    scenario = s;
+    attempts.push({
+      concurrency, figures: s.verdict.figures,
+      ...(s.slide ? { slide: s.slide.figures } : {}),
+      ...(s.slide && s.slide.verdict !== 'pass' ? { message: s.slide.message } : s.verdict.verdict !== 'pass' ? { message: s.verdict.message } : {}),
+    });
+    const inconclusive = s.verdict.verdict === 'inconclusive' || s.slide?.verdict === 'inconclusive';
+    if (!inconclusive || concurrency === FAST_CONCURRENCY) break;
+    const lastSent = Math.max(...[...s.first, ...s.second.hits, ...(s.after ? [s.after] : [])].map((h) => h.receivedAt));
+    await wait(ctx, lastSent + probe.windowMs + SCHEDULE_SLACK_MS - Date.now(), 'rate-limit: the sliding-window try was inconclusive; letting its requests leave before re-sending faster');
+  }
+  return { ...scenario!, attempts };
+}
+
+/**
+ * When the second half starts, from the first request: about half a window, placed so that
+ * the second half (as fast as the first) fills the window before the first half leaves it,
+ * and is still inside it when the probe comes (after the first half left and a
+ * Retry-After rounded up to whole seconds elapsed).
+ */
+export function secondHalfOffset(first: readonly Hit[], windowMs: number): number {
+  const spanA = Math.max(...first.map((h) => h.receivedAt)) - first[0]!.sentAt;
+  const lo = Math.max(spanA, 1000) + 200;
+  const hi = windowMs - spanA;
+  return hi > lo ? (lo + hi) / 2 : windowMs / 2;
+}
+
+/**
+ * Half the limit; about half a window after the first of them, the rest until 429; once
+ * the first half has left the window (and the 429's Retry-After has elapsed), one
+ * probe whose X-RateLimit-Remaining shows whether the second half still counts.
+ */
+async function slideOnce(ctx: CheckContext, probe: Probe, concurrency: number): Promise<SlidingScenario> {
+  await tokenFor(ctx, probe.role, validForMs(ctx, probe.windowMs + 10_000));
   const quiet = await quietKey(ctx, probe);
+  const traffic = trafficBefore(ctx, probe.role, quiet.sentAt);
   const half = Math.floor(probe.limit / 2);
-  const rest = await burstUntil429(ctx, probe, half - 1);
+  const rest = await burstUntil429(ctx, probe, half - 1, concurrency, quiet);
   const first = [quiet, ...rest.hits];
-  const scenario: SlidingScenario = { probe, first, second: { hits: [] } };
-  if (rest.refused) return scenario;
+  const judge = (second: Hit[]) => judgeKeyBurst({ limit: probe.limit, windowMs: probe.windowMs, requests: [...first, ...second].map(timed), ...traffic, concurrency });
+  if (rest.refused) return { probe, first, second: { hits: [], startedAt: Date.now(), endedAt: Date.now(), concurrency }, verdict: judge([]), attempts: [] };
 
-  await wait(ctx, quiet.sentAt + probe.windowMs / 2 - Date.now(), 'rate-limit: half a window between the two halves');
-  scenario.second = await burstUntil429(ctx, probe, burstBound(probe) - first.length);
-  if (!scenario.second.refused) return scenario;
+  await Promise.all([
+    tokenFor(ctx, probe.role, validForMs(ctx, probe.windowMs + 10_000)),
+    wait(ctx, quiet.sentAt + secondHalfOffset(first, probe.windowMs) - Date.now(), 'rate-limit: about half a window between the two halves'),
+  ]);
+  const second = await burstUntil429(ctx, probe, burstBound(probe) - first.length, concurrency, first.at(-1));
+  const scenario: SlidingScenario = { probe, first, second, verdict: judge(second.hits), attempts: [] };
+  if (scenario.verdict.verdict !== 'pass' || second.refused?.res.status !== 429) return scenario;
 
-  // The first half has left the window, and the 429's Retry-After (whole seconds) has elapsed.
+  // The first half has left the window, and every 429's Retry-After (whole seconds) has elapsed.
   const firstDone = Math.max(...first.map((h) => h.receivedAt));
-  const until = Math.max(firstDone + probe.windowMs + margin, waitUntil(scenario.second.refused, probe));
-  await wait(ctx, until - Date.now(), 'rate-limit: waiting for the first half to leave the window');
+  const refusals = second.hits.filter((h) => h.res.status === 429);
+  const retryAfterElapsedAt = Math.max(...refusals.map((h) => waitUntil(h, probe)));
+  const until = Math.max(firstDone + probe.windowMs + SCHEDULE_SLACK_MS, retryAfterElapsedAt);
+  await Promise.all([
+    tokenFor(ctx, probe.role, validForMs(ctx, until - Date.now() + 10_000)),
+    wait(ctx, until - Date.now(), 'rate-limit: waiting for the first half to leave the window'),
+  ]);
   const after = await hit(ctx, probe);
   scenario.after = after;
-  scenario.inWindow = scenario.second.hits.filter((h) => h.res.status !== 429 && h.sentAt > after.receivedAt - probe.windowMs + margin).length;
+  scenario.slide = judgeSlide({
+    limit: probe.limit, windowMs: probe.windowMs, first: first.map(timed), second: second.hits.map(timed), after: timed(after),
+    ...(refusals.every((h) => h.headers.retryAfter !== undefined) ? { retryAfterElapsedAt: Math.max(...refusals.map((h) => h.receivedAt + h.headers.retryAfter! * 1000)) } : {}),
+  });
   await recover(ctx, probe, after);
   return scenario;
 }

@@ -6,11 +6,14 @@
 import type { CheckContext } from '../../src/engine/context.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { pathOf } from '../errors/support.js';
+import type { Timed } from './judge.js';
 
 /** The scope of the probe request (a MedicationRequest read). */
 export const PROBE_SCOPES = ['system/MedicationRequest.rs'];
 /** Requests kept in flight while a burst is far from the limit. */
-const BURST_CONCURRENCY = 8;
+export const BURST_CONCURRENCY = 8;
+/** In flight when a burst is re-sent because the first one was too slow to fill a window. */
+export const FAST_CONCURRENCY = 32;
 /** A network or clock margin used when relating client send times to the server's window. */
 export const SEND_MARGIN_MS = 500;
 
@@ -46,6 +49,11 @@ export interface Hit {
   headers: RateHeaders;
 }
 
+/** A hit as the judges see it. */
+export function timed(h: Hit): Timed & { remaining?: number } {
+  return { sentAt: h.sentAt, receivedAt: h.receivedAt, status: h.res.status, ...(h.headers.remaining !== undefined ? { remaining: h.headers.remaining } : {}) };
+}
+
 export interface Probe {
   role: string;
   url: string;
@@ -73,8 +81,10 @@ export function probeFor(ctx: CheckContext, role: string): Probe {
 /**
  * Sends one probe without pacing or retries (a 429 is returned, not waited out). Like every
  * request, it waits out an earlier 429's Retry-After on its key unless `earlyRetry` is set.
+ * The token is fetched first, so the send time is the request's own.
  */
 export async function hit(ctx: CheckContext, probe: Probe, opts: { earlyRetry?: boolean } = {}): Promise<Hit> {
+  await ctx.token(PROBE_SCOPES, probe.role);
   const sentAt = Date.now();
   const res = await ctx.fhir({ scopes: PROBE_SCOPES, role: probe.role, url: probe.url, pace: false, retry: 'none', expect429: true, ...opts });
   return { sentAt, receivedAt: Date.now(), res, headers: rateHeaders(res) };
@@ -82,29 +92,39 @@ export async function hit(ctx: CheckContext, probe: Probe, opts: { earlyRetry?: 
 
 export interface Burst {
   hits: Hit[];
-  /** The first 429, when one came. */
+  /** The first refusal (a 429, or any other non-2xx answer), when one came. */
   refused?: Hit;
+  /** First send and last answer, client clock ms. */
+  startedAt: number;
+  endedAt: number;
+  /** Most requests in flight at once. */
+  concurrency: number;
 }
 
 /**
- * Sends probes until one is refused with 429, or `max` have been sent. Several
- * are kept in flight while the key has room; near the limit (by its
- * X-RateLimit-Remaining) they go one at a time, so the first 429 is the only
- * refused request of the burst.
+ * Sends probes until one is refused (429 or any other non-2xx answer), or `max`
+ * have been sent. Up to `concurrency` are kept in flight while the key has room;
+ * near the limit (by its X-RateLimit-Remaining) they go one at a time, so the
+ * first 429 is the only refused request of the burst (`after`: the key's last answer
+ * before the burst, whose Remaining it starts from). Every send and answer is timed.
  */
-export async function burstUntil429(ctx: CheckContext, probe: Probe, max: number): Promise<Burst> {
+export async function burstUntil429(ctx: CheckContext, probe: Probe, max: number, concurrency = BURST_CONCURRENCY, after?: Hit): Promise<Burst> {
   const hits: Hit[] = [];
-  let remaining = probe.limit;
+  const startedAt = Date.now();
+  // What the key had left by its last answer (a burst that follows earlier requests).
+  let remaining = after?.headers.remaining ?? probe.limit;
+  let widest = 0;
   while (hits.length < max) {
-    const width = Math.max(1, Math.min(BURST_CONCURRENCY, remaining - 1, max - hits.length));
+    const width = Math.max(1, Math.min(concurrency, remaining - 1, max - hits.length));
+    widest = Math.max(widest, width);
     const batch = await Promise.all(Array.from({ length: width }, () => hit(ctx, probe)));
     hits.push(...batch);
-    const refused = batch.find((h) => h.res.status === 429);
-    if (refused) return { hits, refused };
+    const refused = batch.find((h) => h.res.status >= 400);
+    if (refused) return { hits, refused, startedAt, endedAt: Date.now(), concurrency: widest };
     const reported = batch.map((h) => h.headers.remaining).filter((r): r is number => r !== undefined);
     remaining = reported.length ? Math.min(...reported) : Math.max(1, remaining - width);
   }
-  return { hits };
+  return { hits, startedAt, endedAt: Date.now(), concurrency: widest };
 }
 
 /** The most requests a burst sends: the key's ceiling and a tenth more (at least 10). */
@@ -113,15 +133,52 @@ export function burstBound(probe: Probe): number {
 }
 
 /**
- * Starts from a quiet key: when the key already has requests in its window
- * (by X-RateLimit-Remaining), waits one window for them to leave.
+ * The roles whose requests may count against the same organization ceiling as
+ * `role`'s: every role but `second-org` (another organization) shares main's.
+ */
+export function organizationSiblings(ctx: CheckContext, role: string): string[] {
+  const roles = [...new Set(ctx.config.clients.map((c) => c.role as string))];
+  return role === 'second-org' ? [] : roles.filter((r) => r !== role && r !== 'second-org');
+}
+
+/** The run's completed requests of `role` (every check's), from the run log; undefined when the run keeps none. */
+export function keyTraffic(ctx: CheckContext, role: string): Timed[] | undefined {
+  const log = (ctx.run as { keyRequests?: (r: string) => readonly Timed[] } | undefined)?.keyRequests;
+  return log ? log(role).map((r) => ({ ...r })) : undefined;
+}
+
+/** The key's own earlier traffic (sent before `from`) and its organization's other keys' traffic, from the run log. */
+export function trafficBefore(ctx: CheckContext, role: string, from: number): { earlier?: Timed[]; orgOthers?: Timed[] } {
+  const own = keyTraffic(ctx, role);
+  if (!own) return {};
+  return {
+    earlier: own.filter((r) => r.sentAt < from),
+    orgOthers: organizationSiblings(ctx, role).flatMap((r) => keyTraffic(ctx, r) ?? []),
+  };
+}
+
+/**
+ * Starts from a quiet key: waits (at most a window and a second) until the run has
+ * sent nothing on the key or its organization's other keys for one window, so every
+ * request in the key's window is one the episode counts. When the key then still
+ * has requests in its window by its X-RateLimit-Remaining, waits one window more.
  */
 export async function quietKey(ctx: CheckContext, probe: Probe): Promise<Hit> {
+  const roles = [probe.role, ...organizationSiblings(ctx, probe.role)];
+  const last = Math.max(0, ...roles.flatMap((r) => (keyTraffic(ctx, r) ?? []).map((x) => x.receivedAt)));
+  const idleAt = Math.min(last + probe.windowMs + 100, Date.now() + probe.windowMs + 1000);
+  await wait(ctx, idleAt - Date.now(), 'rate-limit: letting the key\'s and its organization\'s earlier requests leave the window');
   const first = await hit(ctx, probe);
   const { remaining, limit } = first.headers;
   if (first.res.status !== 429 && (remaining === undefined || limit === undefined || remaining >= limit - 1)) return first;
   await wait(ctx, probe.windowMs + 1000, 'rate-limit: letting earlier requests of the key leave the window');
   return hit(ctx, probe);
+}
+
+/** Keeps `role`'s probe token valid for `ms` more (fetched now, outside any timed request). */
+export async function tokenFor(ctx: CheckContext, role: string, ms: number): Promise<void> {
+  const tokens = ctx.tokens as { token?: (r: string, s: string[], o?: { validForMs?: number }) => Promise<string> } | undefined;
+  if (tokens?.token) await tokens.token(role, PROBE_SCOPES, { validForMs: ms });
 }
 
 export async function wait(ctx: CheckContext, ms: number, reason: string): Promise<void> {

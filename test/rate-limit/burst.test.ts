@@ -9,6 +9,7 @@ function limitedContext(limit: number | undefined) {
   let inFlight = 0;
   const log: Array<{ status: number; inFlight: number }> = [];
   const ctx = {
+    token: async () => 'token',
     async fhir(): Promise<HttpResponse> {
       inFlight++;
       const concurrent = inFlight;

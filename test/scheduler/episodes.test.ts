@@ -11,14 +11,18 @@ import issuanceChecks from '../../suites/issuance-limit/checks.js';
 import { faults as throttleFaults } from '../../src/reference/faults/throttle.js';
 import type { ReferenceLimits } from '../../src/reference/types.js';
 
-/** Short windows and low ceilings: a burst fills a window in well under a second. */
+/**
+ * Short windows and low ceilings: a burst fills a window in well under a second. 6 s, not
+ * less: the sliding-window probe comes after a Retry-After rounded up to whole seconds and
+ * must still see the second half in the window, even when the machine is loaded.
+ */
 const LIMITS: Partial<ReferenceLimits> = {
   perKeyPerWindow: 30,
   perOrgPerWindow: 5000,
-  windowMs: 3000,
+  windowMs: 6000,
   tokenIssuancePerWindow: 20,
-  tokenWindowMs: 3000,
-  tokenLifetimeSec: 20,
+  tokenWindowMs: 6000,
+  tokenLifetimeSec: 60,
 };
 
 const operations = exhaustionChecks.filter((c) => c.id === 'rate-limit.operations-429');

@@ -1,5 +1,28 @@
-/** Faults caught by the issuance-limit suite: the token endpoint's 429 missing or malformed. */
+/**
+ * Faults caught by the issuance-limit suite: the token endpoint's 429 missing or
+ * malformed, its limit too loose, or a 503 in place of the 429. The limit faults
+ * replace the endpoint's fixed-window counter (`issuanceCounter`, used by the HTTP core).
+ */
+import { FixedWindowCounter, type RateDecision } from '../rate-limit.js';
+import { asServiceUnavailable } from './rate-limit.js';
 import type { FaultDef, FaultResponse, FaultRequest } from './types.js';
+
+/** A counter that issues twice the limit per window while its headers describe the limit. */
+class DoubledCounter extends FixedWindowCounter {
+  constructor(windowMs: number, private readonly shown: number, align: 'clock' | 'first-request') {
+    super(windowMs, 2 * shown, align);
+  }
+
+  override hit(key: string, now: number): RateDecision {
+    const d = super.hit(key, now);
+    return { ...d, limit: this.shown, remaining: Math.max(0, d.remaining - this.shown) };
+  }
+}
+
+/** The token endpoint's counter: faulty when `issuance-limit-doubled` is planted. */
+export function issuanceCounter(faults: ReadonlySet<string>, windowMs: number, limit: number, align: 'clock' | 'first-request'): FixedWindowCounter {
+  return faults.has('issuance-limit-doubled') ? new DoubledCounter(windowMs, limit, align) : new FixedWindowCounter(windowMs, limit, align);
+}
 
 function isIssuance429(res: FaultResponse, req: FaultRequest): boolean {
   return req.path === '/auth/token' && res.status === 429;
@@ -18,12 +41,14 @@ export const faults: FaultDef[] = [
     area: 'issuance-limit',
     violates: ['issuance-limit.twenty-per-minute', 'issuance-limit.excess-429'],
     symptom: 'POST /auth/token issues tokens without limit (headers still count).',
+    checks: ['issuance-limit.excess-429'],
   },
   {
     name: 'issuance-limit-wrong-code',
     area: 'issuance-limit',
     violates: ['issuance-limit.excess-429'],
     symptom: 'The token endpoint\'s 429 carries HPB-00121 (sandbox volume cap) instead of HPB-00105.',
+    checks: ['issuance-limit.excess-429'],
     transformResponse: (res, req) =>
       !isIssuance429(res, req) ? res : {
         ...res,
@@ -39,6 +64,7 @@ export const faults: FaultDef[] = [
     area: 'issuance-limit',
     violates: ['errors.throttled-code'],
     symptom: 'The token endpoint\'s 429 has issue code too-costly instead of throttled.',
+    checks: ['issuance-limit.excess-429'],
     transformResponse: (res, req) => (!isIssuance429(res, req) ? res : { ...res, body: rewriteIssue(res.body, (issue) => ({ ...issue, code: 'too-costly' })) }),
   },
   {
@@ -46,6 +72,7 @@ export const faults: FaultDef[] = [
     area: 'issuance-limit',
     violates: ['rate-limit.retry-after', 'catalog.hpb-00105'],
     symptom: 'The token endpoint\'s 429 has no Retry-After header.',
+    checks: ['issuance-limit.excess-429'],
     transformResponse: (res, req) =>
       !isIssuance429(res, req) ? res : { ...res, headers: Object.fromEntries(Object.entries(res.headers).filter(([k]) => k.toLowerCase() !== 'retry-after')) },
   },
@@ -54,6 +81,22 @@ export const faults: FaultDef[] = [
     area: 'issuance-limit',
     violates: ['catalog.hpb-00105', 'issuance-limit.fixed-window'],
     symptom: 'The token endpoint\'s 429 says Retry-After: 0 although the window lasts longer; a request after that wait is refused again.',
+    checks: ['issuance-limit.excess-429', 'issuance-limit.window-recovers'],
     transformResponse: (res, req) => (!isIssuance429(res, req) ? res : { ...res, headers: { ...res.headers, 'Retry-After': '0' } }),
+  },
+  {
+    name: 'issuance-limit-exhausted-503',
+    area: 'issuance-limit',
+    violates: ['issuance-limit.excess-429'],
+    symptom: 'An exhausted token endpoint answers 503 SVC-00007 (with Retry-After) instead of 429 HPB-00105.',
+    checks: ['issuance-limit.excess-429'],
+    transformResponse: (res, req) => (isIssuance429(res, req) ? asServiceUnavailable(res) : res),
+  },
+  {
+    name: 'issuance-limit-doubled',
+    area: 'issuance-limit',
+    violates: ['issuance-limit.twenty-per-minute'],
+    symptom: 'The token endpoint issues twice its limit per window (40 a minute); its headers still count down from 20.',
+    checks: ['issuance-limit.at-most-limit-per-window'],
   },
 ];

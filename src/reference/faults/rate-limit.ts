@@ -3,8 +3,9 @@
  * per-key window faults replace the key's sliding window (`keyWindowLog`,
  * used by the HTTP core) with one that breaks one rule.
  */
-import { SlidingWindowLog, type RateDecision } from '../rate-limit.js';
-import type { FaultDef, FaultResponse } from './types.js';
+import { SlidingWindowLog, type RateDecision, type SlidingWindowOptions } from '../rate-limit.js';
+import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
+import { CATALOG_SYSTEM } from '../../spec/catalog.js';
 
 function header(res: FaultResponse, name: string): string | undefined {
   const key = Object.keys(res.headers).find((k) => k.toLowerCase() === name);
@@ -19,6 +20,8 @@ function withHeaders(res: FaultResponse, changes: Record<string, string | undefi
 }
 
 const isThrottled = (res: FaultResponse) => res.status === 429;
+/** A 429 of an authenticated FHIR call (not of the token endpoint). */
+const isKeyThrottled = (res: FaultResponse, req: FaultRequest) => res.status === 429 && req.path !== '/auth/token';
 
 /** Faults that swap the per-key sliding window for a faulty one. */
 const WINDOW_FAULTS = {
@@ -26,6 +29,8 @@ const WINDOW_FAULTS = {
   'early-retry-not-extended': 'no-extend',
   'rate-limit-fixed-window': 'fixed',
   'rate-limit-window-never-slides': 'stuck',
+  'rate-limit-throttles-early': 'early',
+  'rate-limit-allows-150-percent': 'loose',
 } as const;
 type WindowFault = (typeof WINDOW_FAULTS)[keyof typeof WINDOW_FAULTS];
 
@@ -34,7 +39,9 @@ type WindowFault = (typeof WINDOW_FAULTS)[keyof typeof WINDOW_FAULTS];
  * - `not-enforced`: counts and reports, never refuses;
  * - `no-extend`: refused requests are not recorded, so an early retry leaves the reset where it was;
  * - `fixed`: a fixed window from the first request, all capacity returns at once when it ends;
- * - `stuck`: requests never leave the window.
+ * - `stuck`: requests never leave the window;
+ * - `early`: refuses at three quarters of the ceiling (headers still count against the full ceiling);
+ * - `loose`: refuses only at one and a half times the ceiling (headers count down to 0 at the ceiling).
  */
 class FaultyKeyWindow extends SlidingWindowLog {
   private readonly recent = new Map<string, number[]>();
@@ -49,6 +56,12 @@ class FaultyKeyWindow extends SlidingWindowLog {
 
   override hit(key: string, limit: number, now: number): RateDecision {
     if (this.fault === 'fixed') return this.fixedHit(key, limit, now);
+    if (this.fault === 'early' || this.fault === 'loose') {
+      // The reference's window at another ceiling; the headers keep describing the key's own.
+      const ceiling = Math.max(1, Math.floor(limit * (this.fault === 'early' ? 0.75 : 1.5)));
+      const d = super.hit(key, ceiling, now);
+      return { ...d, limit, remaining: Math.max(0, limit - (ceiling - d.remaining)) };
+    }
     let log = this.recent.get(key);
     if (!log) this.recent.set(key, (log = []));
     if (this.fault !== 'stuck') while (log.length > 0 && log[0]! + this.spanMs <= now) log.shift();
@@ -70,9 +83,21 @@ class FaultyKeyWindow extends SlidingWindowLog {
 }
 
 /** The per-key window of the HTTP core: faulty when one of the window faults is planted. */
-export function keyWindowLog(faults: ReadonlySet<string>, windowMs: number): SlidingWindowLog {
+export function keyWindowLog(faults: ReadonlySet<string>, windowMs: number, options: SlidingWindowOptions = {}): SlidingWindowLog {
   const name = (Object.keys(WINDOW_FAULTS) as Array<keyof typeof WINDOW_FAULTS>).find((f) => faults.has(f));
-  return name ? new FaultyKeyWindow(windowMs, WINDOW_FAULTS[name]) : new SlidingWindowLog(windowMs);
+  return name ? new FaultyKeyWindow(windowMs, WINDOW_FAULTS[name]) : new SlidingWindowLog(windowMs, options);
+}
+
+/** A 429 turned into 503 Service unavailable (SVC-00007), Retry-After kept. */
+export function asServiceUnavailable(res: FaultResponse): FaultResponse {
+  return {
+    ...res,
+    status: 503,
+    body: {
+      resourceType: 'OperationOutcome',
+      issue: [{ severity: 'error', code: 'transient', diagnostics: 'SVC-00007: Service unavailable', details: { coding: [{ system: CATALOG_SYSTEM, code: 'SVC-00007' }] } }],
+    },
+  };
 }
 
 export const faults: FaultDef[] = [
@@ -81,6 +106,7 @@ export const faults: FaultDef[] = [
     area: 'rate-limit',
     violates: ['rate-limit.headers-present'],
     symptom: 'Responses carry no X-RateLimit-Limit, X-RateLimit-Remaining or X-RateLimit-Reset.',
+    checks: ['rate-limit.headers-on-authenticated-responses'],
     transformResponse: (res) => withHeaders(res, { 'x-ratelimit-limit': undefined, 'x-ratelimit-remaining': undefined, 'x-ratelimit-reset': undefined }),
   },
   {
@@ -88,6 +114,7 @@ export const faults: FaultDef[] = [
     area: 'rate-limit',
     violates: ['rate-limit.per-key-default-60', 'rate-limit.limit-header'],
     symptom: 'X-RateLimit-Limit reports twice the key\'s ceiling.',
+    checks: ['rate-limit.headers-on-authenticated-responses'],
     transformResponse: (res) => {
       const limit = Number(header(res, 'x-ratelimit-limit'));
       return Number.isInteger(limit) && limit > 0 ? withHeaders(res, { 'x-ratelimit-limit': String(limit * 2) }) : res;
@@ -98,6 +125,7 @@ export const faults: FaultDef[] = [
     area: 'rate-limit',
     violates: ['rate-limit.headers-arithmetic'],
     symptom: 'X-RateLimit-Remaining always equals X-RateLimit-Limit.',
+    checks: ['rate-limit.remaining-decrements'],
     transformResponse: (res) => {
       const limit = header(res, 'x-ratelimit-limit');
       return limit === undefined ? res : withHeaders(res, { 'x-ratelimit-remaining': limit });
@@ -108,6 +136,7 @@ export const faults: FaultDef[] = [
     area: 'rate-limit',
     violates: ['rate-limit.reset-header'],
     symptom: 'X-RateLimit-Reset is a unix timestamp in milliseconds.',
+    checks: ['rate-limit.reset-unix-seconds'],
     transformResponse: (res) => {
       const reset = header(res, 'x-ratelimit-reset');
       return reset === undefined ? res : withHeaders(res, { 'x-ratelimit-reset': `${reset}000` });
@@ -118,6 +147,7 @@ export const faults: FaultDef[] = [
     area: 'rate-limit',
     violates: ['rate-limit.retry-after', 'catalog.hpb-00105'],
     symptom: '429 responses carry no Retry-After header.',
+    checks: ['rate-limit.excess-gives-429'],
     transformResponse: (res) => (isThrottled(res) ? withHeaders(res, { 'retry-after': undefined }) : res),
   },
   {
@@ -125,6 +155,7 @@ export const faults: FaultDef[] = [
     area: 'rate-limit',
     violates: ['errors.throttled-code'],
     symptom: '429 HPB-00105 carries issue code processing instead of throttled.',
+    checks: ['rate-limit.excess-gives-429'],
     transformResponse: (res) => {
       const body = res.body as { issue?: Array<Record<string, unknown>> } | undefined;
       if (!isThrottled(res) || !Array.isArray(body?.issue) || !body.issue[0]) return res;
@@ -136,23 +167,81 @@ export const faults: FaultDef[] = [
     area: 'rate-limit',
     violates: ['rate-limit.excess-429'],
     symptom: 'A key is never refused: requests beyond its ceiling are served (headers still count down to 0).',
+    checks: ['rate-limit.excess-gives-429'],
   },
   {
     name: 'early-retry-not-extended',
     area: 'rate-limit',
     violates: ['rate-limit.early-retry-extends-reset'],
     symptom: 'A retry before Retry-After elapses is refused but leaves X-RateLimit-Reset where it was.',
+    checks: ['rate-limit.early-retry-refused-and-extends-reset'],
   },
   {
     name: 'rate-limit-fixed-window',
     area: 'rate-limit',
     violates: ['rate-limit.sliding-window'],
     symptom: 'The per-key window is fixed (it starts at the first request): all capacity returns at once when it ends.',
+    checks: ['rate-limit.capacity-returns-as-requests-leave-window'],
   },
   {
     name: 'rate-limit-window-never-slides',
     area: 'rate-limit',
     violates: ['rate-limit.sliding-window'],
     symptom: 'Requests never leave a key\'s window: once throttled, the key stays throttled whatever Retry-After said.',
+    checks: ['rate-limit.served-after-retry-after', 'rate-limit.capacity-returns-as-requests-leave-window'],
+  },
+  {
+    name: 'rate-limit-throttles-early',
+    area: 'rate-limit',
+    violates: ['rate-limit.per-key-default-60'],
+    symptom: 'A key is refused at three quarters of its ceiling (45 of 60), while X-RateLimit-Limit still says 60.',
+    checks: ['rate-limit.excess-gives-429', 'rate-limit.capacity-returns-as-requests-leave-window'],
+  },
+  {
+    name: 'rate-limit-allows-150-percent',
+    area: 'rate-limit',
+    violates: ['rate-limit.excess-429'],
+    symptom: 'A key is refused only at one and a half times its ceiling (90 of 60); the headers count down to 0 at 60.',
+    checks: ['rate-limit.excess-gives-429'],
+  },
+  {
+    name: 'rate-limit-remaining-decrements-by-two',
+    area: 'rate-limit',
+    violates: ['rate-limit.headers-arithmetic'],
+    symptom: 'X-RateLimit-Remaining falls by two per request of a key.',
+    checks: ['rate-limit.remaining-decrements'],
+    transformResponse: (res, req) => {
+      const limit = Number(header(res, 'x-ratelimit-limit'));
+      const remaining = Number(header(res, 'x-ratelimit-remaining'));
+      if (req.path === '/auth/token' || !Number.isInteger(limit) || !Number.isInteger(remaining)) return res;
+      return withHeaders(res, { 'x-ratelimit-remaining': String(Math.max(0, 2 * remaining - limit)) });
+    },
+  },
+  {
+    name: 'rate-limit-retry-after-too-short',
+    area: 'rate-limit',
+    violates: ['rate-limit.retry-after'],
+    symptom: 'A key\'s 429 says Retry-After half the real wait: a retry once it elapses is refused again.',
+    checks: ['rate-limit.served-after-retry-after'],
+    transformResponse: (res, req) => {
+      const seconds = Number(header(res, 'retry-after'));
+      return isKeyThrottled(res, req) && Number.isInteger(seconds) ? withHeaders(res, { 'retry-after': String(Math.max(1, Math.floor(seconds / 2))) }) : res;
+    },
+  },
+  {
+    name: 'rate-limit-retry-after-zero',
+    area: 'rate-limit',
+    violates: ['rate-limit.retry-after'],
+    symptom: 'A key\'s 429 says Retry-After: 0.',
+    checks: ['rate-limit.excess-gives-429'],
+    transformResponse: (res, req) => (isKeyThrottled(res, req) ? withHeaders(res, { 'retry-after': '0' }) : res),
+  },
+  {
+    name: 'rate-limit-exhausted-503',
+    area: 'rate-limit',
+    violates: ['rate-limit.excess-429', 'catalog.hpb-00105'],
+    symptom: 'A key over its limit gets 503 SVC-00007 (with Retry-After) instead of 429 HPB-00105.',
+    checks: ['rate-limit.excess-gives-429'],
+    transformResponse: (res, req) => (isKeyThrottled(res, req) ? asServiceUnavailable(res) : res),
   },
 ];

@@ -29,5 +29,6 @@ export const faults: FaultDef[] = OPERATIONS.filter(
   area: 'rate-limit',
   violates: [`${kebab(op.resource)}.${SHORT[op.interaction]}-429`],
   symptom: `${op.method} ${op.path} over the key's limit answers 429 without the catalog code HPB-00105.`,
+  checks: ['rate-limit.operations-429'],
   transformResponse: (res, req) => (req.op?.operationId === op.operationId && res.status === 429 ? withoutCatalogCode(res) : res),
 }));

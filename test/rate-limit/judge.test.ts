@@ -1,0 +1,191 @@
+/**
+ * The rate-limit judges on made-up timelines (an injected clock: every time is
+ * an explicit number of ms): too slow -> inconclusive with its figures, fast
+ * enough without 429 -> fail, 429 at the ceiling -> pass, 429 before it -> fail,
+ * Retry-After too short -> fail, and the other verdicts the suites rest on.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  judgeIssuanceBurst, judgeIssuanceCeiling, judgeKeyBurst, judgeRemainingSteps, judgeRetryAfterValue, judgeRetryAfterWait, judgeSlide,
+  maxServedWithinWindow, type Timed,
+} from '../../suites/rate-limit/judge.js';
+
+const T0 = 1_900_000_000_000;
+
+/** `n` requests one after the other from `from`, each answered `rtt` ms after it was sent, `gap` ms apart. */
+function sequence(n: number, opts: { from?: number; gap?: number; rtt?: number; status?: (i: number) => number } = {}): Timed[] {
+  const { from = T0, gap = 10, rtt = 5, status = () => 200 } = opts;
+  return Array.from({ length: n }, (_, i) => ({ sentAt: from + i * gap, receivedAt: from + i * gap + rtt, status: status(i) }));
+}
+
+const W = 6_000;
+
+describe('judgeKeyBurst (per-key sliding window)', () => {
+  it('too slow to fill a window: inconclusive, with the figures that say how close it came', () => {
+    // 40 requests over 7.9 s: a sliding window of 30 per 6 s lets them all through.
+    const v = judgeKeyBurst({ limit: 30, windowMs: W, requests: sequence(40, { gap: 200 }), earlier: [], orgOthers: [] });
+    expect(v.verdict).toBe('inconclusive');
+    expect(v.figures).toMatchObject({ sent: 40, served: 40, spanMs: 7805, maxServedInWindow: 30 });
+    expect(v.verdict === 'inconclusive' && v.message).toMatch(/40 requests took 7\.8\d? s \(window 6\.00 s\); at most 30 of them fell within one window \(limit 30\)/);
+  });
+
+  it('fast enough and no 429: fail, with the timings that prove it', () => {
+    const v = judgeKeyBurst({ limit: 30, windowMs: W, requests: sequence(40, { gap: 100 }), earlier: [], orgOthers: [] });
+    expect(v).toMatchObject({ verdict: 'fail', rule: 'late', requirement: 'rate-limit.excess-429' });
+    expect(v.verdict === 'fail' && v.message).toMatch(/^40 requests of one key were served within 3\.9\d s \(sent from \+0 ms, last answered at \+3905 ms\), less than one 6\.00 s window: its limit is 30 per window$/);
+    expect(v.verdict === 'fail' && v.actual).toEqual({ servedWithinMs: 3905, served: 40, windowMs: W });
+  });
+
+  it('a 429 at the ceiling: pass', () => {
+    const v = judgeKeyBurst({ limit: 30, windowMs: W, requests: sequence(31, { status: (i) => (i === 30 ? 429 : 200) }), earlier: [], orgOthers: [] });
+    expect(v).toMatchObject({ verdict: 'pass', figures: { refusedAt: 31, possiblyInWindow: 30, certainlyInWindow: 30 } });
+  });
+
+  it('a 429 before the ceiling (45 of 60): fail early', () => {
+    const v = judgeKeyBurst({ limit: 60, windowMs: W, requests: sequence(46, { status: (i) => (i === 45 ? 429 : 200) }), earlier: [], orgOthers: [] });
+    expect(v).toMatchObject({ verdict: 'fail', rule: 'early', requirement: 'rate-limit.per-key-default-60', actual: { refusedOnRequest: 46, possiblyInWindow: 45 } });
+  });
+
+  it('earlier requests of the key in the window explain a 429 before the burst reached the ceiling', () => {
+    const earlier = sequence(15, { from: T0 - 3_000 });
+    const v = judgeKeyBurst({ limit: 60, windowMs: W, requests: sequence(46, { status: (i) => (i === 45 ? 429 : 200) }), earlier, orgOthers: [] });
+    expect(v.verdict).toBe('pass');
+    // ... but not when they had left the window
+    const old = sequence(15, { from: T0 - 7_000 });
+    expect(judgeKeyBurst({ limit: 60, windowMs: W, requests: sequence(46, { status: (i) => (i === 45 ? 429 : 200) }), earlier: old, orgOthers: [] }).verdict).toBe('fail');
+  });
+
+  it('does not judge a 429 early when the key\'s earlier traffic is unknown or another key of the organization was busy', () => {
+    const requests = sequence(46, { status: (i) => (i === 45 ? 429 : 200) });
+    expect(judgeKeyBurst({ limit: 60, windowMs: W, requests })).toMatchObject({ verdict: 'pass', note: expect.stringMatching(/earlier traffic is unknown/) });
+    const v = judgeKeyBurst({ limit: 60, windowMs: W, requests, earlier: [], orgOthers: sequence(20, { from: T0 - 1_000 }) });
+    expect(v).toMatchObject({ verdict: 'pass', note: expect.stringMatching(/20 requests of other keys of its organization/) });
+  });
+
+  it('counts requests in flight beside a 429 as possibly before it (a concurrent batch)', () => {
+    // 27 one at a time, then 4 at once: the 429 may have arrived after the other three.
+    const batch = [0, 1, 2, 3].map((k) => ({ sentAt: T0 + 500, receivedAt: T0 + 520 + k, status: k === 1 ? 429 : 200 }));
+    const v = judgeKeyBurst({ limit: 30, windowMs: W, requests: [...sequence(27), ...batch], earlier: [], orgOthers: [] });
+    expect(v).toMatchObject({ verdict: 'pass', figures: { possiblyInWindow: 30, certainlyInWindow: 27 } });
+  });
+
+  it('a 503 once the limit is used up: fail; a 503 before it: error (the target in trouble)', () => {
+    const at = (n: number) => sequence(n + 1, { status: (i) => (i === n ? 503 : 200) });
+    expect(judgeKeyBurst({ limit: 30, windowMs: W, requests: at(30), earlier: [], orgOthers: [] })).toMatchObject({
+      verdict: 'fail', rule: 'status', expected: { status: 429, code: 'HPB-00105' }, actual: { status: 503, servedInWindow: 30 },
+    });
+    expect(judgeKeyBurst({ limit: 30, windowMs: W, requests: at(12), earlier: [], orgOthers: [] }).verdict).toBe('error');
+  });
+
+  it('maxServedWithinWindow only counts requests whose whole send-to-answer span fits', () => {
+    expect(maxServedWithinWindow(sequence(10, { gap: 1000, rtt: 10 }), W)).toMatchObject({ count: 6 });
+    expect(maxServedWithinWindow(sequence(10, { gap: 1000, rtt: 1010 }), W)).toMatchObject({ count: 5 });
+  });
+});
+
+describe('judgeSlide (capacity returns as requests leave the window)', () => {
+  const first = sequence(15);
+  const second = sequence(16, { from: T0 + 3_000, status: (i) => (i === 15 ? 429 : 200) });
+  const after = (remaining: number, at = T0 + 6_200) => ({ sentAt: at, receivedAt: at + 5, status: 200, remaining });
+
+  it('a sliding window still counts the second half: pass', () => {
+    expect(judgeSlide({ limit: 30, windowMs: W, first, second, after: after(14) })).toMatchObject({ verdict: 'pass', figures: { inWindow: 15, bound: 15 } });
+  });
+
+  it('capacity back all at once (a fixed window): fail with the timings', () => {
+    const v = judgeSlide({ limit: 30, windowMs: W, first, second, after: after(29) });
+    expect(v).toMatchObject({ verdict: 'fail', requirement: 'rate-limit.sliding-window', expected: '<= 15', actual: { remaining: 29, inWindow: 15 } });
+    expect(v.verdict === 'fail' && v.message).toMatch(/X-RateLimit-Remaining is 29 at \+6200 ms, but 15 served requests sent from \+3000 ms are still inside the 6\.00 s window/);
+  });
+
+  it('still 429 once the first half left and Retry-After elapsed: fail', () => {
+    const v = judgeSlide({ limit: 30, windowMs: W, first, second, after: { sentAt: T0 + 6_200, receivedAt: T0 + 6_205, status: 429 }, retryAfterElapsedAt: T0 + 6_100 });
+    expect(v).toMatchObject({ verdict: 'fail', actual: { status: 429 } });
+  });
+
+  it('a probe too late for the second half to be in the window: inconclusive with the figures', () => {
+    const v = judgeSlide({ limit: 30, windowMs: W, first, second, after: after(29, T0 + 9_200) });
+    expect(v.verdict).toBe('inconclusive');
+    expect(v.verdict === 'inconclusive' && v.message).toMatch(/only 0 served requests of the second half \(sent \+3000 ms\.\.\+3155 ms\)/);
+  });
+
+  it('a probe sent before the first half left is our error, never a verdict on the target', () => {
+    expect(judgeSlide({ limit: 30, windowMs: W, first, second, after: after(29, T0 + 5_000) }).verdict).toBe('error');
+  });
+});
+
+describe('judgeRetryAfterWait and judgeRetryAfterValue', () => {
+  const refused = { sentAt: T0, receivedAt: T0 + 10, status: 429 };
+
+  it('served once Retry-After elapsed: pass; still 429: fail (the Retry-After was too short)', () => {
+    expect(judgeRetryAfterWait({ refused, retryAfterS: 3, after: { sentAt: T0 + 3_110, receivedAt: T0 + 3_120, status: 200 } }).verdict).toBe('pass');
+    const v = judgeRetryAfterWait({ refused, retryAfterS: 3, after: { sentAt: T0 + 3_110, receivedAt: T0 + 3_120, status: 429 } });
+    expect(v).toMatchObject({ verdict: 'fail', requirement: 'rate-limit.retry-after', actual: { status: 429, waitedMs: 3_100, retryAfterS: 3 } });
+    expect(v.verdict === 'fail' && v.message).toMatch(/still 429 when retried 3\.10 s after a 429 that said Retry-After: 3/);
+  });
+
+  it('a wait shorter than Retry-After is our error; no Retry-After: inconclusive here', () => {
+    expect(judgeRetryAfterWait({ refused, retryAfterS: 3, after: { sentAt: T0 + 2_000, receivedAt: T0 + 2_010, status: 429 } }).verdict).toBe('error');
+    expect(judgeRetryAfterWait({ refused, after: { sentAt: T0 + 2_000, receivedAt: T0 + 2_010, status: 429 } }).verdict).toBe('inconclusive');
+  });
+
+  it('Retry-After: 0 or missing on a 429 is a violation, not a reason to skip', () => {
+    expect(judgeRetryAfterValue('0', 60, 5)).toMatchObject({ ok: false, message: expect.stringMatching(/Retry-After: 0/) });
+    expect(judgeRetryAfterValue(undefined, 60, 5)).toMatchObject({ ok: false });
+    expect(judgeRetryAfterValue('1.5', 60, 5)).toMatchObject({ ok: false });
+    expect(judgeRetryAfterValue('120', 60, 5)).toMatchObject({ ok: false });
+    expect(judgeRetryAfterValue('7', 60, 5)).toEqual({ ok: true, seconds: 7 });
+  });
+});
+
+describe('judgeRemainingSteps (X-RateLimit-Remaining falls by one per request)', () => {
+  const hits = (values: number[]) => values.map((remaining, i) => ({ sentAt: T0 + i * 20, receivedAt: T0 + i * 20 + 5, status: 200, remaining }));
+
+  it('by one each time: pass; not at all, or by two, with nothing else counted or leaving: fail', () => {
+    expect(judgeRemainingSteps({ windowMs: W, hits: hits([20, 19, 18, 17, 16, 15]), others: [] }).verdict).toBe('pass');
+    expect(judgeRemainingSteps({ windowMs: W, hits: hits([20, 20, 20, 20, 20, 20]), others: [] })).toMatchObject({ verdict: 'fail', expected: 19, at: 1 });
+    expect(judgeRemainingSteps({ windowMs: W, hits: hits([20, 18, 16, 14, 12, 10]), others: [] })).toMatchObject({ verdict: 'fail', expected: 19 });
+  });
+
+  it('allows a step of zero only when one of the run\'s requests of the key could have left the window then', () => {
+    const values = hits([20, 19, 19, 18, 17, 16]);
+    const leaving = { sentAt: T0 + 20 - W, receivedAt: T0 + 25 - W, status: 200 };
+    expect(judgeRemainingSteps({ windowMs: W, hits: values, others: [leaving], leaveSlackMs: 0 }).verdict).toBe('pass');
+    expect(judgeRemainingSteps({ windowMs: W, hits: values, others: [{ ...leaving, sentAt: leaving.sentAt - 5_000, receivedAt: leaving.receivedAt - 5_000 }], leaveSlackMs: 0 }).verdict).toBe('fail');
+  });
+
+  it('allows a step of two only when another request of the key was in flight in between', () => {
+    const values = hits([20, 18, 17, 16, 15, 14]);
+    expect(judgeRemainingSteps({ windowMs: W, hits: values, others: [{ sentAt: T0 + 3, receivedAt: T0 + 30, status: 200 }] }).verdict).toBe('pass');
+    expect(judgeRemainingSteps({ windowMs: W, hits: values, others: [] }).verdict).toBe('fail');
+  });
+});
+
+describe('token issuance (fixed window, alignment open)', () => {
+  it('more than twice the limit within less than a window: fail; slower: inconclusive; a 429: pass', () => {
+    expect(judgeIssuanceBurst({ limit: 20, windowMs: W, requests: sequence(41, { gap: 100 }) })).toMatchObject({ verdict: 'fail', rule: 'late', requirement: 'issuance-limit.twenty-per-minute' });
+    expect(judgeIssuanceBurst({ limit: 20, windowMs: W, requests: sequence(41, { gap: 200 }) }).verdict).toBe('inconclusive');
+    expect(judgeIssuanceBurst({ limit: 20, windowMs: W, requests: sequence(31, { status: (i) => (i === 30 ? 429 : 200) }) }).verdict).toBe('pass');
+  });
+
+  it('a 503 once the limit is used up (by the burst, or by the endpoint\'s own count): fail; earlier: error', () => {
+    expect(judgeIssuanceBurst({ limit: 20, windowMs: W, requests: sequence(21, { status: (i) => (i === 20 ? 503 : 200) }) })).toMatchObject({ verdict: 'fail', rule: 'status' });
+    const counted = sequence(16, { status: (i) => (i === 15 ? 503 : 200) }).map((r, i) => ({ ...r, remaining: Math.max(0, 14 - i) }));
+    expect(judgeIssuanceBurst({ limit: 20, windowMs: W, requests: counted })).toMatchObject({ verdict: 'fail', rule: 'status' });
+    expect(judgeIssuanceBurst({ limit: 20, windowMs: W, requests: sequence(6, { status: (i) => (i === 5 ? 503 : 200) }) }).verdict).toBe('error');
+  });
+
+  const anchor = { sentAt: T0, receivedAt: T0 + 10, status: 429 };
+
+  it('more tokens than the limit inside the window that follows a 429: fail, whatever the alignment', () => {
+    const later = sequence(41, { from: T0 + 2_000, gap: 50, status: (i) => (i === 40 ? 429 : 200) });
+    const v = judgeIssuanceCeiling({ limit: 20, windowMs: W, anchor, later });
+    expect(v).toMatchObject({ verdict: 'fail', requirement: 'issuance-limit.twenty-per-minute', figures: { issuedInWindow: 40 } });
+  });
+
+  it('refused after at most the limit: pass; too late to count and not refused at the limit: inconclusive', () => {
+    expect(judgeIssuanceCeiling({ limit: 20, windowMs: W, anchor, later: sequence(21, { from: T0 + 5_000, status: (i) => (i === 20 ? 429 : 200) }) }).verdict).toBe('pass');
+    const v = judgeIssuanceCeiling({ limit: 20, windowMs: W, anchor, later: sequence(41, { from: T0 + 5_900, status: (i) => (i === 40 ? 429 : 200) }) });
+    expect(v).toMatchObject({ verdict: 'inconclusive', figures: { issuedBeforeRefusal: 40, answeredInWindow: 10 } });
+  });
+});
