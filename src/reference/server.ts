@@ -35,8 +35,15 @@ const PLAIN_JSON = 'application/json; charset=utf-8';
 export const ANONYMOUS_PER_WINDOW = 600;
 const DEFAULT_FIXTURES_DIR = fileURLToPath(new URL('../../fixtures/reference/', import.meta.url));
 const CORRELATION_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
-/** A refused oversized body is not drained: the connection closes after the response. */
+/**
+ * A refused oversized body is still read and discarded up to this many bytes, so the
+ * client, which may still be sending when the 413 goes out, reads the response instead of
+ * meeting a reset connection (RFC 9112 section 9.6). Beyond it the connection is closed.
+ */
+const DRAIN_LIMIT_BYTES = 256 * 1024 * 1024;
 const CLOSE = { Connection: 'close' };
+/** The 413's headers: keep the connection (the rest of the body is drained) unless it is too large to drain. */
+const afterRefusal = (req: IncomingMessage): Record<string, string> => (Number(req.headers['content-length']) > DRAIN_LIMIT_BYTES ? CLOSE : {});
 
 export type CreateResources = (init: ResourceInit) => Promise<Resources>;
 
@@ -121,9 +128,27 @@ function jsonAsForm(text: string): URLSearchParams {
   }
 }
 
-/** Reads a request body up to `max` bytes; beyond that it stops reading and throws `tooLarge`. */
+/** Reads and discards the rest of a refused body (see DRAIN_LIMIT_BYTES); closes the connection past the limit. */
+function discardRest(req: IncomingMessage, alreadyRead: number): void {
+  let drained = alreadyRead;
+  const onData = (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > DRAIN_LIMIT_BYTES) {
+      req.off('data', onData);
+      req.socket.destroy();
+    }
+  };
+  req.on('data', onData);
+  req.on('error', () => undefined);
+  req.resume();
+}
+
+/** Reads a request body up to `max` bytes; beyond that it throws `tooLarge` and discards the rest. */
 function readBody(req: IncomingMessage, max: number, tooLarge: () => FhirError): Promise<Buffer> {
-  if (Number(req.headers['content-length']) > max) return Promise.reject(tooLarge());
+  if (Number(req.headers['content-length']) > max) {
+    discardRest(req, 0);
+    return Promise.reject(tooLarge());
+  }
   return new Promise((resolvePromise, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -131,7 +156,7 @@ function readBody(req: IncomingMessage, max: number, tooLarge: () => FhirError):
       size += chunk.length;
       if (size > max) {
         req.off('data', onData);
-        req.pause();
+        discardRest(req, size);
         reject(tooLarge());
       } else {
         chunks.push(chunk);
@@ -306,7 +331,7 @@ class HttpCore {
     if (!json && mediaType(req.headers) !== 'application/x-www-form-urlencoded') {
       throw catalogError('HPB-00101', { status: 400, message: 'Validation error: the token request must be application/x-www-form-urlencoded' });
     }
-    const body = await readBody(req, this.cfg.limits.maxBodyBytes, () => plainError(413, 'Token request body too large', 'too-long', CLOSE));
+    const body = await readBody(req, this.cfg.limits.maxBodyBytes, () => plainError(413, 'Token request body too large', 'too-long', afterRefusal(req)));
     const text = body.toString('utf8');
     const response = await this.cfg.authority.issue(json ? jsonAsForm(text) : new URLSearchParams(text));
     return { status: 200, headers: { 'Content-Type': PLAIN_JSON }, body: response };
@@ -349,7 +374,7 @@ class HttpCore {
     let body: unknown;
     let rawBody: Buffer | undefined;
     if (op.interaction === 'operation') {
-      rawBody = await readBody(req, this.cfg.limits.documentMaxBytes, () => catalogError('HPB-00119', { headers: CLOSE }));
+      rawBody = await readBody(req, this.cfg.limits.documentMaxBytes, () => catalogError('HPB-00119', { headers: afterRefusal(req) }));
     } else if (op.method !== 'GET') {
       body = await this.readResource(req, op);
     }
@@ -378,7 +403,7 @@ class HttpCore {
       throw plainError(415, 'Unsupported media type: send Content-Type: application/fhir+json', 'not-supported');
     }
     const raw = await readBody(req, this.cfg.limits.maxBodyBytes,
-      () => plainError(413, `Request body exceeds ${this.cfg.limits.maxBodyBytes} bytes`, 'too-long', CLOSE));
+      () => plainError(413, `Request body exceeds ${this.cfg.limits.maxBodyBytes} bytes`, 'too-long', afterRefusal(req)));
     let parsed: unknown;
     try {
       parsed = JSON.parse(raw.toString('utf8'));
