@@ -149,10 +149,19 @@ function searchParamType(p: SearchParamDef): string {
   return p.type === 'integer' ? 'number' : p.type;
 }
 
-function resourceEntry(resource: string, ops: OperationDef[], modes: ReferenceModes, baseUrl: string): object {
+/** `bare`: interactions and operation names only (no scope extension, no operation path or documentation). */
+function resourceEntry(resource: string, ops: OperationDef[], modes: ReferenceModes, baseUrl: string, bare = false): object {
   const interactions = ops.filter((o) => o.interaction !== 'operation');
   const operations = ops.filter((o) => o.interaction === 'operation');
   const searchParams = interactions.find((o) => o.interaction === 'search-type')?.searchParams ?? [];
+  if (bare) {
+    return {
+      type: resource,
+      interaction: interactions.map((o) => ({ code: o.interaction })),
+      ...(searchParams.length ? { searchParam: searchParams.map((p) => ({ name: p.name, type: searchParamType(p) })) } : {}),
+      ...(operations.length ? { operation: operations.map((o) => ({ name: o.operationName!, definition: `${OPERATION_DEFINITION_BASE}/${resource}-${o.operationName}` })) } : {}),
+    };
+  }
   return {
     type: resource,
     interaction: interactions.map((o) => ({ code: o.interaction, extension: scopeExtension(o.scope) })),
@@ -196,7 +205,7 @@ export function capabilityStatement(release: FhirRelease, init: DiscoveryInit): 
         extension: [{ url: SMART_OAUTH_URIS, extension: [{ url: 'token', valueUri: init.tokenUrl }] }],
         description: 'OAuth 2.0 client credentials with private_key_jwt; scopes system/<Resource>.<letters>.',
       },
-      resource: resources.map((r) => resourceEntry(r, ops.filter((o) => o.resource === r), init.modes, init.baseUrl)),
+      resource: resources.map((r) => resourceEntry(r, ops.filter((o) => o.resource === r), init.modes, init.baseUrl, release === 'R5' && init.modes.r5Capability === 'bare')),
     }],
   };
 }

@@ -283,6 +283,7 @@ class HttpCore {
       case 'metadata':
         if (this.cfg.faults.has('metadata-requires-auth')) await this.authenticate(req, ex);
         else this.gateAnonymous(ex);
+        if (route.release === 'R5' && this.cfg.modes.r5Capability === 'none') throw catalogError('SVC-00002', { message: `Resource not found: no endpoint at ${path}` });
         return { status: 200, headers: { 'Content-Type': FHIR_JSON }, body: this.capability[route.release!] };
       case 'fhir': return this.fhir(req, ex, route, path, query);
     }

@@ -66,6 +66,12 @@ export interface ReferenceModes {
   unknownDocumentCode: 'HPB-00102' | 'HPB-00118';
   /** Path segment of the upload operation, under /fhir/R5/DocumentReference/{id}/. */
   uploadPath: '$upload' | '$binary-upload';
+  /**
+   * `/fhir/R5/metadata` (not required by the spec): `full` = interactions and `$upload` with
+   * scope extensions, path, documentation and a served OperationDefinition; `bare` = interactions
+   * and the operation name only; `none` = 404.
+   */
+  r5Capability: 'full' | 'bare' | 'none';
   /** Fixed issuance window aligned to the clock minute, or starting at the first request. */
   issuanceWindow: 'clock' | 'first-request';
   /** Scope outside the client's grant: refuse the request, or narrow to the granted subset. */
@@ -86,6 +92,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   validationStatus: 422,
   unknownDocumentCode: 'HPB-00118',
   uploadPath: '$upload',
+  r5Capability: 'full',
   issuanceWindow: 'first-request',
   excessScope: 'refuse',
   patientBlockOn: 'create-and-update',
@@ -166,6 +173,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   validationStatus: [422, 400],
   unknownDocumentCode: ['HPB-00118', 'HPB-00102'],
   uploadPath: ['$upload', '$binary-upload'],
+  r5Capability: ['full', 'bare', 'none'],
   issuanceWindow: ['first-request', 'clock'],
   excessScope: ['refuse', 'narrow'],
   patientBlockOn: ['create-and-update', 'create'],
