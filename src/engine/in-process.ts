@@ -27,6 +27,8 @@ export interface InProcessOptions {
   requirements?: readonly string[];
   /** Also these checks, by id, whatever requirements they name. */
   ids?: readonly string[];
+  /** Target config members laid over the embedded reference's (e.g. `documentReference` declarations). */
+  config?: Record<string, unknown>;
   /** Run deadline from now, ms (default 5 minutes). */
   deadlineMs?: number;
 }
@@ -43,7 +45,7 @@ export async function runInProcess(checks: ChecksExport | 'all', opts: InProcess
     rt = await Runtime.create({
       runId: `in-process-${Date.now()}`,
       profile,
-      rawConfig: embeddedTargetConfig(server, limits),
+      rawConfig: { ...embeddedTargetConfig(server, limits), ...opts.config },
       configDir: PROJECT_ROOT,
       embedded: true,
       model,

@@ -15,7 +15,7 @@ import { OPERATIONS } from '../spec/api.js';
 import type { OperationDef } from '../spec/api.js';
 import { Authority, hasScope, loadClients } from './auth.js';
 import type { ClientRecord } from './auth.js';
-import { capabilityStatement, jwks, openApiDocument, operationPath, smartConfiguration } from './discovery.js';
+import { capabilityStatement, jwks, openApiDocument, operationDefinition, OPERATION_DEFINITION_PATH, operationPath, smartConfiguration } from './discovery.js';
 import type { DiscoveryInit } from './discovery.js';
 import { resolveFaults } from './faults/index.js';
 import { scopeOverride } from './faults/scopes.js';
@@ -25,6 +25,8 @@ import { catalogError, operationOutcome, plainError } from './outcome.js';
 import { FixedWindowCounter, SlidingWindowLog, rateLimitHeaders, retryAfterSeconds } from './rate-limit.js';
 import type { RateDecision } from './rate-limit.js';
 import type { ResourceInit, Resources } from './resources/index.js';
+import { documentBodyCap } from './resources/documents.js';
+import { uploadBodyCap } from './resources/upload.js';
 import { FhirError, resolveLimits, resolveModes } from './types.js';
 import { AuditLog, returnedCount, type AuditRecord } from './audit.js';
 import type { Caller, ReferenceLimits, ReferenceModes, ReferenceOptions } from './types.js';
@@ -67,7 +69,7 @@ export interface TargetConfig {
   fixtures: Record<string, string>;
 }
 
-type RouteKind = 'token' | 'openapi' | 'metadata' | 'smart' | 'jwks' | 'fhir';
+type RouteKind = 'token' | 'openapi' | 'metadata' | 'definition' | 'smart' | 'jwks' | 'fhir';
 interface Route { kind: RouteKind; method: string; pattern: RegExp; op?: OperationDef; release?: 'R4' | 'R5' }
 interface Reply { status: number; headers: Record<string, string>; body: unknown }
 /** Per-request state the error path needs too. */
@@ -86,6 +88,7 @@ function buildRoutes(modes: ReferenceModes): Route[] {
     fixed('openapi', 'GET', '/openapi.json'),
     fixed('metadata', 'GET', '/fhir/R4/metadata', 'R4'),
     fixed('metadata', 'GET', '/fhir/R5/metadata', 'R5'),
+    fixed('definition', 'GET', OPERATION_DEFINITION_PATH, 'R5'),
     fixed('smart', 'GET', '/fhir/.well-known/smart-configuration'),
     fixed('jwks', 'GET', '/fhir/.well-known/jwks.json'),
     ...OPERATIONS.map((op): Route => ({ kind: 'fhir', method: op.method, pattern: templatePattern(operationPath(op, modes)), op })),
@@ -285,6 +288,12 @@ class HttpCore {
         else this.gateAnonymous(ex);
         if (route.release === 'R5' && this.cfg.modes.r5Capability === 'none') throw catalogError('SVC-00002', { message: `Resource not found: no endpoint at ${path}` });
         return { status: 200, headers: { 'Content-Type': FHIR_JSON }, body: this.capability[route.release!] };
+      case 'definition': {
+        this.gateAnonymous(ex);
+        const definition = operationDefinition(this.cfg.discovery);
+        if (!definition) throw catalogError('SVC-00002', { message: `Resource not found: no endpoint at ${path}` });
+        return { status: 200, headers: { 'Content-Type': FHIR_JSON }, body: definition };
+      }
       case 'fhir': return this.fhir(req, ex, route, path, query);
     }
   }
@@ -375,7 +384,7 @@ class HttpCore {
     let body: unknown;
     let rawBody: Buffer | undefined;
     if (op.interaction === 'operation') {
-      rawBody = await readBody(req, this.cfg.limits.documentMaxBytes, () => catalogError('HPB-00119', { headers: afterRefusal(req) }));
+      rawBody = await readBody(req, uploadBodyCap(this.cfg), () => catalogError('HPB-00119', { headers: afterRefusal(req) }));
     } else if (op.method !== 'GET') {
       body = await this.readResource(req, op);
     }
@@ -403,8 +412,11 @@ class HttpCore {
     if (type !== 'application/fhir+json' && type !== 'application/json') {
       throw plainError(415, 'Unsupported media type: send Content-Type: application/fhir+json', 'not-supported');
     }
-    const raw = await readBody(req, this.cfg.limits.maxBodyBytes,
-      () => plainError(413, `Request body exceeds ${this.cfg.limits.maxBodyBytes} bytes`, 'too-long', afterRefusal(req)));
+    // A DocumentReference may carry a document inline: its body may be as large as one, and beyond that it is one too large.
+    const raw = op.resource === 'DocumentReference'
+      ? await readBody(req, documentBodyCap(this.cfg.limits, this.cfg.faults), () => catalogError('HPB-00119', { headers: afterRefusal(req) }))
+      : await readBody(req, this.cfg.limits.maxBodyBytes,
+        () => plainError(413, `Request body exceeds ${this.cfg.limits.maxBodyBytes} bytes`, 'too-long', afterRefusal(req)));
     let parsed: unknown;
     try {
       parsed = JSON.parse(raw.toString('utf8'));
