@@ -133,6 +133,20 @@ function payloadsOfMediaTypes(types: string[] | undefined, level: UploadLevel): 
   return out.length ? out : undefined;
 }
 
+/** Words of a documentation text that suggest a payload; they only order the attempts. */
+const PAYLOAD_WORDS: Record<UploadPayload, RegExp> = {
+  raw: /\b(raw|bytes|octet-stream|Content-Type)\b/i,
+  binary: /\bBinary\b/,
+  parameters: /\bParameters\b/,
+  'document-reference': /\bDocumentReference with\b/,
+};
+
+function byDocumentation(payloads: UploadPayload[], documentation: string | undefined): UploadPayload[] {
+  if (!documentation) return payloads;
+  const named = payloads.filter((p) => PAYLOAD_WORDS[p].test(documentation));
+  return [...named, ...payloads.filter((p) => !named.includes(p))];
+}
+
 interface Plan {
   forms: UploadForm[];
   types: DocumentType[];
@@ -175,7 +189,7 @@ async function plan(ctx: CheckContext): Promise<Plan> {
     const level = levelOf(path);
     const fromDefinition = definition?.payloads?.filter((p) => PAYLOADS[level].includes(p));
     const fromMedia = payloadsOfMediaTypes(located?.requestMediaTypes, level);
-    const payloads = fromDefinition?.length ? fromDefinition : fromMedia ?? PAYLOADS[level];
+    const payloads = fromDefinition?.length ? fromDefinition : fromMedia ?? byDocumentation(PAYLOADS[level], op?.documentation);
     if (!fromDefinition?.length && !fromMedia) payloadKnown = false;
     forms.push(...payloads.map((p) => form(path, p, definition?.payloads?.includes(p) ? definition.extra : {})));
   }

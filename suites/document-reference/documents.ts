@@ -19,9 +19,12 @@ const PDF_BODY = [
   '',
 ].join('\n');
 
-/** A minimal one-page PDF, padded with comment lines after the header to `size` bytes. */
+/**
+ * A minimal one-page PDF, padded with comment lines after the header to `size` bytes. The
+ * second line is the customary binary marker (bytes over 127), as in most PDF files.
+ */
 function pdf(size: number | undefined): Buffer | undefined {
-  const header = '%PDF-1.4\n';
+  const header = '%PDF-1.4\n%\u00e2\u00e3\u00cf\u00d3\n';
   const bare = Buffer.from(header + PDF_BODY, 'latin1');
   if (size === undefined || size === bare.length) return bare;
   const extra = size - bare.length;
