@@ -58,5 +58,15 @@ describe('no R5 CapabilityStatement', () => {
       'generated.document-reference-read.other-resource-scope', 'generated.document-reference-create.letters-rs', 'generated.document-reference-update.required-scope',
     ];
     expect(ran.map((id) => outcome(results, id))).toEqual(ran.map((id) => `${id}: pass`));
+    // Nothing declared: one 32 MiB document each way, refused as too large, and recorded.
+    const probes = results.get('document-reference.size-maximum')!.observations;
+    expect(Object.fromEntries(probes.map((o) => [o.key, o.value]))).toMatchObject({
+      'document-reference.size-maximum': { assumedBelow: 32 * 1024 * 1024 },
+      'document-reference.size-probe.create': { status: 413, code: 'HPB-00119' },
+      'document-reference.size-probe.update': { status: 413, code: 'HPB-00119' },
+      'document-reference.size-probe.upload': { status: 413, code: 'HPB-00119' },
+    });
+    const contract = results.get('document-reference.upload-contract')!.observations.find((o) => o.key === 'document-reference.upload-contract')!;
+    expect(contract.value).toMatchObject({ form: 'POST /fhir/R5/DocumentReference/{id}/$upload (instance level, raw)', source: 'conventional' });
   }, 300_000);
 });
