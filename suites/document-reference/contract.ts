@@ -201,7 +201,7 @@ async function plan(ctx: CheckContext): Promise<Plan> {
 }
 
 export interface SendOptions {
-  retry?: 'none';
+  retry?: 'none' | 'spec';
   timeoutMs?: number;
 }
 

@@ -19,7 +19,7 @@ import type { HttpResponse } from '../../src/http/types.js';
 import { resolveUpload, requireContract, sendUpload, uploadTarget, type UploadContract } from './contract.js';
 import { documentOf, notOf, type DocumentType } from './documents.js';
 import {
-  answered, area, createDocument, documentBody, documentType, inlineAttachment, LARGE_REQUEST_MS, postDocument, putDocument, writable,
+  answered, area, createDocument, documentBody, documentType, firstAnswer, inlineAttachment, LARGE_REQUEST_MS, postDocument, putDocument, writable,
 } from './support.js';
 
 export type Way = 'create' | 'update' | 'upload';
@@ -40,17 +40,22 @@ const accepted = (res: HttpResponse) => res.status >= 200 && res.status < 300;
 
 /** Sends `document` (declared as `type`) one way; the first answer is the verdict (no retry of a 5xx). */
 async function sendDocument(ctx: CheckContext, way: Way, document: Buffer, type: DocumentType, contract?: UploadContract): Promise<HttpResponse> {
-  const opts = { retry: 'none' as const, timeoutMs: Math.max(ctx.config.timeouts.requestMs, LARGE_REQUEST_MS) };
+  const timeoutMs = Math.max(ctx.config.timeouts.requestMs, LARGE_REQUEST_MS);
   const content = [{ attachment: inlineAttachment(type, document) }];
   switch (way) {
-    case 'create':
-      return postDocument(ctx, documentBody(ctx, { content }), opts);
+    case 'create': {
+      const body = documentBody(ctx, { content });
+      return firstAnswer((retry) => postDocument(ctx, body, { retry, timeoutMs }));
+    }
     case 'update': {
       const { document: existing } = await createDocument(ctx);
-      return putDocument(ctx, existing.id as string, { ...writable(existing), content }, opts);
+      const body = { ...writable(existing), content };
+      return firstAnswer((retry) => putDocument(ctx, existing.id as string, body, { retry, timeoutMs }));
     }
-    case 'upload':
-      return sendUpload(ctx, contract!.form, await uploadTarget(ctx, contract!.form), document, type, opts);
+    case 'upload': {
+      const target = await uploadTarget(ctx, contract!.form);
+      return firstAnswer((retry) => sendUpload(ctx, contract!.form, target, document, type, { retry, timeoutMs }));
+    }
   }
 }
 

@@ -60,7 +60,7 @@ export function documentBody(ctx: CheckContext, overrides: Json = {}): Json {
 }
 
 /** POSTs a DocumentReference body; a created one goes to the ledger whatever the check concludes. */
-export async function postDocument(ctx: CheckContext, body: Json, opts: { retry?: 'none'; timeoutMs?: number } = {}): Promise<HttpResponse> {
+export async function postDocument(ctx: CheckContext, body: Json, opts: { retry?: 'none' | 'spec'; timeoutMs?: number } = {}): Promise<HttpResponse> {
   const op = ctx.operation('DocumentReference', 'create', 'R5');
   const res = await ctx.fhir({ scopes: CRU, method: 'POST', url: op.path, body, ...opts });
   const id = createdIdOf(res);
@@ -69,7 +69,7 @@ export async function postDocument(ctx: CheckContext, body: Json, opts: { retry?
 }
 
 /** PUTs a DocumentReference body to its id. */
-export async function putDocument(ctx: CheckContext, id: string, body: Json, opts: { retry?: 'none'; timeoutMs?: number } = {}): Promise<HttpResponse> {
+export async function putDocument(ctx: CheckContext, id: string, body: Json, opts: { retry?: 'none' | 'spec'; timeoutMs?: number } = {}): Promise<HttpResponse> {
   const op = ctx.operation('DocumentReference', 'update', 'R5');
   return ctx.fhir({ scopes: CRU, method: 'PUT', url: ctx.path(op.path, { id }), body: { ...body, id }, ...opts });
 }
@@ -105,6 +105,16 @@ export async function createDocument(ctx: CheckContext, overrides: Json = {}): P
 export function writable(resource: Json): Json {
   const { meta: _meta, id: _id, ...rest } = resource;
   return rest;
+}
+
+/**
+ * Sends with no retry, so that the first answer is the verdict (a 500 where the spec names
+ * another status is the failure, not an outage to retry); a 429 or a 502-504 is sent again
+ * under the spec's retry rules, as those are no answer to the request itself.
+ */
+export async function firstAnswer(send: (retry: 'none' | 'spec') => Promise<HttpResponse>): Promise<HttpResponse> {
+  const res = await send('none');
+  return res.status === 429 || (res.status >= 502 && res.status <= 504) ? send('spec') : res;
 }
 
 /** Status and catalog code, for messages. */

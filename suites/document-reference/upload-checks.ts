@@ -8,7 +8,7 @@ import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import { catalogCodeOf, expectError, isObject } from '../../src/engine/expect.js';
 import { describeForm, requireContract, resolveUpload, sendUpload, uploadTarget } from './contract.js';
 import { notOf } from './documents.js';
-import { area } from './support.js';
+import { area, firstAnswer } from './support.js';
 
 export const uploadChecks: CheckDefinition[] = [
   defineCheck({
@@ -71,7 +71,7 @@ export const uploadChecks: CheckDefinition[] = [
     async run(ctx) {
       const contract = await requireContract(ctx);
       const id = await uploadTarget(ctx, contract.form);
-      const res = await sendUpload(ctx, contract.form, id, notOf(contract.contentType), contract.contentType, { retry: 'none' });
+      const res = await firstAnswer((retry) => sendUpload(ctx, contract.form, id, notOf(contract.contentType), contract.contentType, { retry }));
       ctx.observe('document-reference.upload.mismatch', { status: res.status, code: catalogCodeOf(res) });
       expectError(res, { status: 400, code: 'HPB-00120', requirement: 'catalog.hpb-00120' });
     },
