@@ -18,7 +18,7 @@ import type { HttpResponse } from '../../src/http/types.js';
 import type { UploadLevel, UploadPayload } from '../../src/config/index.js';
 import type { Json } from '../encounter/search.js';
 import { smallDocument, type DocumentType } from './documents.js';
-import { createDocument, createdIdOf, CRU, documentBody, documentType, inlineAttachment, RS } from './support.js';
+import { createDocument, createdIdOf, CRU, documentBody, documentType, inlineAttachment, RS, type WriteOptions } from './support.js';
 
 export interface UploadForm {
   path: string;
@@ -52,6 +52,8 @@ export interface UploadResolution {
   contract?: UploadContract;
   /** Path and payload were declared or published: no accepting form is then the target's failure. */
   pinned: boolean;
+  /** With `pinned` and no accepting form: the declared or published form, which the other checks still use. */
+  pinnedForm?: UploadContract;
   /** Where path, level and payload came from, one line each. */
   basis: string[];
   attempts: Attempt[];
@@ -200,10 +202,7 @@ async function plan(ctx: CheckContext): Promise<Plan> {
   return { forms, types: declaredType ? [declaredType] : pinned ? ALL_TYPES : ['application/pdf'], pinned, source: located || definition ? 'published' : 'conventional', basis };
 }
 
-export interface SendOptions {
-  retry?: 'none' | 'spec';
-  timeoutMs?: number;
-}
+export type SendOptions = WriteOptions;
 
 /** Sends one upload in the form; a DocumentReference it creates (type level) goes to the ledger. */
 export async function sendUpload(ctx: CheckContext, f: UploadForm, id: string | undefined, document: Buffer, contentType: string, opts: SendOptions = {}): Promise<HttpResponse> {
@@ -275,17 +274,22 @@ export async function resolveUpload(ctx: CheckContext): Promise<UploadResolution
       if (!p.pinned && ((res.status === 404 && code !== 'HPB-00118' && code !== 'HPB-00102') || res.status === 405 || res.status === 501)) absent.add(f.path);
     }
   }
+  if (!resolution.contract && p.pinned) resolution = { ...resolution, pinnedForm: { form: p.forms[0]!, contentType: p.types[0]!, source: p.source } };
   ctx.shared.set(RESOLUTION, resolution);
   return resolution;
 }
 
-/** The established contract, or a skip naming why there is none (the observation check has the attempts). */
+/**
+ * The contract: the form that accepted a valid document, else the declared or published
+ * form (a refusal of valid documents is failed by upload-valid-document; the other rules
+ * are still checked in that form), else a skip naming why there is none (the observation
+ * check has the attempts).
+ */
 export async function requireContract(ctx: CheckContext): Promise<UploadContract> {
   const r = await resolveUpload(ctx);
-  if (r.contract) return r.contract;
-  return ctx.skip(r.pinned
-    ? 'the declared or published $upload form accepted no valid document (see document-reference.upload-valid-document)'
-    : 'the $upload path and payload are not shown, not declared (documentReference.upload) and not published, and no conventional form accepted a valid document (see document-reference.upload-contract)');
+  const contract = r.contract ?? r.pinnedForm;
+  if (contract) return contract;
+  return ctx.skip('the $upload path and payload are not shown, not declared (documentReference.upload) and not published, and no conventional form accepted a valid document (see document-reference.upload-contract)');
 }
 
 export { documentType };

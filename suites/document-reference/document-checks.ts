@@ -41,20 +41,22 @@ const accepted = (res: HttpResponse) => res.status >= 200 && res.status < 300;
 /** Sends `document` (declared as `type`) one way; the first answer is the verdict (no retry of a 5xx). */
 async function sendDocument(ctx: CheckContext, way: Way, document: Buffer, type: DocumentType, contract?: UploadContract): Promise<HttpResponse> {
   const timeoutMs = Math.max(ctx.config.timeouts.requestMs, LARGE_REQUEST_MS);
+  // An accepted document may come back in the answer (base64): read it whole, for a verdict.
+  const maxBodyBytes = 4 * Math.ceil(document.length / 3) + 2 * 1024 * 1024;
   const content = [{ attachment: inlineAttachment(type, document) }];
   switch (way) {
     case 'create': {
       const body = documentBody(ctx, { content });
-      return firstAnswer((retry) => postDocument(ctx, body, { retry, timeoutMs }));
+      return firstAnswer((retry) => postDocument(ctx, body, { retry, timeoutMs, maxBodyBytes }));
     }
     case 'update': {
       const { document: existing } = await createDocument(ctx);
       const body = { ...writable(existing), content };
-      return firstAnswer((retry) => putDocument(ctx, existing.id as string, body, { retry, timeoutMs }));
+      return firstAnswer((retry) => putDocument(ctx, existing.id as string, body, { retry, timeoutMs, maxBodyBytes }));
     }
     case 'upload': {
       const target = await uploadTarget(ctx, contract!.form);
-      return firstAnswer((retry) => sendUpload(ctx, contract!.form, target, document, type, { retry, timeoutMs }));
+      return firstAnswer((retry) => sendUpload(ctx, contract!.form, target, document, type, { retry, timeoutMs, maxBodyBytes }));
     }
   }
 }
@@ -77,7 +79,8 @@ async function probe(ctx: CheckContext, way: Way): Promise<Probe | undefined> {
   }
   let contract: UploadContract | undefined;
   if (way === 'upload') {
-    contract = (await resolveUpload(ctx)).contract;
+    const r = await resolveUpload(ctx);
+    contract = r.contract ?? r.pinnedForm;
     if (!contract) return undefined;
   }
   const type = contract?.contentType ?? documentType(ctx);

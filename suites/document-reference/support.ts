@@ -59,8 +59,16 @@ export function documentBody(ctx: CheckContext, overrides: Json = {}): Json {
   };
 }
 
+/** Per-request options of a document write: retry rule, time budget, response body cap. */
+export interface WriteOptions {
+  retry?: 'none' | 'spec';
+  timeoutMs?: number;
+  /** A response may echo a large document back: read up to this many bytes. */
+  maxBodyBytes?: number;
+}
+
 /** POSTs a DocumentReference body; a created one goes to the ledger whatever the check concludes. */
-export async function postDocument(ctx: CheckContext, body: Json, opts: { retry?: 'none' | 'spec'; timeoutMs?: number } = {}): Promise<HttpResponse> {
+export async function postDocument(ctx: CheckContext, body: Json, opts: WriteOptions = {}): Promise<HttpResponse> {
   const op = ctx.operation('DocumentReference', 'create', 'R5');
   const res = await ctx.fhir({ scopes: CRU, method: 'POST', url: op.path, body, ...opts });
   const id = createdIdOf(res);
@@ -69,7 +77,7 @@ export async function postDocument(ctx: CheckContext, body: Json, opts: { retry?
 }
 
 /** PUTs a DocumentReference body to its id. */
-export async function putDocument(ctx: CheckContext, id: string, body: Json, opts: { retry?: 'none' | 'spec'; timeoutMs?: number } = {}): Promise<HttpResponse> {
+export async function putDocument(ctx: CheckContext, id: string, body: Json, opts: WriteOptions = {}): Promise<HttpResponse> {
   const op = ctx.operation('DocumentReference', 'update', 'R5');
   return ctx.fhir({ scopes: CRU, method: 'PUT', url: ctx.path(op.path, { id }), body: { ...body, id }, ...opts });
 }

@@ -51,9 +51,12 @@ export const uploadChecks: CheckDefinition[] = [
         ctx.skip('the $upload path and payload are not shown, not declared (documentReference.upload) and not published, and no conventional form accepted a valid document (see document-reference.upload-contract)');
       }
       const refusedAsInvalid = r.attempts.some((a) => a.status === 400 && a.code === 'HPB-00120');
-      ctx.fail(`no ${r.basis.join('; ')} form accepted a small valid document (${[...new Set(r.attempts.map((a) => a.contentType))].join(', ')})`, {
+      const types = [...new Set(r.attempts.map((a) => a.contentType))].join(', ');
+      const answers = [...new Set(r.attempts.map((a) => `${a.status}${a.code ? ` ${a.code}` : ''}`))].join(', ');
+      const by = ctx.config.documentReference.upload ? 'the config declares' : 'the target publishes';
+      ctx.fail(`the $upload form ${by} accepted no small valid document (${types}): ${answers}`, {
         requirement: refusedAsInvalid ? 'catalog.hpb-00120' : 'document-reference.upload',
-        expected: '2xx for a valid document',
+        expected: { answer: '2xx for a valid document', basis: r.basis },
         actual: r.attempts.map((a) => `${a.form} ${a.contentType}: ${a.status}${a.code ? ` ${a.code}` : ''}`),
         exchange: r.evidence?.exchange.id,
       });

@@ -41,12 +41,13 @@ export function mediaTypeOf(value: unknown): string {
   return typeof value === 'string' ? value.split(';')[0]!.trim().toLowerCase() : '';
 }
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/** One character class, no group: linear, and safe on a text of tens of megabytes. */
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** Strict base64 (whitespace ignored); undefined when the text is not base64. */
 export function decodeBase64(text: string): Buffer | undefined {
   const clean = text.replace(/\s+/g, '');
-  return BASE64.test(clean) ? Buffer.from(clean, 'base64') : undefined;
+  return clean.length % 4 === 0 && BASE64.test(clean) ? Buffer.from(clean, 'base64') : undefined;
 }
 
 /** Decoded size of a base64 text, without decoding it. */

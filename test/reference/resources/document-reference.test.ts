@@ -240,3 +240,13 @@ describe('DocumentReference $upload contracts (modes.uploadContract)', () => {
     expect(expectError(await t.call('DocumentReference.upload', json(newBody())))).toMatchObject({ status: 400, code: 'HPB-00120' });
   });
 });
+
+describe('base64 of large documents', () => {
+  it('decodes tens of megabytes (no regular expression that recurses per character group)', async () => {
+    const { decodeBase64 } = await import('../../../src/reference/resources/documents.js');
+    const data = Buffer.alloc(24 * 1024 * 1024, 0x25);
+    expect(decodeBase64(data.toString('base64'))?.equals(data)).toBe(true);
+    expect(decodeBase64('not base64!')).toBeUndefined();
+    expect(decodeBase64('QUJD\nREVG')?.toString()).toBe('ABCDEF');
+  });
+});
