@@ -44,8 +44,8 @@ describe('declared in the config (documentReference)', () => {
   it('a declared payload the target does not take: the valid document is refused, a failure of the declared contract', async () => {
     const results = await runInProcess('all', { only: /upload/, config: { documentReference: { upload: { path: '/fhir/R5/DocumentReference/{id}/$upload', payload: 'binary' } } } });
     expect(results.get('document-reference.upload-valid-document')!.outcome).toBe('fail');
-    // The other $upload rules are still checked in the declared form: here the target does not take it at all (415).
-    expect(results.get('document-reference.upload-type-mismatch-400')!.message).toMatch(/expected 400, got 415/);
+    // The other $upload rules are still checked in the declared form (here every upload is refused with 400 HPB-00120).
+    expect(results.get('document-reference.upload-type-mismatch-400')!.outcome).toBe('pass');
   }, 300_000);
 });
 
