@@ -8,11 +8,12 @@ import type { Profile } from '../engine/types.js';
 import { FIXTURE_KEYS } from './fixture-keys.js';
 import { loadClientKey } from './keys.js';
 import { effectiveLimits, limitDeviations, SPEC_DEFAULT_KEY_RATE_PER_MINUTE, type Limits } from './limits.js';
-import { configError, validateConfig, type ClientRole, type KeyKind, type KeySource, type RawConfig } from './validate.js';
+import { configError, validateConfig, type ClientRole, type DocumentReferenceDeclarations, type KeyKind, type KeySource, type RawConfig } from './validate.js';
 
 export { FIXTURE_KEYS } from './fixture-keys.js';
 export { SPEC_LIMITS, type Limits } from './limits.js';
 export { validateConfig, CONFIG_SCHEMA, type RawConfig, type ClientRole, type KeyKind, type KeySource } from './validate.js';
+export type { DocumentReferenceDeclarations, DocumentType, UploadContract, UploadLevel, UploadPayload } from './validate.js';
 
 export interface ResolvedClient {
   role: ClientRole;
@@ -44,6 +45,8 @@ export interface ResolvedConfig {
   timeouts: { requestMs: number; runMs: number };
   jwksHosting?: { host: string; port: number; path: string };
   redactPhi: boolean;
+  /** Declared $upload contract and document size maximum (`{}` when none is declared). */
+  documentReference: DocumentReferenceDeclarations;
   /** Config file path, or 'embedded'. */
   source: string;
 }
@@ -110,6 +113,24 @@ function checkFixtureKeys(fixtures: Record<string, string>, source: string): voi
   );
 }
 
+/** The declared upload level must agree with the path (`{id}` = instance level); it is filled in from the path. */
+function checkDocumentReference(declared: DocumentReferenceDeclarations | undefined, source: string): DocumentReferenceDeclarations {
+  if (!declared?.upload) return { ...declared };
+  const upload = declared.upload;
+  const pathLevel = upload.path.includes('{id}') ? 'instance' : 'type';
+  if (upload.level !== undefined && upload.level !== pathLevel) {
+    throw configError([{
+      field: 'documentReference.upload.level',
+      message: `is "${upload.level}" but the path ${upload.path} is ${pathLevel}-level`,
+      fix: pathLevel === 'instance' ? 'set "level": "instance", or drop {id} from the path' : 'set "level": "type", or put {id} in the path',
+    }], source);
+  }
+  if (pathLevel === 'instance' && upload.payload === 'document-reference') {
+    throw configError([{ field: 'documentReference.upload.payload', message: 'is "document-reference", which creates a document: a type-level form', fix: 'use a path without {id}, or another payload' }], source);
+  }
+  return { ...declared, upload: { ...upload, level: pathLevel } };
+}
+
 function checkCertification(profile: Profile, deviations: ReturnType<typeof limitDeviations>, source: string): void {
   if (profile !== 'certification' || deviations.length === 0) return;
   throw configError(
@@ -130,6 +151,7 @@ export async function resolveConfig(raw: unknown, baseDir: string, overrides: Co
   checkKeyKinds(cfg.clients, source);
   checkFixtureKeys(cfg.fixtures ?? {}, source);
   const profile = overrides.profile ?? cfg.profile ?? 'full';
+  const documentReference = checkDocumentReference(cfg.documentReference, source);
   const limits = effectiveLimits(cfg.limits);
   const deviations = limitDeviations(limits);
   checkCertification(profile, deviations, source);
@@ -164,6 +186,7 @@ export async function resolveConfig(raw: unknown, baseDir: string, overrides: Co
     timeouts: { ...DEFAULT_TIMEOUTS, ...cfg.timeouts },
     jwksHosting: cfg.jwksHosting,
     redactPhi: cfg.redactPhi ?? false,
+    documentReference,
     source,
   };
 }
@@ -218,5 +241,6 @@ export function redactedConfig(c: ResolvedConfig): unknown {
     profile: c.profile,
     timeouts: c.timeouts,
     redactPhi: c.redactPhi,
+    ...(c.documentReference.upload || c.documentReference.maxBytes !== undefined ? { documentReference: c.documentReference } : {}),
   };
 }

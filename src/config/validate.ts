@@ -33,6 +33,26 @@ export interface RawConfig {
   profile?: Profile;
   timeouts?: { requestMs?: number; runMs?: number };
   redactPhi?: boolean;
+  documentReference?: DocumentReferenceDeclarations;
+}
+
+/** What the config declares where the spec shows nothing about DocumentReference (docs/config.md). */
+export interface DocumentReferenceDeclarations {
+  upload?: UploadContract;
+  maxBytes?: number;
+}
+
+export type UploadLevel = 'instance' | 'type';
+export type UploadPayload = 'raw' | 'binary' | 'parameters' | 'document-reference';
+export type DocumentType = 'application/pdf' | 'image/png' | 'image/jpeg' | 'text/plain';
+
+export interface UploadContract {
+  /** Path template relative to baseUrl; `{id}` for the instance level. */
+  path: string;
+  level?: UploadLevel;
+  payload?: UploadPayload;
+  parameterName?: string;
+  contentType?: DocumentType;
 }
 
 export const CONFIG_SCHEMA_URL = new URL('./config.schema.json', import.meta.url);

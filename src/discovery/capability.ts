@@ -34,7 +34,8 @@ export function checkCapability(doc: unknown, release: Release, problem: (p: str
   return doc;
 }
 
-export function operationsFromCapability(cs: Json, release: Release, problem: (p: string) => void): ModelOperation[] {
+/** `note` receives remarks that are no fault of the target (an operation whose path is not published). */
+export function operationsFromCapability(cs: Json, release: Release, note: (p: string) => void): ModelOperation[] {
   const source = release === 'R4' ? 'capability-r4' : 'capability-r5';
   const out: ModelOperation[] = [];
   for (const rest of list(cs.rest)) {
@@ -65,22 +66,46 @@ export function operationsFromCapability(cs: Json, release: Release, problem: (p
       for (const op of list(resource.operation)) {
         if (typeof op.name !== 'string') continue;
         const name = op.name.replace(/^\$/, '');
-        out.push(base('operation', operationRoute(op, release, type, name, problem), extensionValue(op, REQUIRED_SCOPE_EXTENSION), name));
+        const route = operationRoute(op, release, type, name, note);
+        out.push({
+          ...base('operation', route, extensionValue(op, REQUIRED_SCOPE_EXTENSION), name),
+          ...(route.assumed ? { pathAssumed: true } : {}),
+          ...(typeof op.definition === 'string' ? { definition: op.definition } : {}),
+          ...(typeof op.documentation === 'string' ? { documentation: op.documentation } : {}),
+        });
       }
     }
   }
   return out;
 }
 
-/** An operation's route from the operation-path extension; type level `$name` when absent. */
-function operationRoute(op: Json, release: Release, type: string, name: string, problem: (p: string) => void): { method: string; path: string } {
+/**
+ * A `/fhir/<release>/<Type>[/<id>]/$<operation>` path inside a text (an absolute URL or a
+ * bare path): the one naming this operation, else the only operation path there is.
+ */
+function pathInText(text: string, release: Release, type: string, name: string): string | undefined {
+  const found = [...text.matchAll(new RegExp(`/fhir/${release}/${type}(?:/[^\\s/$]+)?/\\$[A-Za-z][\\w-]*`, 'g'))]
+    .map((m) => classifyPath('POST', m[0]))
+    .filter((shape) => shape?.interaction === 'operation');
+  const own = found.find((shape) => shape!.operationName === name);
+  const paths = [...new Set(found.map((shape) => shape!.path))];
+  return own?.path ?? (paths.length === 1 ? paths[0] : undefined);
+}
+
+/**
+ * An operation's route, from what the CapabilityStatement publishes: the
+ * operation-path extension, else a path in `documentation`. With neither, the
+ * type-level `$name` form is assumed (`assumed`), which is a guess: the spec
+ * does not show operation paths.
+ */
+function operationRoute(op: Json, release: Release, type: string, name: string, note: (p: string) => void): { method: string; path: string; assumed?: true } {
   const published = extensionValue(op, OPERATION_PATH_EXTENSION);
-  if (published === undefined) {
-    const path = `/fhir/${release}/${type}/$${name}`;
-    problem(`${metadataPath(release)}: operation $${name} on ${type} has no operation-path extension; assumed POST ${path}`);
-    return { method: 'POST', path };
-  }
-  return { method: 'POST', path: classifyPath('POST', published)?.path ?? published };
+  if (published !== undefined) return { method: 'POST', path: classifyPath('POST', published)?.path ?? published };
+  const documented = typeof op.documentation === 'string' ? pathInText(op.documentation, release, type, name) : undefined;
+  if (documented) return { method: 'POST', path: documented };
+  const path = `/fhir/${release}/${type}/$${name}`;
+  note(`${metadataPath(release)}: operation $${name} on ${type} publishes no path; ${path} assumed`);
+  return { method: 'POST', path, assumed: true };
 }
 
 function searchParams(holder: Json): Array<{ name: string; type?: string }> {

@@ -2,6 +2,9 @@
  * Discovery: what the target publishes (`/openapi.json`, `/fhir/R4/metadata`,
  * optionally `/fhir/R5/metadata`) becomes the operation model the checks run on,
  * with the divergences between the OpenAPI document and the R4 CapabilityStatement.
+ * The R5 DocumentReference interactions the spec states are filled in where the
+ * target publishes none (src/discovery/spec.ts). The R5 CapabilityStatement is not
+ * required by the spec: what is wrong with it is a note, not a problem.
  * Never throws for a bad document (problems say why); only for ERR_INTERRUPTED.
  */
 import { createHash } from 'node:crypto';
@@ -12,6 +15,7 @@ import { checkCapability, metadataPath, operationsFromCapability } from './capab
 import { divergences, mergeOperations } from './merge.js';
 import type { ModelOperation, OperationModel, Release } from './model.js';
 import { OPENAPI_DOCUMENT, loadOpenApi, operationsFromOpenApi } from './openapi.js';
+import { withSpecStated } from './spec.js';
 
 export type { ModelOperation, OperationModel } from './model.js';
 
@@ -41,21 +45,32 @@ export async function discover(http: HttpClient, opts: { onProblem?: (p: string)
     }
   }
 
-  const capability = async (release: Release, optional: boolean): Promise<ModelOperation[] | undefined> => {
-    const doc = await fetchDocument(http, metadataPath(release), 'application/fhir+json', problem, optional);
-    if (!doc) return undefined;
+  const notes: string[] = [];
+  const note = (p: string) => notes.push(p);
+  const capability = async (release: Release, required: boolean): Promise<ModelOperation[] | undefined> => {
+    const report = required ? problem : note;
+    const doc = await fetchDocument(http, metadataPath(release), 'application/fhir+json', report, !required);
+    if (!doc) {
+      if (!required) note(`${metadataPath(release)}: not published`);
+      return undefined;
+    }
     model.hashes[release === 'R4' ? 'capabilityR4' : 'capabilityR5'] = doc.sha256;
-    const cs = checkCapability(doc.json, release, problem);
+    const cs = checkCapability(doc.json, release, report);
     if (!cs) return undefined;
     if (release === 'R4') model.capabilityR4 = cs;
     else model.capabilityR5 = cs;
-    return operationsFromCapability(cs, release, problem);
+    return operationsFromCapability(cs, release, note);
   };
-  const r4Ops = await capability('R4', false);
-  const r5Ops = await capability('R5', true);
+  const r4Ops = await capability('R4', true);
+  const r5Ops = await capability('R5', false);
 
   if (openapiOps && r4Ops) model.divergences = divergences(openapiOps, r4Ops);
-  model.operations = mergeOperations(openapiOps ?? [], r4Ops ?? [], r5Ops ?? []);
+  const completed = withSpecStated(mergeOperations(openapiOps ?? [], r4Ops ?? [], r5Ops ?? []));
+  const merged = mergeOperations(completed.operations);
+  model.operations = merged.filter((o) => !o.pathAssumed);
+  model.pathless = merged.filter((o) => o.pathAssumed);
+  model.specDivergences = completed.divergences;
+  model.notes = [...notes, ...completed.notes];
   return model;
 }
 

@@ -64,7 +64,7 @@ export function mergeOperations(...groups: ModelOperation[][]): ModelOperation[]
       const existing = params.get(p.name);
       params.set(p.name, !existing || (p.type && !secondary.sources.includes('openapi')) ? { ...existing, ...p } : existing);
     }
-    merged.set(key, {
+    const next: ModelOperation = {
       ...secondary,
       ...primary,
       scope: primary.scope ?? secondary.scope,
@@ -72,7 +72,10 @@ export function mergeOperations(...groups: ModelOperation[][]): ModelOperation[]
       errorStatuses: [...new Set([...primary.errorStatuses, ...secondary.errorStatuses])].sort((a, b) => a - b),
       errorCodes: [...new Set([...primary.errorCodes, ...secondary.errorCodes])].sort(),
       sources: [...new Set([...prev.sources, ...op.sources])],
-    });
+    };
+    // A path published by either document is not a guess.
+    if (!primary.pathAssumed || !secondary.pathAssumed) delete next.pathAssumed;
+    merged.set(key, next);
   }
   const sortKey = (o: ModelOperation) => `${o.release} ${o.path} ${o.method}`;
   const ops = [...merged.values()].sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : sortKey(a) > sortKey(b) ? 1 : 0));

@@ -2,7 +2,8 @@
 
 export type Release = 'R4' | 'R5';
 export type ModelInteraction = 'read' | 'search-type' | 'create' | 'update' | 'operation';
-export type ModelSource = 'openapi' | 'capability-r4' | 'capability-r5';
+/** Where an operation comes from; `spec`: stated by the spec, used where the target publishes none (src/discovery/spec.ts). */
+export type ModelSource = 'openapi' | 'capability-r4' | 'capability-r5' | 'spec';
 
 export interface ModelOperation {
   operationId: string;
@@ -19,6 +20,19 @@ export interface ModelOperation {
   searchParams: Array<{ name: string; type?: string }>;
   /** Dereferenced request body schema (OpenAPI). */
   requestSchema?: object;
+  /** Media types of the request body (OpenAPI `requestBody.content` keys). */
+  requestMediaTypes?: string[];
+  /**
+   * For interaction 'operation' from a CapabilityStatement: true when no path was
+   * published (no OpenAPI path, no operation-path extension, no path in the
+   * documentation) and `path` is the type-level `$name` form, a guess. Such
+   * operations are listed in `OperationModel.pathless`, not in `operations`.
+   */
+  pathAssumed?: boolean;
+  /** CapabilityStatement `operation.definition` (canonical URL of its OperationDefinition). */
+  definition?: string;
+  /** CapabilityStatement `operation.documentation`. */
+  documentation?: string;
   /** Dereferenced 2xx response body schema (OpenAPI). */
   responseSchema?: object;
   errorStatuses: number[];
@@ -28,11 +42,26 @@ export interface ModelOperation {
 }
 
 export interface OperationModel {
+  /** The operations checks run on: published (or spec-stated) with a known path. */
   operations: ModelOperation[];
+  /** Operations the target names without publishing their path (`pathAssumed`); never called as if the guess were published. */
+  pathless?: ModelOperation[];
   /** Differences between the OpenAPI document and the R4 CapabilityStatement, one line each. */
   divergences: string[];
   /** Unreachable, invalid or wrong-version documents, one readable line each. */
   problems: string[];
+  /**
+   * Differences between what the spec states (paths, scopes, search parameters of
+   * the R5 DocumentReference surface) and what the target publishes. What the
+   * target publishes is used; these are reported, not judged.
+   */
+  specDivergences?: string[];
+  /**
+   * Remarks that are no fault of the target: the R5 CapabilityStatement (the spec
+   * does not require one) could not be read, an operation path was not published,
+   * spec-stated operations or scopes filled in.
+   */
+  notes?: string[];
   openapi?: object;
   capabilityR4?: object;
   capabilityR5?: object;

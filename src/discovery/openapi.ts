@@ -74,6 +74,7 @@ export function operationsFromOpenApi(api: Json, problem: (p: string) => void): 
         ...(scope ? { scope } : {}),
         searchParams: queryParameters([...shared, ...(Array.isArray(op.parameters) ? op.parameters : [])]),
         ...optional('requestSchema', bodySchema(isObject(op.requestBody) ? op.requestBody : undefined)),
+        ...mediaTypes(isObject(op.requestBody) ? op.requestBody : undefined),
         ...optional('responseSchema', successSchema(responses)),
         errorStatuses: Object.keys(responses).filter((s) => /^[45]\d\d$/.test(s)).map(Number).sort((a, b) => a - b),
         errorCodes: catalogCodes(op, responses),
@@ -104,6 +105,11 @@ function bodySchema(holder: Json | undefined): object | undefined {
   if (!content) return undefined;
   const media = content['application/fhir+json'] ?? Object.values(content)[0];
   return isObject(media) && isObject(media.schema) ? media.schema : undefined;
+}
+
+function mediaTypes(body: Json | undefined): { requestMediaTypes?: string[] } {
+  const content = isObject(body?.content) ? Object.keys(body.content) : [];
+  return content.length ? { requestMediaTypes: content } : {};
 }
 
 function successSchema(responses: Json): object | undefined {

@@ -56,7 +56,8 @@ export function buildRunResult(state: RunRecord, endedAt = new Date()): RunResul
     checks,
     requirements: requirementVerdicts(checks),
     ledger: checks.flatMap((c) => c.created ?? []).sort((a: LedgerEntry, b: LedgerEntry) => a.at.localeCompare(b.at)),
-    divergences: state.model?.divergences ?? [],
+    // OpenAPI vs R4 CapabilityStatement, then spec-stated vs published (R5 DocumentReference).
+    divergences: [...(state.model?.divergences ?? []), ...(state.model?.specDivergences ?? [])],
   };
 }
 

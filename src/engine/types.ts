@@ -149,6 +149,6 @@ export interface RunResult {
   checks: CheckResult[];
   requirements: RequirementVerdict[];
   ledger: LedgerEntry[];
-  /** Divergences found between the target's OpenAPI document and CapabilityStatement. */
+  /** Divergences found between the target's OpenAPI document and CapabilityStatement, and between the spec's stated R5 surface and what the target publishes. */
   divergences: string[];
 }

@@ -289,6 +289,8 @@ export class HttpClient {
     let status: number | undefined;
     let headers: Record<string, string> = {};
     let body: CappedBody | undefined;
+    // When the answer arrived: the time its headers (X-RateLimit-Reset...) describe, not after a long upload's evidence is built.
+    let answeredAt = started;
     try {
       const res = await undiciRequest(req.url, {
         dispatcher: this.agent,
@@ -299,6 +301,7 @@ export class HttpClient {
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });
+      answeredAt = this.now();
       status = res.statusCode;
       headers = flattenHeaders(res.headers);
       body = await readCapped(res.body, cap);
@@ -330,7 +333,7 @@ export class HttpClient {
           authenticated: req.headers.authorization !== undefined,
           isTokenEndpoint: this.servicePath(req.url) === TOKEN_ENDPOINT_PATH,
           windowSec: this.opts.windowSec ?? DEFAULT_WINDOW_SEC,
-          now: this.now(),
+          now: answeredAt,
         });
     if (!opts.skipInvariants && this.opts.validateResponse)
       findings.push(...this.opts.validateResponse({ path: this.servicePath(req.url), status, json, truncated: body.truncated }, exchange));

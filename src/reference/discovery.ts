@@ -10,6 +10,7 @@ import type { FhirRelease, OperationDef, SearchParamDef } from '../spec/api.js';
 import { catalogEntry } from '../spec/catalog.js';
 import { COMPONENT_SCHEMAS, writeSchemaName } from '../spec/schemas.js';
 import type { ReferenceModes } from './types.js';
+import { uploadContractOf } from './resources/upload.js';
 
 export const REQUIRED_SCOPE_EXTENSION = 'https://clinical-records.example/fhir/StructureDefinition/required-scope';
 export const OPERATION_PATH_EXTENSION = 'https://clinical-records.example/fhir/StructureDefinition/operation-path';
@@ -26,9 +27,56 @@ export interface DiscoveryInit {
   startedAt: string;
 }
 
-/** The path an operation is served on; `$upload` follows `modes.uploadPath`. */
+/** The path an operation is served on; `$upload` follows `modes.uploadContract` (level) and `modes.uploadPath`. */
 export function operationPath(op: OperationDef, modes: ReferenceModes): string {
-  return op.operationName === 'upload' ? op.path.replace('$upload', modes.uploadPath) : op.path;
+  if (op.operationName !== 'upload') return op.path;
+  const path = uploadContractOf(modes).level === 'type' ? op.path.replace('/{id}/', '/') : op.path;
+  return path.replace('$upload', modes.uploadPath);
+}
+
+/** Where the `$upload` OperationDefinition is served (mode `r5Capability: full`). */
+export const OPERATION_DEFINITION_PATH = '/fhir/R5/OperationDefinition/DocumentReference-upload';
+
+const PAYLOAD_TEXT: Record<ReturnType<typeof uploadContractOf>['payload'], string> = {
+  raw: 'the request body is the document; Content-Type is its media type',
+  binary: 'the request body is a FHIR Binary (contentType, data)',
+  parameters: 'the request body is a FHIR Parameters: document (valueAttachment with contentType and data) and, when it creates the DocumentReference, subject (valueReference Patient)',
+  'document-reference': 'the request body is a DocumentReference with the document in content[0].attachment.data',
+};
+
+/**
+ * The FHIR OperationDefinition of `$upload` (`instance`/`type`, the `in` parameters), served
+ * when `modes.r5Capability` is `full`; undefined otherwise.
+ */
+export function operationDefinition(init: DiscoveryInit): object | undefined {
+  if (init.modes.r5Capability !== 'full') return undefined;
+  const { level, payload } = uploadContractOf(init.modes);
+  const document = {
+    raw: { name: 'document', use: 'in', min: 1, max: '1', type: 'Binary', documentation: 'The document, sent as the raw request body with its media type as Content-Type.' },
+    binary: { name: 'document', use: 'in', min: 1, max: '1', type: 'Binary', documentation: 'The document as a FHIR Binary resource.' },
+    parameters: { name: 'document', use: 'in', min: 1, max: '1', type: 'Attachment', documentation: 'The document: contentType and data (base64).' },
+    'document-reference': { name: 'document', use: 'in', min: 1, max: '1', type: 'DocumentReference', documentation: 'A DocumentReference with the document in content[0].attachment.data.' },
+  }[payload];
+  const subject = level === 'type' && payload === 'parameters'
+    ? [{ name: 'subject', use: 'in', min: 1, max: '1', type: 'Reference', targetProfile: ['http://hl7.org/fhir/StructureDefinition/Patient'], documentation: 'The patient of the DocumentReference created.' }]
+    : [];
+  return {
+    resourceType: 'OperationDefinition',
+    id: 'DocumentReference-upload',
+    url: `${OPERATION_DEFINITION_BASE}/DocumentReference-upload`,
+    name: 'Upload',
+    title: 'Upload a document',
+    status: 'active',
+    kind: 'operation',
+    affectsState: true,
+    code: 'upload',
+    description: `Uploads a document (${PAYLOAD_TEXT[payload]}); ${level === 'instance' ? 'it becomes the content of the DocumentReference' : 'a DocumentReference is created for it'}.`,
+    resource: ['DocumentReference'],
+    system: false,
+    type: level === 'type',
+    instance: level === 'instance',
+    parameter: [document, ...subject, { name: 'return', use: 'out', min: 1, max: '1', type: 'DocumentReference' }],
+  };
 }
 
 /** Success status of an operation (create/update follow the modes; the spec does not show them). */
@@ -149,10 +197,19 @@ function searchParamType(p: SearchParamDef): string {
   return p.type === 'integer' ? 'number' : p.type;
 }
 
-function resourceEntry(resource: string, ops: OperationDef[], modes: ReferenceModes, baseUrl: string): object {
+/** `bare`: interactions and operation names only (no scope extension, no operation path or documentation). */
+function resourceEntry(resource: string, ops: OperationDef[], modes: ReferenceModes, baseUrl: string, bare = false): object {
   const interactions = ops.filter((o) => o.interaction !== 'operation');
   const operations = ops.filter((o) => o.interaction === 'operation');
   const searchParams = interactions.find((o) => o.interaction === 'search-type')?.searchParams ?? [];
+  if (bare) {
+    return {
+      type: resource,
+      interaction: interactions.map((o) => ({ code: o.interaction })),
+      ...(searchParams.length ? { searchParam: searchParams.map((p) => ({ name: p.name, type: searchParamType(p) })) } : {}),
+      ...(operations.length ? { operation: operations.map((o) => ({ name: o.operationName!, definition: `${OPERATION_DEFINITION_BASE}/${resource}-${o.operationName}` })) } : {}),
+    };
+  }
   return {
     type: resource,
     interaction: interactions.map((o) => ({ code: o.interaction, extension: scopeExtension(o.scope) })),
@@ -168,7 +225,7 @@ function resourceEntry(resource: string, ops: OperationDef[], modes: ReferenceMo
               { url: OPERATION_PATH_EXTENSION, valueString: operationPath(o, modes) },
               ...scopeExtension(o.scope),
             ],
-            documentation: `${o.method} ${baseUrl}${operationPath(o, modes)}`,
+            documentation: `${o.method} ${baseUrl}${operationPath(o, modes)}: ${PAYLOAD_TEXT[uploadContractOf(modes).payload]}.`,
           })),
         }
       : {}),
@@ -196,7 +253,7 @@ export function capabilityStatement(release: FhirRelease, init: DiscoveryInit): 
         extension: [{ url: SMART_OAUTH_URIS, extension: [{ url: 'token', valueUri: init.tokenUrl }] }],
         description: 'OAuth 2.0 client credentials with private_key_jwt; scopes system/<Resource>.<letters>.',
       },
-      resource: resources.map((r) => resourceEntry(r, ops.filter((o) => o.resource === r), init.modes, init.baseUrl)),
+      resource: resources.map((r) => resourceEntry(r, ops.filter((o) => o.resource === r), init.modes, init.baseUrl, release === 'R5' && init.modes.r5Capability === 'bare')),
     }],
   };
 }

@@ -16,7 +16,7 @@ import type { OperationDef } from '../spec/api.js';
 import { Authority, configureClients, hasScope, loadClients } from './auth.js';
 import { toClientRecord } from './clients.js';
 import type { ClientRecord } from './auth.js';
-import { capabilityStatement, jwks, openApiDocument, operationPath, smartConfiguration } from './discovery.js';
+import { capabilityStatement, jwks, openApiDocument, operationDefinition, OPERATION_DEFINITION_PATH, operationPath, smartConfiguration } from './discovery.js';
 import type { DiscoveryInit } from './discovery.js';
 import { resolveFaults } from './faults/index.js';
 import { scopeOverride } from './faults/scopes.js';
@@ -27,6 +27,8 @@ import { catalogError, operationOutcome, plainError, styledError } from './outco
 import { FixedWindowCounter, SlidingWindowLog, rateLimitHeaders, retryAfterSeconds } from './rate-limit.js';
 import type { RateDecision } from './rate-limit.js';
 import type { ResourceInit, Resources } from './resources/index.js';
+import { documentBodyCap } from './resources/documents.js';
+import { uploadBodyCap } from './resources/upload.js';
 import { FhirError, resolveLimits, resolveModes } from './types.js';
 import { AuditLog, returnedCount, type AuditRecord } from './audit.js';
 import type { Caller, ReferenceLimits, ReferenceModes, ReferenceOptions } from './types.js';
@@ -37,8 +39,15 @@ const PLAIN_JSON = 'application/json; charset=utf-8';
 export const ANONYMOUS_PER_WINDOW = 600;
 const DEFAULT_FIXTURES_DIR = resolve(FIXTURES_DIR, 'reference');
 const CORRELATION_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
-/** A refused oversized body is not drained: the connection closes after the response. */
+/**
+ * A refused oversized body is still read and discarded up to this many bytes, so the
+ * client, which may still be sending when the 413 goes out, reads the response instead of
+ * meeting a reset connection (RFC 9112 section 9.6). Beyond it the connection is closed.
+ */
+const DRAIN_LIMIT_BYTES = 256 * 1024 * 1024;
 const CLOSE = { Connection: 'close' };
+/** The 413's headers: keep the connection (the rest of the body is drained) unless it is too large to drain. */
+const afterRefusal = (req: IncomingMessage): Record<string, string> => (Number(req.headers['content-length']) > DRAIN_LIMIT_BYTES ? CLOSE : {});
 
 export type CreateResources = (init: ResourceInit) => Promise<Resources>;
 
@@ -62,7 +71,7 @@ export interface TargetConfig {
   fixtures: Record<string, string>;
 }
 
-type RouteKind = 'token' | 'openapi' | 'metadata' | 'smart' | 'jwks' | 'fhir';
+type RouteKind = 'token' | 'openapi' | 'metadata' | 'definition' | 'smart' | 'jwks' | 'fhir';
 interface Route { kind: RouteKind; method: string; pattern: RegExp; op?: OperationDef; release?: 'R4' | 'R5' }
 interface Reply { status: number; headers: Record<string, string>; body: unknown }
 /** Per-request state the error path needs too. */
@@ -82,6 +91,7 @@ function buildRoutes(modes: ReferenceModes): Route[] {
     fixed('openapi', 'GET', '/openapi.json'),
     fixed('metadata', 'GET', '/fhir/R4/metadata', 'R4'),
     fixed('metadata', 'GET', '/fhir/R5/metadata', 'R5'),
+    fixed('definition', 'GET', OPERATION_DEFINITION_PATH, 'R5'),
     fixed('smart', 'GET', '/fhir/.well-known/smart-configuration'),
     fixed('jwks', 'GET', '/fhir/.well-known/jwks.json'),
     ...OPERATIONS.map((op): Route => ({ kind: 'fhir', method: op.method, pattern: templatePattern(operationPath(op, modes)), op })),
@@ -124,9 +134,27 @@ function jsonAsForm(text: string): URLSearchParams {
   }
 }
 
-/** Reads a request body up to `max` bytes; beyond that it stops reading and throws `tooLarge`. */
+/** Reads and discards the rest of a refused body (see DRAIN_LIMIT_BYTES); closes the connection past the limit. */
+function discardRest(req: IncomingMessage, alreadyRead: number): void {
+  let drained = alreadyRead;
+  const onData = (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > DRAIN_LIMIT_BYTES) {
+      req.off('data', onData);
+      req.socket.destroy();
+    }
+  };
+  req.on('data', onData);
+  req.on('error', () => undefined);
+  req.resume();
+}
+
+/** Reads a request body up to `max` bytes; beyond that it throws `tooLarge` and discards the rest. */
 function readBody(req: IncomingMessage, max: number, tooLarge: () => FhirError): Promise<Buffer> {
-  if (Number(req.headers['content-length']) > max) return Promise.reject(tooLarge());
+  if (Number(req.headers['content-length']) > max) {
+    discardRest(req, 0);
+    return Promise.reject(tooLarge());
+  }
   return new Promise((resolvePromise, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -134,7 +162,7 @@ function readBody(req: IncomingMessage, max: number, tooLarge: () => FhirError):
       size += chunk.length;
       if (size > max) {
         req.off('data', onData);
-        req.pause();
+        discardRest(req, size);
         reject(tooLarge());
       } else {
         chunks.push(chunk);
@@ -262,7 +290,14 @@ class HttpCore {
       case 'metadata':
         if (this.cfg.faults.has('metadata-requires-auth')) await this.authenticate(req, ex);
         else this.gateAnonymous(ex);
+        if (route.release === 'R5' && this.cfg.modes.r5Capability === 'none') throw catalogError('SVC-00002', { message: `Resource not found: no endpoint at ${path}` });
         return { status: 200, headers: { 'Content-Type': FHIR_JSON }, body: this.capability[route.release!] };
+      case 'definition': {
+        this.gateAnonymous(ex);
+        const definition = operationDefinition(this.cfg.discovery);
+        if (!definition) throw catalogError('SVC-00002', { message: `Resource not found: no endpoint at ${path}` });
+        return { status: 200, headers: { 'Content-Type': FHIR_JSON }, body: definition };
+      }
       case 'fhir': return this.fhir(req, ex, route, path, query);
     }
   }
@@ -310,7 +345,7 @@ class HttpCore {
     if (!json && mediaType(req.headers) !== 'application/x-www-form-urlencoded') {
       throw catalogError('HPB-00101', { status: 400, message: 'Validation error: the token request must be application/x-www-form-urlencoded' });
     }
-    const body = await readBody(req, this.cfg.limits.maxBodyBytes, () => plainError(413, 'Token request body too large', 'too-long', CLOSE));
+    const body = await readBody(req, this.cfg.limits.maxBodyBytes, () => plainError(413, 'Token request body too large', 'too-long', afterRefusal(req)));
     const text = body.toString('utf8');
     const response = await this.cfg.authority.issue(json ? jsonAsForm(text) : new URLSearchParams(text));
     return { status: 200, headers: { 'Content-Type': PLAIN_JSON }, body: response };
@@ -353,7 +388,7 @@ class HttpCore {
     let body: unknown;
     let rawBody: Buffer | undefined;
     if (op.interaction === 'operation') {
-      rawBody = await readBody(req, this.cfg.limits.documentMaxBytes, () => catalogError('HPB-00119', { headers: CLOSE }));
+      rawBody = await readBody(req, uploadBodyCap(this.cfg), () => catalogError('HPB-00119', { headers: afterRefusal(req) }));
     } else if (op.method !== 'GET') {
       body = await this.readResource(req, op);
     }
@@ -381,8 +416,11 @@ class HttpCore {
     if (type !== 'application/fhir+json' && type !== 'application/json') {
       throw plainError(415, 'Unsupported media type: send Content-Type: application/fhir+json', 'not-supported');
     }
-    const raw = await readBody(req, this.cfg.limits.maxBodyBytes,
-      () => plainError(413, `Request body exceeds ${this.cfg.limits.maxBodyBytes} bytes`, 'too-long', CLOSE));
+    // A DocumentReference may carry a document inline: its body may be as large as one, and beyond that it is one too large.
+    const raw = op.resource === 'DocumentReference'
+      ? await readBody(req, documentBodyCap(this.cfg.limits, this.cfg.faults), () => catalogError('HPB-00119', { headers: afterRefusal(req) }))
+      : await readBody(req, this.cfg.limits.maxBodyBytes,
+        () => plainError(413, `Request body exceeds ${this.cfg.limits.maxBodyBytes} bytes`, 'too-long', afterRefusal(req)));
     let parsed: unknown;
     try {
       parsed = JSON.parse(raw.toString('utf8'));

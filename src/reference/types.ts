@@ -20,7 +20,7 @@ export interface ReferenceLimits {
   tokenWindowMs: number;
   /** Access token lifetime, seconds (spec 300). */
   tokenLifetimeSec: number;
-  /** Document size maximum for $upload, bytes (spec: not shown; reference 1 MiB). */
+  /** Document size maximum, bytes: `$upload` and inline `content[].attachment.data` (spec: not shown; reference 1 MiB). */
   documentMaxBytes: number;
   /** Maximum JSON request body, bytes (reference choice 1 MiB). */
   maxBodyBytes: number;
@@ -67,6 +67,20 @@ export interface ReferenceModes {
   unknownDocumentCode: 'HPB-00102' | 'HPB-00118';
   /** Path segment of the upload operation, under /fhir/R5/DocumentReference/{id}/. */
   uploadPath: '$upload' | '$binary-upload';
+  /**
+   * `/fhir/R5/metadata` (not required by the spec): `full` = interactions and `$upload` with
+   * scope extensions, path, documentation and a served OperationDefinition; `bare` = interactions
+   * and the operation name only; `none` = 404.
+   */
+  r5Capability: 'full' | 'bare' | 'none';
+  /**
+   * `$upload` level and payload (spec: not shown). instance: a new version of
+   * `/fhir/R5/DocumentReference/{id}`; type: `POST /fhir/R5/DocumentReference/$upload` creates one.
+   * raw: the document bytes with their media type as Content-Type; binary: a FHIR Binary;
+   * parameters: a FHIR Parameters (`document` valueAttachment, at type level `subject`
+   * valueReference); document-reference: a DocumentReference carrying the document inline.
+   */
+  uploadContract: 'instance-raw' | 'instance-binary' | 'instance-parameters' | 'type-parameters' | 'type-document-reference';
   /** Fixed issuance window aligned to the clock minute, or starting at the first request. */
   issuanceWindow: 'clock' | 'first-request';
   /** Scope outside the client's grant: refuse the request, or narrow to the granted subset. */
@@ -125,6 +139,8 @@ export const DEFAULT_MODES: ReferenceModes = {
   validationStatus: 422,
   unknownDocumentCode: 'HPB-00118',
   uploadPath: '$upload',
+  r5Capability: 'full',
+  uploadContract: 'instance-raw',
   issuanceWindow: 'first-request',
   excessScope: 'refuse',
   patientBlockOn: 'create-and-update',
@@ -221,6 +237,8 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   validationStatus: [422, 400],
   unknownDocumentCode: ['HPB-00118', 'HPB-00102'],
   uploadPath: ['$upload', '$binary-upload'],
+  r5Capability: ['full', 'bare', 'none'],
+  uploadContract: ['instance-raw', 'instance-binary', 'instance-parameters', 'type-parameters', 'type-document-reference'],
   issuanceWindow: ['first-request', 'clock'],
   excessScope: ['refuse', 'narrow'],
   patientBlockOn: ['create-and-update', 'create'],

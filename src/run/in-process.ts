@@ -21,6 +21,8 @@ export interface InProcessOptions {
   requirements?: readonly string[];
   /** Also these checks, by id, whatever requirements they name. */
   ids?: readonly string[];
+  /** Target config members laid over the embedded reference's (e.g. `documentReference` declarations). */
+  config?: Record<string, unknown>;
   /** Run deadline from now, ms (default 5 minutes). */
   deadlineMs?: number;
   subscribers?: readonly Subscriber[];
@@ -35,6 +37,7 @@ export async function runInProcess(checks: ChecksExport | 'all', opts: InProcess
     ...(opts.only ? { only: opts.only } : {}),
     ...(opts.requirements ? { requirements: opts.requirements } : {}),
     ...(opts.ids ? { ids: opts.ids } : {}),
+    ...(opts.config ? { configOverlay: opts.config } : {}),
     deadlineMs: opts.deadlineMs ?? 300_000,
     progress: false,
     writeReports: false,

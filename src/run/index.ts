@@ -47,6 +47,8 @@ export interface RunOptions {
   ids?: readonly string[];
   /** These checks instead of the suites' catalog (project tests). */
   checks?: ChecksExport;
+  /** Embedded reference only: target config members laid over its generated config (e.g. `documentReference` declarations). */
+  configOverlay?: Record<string, unknown>;
   redactPhi?: boolean;
   /** Options for the embedded reference (faults, modes, limits). */
   reference?: ReferenceOptions;
@@ -274,7 +276,7 @@ async function resolveTarget(options: RunOptions): Promise<Target> {
   const limits = profile === 'certification' ? {} : { ...EMBEDDED_LIMITS, ...(options.reference?.limits ?? {}) };
   const { server, jwks, rawConfig } = await startEmbeddedTarget({ ...options.reference, host: '127.0.0.1', port: 0 }, limits);
   try {
-    const config = await resolveConfig(rawConfig, PROJECT_ROOT, { profile });
+    const config = await resolveConfig({ ...rawConfig, ...options.configOverlay }, PROJECT_ROOT, { profile });
     return { config, server, jwks, embedded: true };
   } catch (e) {
     await server.close();

@@ -1,55 +1,70 @@
 /**
- * DocumentReference `$upload` (spec: "the `$upload` path and payload: not
- * shown"; catalog HPB-00119, HPB-00120). The path comes from the target's R5
- * CapabilityStatement (operation-path extension); the checks skip without it.
- * Uploads go to DocumentReferences this run creates.
+ * DocumentReference `$upload` (spec: "an operation named `$upload`"; "the `$upload`
+ * path and payload: not shown"; catalog HPB-00120). The contract comes from the config,
+ * the target's publication, or the conventional FHIR forms (contract.ts); what cannot
+ * be established is recorded, never failed.
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import { catalogCodeOf, expectError, isObject } from '../../src/engine/expect.js';
-import { area, createDocument, pdf, requireUpload, upload, uploadOperation } from './support.js';
-
-/** The size probe doubles from 64 KiB up to this cap. */
-const PROBE_START = 64 * 1024;
-const PROBE_CAP = 16 * 1024 * 1024;
+import { describeForm, requireContract, resolveUpload, sendUpload, uploadTarget } from './contract.js';
+import { notOf } from './documents.js';
+import { area, firstAnswer } from './support.js';
 
 export const uploadChecks: CheckDefinition[] = [
   defineCheck({
-    id: 'document-reference.upload-advertised',
-    title: 'records whether the R5 CapabilityStatement advertises $upload and its path',
+    id: 'document-reference.upload-contract',
+    title: 'records the $upload contract (path, level, payload, type) and where it came from',
     area,
     level: 'observation',
     requirements: ['document-reference.upload-not-shown'],
     quote: 'the `$upload` path and payload: not shown.',
+    tags: ['writes'],
+    fixtures: ['patient'],
     async run(ctx) {
-      const op = uploadOperation(ctx);
-      ctx.observe('document-reference.upload', op ? { method: op.method, path: op.path, scope: op.scope } : 'not advertised');
+      const r = await resolveUpload(ctx);
+      ctx.observe('document-reference.upload-contract', r.contract
+        ? { form: describeForm(r.contract.form), contentType: r.contract.contentType, source: r.contract.source }
+        : 'not established');
+      ctx.observe('document-reference.upload-basis', r.basis);
+      ctx.observe('document-reference.upload-attempts', r.attempts);
+      const r5 = { notes: ctx.model.notes ?? [], divergences: ctx.model.specDivergences ?? [] };
+      if (r5.notes.length || r5.divergences.length) ctx.observe('document-reference.r5-discovery', r5, 'the spec states the R5 paths and scopes; what the target publishes is used');
     },
   }),
   defineCheck({
     id: 'document-reference.upload-valid-document',
-    title: 'a small valid PDF uploaded as application/pdf is accepted',
+    title: 'a small valid document is accepted by $upload in the declared or published form',
     area,
     level: 'MUST',
-    requirements: ['catalog.hpb-00120', 'document-reference.upload-not-shown'],
-    quote: 'HPB-00120 | 400 | Document content invalid or declared type does not match.',
+    requirements: ['document-reference.upload', 'catalog.hpb-00120'],
+    quote: 'and an operation named `$upload`',
     tags: ['writes'],
     fixtures: ['patient'],
     async run(ctx) {
-      const op = requireUpload(ctx);
-      const { document } = await createDocument(ctx);
-      const res = await upload(ctx, op, document.id as string, 'application/pdf', pdf());
-      ctx.check(res.status >= 200 && res.status < 300, `a valid ${pdf().length}-byte PDF was refused with ${res.status} ${catalogCodeOf(res) ?? ''}`.trim(), {
-        requirement: 'catalog.hpb-00120',
-        expected: '2xx',
-        actual: { status: res.status, code: catalogCodeOf(res) },
-        exchange: res.exchange.id,
+      const r = await resolveUpload(ctx);
+      if (r.contract) {
+        const res = r.evidence!;
+        ctx.observe('document-reference.upload.success', { status: res.status, resourceType: isObject(res.json) ? res.json.resourceType : undefined, source: r.contract.source });
+        return;
+      }
+      if (!r.pinned) {
+        ctx.skip('the $upload path and payload are not shown, not declared (documentReference.upload) and not published, and no conventional form accepted a valid document (see document-reference.upload-contract)');
+      }
+      const refusedAsInvalid = r.attempts.some((a) => a.status === 400 && a.code === 'HPB-00120');
+      const types = [...new Set(r.attempts.map((a) => a.contentType))].join(', ');
+      const answers = [...new Set(r.attempts.map((a) => `${a.status}${a.code ? ` ${a.code}` : ''}`))].join(', ');
+      const by = ctx.config.documentReference.upload ? 'the config declares' : 'the target publishes';
+      ctx.fail(`the $upload form ${by} accepted no small valid document (${types}): ${answers}`, {
+        requirement: refusedAsInvalid ? 'catalog.hpb-00120' : 'document-reference.upload',
+        expected: { answer: '2xx for a valid document', basis: r.basis },
+        actual: r.attempts.map((a) => `${a.form} ${a.contentType}: ${a.status}${a.code ? ` ${a.code}` : ''}`),
+        exchange: r.evidence?.exchange.id,
       });
-      ctx.observe('document-reference.upload.success', { status: res.status, resourceType: isObject(res.json) ? res.json.resourceType : undefined });
     },
   }),
   defineCheck({
     id: 'document-reference.upload-type-mismatch-400',
-    title: 'plain text uploaded as application/pdf is refused with 400 HPB-00120',
+    title: '$upload of bytes that do not match the declared type gives 400 HPB-00120',
     area,
     level: 'MUST',
     requirements: ['catalog.hpb-00120'],
@@ -57,39 +72,11 @@ export const uploadChecks: CheckDefinition[] = [
     tags: ['writes'],
     fixtures: ['patient'],
     async run(ctx) {
-      const op = requireUpload(ctx);
-      const { document } = await createDocument(ctx);
-      const res = await upload(ctx, op, document.id as string, 'application/pdf', Buffer.from('This is plain text, not a PDF document.\n', 'utf8'));
+      const contract = await requireContract(ctx);
+      const id = await uploadTarget(ctx, contract.form);
+      const res = await firstAnswer((retry) => sendUpload(ctx, contract.form, id, notOf(contract.contentType), contract.contentType, { retry }));
+      ctx.observe('document-reference.upload.mismatch', { status: res.status, code: catalogCodeOf(res) });
       expectError(res, { status: 400, code: 'HPB-00120', requirement: 'catalog.hpb-00120' });
-    },
-  }),
-  defineCheck({
-    id: 'document-reference.upload-too-large-413',
-    title: 'uploads of growing size end in 413 HPB-00119',
-    area,
-    level: 'MUST',
-    requirements: ['catalog.hpb-00119'],
-    quote: 'HPB-00119 | 413 | Document exceeds the maximum size.',
-    tags: ['writes'],
-    fixtures: ['patient'],
-    timeoutMs: 300_000,
-    async run(ctx) {
-      const op = requireUpload(ctx);
-      const { document } = await createDocument(ctx);
-      let accepted = 0;
-      for (let size = PROBE_START; size <= PROBE_CAP; size *= 2) {
-        const res = await upload(ctx, op, document.id as string, 'application/pdf', pdf(size));
-        if (res.status >= 200 && res.status < 300) {
-          accepted = size;
-          continue;
-        }
-        if (res.status !== 413) return ctx.skip(`an upload of ${size} bytes answered ${res.status} ${catalogCodeOf(res) ?? ''}; the size probe cannot go on`.trim());
-        ctx.observe('document-reference.upload.size-limit', { refusedAt: size, largestAccepted: accepted }, 'bytes; the maximum lies in between');
-        expectError(res, { status: 413, code: 'HPB-00119', requirement: 'catalog.hpb-00119' });
-        return;
-      }
-      ctx.observe('document-reference.upload.size-limit', { refusedAt: null, largestAccepted: accepted });
-      ctx.skip(`no upload up to ${PROBE_CAP} bytes was refused; the document size maximum lies above the probe`);
     },
   }),
 ];

@@ -143,8 +143,18 @@ describe('discover: agreement', () => {
       'Encounter.search GET /fhir/R4/Encounter system/Encounter.rs [openapi,capability-r4]',
       'Encounter.create POST /fhir/R4/Encounter system/Encounter.cru [openapi,capability-r4]',
       'Encounter.read GET /fhir/R4/Encounter/{id} system/Encounter.rs [openapi,capability-r4]',
+      'DocumentReference.search GET /fhir/R5/DocumentReference system/DocumentReference.rs [spec]',
+      'DocumentReference.create POST /fhir/R5/DocumentReference system/DocumentReference.cru [spec]',
       'DocumentReference.read GET /fhir/R5/DocumentReference/{id} system/DocumentReference.rs [capability-r5]',
+      'DocumentReference.update PUT /fhir/R5/DocumentReference/{id} system/DocumentReference.cru [spec]',
       'DocumentReference.upload POST /fhir/R5/DocumentReference/{id}/$upload system/DocumentReference.cru [capability-r5]',
+    ]);
+    // The R5 CapabilityStatement lists read only: the spec's search, create and update are filled in.
+    expect(model.specDivergences).toEqual([]);
+    expect(model.notes).toEqual([
+      'R5 DocumentReference search-type: not published; the spec\'s GET /fhir/R5/DocumentReference with system/DocumentReference.rs is used',
+      'R5 DocumentReference create: not published; the spec\'s POST /fhir/R5/DocumentReference with system/DocumentReference.cru is used',
+      'R5 DocumentReference update: not published; the spec\'s PUT /fhir/R5/DocumentReference/{id} with system/DocumentReference.cru is used',
     ]);
     const byId = new Map(model.operations.map((o) => [o.operationId, o]));
     expect(byId.get('Encounter.search')!.searchParams).toEqual([
@@ -160,18 +170,98 @@ describe('discover: agreement', () => {
       responseSchema: { type: 'object', required: ['resourceType'] },
     });
     expect(byId.get('Encounter.create')).toMatchObject({ errorCodes: ['HPB-00101', 'HPB-00104'], requestSchema: { type: 'object' } });
-    expect(byId.get('DocumentReference.upload')).toMatchObject({ interaction: 'operation', operationName: 'upload' });
+    expect(byId.get('DocumentReference.upload')).toMatchObject({ interaction: 'operation', operationName: 'upload', definition: 'https://clinical-records.example/fhir/OperationDefinition/upload' });
+    expect(byId.get('DocumentReference.upload')!.pathAssumed).toBeUndefined();
+    expect(byId.get('DocumentReference.search')!.searchParams.map((p) => p.name)).toEqual(['patient', 'type', 'category', 'date', '_count', '_offset']);
     expect(model.hashes.openapi).toBe(createHash('sha256').update(JSON.stringify(docs['/openapi.json'].body)).digest('hex'));
     expect(model.hashes.capabilityR4).toMatch(/^[0-9a-f]{64}$/);
     expect(model.capabilityR5).toBeDefined();
   });
 
-  it('treats a missing R5 CapabilityStatement (404) as no R5 operations, not a problem', async () => {
+  it('treats a missing R5 CapabilityStatement (404) as no problem: the R5 surface the spec states is used', async () => {
     const { '/fhir/R5/metadata': _r5, ...docs } = standard();
     const model = await discoverFrom(docs);
     expect(model.problems).toEqual([]);
-    expect(model.operations.every((o) => o.release === 'R4')).toBe(true);
+    expect(model.operations.filter((o) => o.release === 'R5').map((o) => `${o.operationId} ${o.method} ${o.path} ${o.scope} [${o.sources.join(',')}]`)).toEqual([
+      'DocumentReference.search GET /fhir/R5/DocumentReference system/DocumentReference.rs [spec]',
+      'DocumentReference.create POST /fhir/R5/DocumentReference system/DocumentReference.cru [spec]',
+      'DocumentReference.read GET /fhir/R5/DocumentReference/{id} system/DocumentReference.rs [spec]',
+      'DocumentReference.update PUT /fhir/R5/DocumentReference/{id} system/DocumentReference.cru [spec]',
+    ]);
+    expect(model.notes?.[0]).toBe('/fhir/R5/metadata: not published');
     expect(model.hashes.capabilityR5).toBeUndefined();
+  });
+
+  it('uses what the R5 CapabilityStatement publishes over the spec, and reports where they differ', async () => {
+    const docs = standard();
+    const r5 = capabilityR5() as any;
+    r5.rest[0].resource[0].interaction = [
+      scoped('read', 'system/DocumentReference.read'),
+      { code: 'search-type' },
+      scoped('create', 'system/DocumentReference.cru'),
+      scoped('update', 'system/DocumentReference.cru'),
+    ];
+    r5.rest[0].resource[0].searchParam = [{ name: 'patient', type: 'reference' }, { name: 'date', type: 'date' }];
+    docs['/fhir/R5/metadata'].body = r5;
+    const model = await discoverFrom(docs);
+    expect(model.problems).toEqual([]);
+    expect(model.divergences).toEqual([]);
+    expect(model.specDivergences).toEqual([
+      'R5 DocumentReference read: the spec states scope system/DocumentReference.rs; the R5 CapabilityStatement publishes system/DocumentReference.read',
+      'R5 DocumentReference search-type: the spec states search parameters type, category, _count, _offset, which the R5 CapabilityStatement does not publish',
+    ]);
+    const byId = new Map(model.operations.map((o) => [o.operationId, o]));
+    expect(byId.get('DocumentReference.read')).toMatchObject({ scope: 'system/DocumentReference.read', sources: ['capability-r5'] });
+    expect(byId.get('DocumentReference.search')).toMatchObject({ scope: 'system/DocumentReference.rs', sources: ['capability-r5', 'spec'] });
+    expect(model.notes).toEqual(['R5 DocumentReference search-type: the R5 CapabilityStatement publishes no scope; the spec\'s system/DocumentReference.rs is used']);
+  });
+
+  it('reads an operation path from the documentation, and assumes the type-level form without one', async () => {
+    const docs = standard();
+    const r5 = capabilityR5() as any;
+    r5.rest[0].resource[0].operation[0].extension = [];
+    r5.rest[0].resource[0].operation[0].documentation = 'POST https://host.example/api/fhir/R5/DocumentReference/{id}/$binary-upload with the raw document';
+    docs['/fhir/R5/metadata'].body = r5;
+    const upload = (await discoverFrom(docs)).operations.find((o) => o.operationName === 'upload')!;
+    expect(upload).toMatchObject({ path: '/fhir/R5/DocumentReference/{id}/$binary-upload', documentation: r5.rest[0].resource[0].operation[0].documentation });
+    expect(upload.pathAssumed).toBeUndefined();
+    expect(upload.scope).toBeUndefined();
+
+    // Without a published path the operation is kept aside: no check calls a guessed path as if published.
+    r5.rest[0].resource[0].operation[0].documentation = 'Uploads a document.';
+    const model = await discoverFrom(docs);
+    expect(model.operations.find((o) => o.operationName === 'upload')).toBeUndefined();
+    expect(model.pathless).toMatchObject([{ operationId: 'DocumentReference.upload', path: '/fhir/R5/DocumentReference/$upload', pathAssumed: true }]);
+    expect(model.problems).toEqual([]);
+    expect(model.notes).toContain('/fhir/R5/metadata: operation $upload on DocumentReference publishes no path; /fhir/R5/DocumentReference/$upload assumed');
+  });
+});
+
+describe('discover: an OpenAPI document that covers R5', () => {
+  it('publishes the $upload path and request media types; the CapabilityStatement guess yields to it', async () => {
+    const docs = standard();
+    const api = openapi() as any;
+    api.paths['/fhir/R5/DocumentReference/$upload'] = {
+      post: {
+        operationId: 'DocumentReference.upload',
+        'x-service-scope': 'system/DocumentReference.cru',
+        requestBody: { content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } }, 'image/png': { schema: { type: 'string', format: 'binary' } } } },
+        responses: { '200': { description: 'DocumentReference' } },
+      },
+    };
+    const r5 = capabilityR5() as any;
+    r5.rest[0].resource[0].operation[0].extension = [];
+    docs['/openapi.json'].body = api;
+    docs['/fhir/R5/metadata'].body = r5;
+    const model = await discoverFrom(docs);
+    expect(model.pathless).toEqual([]);
+    expect(model.operations.find((o) => o.operationName === 'upload')).toMatchObject({
+      path: '/fhir/R5/DocumentReference/$upload',
+      requestMediaTypes: ['application/pdf', 'image/png'],
+      sources: ['openapi', 'capability-r5'],
+      definition: 'https://clinical-records.example/fhir/OperationDefinition/upload',
+    });
+    expect(model.operations.find((o) => o.operationName === 'upload')!.pathAssumed).toBeUndefined();
   });
 });
 
@@ -251,23 +341,24 @@ describe('discover: problems, never a throw', () => {
     expect(model.problems).toEqual([
       'GET /openapi.json: body is not JSON (content-type text/html)',
       'GET /fhir/R4/metadata answered 500, expected 200',
-      '/fhir/R5/metadata is not a CapabilityStatement (resourceType Bundle)',
     ]);
-    expect(model.operations).toEqual([]);
+    // The spec does not require an R5 CapabilityStatement: a bad one is a note.
+    expect(model.notes?.[0]).toBe('/fhir/R5/metadata is not a CapabilityStatement (resourceType Bundle)');
+    expect(model.operations.every((o) => o.sources.join() === 'spec')).toBe(true);
     expect(model.divergences).toEqual([]);
   });
 
-  it('reports missing scopes, a wrong fhirVersion and an operation without a published path', async () => {
+  it('reports missing scopes; a wrong R5 fhirVersion and an operation without a published path are notes', async () => {
     const api = openapi();
     delete (api.paths['/fhir/R4/Encounter'].post as Record<string, unknown>)['x-service-scope'];
     const r5 = capabilityR5();
     r5.fhirVersion = '4.0.1';
     r5.rest[0].resource[0].operation[0].extension = [];
     const model = await discoverFrom({ ...standard(), '/openapi.json': { body: api }, '/fhir/R5/metadata': { body: r5 } });
-    expect(model.problems).toEqual([
-      '/openapi.json: POST /fhir/R4/Encounter has no x-service-scope',
+    expect(model.problems).toEqual(['/openapi.json: POST /fhir/R4/Encounter has no x-service-scope']);
+    expect(model.notes?.slice(0, 2)).toEqual([
       '/fhir/R5/metadata declares fhirVersion 4.0.1, expected 5.0.x',
-      '/fhir/R5/metadata: operation $upload on DocumentReference has no operation-path extension; assumed POST /fhir/R5/DocumentReference/$upload',
+      '/fhir/R5/metadata: operation $upload on DocumentReference publishes no path; /fhir/R5/DocumentReference/$upload assumed',
     ]);
     // The scope still comes from the CapabilityStatement.
     expect(model.operations.find((o) => o.operationId === 'Encounter.create')!.scope).toBe('system/Encounter.cru');
@@ -280,7 +371,7 @@ describe('discover: problems, never a throw', () => {
     const http = new HttpClient({ baseUrl: url });
     cleanups.push(() => http.close());
     const model = await discover(http);
-    expect(model.problems).toHaveLength(3);
+    expect(model.problems).toHaveLength(2);
     expect(model.problems[0]).toMatch(/^GET \/openapi\.json failed: ERR_TARGET_UNREACHABLE: connection refused by 127\.0\.0\.1:\d+$/);
 
     const controller = new AbortController();

@@ -2,7 +2,10 @@
  * DocumentReference (R5 surface): read, create, update, search (spec
  * "DocumentReference (R5 surface)"). The R5 shape: status
  * current|superseded|entered-in-error, content 1..* with attachment, subject, type,
- * category, date, description. The `$upload` operation lives in upload.ts.
+ * category, date, description. A document sent inline (`content[].attachment.data`)
+ * is held to the same rules as an upload: over the document size maximum 413
+ * HPB-00119; bytes that do not match a known declared type 400 HPB-00120. The
+ * `$upload` operation lives in upload.ts.
  */
 import { randomUUID } from 'node:crypto';
 import type { CodeableConcept } from 'fhir/r4.js';
@@ -18,6 +21,7 @@ import type { DocumentReferenceRow, RecordMeta } from './records.js';
 import { conceptsMatch, dateMatches, dateParams, tokenParam, uuidParam } from './search-params.js';
 import { type Body, referenceId, requireField, requireResource, requireSameId } from './validate.js';
 import { checkIfMatch, firstVersion, metaOf, nextVersion, versionHeaders } from './versioning.js';
+import { checkInlineDocument } from './documents.js';
 
 export const DOCUMENT_STATUSES = ['current', 'superseded', 'entered-in-error'] as const;
 export const DOCUMENT_PATH = '/fhir/R5/DocumentReference';
@@ -51,45 +55,52 @@ export function documentResponse(env: ResourceEnv, status: number, row: Document
   return { status, body: toDocumentReference(row), headers: { ...versionHeaders(row, env.modes), ...extra } };
 }
 
-export function documentReferenceHandlers(env: ResourceEnv): Record<string, Handler> {
+/**
+ * Structural (400), inline document (413 / 400 HPB-00120), then semantic (validationStatus)
+ * checks of a DocumentReference write body; the fields to store.
+ */
+export function parseDocumentBody(env: ResourceEnv, body: unknown, org: string): { resource: Body; fields: DocumentFields } {
   const { store, modes } = env;
   const semantic = (message: string) => unprocessable(modes.validationStatus, message);
-
-  /** Structural (400) then semantic (validationStatus) checks of a write body. */
-  function parseBody(body: unknown, org: string): { resource: Body; fields: DocumentFields } {
-    const resource = requireResource(body, 'DocumentReference');
-    if (typeof requireField(resource, 'status') !== 'string') throw invalid('status must be a string');
-    const content = requireField(resource, 'content');
-    if (!Array.isArray(content) || content.length === 0) throw invalid('content must hold at least one item');
-    if (content.some((c) => typeof c !== 'object' || c === null || typeof c.attachment !== 'object' || c.attachment === null)) {
-      throw invalid('every content item needs an attachment');
-    }
-    const subjectId = referenceId(requireField(resource, 'subject'), 'Patient', 'subject');
-    const problem = schemaProblem('R5', 'DocumentReference', resource);
-    if (problem) throw invalid(`Body does not match the FHIR R5 schema: ${problem}`);
-    if (!(DOCUMENT_STATUSES as readonly string[]).includes(resource.status as string)) {
-      throw semantic(`status must be one of ${DOCUMENT_STATUSES.join(', ')}`);
-    }
-    if (!store.patients.get(org, subjectId)) throw semantic(`subject Patient/${subjectId} does not exist`);
-    return {
-      resource,
-      fields: compact({
-        status: resource.status as string,
-        type: resource.type as CodeableConcept | undefined,
-        category: resource.category as CodeableConcept[] | undefined,
-        subjectId,
-        date: resource.date as string | undefined,
-        description: resource.description as string | undefined,
-        content: (content as Array<{ attachment: Record<string, unknown> }>).map((c) => ({ attachment: c.attachment })),
-      }),
-    };
+  const resource = requireResource(body, 'DocumentReference');
+  if (typeof requireField(resource, 'status') !== 'string') throw invalid('status must be a string');
+  const content = requireField(resource, 'content');
+  if (!Array.isArray(content) || content.length === 0) throw invalid('content must hold at least one item');
+  if (content.some((c) => typeof c !== 'object' || c === null || typeof c.attachment !== 'object' || c.attachment === null)) {
+    throw invalid('every content item needs an attachment');
   }
+  for (const c of content as Array<{ attachment: Record<string, unknown> }>) checkInlineDocument(env, c.attachment);
+  const subjectId = referenceId(requireField(resource, 'subject'), 'Patient', 'subject');
+  const problem = schemaProblem('R5', 'DocumentReference', resource);
+  if (problem) throw invalid(`Body does not match the FHIR R5 schema: ${problem}`);
+  if (!(DOCUMENT_STATUSES as readonly string[]).includes(resource.status as string)) {
+    throw semantic(`status must be one of ${DOCUMENT_STATUSES.join(', ')}`);
+  }
+  if (!store.patients.get(org, subjectId)) throw semantic(`subject Patient/${subjectId} does not exist`);
+  return {
+    resource,
+    fields: compact({
+      status: resource.status as string,
+      type: resource.type as CodeableConcept | undefined,
+      category: resource.category as CodeableConcept[] | undefined,
+      subjectId,
+      date: resource.date as string | undefined,
+      description: resource.description as string | undefined,
+      content: (content as Array<{ attachment: Record<string, unknown> }>).map((c) => ({ attachment: c.attachment })),
+    }),
+  };
+}
+
+export function documentReferenceHandlers(env: ResourceEnv): Record<string, Handler> {
+  const { store, modes } = env;
+  const parseBody = (body: unknown, org: string) => parseDocumentBody(env, body, org);
 
   const read: Handler = (ctx) => documentResponse(env, 200, findDocument(env, ctx));
 
   const create: Handler = (ctx) => {
     const org = ctx.caller.org;
     const { fields } = parseBody(ctx.body, org);
+    if (env.faults.has('document-reference-create-drops-category')) delete fields.category;
     assertPatientAcceptsData(store.patients.get(org, fields.subjectId)!);
     const row = store.insert(store.documentReferences, { ...firstVersion(randomUUID(), org, ctx.now), ...fields });
     return documentResponse(env, modes.createStatus, row, { Location: `${ctx.baseUrl}${DOCUMENT_PATH}/${row.id}` });
@@ -98,6 +109,7 @@ export function documentReferenceHandlers(env: ResourceEnv): Record<string, Hand
   const update: Handler = (ctx) => {
     const row = findDocument(env, ctx);
     const { resource, fields } = parseBody(ctx.body, row.org);
+    if (env.faults.has('document-reference-update-drops-category')) delete fields.category;
     requireSameId(resource, row.id);
     checkIfMatch(ctx, row);
     if (modes.patientBlockOn === 'create-and-update') assertPatientAcceptsData(store.patients.get(row.org, fields.subjectId)!);

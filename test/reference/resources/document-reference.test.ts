@@ -175,3 +175,78 @@ describe('DocumentReference $upload', () => {
     expect(expectError(await upload(PDF, 'application/pdf', h, IDS.otherOrgDocumentReference))).toMatchObject({ status: 404, code: 'HPB-00118' });
   });
 });
+
+describe('DocumentReference inline documents (content[].attachment.data)', () => {
+  const inline = (data: Buffer, contentType = 'application/pdf') => newBody({ content: [{ attachment: { contentType, data: data.toString('base64'), title: 'x' } }] });
+  const padded = (size: number) => Buffer.concat([PDF, Buffer.alloc(size - PDF.length, 0x25)]);
+
+  it('accepts a document of exactly limits.documentMaxBytes and refuses one byte more with 413 HPB-00119, on create and on update', async () => {
+    const small = await harness({ limits: { documentMaxBytes: 1000 } });
+    const created = await small.ok('DocumentReference.create', { body: inline(padded(1000)) });
+    expect(created.content[0].attachment.data).toBe(padded(1000).toString('base64'));
+    expect(expectError(await small.call('DocumentReference.create', { body: inline(padded(1001)) }))).toEqual({ status: 413, code: 'HPB-00119', issueCode: 'too-long' });
+    const { meta: _m, ...body } = created;
+    expect(expectError(await small.call('DocumentReference.update', { id: created.id, body: { ...body, ...inline(padded(1001)) } }))).toEqual({ status: 413, code: 'HPB-00119', issueCode: 'too-long' });
+    expect((await small.call('DocumentReference.update', { id: created.id, body: { ...body, ...inline(padded(999)) } })).ok).toBe(true);
+  });
+
+  it('refuses bytes that do not match a known declared contentType with 400 HPB-00120; an unknown type is stored as sent', async () => {
+    expect(expectError(await h.call('DocumentReference.create', { body: inline(Buffer.from('plain text, not a PDF')) }))).toEqual({ status: 400, code: 'HPB-00120', issueCode: 'invalid' });
+    expect(expectError(await h.call('DocumentReference.create', { body: inline(PDF, 'image/png') }))).toMatchObject({ status: 400, code: 'HPB-00120' });
+    expect((await h.call('DocumentReference.create', { body: inline(Buffer.from('<x/>'), 'application/xml') })).ok).toBe(true);
+    expect((await h.call('DocumentReference.create', { body: inline(PNG, 'image/png') })).ok).toBe(true);
+  });
+});
+
+describe('DocumentReference $upload contracts (modes.uploadContract)', () => {
+  const pdf = { contentType: 'application/pdf', data: PDF.toString('base64') };
+  const json = (body: unknown) => ({ rawBody: Buffer.from(JSON.stringify(body)), headers: { 'content-type': 'application/fhir+json' } });
+
+  it('instance-binary takes a Binary and refuses raw bytes with 415', async () => {
+    const b = await harness({ modes: { uploadContract: 'instance-binary' } });
+    const res = await b.call('DocumentReference.upload', { id: IDS.documentReference, ...json({ resourceType: 'Binary', ...pdf }), now: NOW + 1 });
+    if (!res.ok) throw new Error(res.message);
+    expect(res.body.content[0].attachment).toMatchObject({ contentType: 'application/pdf', size: String(PDF.length) });
+    expect(expectError(await b.call('DocumentReference.upload', { id: IDS.documentReference, rawBody: PDF, headers: { 'content-type': 'application/pdf' } }))).toMatchObject({ status: 415 });
+    expect(expectError(await b.call('DocumentReference.upload', { id: IDS.documentReference, ...json({ resourceType: 'Binary', contentType: 'application/pdf', data: Buffer.from('text').toString('base64') }) }))).toMatchObject({ status: 400, code: 'HPB-00120' });
+  });
+
+  it('instance-parameters takes a Parameters with a document valueAttachment', async () => {
+    const p = await harness({ modes: { uploadContract: 'instance-parameters' } });
+    const res = await p.call('DocumentReference.upload', { id: IDS.documentReference, ...json({ resourceType: 'Parameters', parameter: [{ name: 'document', valueAttachment: pdf }] }) });
+    expect(res.ok).toBe(true);
+    expect(expectError(await p.call('DocumentReference.upload', { id: IDS.documentReference, ...json({ resourceType: 'Binary', ...pdf }) }))).toMatchObject({ status: 400, code: 'HPB-00101' });
+  });
+
+  it('type-parameters creates a DocumentReference for the subject given', async () => {
+    const t = await harness({ modes: { uploadContract: 'type-parameters' } });
+    const res = await t.call('DocumentReference.upload', {
+      ...json({ resourceType: 'Parameters', parameter: [{ name: 'document', valueAttachment: pdf }, { name: 'subject', valueReference: { reference: `Patient/${IDS.patient}` } }] }),
+    });
+    if (!res.ok) throw new Error(res.message);
+    expect(res.headers?.Location).toBe(`${BASE}/fhir/R5/DocumentReference/${res.body.id}`);
+    expect(res.body).toMatchObject({ status: 'current', subject: { reference: `Patient/${IDS.patient}` }, meta: { versionId: '1' } });
+    expect(await t.ok('DocumentReference.read', { id: res.body.id })).toEqual(res.body);
+    const big = await harness({ modes: { uploadContract: 'type-parameters' }, limits: { documentMaxBytes: 10 } });
+    expect(expectError(await big.call('DocumentReference.upload', json({ resourceType: 'Parameters', parameter: [{ name: 'document', valueAttachment: pdf }, { name: 'subject', valueReference: { reference: `Patient/${IDS.patient}` } }] })))).toMatchObject({ status: 413, code: 'HPB-00119' });
+    expect(expectError(await t.call('DocumentReference.upload', json({ resourceType: 'Parameters', parameter: [{ name: 'document', valueAttachment: pdf }] })))).toMatchObject({ status: 400, code: 'HPB-00101' });
+  });
+
+  it('type-document-reference creates the DocumentReference sent, with the document as its content', async () => {
+    const t = await harness({ modes: { uploadContract: 'type-document-reference' } });
+    const res = await t.call('DocumentReference.upload', json(newBody({ description: 'via $upload', content: [{ attachment: { ...pdf, title: 'n.pdf' } }] })));
+    if (!res.ok) throw new Error(res.message);
+    expect(res.body).toMatchObject({ description: 'via $upload', content: [{ attachment: { contentType: 'application/pdf', size: String(PDF.length), title: 'n.pdf' } }] });
+    expect(expectError(await t.call('DocumentReference.upload', json(newBody())))).toMatchObject({ status: 400, code: 'HPB-00120' });
+  });
+});
+
+describe('base64 of large documents', () => {
+  it('decodes tens of megabytes (no regular expression that recurses per character group)', async () => {
+    const { decodeBase64 } = await import('../../../src/reference/resources/documents.js');
+    const data = Buffer.alloc(24 * 1024 * 1024, 0x25);
+    expect(decodeBase64(data.toString('base64'))?.equals(data)).toBe(true);
+    expect(decodeBase64('not base64!')).toBeUndefined();
+    expect(decodeBase64('QUJD\nREVG')?.toString()).toBe('ABCDEF');
+  });
+});

@@ -1,0 +1,58 @@
+/**
+ * Comparing what was written with what is read back. Date-times compare as
+ * instants (a server may spell `2025-03-01T10:00:00Z` as `+00:00` or with
+ * milliseconds); everything else compares exactly.
+ */
+type Json = Record<string, unknown>;
+
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function sameScalar(a: unknown, b: unknown): boolean {
+  if (typeof a === 'string' && typeof b === 'string' && DATE_TIME.test(a) && DATE_TIME.test(b)) return Date.parse(a) === Date.parse(b);
+  return a === b;
+}
+
+/**
+ * Where `got` does not carry what `sent` holds: every member of an object sent is
+ * present and the same (a server may add members); arrays have the same length and
+ * items. One `path: sent -> got` line per difference.
+ */
+export function missingFrom(sent: unknown, got: unknown, path = ''): string[] {
+  if (Array.isArray(sent)) {
+    if (!Array.isArray(got)) return [`${path || '(root)'}: ${short(sent)} -> ${short(got)}`];
+    if (sent.length !== got.length) return [`${path}: ${sent.length} items -> ${got.length} items`];
+    return sent.flatMap((item, i) => missingFrom(item, got[i], `${path}[${i}]`));
+  }
+  if (isObject(sent)) {
+    if (!isObject(got)) return [`${path || '(root)'}: ${short(sent)} -> ${short(got)}`];
+    return Object.entries(sent).flatMap(([k, v]) => missingFrom(v, got[k], path ? `${path}.${k}` : k));
+  }
+  return sameScalar(sent, got) ? [] : [`${path || '(root)'}: ${short(sent)} -> ${short(got)}`];
+}
+
+/** Every difference between two resources (members on either side), leaving out the members named (e.g. `meta`). */
+export function differences(a: Json, b: Json, ignore: readonly string[] = []): string[] {
+  const strip = (r: Json) => Object.fromEntries(Object.entries(r).filter(([k]) => !ignore.includes(k)));
+  return diff(strip(a), strip(b), '');
+}
+
+function diff(a: unknown, b: unknown, path: string): string[] {
+  const here = () => [`${path || '(root)'}: ${short(a)} -> ${short(b)}`];
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b)) return here();
+    if (a.length !== b.length) return [`${path}: ${a.length} items -> ${b.length} items`];
+    return a.flatMap((item, i) => diff(item, b[i], `${path}[${i}]`));
+  }
+  if (isObject(a) || isObject(b)) {
+    if (!isObject(a) || !isObject(b)) return here();
+    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])];
+    return keys.flatMap((k) => diff(a[k], b[k], path ? `${path}.${k}` : k));
+  }
+  return sameScalar(a, b) ? [] : here();
+}
+
+function short(v: unknown): string {
+  const s = v === undefined ? 'absent' : JSON.stringify(v);
+  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+}

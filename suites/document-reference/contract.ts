@@ -1,0 +1,295 @@
+/**
+ * The `$upload` contract (spec: "an operation named `$upload`"; "the `$upload` path and
+ * payload: not shown"). Settled once per run, in this order:
+ * 1. the config (`documentReference.upload`);
+ * 2. what the target publishes: an OpenAPI path (with its request media types), the R5
+ *    CapabilityStatement operation's documentation path, and its `definition` when it
+ *    resolves on the target to an OperationDefinition (`instance`/`type`, `in` parameters);
+ * 3. the conventional FHIR forms: instance-level `.../DocumentReference/{id}/$upload` and
+ *    type-level `.../DocumentReference/$upload`, with raw bytes, a Binary, a Parameters and
+ *    (type level) a DocumentReference.
+ * The first form that accepts a small valid document is the contract. `pinned` says that
+ * path and payload were declared or published, so a refusal of every form is the target's.
+ */
+import type { CheckContext } from '../../src/engine/context.js';
+import { catalogCodeOf, isObject } from '../../src/engine/expect.js';
+import type { ModelOperation } from '../../src/discovery/model.js';
+import type { HttpResponse } from '../../src/http/types.js';
+import type { UploadLevel, UploadPayload } from '../../src/config/index.js';
+import type { Json } from '../encounter/search.js';
+import { smallDocument, type DocumentType } from './documents.js';
+import { createDocument, createdIdOf, CRU, documentBody, documentType, inlineAttachment, RS, type WriteOptions } from './support.js';
+
+export interface UploadForm {
+  path: string;
+  level: UploadLevel;
+  payload: UploadPayload;
+  /** payload parameters: the parameter carrying the document, and how (valueAttachment or a Binary resource). */
+  parameterName: string;
+  parameterType: 'Attachment' | 'Binary';
+  /** payload parameters at type level: the parameter naming the patient, if any. */
+  subjectName?: string;
+}
+
+export type ContractSource = 'config' | 'published' | 'conventional';
+
+export interface Attempt {
+  form: string;
+  contentType: string;
+  status: number;
+  code?: string;
+  exchange: string;
+}
+
+export interface UploadContract {
+  form: UploadForm;
+  /** The media type of the document the form accepted. */
+  contentType: DocumentType;
+  source: ContractSource;
+}
+
+export interface UploadResolution {
+  contract?: UploadContract;
+  /** Path and payload were declared or published: no accepting form is then the target's failure. */
+  pinned: boolean;
+  /** With `pinned` and no accepting form: the declared or published form, which the other checks still use. */
+  pinnedForm?: UploadContract;
+  /** Where path, level and payload came from, one line each. */
+  basis: string[];
+  attempts: Attempt[];
+  /** The exchange that established the contract, or the last attempt. */
+  evidence?: HttpResponse;
+}
+
+const TYPE_PATH = '/fhir/R5/DocumentReference/$upload';
+const INSTANCE_PATH = '/fhir/R5/DocumentReference/{id}/$upload';
+const PAYLOADS: Record<UploadLevel, UploadPayload[]> = {
+  instance: ['raw', 'binary', 'parameters'],
+  type: ['parameters', 'document-reference', 'raw', 'binary'],
+};
+const ALL_TYPES: DocumentType[] = ['application/pdf', 'image/png', 'image/jpeg'];
+
+export function describeForm(f: UploadForm): string {
+  return `POST ${f.path} (${f.level} level, ${f.payload}${f.payload === 'parameters' ? ` "${f.parameterName}"` : ''})`;
+}
+
+const levelOf = (path: string): UploadLevel => (path.includes('{id}') ? 'instance' : 'type');
+
+function form(path: string, payload: UploadPayload, extra: Partial<UploadForm> = {}): UploadForm {
+  const level = levelOf(path);
+  return { path, level, payload, parameterName: 'document', parameterType: 'Attachment', ...(level === 'type' ? { subjectName: 'subject' } : {}), ...extra };
+}
+
+/** The `$upload` operation the target publishes with a path, else the one it only names. */
+function publishedUpload(ctx: CheckContext): { located?: ModelOperation; named?: ModelOperation } {
+  const isUpload = (o: ModelOperation) => o.release === 'R5' && o.resource === 'DocumentReference' && o.interaction === 'operation' && o.operationName === 'upload';
+  return { located: ctx.model.operations.find(isUpload), named: ctx.model.pathless?.find(isUpload) };
+}
+
+interface Definition {
+  levels: UploadLevel[];
+  payloads?: UploadPayload[];
+  extra: Partial<UploadForm>;
+  where: string;
+}
+
+/** Reads an OperationDefinition published as the operation's `definition`, when the target serves it. */
+async function fetchDefinition(ctx: CheckContext, canonical: string): Promise<Definition | undefined> {
+  const base = ctx.config.baseUrl;
+  const last = canonical.split(/[/#?]/).filter(Boolean).pop() ?? '';
+  const urls = [...new Set([
+    ...(canonical.startsWith(`${base}/`) ? [canonical.slice(base.length)] : []),
+    ...(last ? [`/fhir/R5/OperationDefinition/${encodeURIComponent(last)}`] : []),
+  ])];
+  for (const url of urls) {
+    let res = await ctx.request({ url, headers: { accept: 'application/fhir+json' } });
+    if (res.status === 401 || res.status === 403) res = await ctx.fhir({ scopes: RS, url });
+    if (res.status === 200 && isObject(res.json) && res.json.resourceType === 'OperationDefinition') return definitionOf(res.json, url);
+  }
+  return undefined;
+}
+
+function definitionOf(od: Json, where: string): Definition {
+  const levels: UploadLevel[] = [...(od.instance === true ? ['instance' as const] : []), ...(od.type === true ? ['type' as const] : [])];
+  const ins = (Array.isArray(od.parameter) ? od.parameter : []).filter((p): p is Json => isObject(p) && p.use === 'in');
+  const doc = ins.find((p) => p.type === 'Binary' || p.type === 'Attachment' || p.type === 'DocumentReference');
+  const name = typeof doc?.name === 'string' ? doc.name : 'document';
+  const subject = ins.find((p) => p !== doc && p.type === 'Reference' && typeof p.name === 'string');
+  let payloads: UploadPayload[] | undefined;
+  const extra: Partial<UploadForm> = {};
+  if (doc && ins.length === 1 && doc.type === 'Binary') payloads = ['raw', 'binary'];
+  else if (doc && ins.length === 1 && doc.type === 'DocumentReference') payloads = ['document-reference'];
+  else if (doc && doc.type !== 'DocumentReference') {
+    payloads = ['parameters'];
+    Object.assign(extra, { parameterName: name, parameterType: doc.type === 'Binary' ? 'Binary' : 'Attachment', subjectName: typeof subject?.name === 'string' ? subject.name : undefined });
+  }
+  return { levels, payloads, extra, where };
+}
+
+/** Payloads the OpenAPI request media types allow: raw for a non-JSON type, the FHIR ones for FHIR JSON. */
+function payloadsOfMediaTypes(types: string[] | undefined, level: UploadLevel): UploadPayload[] | undefined {
+  if (!types?.length) return undefined;
+  const json = types.some((t) => /^application\/(fhir\+)?json/.test(t));
+  const raw = types.some((t) => !/^application\/(fhir\+)?json/.test(t));
+  const out = [...(raw ? ['raw' as const] : []), ...(json ? PAYLOADS[level].filter((p) => p !== 'raw') : [])];
+  return out.length ? out : undefined;
+}
+
+/** Words of a documentation text that suggest a payload; they only order the attempts. */
+const PAYLOAD_WORDS: Record<UploadPayload, RegExp> = {
+  raw: /\b(raw|bytes|octet-stream|Content-Type)\b/i,
+  binary: /\bBinary\b/,
+  parameters: /\bParameters\b/,
+  'document-reference': /\bDocumentReference with\b/,
+};
+
+function byDocumentation(payloads: UploadPayload[], documentation: string | undefined): UploadPayload[] {
+  if (!documentation) return payloads;
+  const named = payloads.filter((p) => PAYLOAD_WORDS[p].test(documentation));
+  return [...named, ...payloads.filter((p) => !named.includes(p))];
+}
+
+interface Plan {
+  forms: UploadForm[];
+  types: DocumentType[];
+  pinned: boolean;
+  source: ContractSource;
+  basis: string[];
+}
+
+async function plan(ctx: CheckContext): Promise<Plan> {
+  const declared = ctx.config.documentReference.upload;
+  const declaredType = declared?.contentType;
+  if (declared) {
+    const payloads = declared.payload ? [declared.payload] : PAYLOADS[levelOf(declared.path)];
+    const pinned = declared.payload !== undefined;
+    return {
+      forms: payloads.map((p) => form(declared.path, p, declared.parameterName ? { parameterName: declared.parameterName } : {})),
+      types: declaredType ? [declaredType] : pinned ? ALL_TYPES : ['application/pdf'],
+      pinned,
+      source: 'config',
+      basis: [`config: path ${declared.path}${declared.payload ? `, payload ${declared.payload}` : ' (payload not declared: each tried)'}`],
+    };
+  }
+  const { located, named } = publishedUpload(ctx);
+  const basis: string[] = [];
+  const op = located ?? named;
+  const definition = op?.definition ? await fetchDefinition(ctx, op.definition) : undefined;
+  if (op?.definition) basis.push(definition ? `OperationDefinition ${op.definition} read at ${definition.where}` : `OperationDefinition ${op.definition} not served by the target`);
+  let paths: string[];
+  if (located) {
+    paths = [located.path];
+    basis.push(`published path ${located.method} ${located.path} (${located.sources.join(', ')})`);
+  } else {
+    const levels: UploadLevel[] = definition?.levels.length ? definition.levels : ['instance', 'type'];
+    paths = levels.map((l) => (l === 'instance' ? INSTANCE_PATH : TYPE_PATH));
+    basis.push(named ? 'the R5 CapabilityStatement names $upload without a path: conventional paths tried' : 'no $upload published: conventional paths tried');
+  }
+  const forms: UploadForm[] = [];
+  let payloadKnown = true;
+  for (const path of paths) {
+    const level = levelOf(path);
+    const fromDefinition = definition?.payloads?.filter((p) => PAYLOADS[level].includes(p));
+    const fromMedia = payloadsOfMediaTypes(located?.requestMediaTypes, level);
+    const payloads = fromDefinition?.length ? fromDefinition : fromMedia ?? byDocumentation(PAYLOADS[level], op?.documentation);
+    if (!fromDefinition?.length && !fromMedia) payloadKnown = false;
+    forms.push(...payloads.map((p) => form(path, p, definition?.payloads?.includes(p) ? definition.extra : {})));
+  }
+  if (definition?.payloads) basis.push(`payload from the OperationDefinition: ${definition.payloads.join(' or ')}`);
+  else if (located?.requestMediaTypes) basis.push(`payload from the OpenAPI request media types: ${located.requestMediaTypes.join(', ')}`);
+  else basis.push('payload not published: each conventional payload tried');
+  const pinned = located !== undefined && payloadKnown;
+  return { forms, types: declaredType ? [declaredType] : pinned ? ALL_TYPES : ['application/pdf'], pinned, source: located || definition ? 'published' : 'conventional', basis };
+}
+
+export type SendOptions = WriteOptions;
+
+/** Sends one upload in the form; a DocumentReference it creates (type level) goes to the ledger. */
+export async function sendUpload(ctx: CheckContext, f: UploadForm, id: string | undefined, document: Buffer, contentType: string, opts: SendOptions = {}): Promise<HttpResponse> {
+  const url = f.level === 'instance' ? ctx.path(f.path, { id: id! }) : f.path;
+  const data = document.toString('base64');
+  let body: unknown;
+  let headers: Record<string, string> = {};
+  switch (f.payload) {
+    case 'raw':
+      body = document;
+      headers = { 'content-type': contentType };
+      break;
+    case 'binary':
+      body = { resourceType: 'Binary', contentType, data };
+      break;
+    case 'parameters':
+      body = {
+        resourceType: 'Parameters',
+        parameter: [
+          f.parameterType === 'Binary'
+            ? { name: f.parameterName, resource: { resourceType: 'Binary', contentType, data } }
+            : { name: f.parameterName, valueAttachment: { contentType, data, title: 'fhir-conformance document' } },
+          ...(f.level === 'type' && f.subjectName ? [{ name: f.subjectName, valueReference: { reference: `Patient/${ctx.fixture('patient')}` } }] : []),
+        ],
+      };
+      break;
+    case 'document-reference':
+      body = documentBody(ctx, { content: [{ attachment: { ...inlineAttachment(contentType as never, document), contentType } }] });
+      break;
+  }
+  const res = await ctx.fhir({ scopes: CRU, method: 'POST', url, body, headers, ...opts });
+  const created = f.level === 'type' && res.status >= 200 && res.status < 300 ? createdIdOf(res) : undefined;
+  if (created) ctx.created('DocumentReference', created);
+  return res;
+}
+
+/** The DocumentReference an instance-level upload goes to: one this run creates. */
+export async function uploadTarget(ctx: CheckContext, f: UploadForm): Promise<string | undefined> {
+  return f.level === 'instance' ? ((await createDocument(ctx)).document.id as string) : undefined;
+}
+
+const RESOLUTION = 'document-reference.upload-resolution';
+
+/** The contract, settled on first use and kept for the run. */
+export async function resolveUpload(ctx: CheckContext): Promise<UploadResolution> {
+  const known = ctx.shared.get(RESOLUTION) as UploadResolution | undefined;
+  if (known) {
+    if (known.evidence) ctx.attach(known.evidence.exchange);
+    return known;
+  }
+  const p = await plan(ctx);
+  const attempts: Attempt[] = [];
+  const absent = new Set<string>();
+  let target: string | undefined;
+  let resolution: UploadResolution = { pinned: p.pinned, basis: p.basis, attempts };
+  search: for (const type of p.types) {
+    for (const f of p.forms) {
+      if (absent.has(f.path)) continue;
+      if (f.level === 'instance') target ??= (await createDocument(ctx)).document.id as string;
+      const res = await sendUpload(ctx, f, target, smallDocument(type), type);
+      const code = catalogCodeOf(res);
+      attempts.push({ form: describeForm(f), contentType: type, status: res.status, ...(code ? { code } : {}), exchange: res.exchange.id });
+      resolution = { ...resolution, evidence: res };
+      if (res.status >= 200 && res.status < 300) {
+        resolution = { ...resolution, contract: { form: f, contentType: type, source: p.source } };
+        break search;
+      }
+      // No operation at this path (not a missing DocumentReference): its other payloads need not be tried.
+      if (!p.pinned && ((res.status === 404 && code !== 'HPB-00118' && code !== 'HPB-00102') || res.status === 405 || res.status === 501)) absent.add(f.path);
+    }
+  }
+  if (!resolution.contract && p.pinned) resolution = { ...resolution, pinnedForm: { form: p.forms[0]!, contentType: p.types[0]!, source: p.source } };
+  ctx.shared.set(RESOLUTION, resolution);
+  return resolution;
+}
+
+/**
+ * The contract: the form that accepted a valid document, else the declared or published
+ * form (a refusal of valid documents is failed by upload-valid-document; the other rules
+ * are still checked in that form), else a skip naming why there is none (the observation
+ * check has the attempts).
+ */
+export async function requireContract(ctx: CheckContext): Promise<UploadContract> {
+  const r = await resolveUpload(ctx);
+  const contract = r.contract ?? r.pinnedForm;
+  if (contract) return contract;
+  return ctx.skip('the $upload path and payload are not shown, not declared (documentReference.upload) and not published, and no conventional form accepted a valid document (see document-reference.upload-contract)');
+}
+
+export { documentType };

@@ -1,0 +1,49 @@
+/** The documents the DocumentReference checks send, and the round-trip comparison. */
+import { describe, expect, it } from 'vitest';
+import { DOCUMENT_TYPES as REFERENCE_TYPES } from '../../src/reference/resources/documents.js';
+import { differences, missingFrom } from '../../suites/document-reference/compare.js';
+import { DOCUMENT_TYPES, documentOf, notOf, smallDocument } from '../../suites/document-reference/documents.js';
+
+describe('documents', () => {
+  it.each(DOCUMENT_TYPES)('%s: valid at the smallest size and padded to exact sizes; notOf is not of the type', (type) => {
+    const looksRight = REFERENCE_TYPES[type]!;
+    const small = smallDocument(type);
+    expect(looksRight(small)).toBe(true);
+    for (const size of [small.length + 64, 1024, 1025, 65_537, 65_538, 65_541, 131_075, 1024 * 1024 + 1]) {
+      const doc = documentOf(type, size);
+      expect(doc?.length, `${type} ${size}`).toBe(size);
+      expect(looksRight(doc!), `${type} ${size}`).toBe(true);
+    }
+    expect(documentOf(type, small.length - 1)).toBeUndefined();
+    expect(looksRight(notOf(type))).toBe(false);
+  });
+
+  it('a PNG keeps its chunk structure (length + CRC) when padded', () => {
+    const png = documentOf('image/png', 4096)!;
+    const chunks: string[] = [];
+    for (let at = 8; at < png.length; ) {
+      const length = png.readUInt32BE(at);
+      chunks.push(png.subarray(at + 4, at + 8).toString('latin1'));
+      at += 12 + length;
+    }
+    expect(chunks).toEqual(['IHDR', 'tEXt', 'IDAT', 'IEND']);
+  });
+});
+
+describe('compare', () => {
+  it('missingFrom: what was sent is carried; added members are fine; instants compare as instants', () => {
+    const sent = { status: 'current', date: '2025-03-01T10:00:00Z', category: [{ coding: [{ code: 'a' }] }] };
+    expect(missingFrom(sent, { ...sent, date: '2025-03-01T10:00:00.000+00:00', id: 'x', content: [] })).toEqual([]);
+    expect(missingFrom(sent, { status: 'current', date: '2025-03-01T10:00:01Z', category: [{ coding: [{ code: 'a', display: 'A' }] }] }))
+      .toEqual(['date: "2025-03-01T10:00:00Z" -> "2025-03-01T10:00:01Z"']);
+    expect(missingFrom(sent, { status: 'current', date: sent.date })).toEqual(['category: [{"coding":[{"code":"a"}]}] -> absent']);
+    expect(missingFrom(sent, { ...sent, category: [] })).toEqual(['category: 1 items -> 0 items']);
+  });
+
+  it('differences: both sides, members left out on request', () => {
+    const a = { id: '1', meta: { versionId: '1' }, description: 'x', content: [{ attachment: { size: '3' } }] };
+    expect(differences(a, { ...a, meta: { versionId: '2' } }, ['meta'])).toEqual([]);
+    expect(differences(a, { ...a, meta: { versionId: '2' }, extra: true }, ['meta'])).toEqual(['extra: absent -> true']);
+    expect(differences(a, { ...a, content: [{ attachment: {} }] })).toEqual(['content[0].attachment.size: "3" -> absent']);
+  });
+});
