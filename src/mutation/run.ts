@@ -152,6 +152,8 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'issuanceWindow=clock', modes: { issuanceWindow: 'clock' } },
   { label: 'excessScope=narrow', modes: { excessScope: 'narrow' } },
   { label: 'patientBlockOn=create', modes: { patientBlockOn: 'create' } },
+  { label: 'diagnosisOrder=reversed', modes: { diagnosisOrder: 'reversed' } },
+  { label: 'registrationWindowDays=3650', limits: { registrationWindowDays: 3650 } },
   { label: 'other limits', profile: 'full', limits: { windowMs: 3000, tokenLifetimeSec: 7, tokenWindowMs: 4000, perKeyPerWindow: 700, tokenIssuancePerWindow: 60 } },
 ];
 

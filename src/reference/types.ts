@@ -72,6 +72,8 @@ export interface ReferenceModes {
   excessScope: 'refuse' | 'narrow';
   /** Merged/deceased patients refuse updates too, or creates only. */
   patientBlockOn: 'create' | 'create-and-update';
+  /** Array order of Encounter.diagnosis (ranks are always 1 primary, 2.. secondaries in stored order): stored order, or reversed. */
+  diagnosisOrder: 'stored' | 'reversed';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -89,6 +91,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   issuanceWindow: 'first-request',
   excessScope: 'refuse',
   patientBlockOn: 'create-and-update',
+  diagnosisOrder: 'stored',
 };
 
 export interface ReferenceOptions {
@@ -169,6 +172,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   issuanceWindow: ['first-request', 'clock'],
   excessScope: ['refuse', 'narrow'],
   patientBlockOn: ['create-and-update', 'create'],
+  diagnosisOrder: ['stored', 'reversed'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */
