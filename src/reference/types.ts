@@ -72,6 +72,14 @@ export interface ReferenceModes {
   excessScope: 'refuse' | 'narrow';
   /** Merged/deceased patients refuse updates too, or creates only. */
   patientBlockOn: 'create' | 'create-and-update';
+  /**
+   * The time search results are ordered by ("Ordering is by time and UUID", which time not shown): the
+   * creation time (immutable, not exposed), the resource's own time (authoredOn, period.start, date; the
+   * creation time when absent), or meta.lastUpdated.
+   */
+  orderBy: 'created' | 'resource-time' | 'last-updated';
+  /** Oldest first, or newest first (the direction is not shown either). */
+  orderDirection: 'ascending' | 'descending';
   /** Array order of Encounter.diagnosis (ranks are always 1 primary, 2.. secondaries in stored order): stored order, or reversed. */
   diagnosisOrder: 'stored' | 'reversed';
 }
@@ -91,6 +99,8 @@ export const DEFAULT_MODES: ReferenceModes = {
   issuanceWindow: 'first-request',
   excessScope: 'refuse',
   patientBlockOn: 'create-and-update',
+  orderBy: 'created',
+  orderDirection: 'ascending',
   diagnosisOrder: 'stored',
 };
 
@@ -172,6 +182,8 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   issuanceWindow: ['first-request', 'clock'],
   excessScope: ['refuse', 'narrow'],
   patientBlockOn: ['create-and-update', 'create'],
+  orderBy: ['created', 'resource-time', 'last-updated'],
+  orderDirection: ['ascending', 'descending'],
   diagnosisOrder: ['stored', 'reversed'],
 };
 

@@ -44,7 +44,7 @@ const MODES = [
   {},
   { createStatus: 200, updateStatus: 201, validationStatus: 400, unknownDocumentCode: 'HPB-00102', uploadPath: '$binary-upload' },
   { etag: 'strong', tieBreak: 'uuid-desc', cursorEncoding: 'handle', countOver100: 'reject', patientBlockOn: 'create' },
-  { diagnosisOrder: 'reversed' },
+  { diagnosisOrder: 'reversed', orderBy: 'last-updated', orderDirection: 'descending' },
 ] as const;
 
 describe('encounter, document-reference and tenancy checks on the clean reference', () => {
