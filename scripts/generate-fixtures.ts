@@ -26,9 +26,10 @@ function uuidFor(label: string): string {
 }
 const HOUR = 3_600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
-const meta = (id: string, org: string, createdMs: number, version = 1) => ({
-  id, org, versionId: version, createdAt: iso(createdMs), lastUpdated: iso(createdMs + (version - 1) * HOUR),
+const meta = (id: string, org: string, createdMs: number, version = 1, updatedAfterMs = (version - 1) * HOUR) => ({
+  id, org, versionId: version, createdAt: iso(createdMs), lastUpdated: iso(createdMs + updatedAfterMs),
 });
+const DAY = 24 * HOUR;
 
 // ---------------------------------------------------------------- people and places
 const patients: PatientRow[] = [
@@ -78,15 +79,25 @@ const REASONS: Array<[string, string]> = [['I10', 'Essential (primary) hypertens
 const FHIR_STATUS_CYCLE = ['active', 'active', 'active', 'completed', 'on-hold', 'stopped', 'active', 'draft'];
 const MR_BASE = Date.parse('2025-01-06T08:00:00.000Z');
 
+/**
+ * Records entered after they were authored, and records updated long after
+ * their creation: the creation order (the reference's default ordering) then
+ * differs from both the authoredOn and the meta.lastUpdated order, as in a
+ * real service where prescriptions are back-dated and edited.
+ */
+const backDated = (i: number) => i % 10 === 4;
+const updatedLate = (i: number) => i % 10 === 3;
+
 function medicationRow(opts: {
   id: string; org: string; createdMs: number; i: number; subjectId: string; prescriptionId: string;
-  status: string; encounterId?: string; version?: number;
+  status: string; encounterId?: string; version?: number; reordered?: boolean;
 }): Omit<MedicationRequestRow, 'seq'> {
   const [code, display] = MEDICATIONS[opts.i % MEDICATIONS.length]!;
   const [reason, reasonDisplay] = REASONS[opts.i % REASONS.length]!;
   const requester = opts.i % 3 === 0 ? ids.practitioner2! : ids.practitioner!;
+  const late = opts.reordered === true && updatedLate(opts.i) && opts.version === undefined;
   return {
-    ...meta(opts.id, opts.org, opts.createdMs, opts.version),
+    ...(late ? meta(opts.id, opts.org, opts.createdMs, 2, 3 * DAY) : meta(opts.id, opts.org, opts.createdMs, opts.version)),
     status: opts.status,
     medication: { coding: [{ system: RXNORM, code, display }], text: display },
     dosageInstruction: [{
@@ -101,7 +112,7 @@ function medicationRow(opts: {
     subjectId: opts.subjectId,
     ...(opts.encounterId ? { encounterId: opts.encounterId } : {}),
     requester: { reference: `Practitioner/${opts.org === A ? requester : ids.otherOrgPractitioner!}`, display: opts.org === A ? displayOf(requester) : 'Dr. Pablo Núñez' },
-    authoredOn: iso(opts.createdMs),
+    authoredOn: iso(opts.reordered === true && backDated(opts.i) ? opts.createdMs - 30 * DAY : opts.createdMs),
     prescriptionId: opts.prescriptionId,
     app: {
       warnings: opts.i % 5 === 0 ? ['Check renal function before renewal'] : [],
@@ -132,7 +143,7 @@ for (let i = 0; i < PATIENT_MR_COUNT; i++) {
   const encounterId = i >= 100 && i < 112 ? ids.encounter! : i >= 112 && i < 115 ? ids.encounterInProgress! : undefined;
   medicationRequests.push(medicationRow({
     id: named ? ids[named.key]! : uuidFor(`mr:patient:${i}`), org: A, createdMs, i, subjectId: ids.patient!,
-    prescriptionId, status, encounterId, version: named?.version,
+    prescriptionId, status, encounterId, version: named?.version, reordered: named === undefined,
   }));
 }
 medicationRequests.push(
@@ -151,13 +162,24 @@ const ENC_STATUSES = ['finished', 'planned', 'cancelled', 'finished', 'in-progre
 const ENC_CLASSES: Array<keyof typeof CLASSES> = ['AMB', 'IMP', 'VR'];
 const ENC_BASE = Date.parse('2025-02-03T09:00:00.000Z');
 
+/**
+ * Encounter i (i >= 2): recorded two days after it started when i % 4 == 1,
+ * updated five days after it was recorded when i % 4 == 2 (creation order,
+ * period.start order and meta.lastUpdated order all differ).
+ */
+function encounterMeta(i: number, id: string, startMs: number) {
+  if (i >= 2 && i % 4 === 1) return meta(id, A, startMs + 2 * DAY);
+  if (i >= 2 && i % 4 === 2) return meta(id, A, startMs, 2, 5 * DAY);
+  return meta(id, A, startMs);
+}
+
 function encounterRow(i: number, id: string, overrides: Partial<EncounterRow> = {}): Omit<EncounterRow, 'seq'> {
   // Three encounters per day, two hours apart, on consecutive days.
   const startMs = ENC_BASE + Math.floor(i / 3) * 24 * HOUR + (i % 3) * 2 * HOUR;
   const practitionerId = i % 4 === 0 ? ids.practitioner2! : ids.practitioner!;
   const status = ENC_STATUSES[i % ENC_STATUSES.length]!;
   return {
-    ...meta(id, A, startMs),
+    ...encounterMeta(i, id, startMs),
     status,
     class: classCoding(ENC_CLASSES[i % ENC_CLASSES.length]!),
     subjectId: ids.patient!,
@@ -221,8 +243,10 @@ function documentRow(i: number, id: string, org: string, subjectId: string): Omi
   const [typeCode, typeDisplay] = DOC_TYPES[i % DOC_TYPES.length]!;
   const [catCode, catDisplay] = DOC_CATEGORIES[i % DOC_CATEGORIES.length]!;
   const bytes = Buffer.from(`%PDF-1.4\n% fixture document ${i}\n%%EOF\n`);
+  // Like the encounters: some documents recorded two days after their date, some updated five days after creation.
+  const recorded = i >= 1 && i % 4 === 1 ? meta(id, org, dateMs + 2 * DAY) : i >= 1 && i % 4 === 2 ? meta(id, org, dateMs, 2, 5 * DAY) : meta(id, org, dateMs);
   return {
-    ...meta(id, org, dateMs),
+    ...recorded,
     status: i === 29 ? 'entered-in-error' : i % 6 === 5 ? 'superseded' : 'current',
     type: { coding: [{ system: LOINC, code: typeCode, display: typeDisplay }], text: typeDisplay },
     category: [{ coding: [{ system: CATEGORY_SYSTEM, code: catCode, display: catDisplay }] }],

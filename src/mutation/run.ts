@@ -178,6 +178,11 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'genericErrors=plain-text', modes: { genericErrors: 'plain-text' } },
   { label: 'rateLimitReset=window-free', profile: 'full', modes: { rateLimitReset: 'window-free' } },
   { label: 'retryAfter=plus-one', profile: 'full', modes: { retryAfter: 'plus-one' } },
+  { label: 'orderBy=resource-time', modes: { orderBy: 'resource-time' } },
+  { label: 'orderBy=last-updated', modes: { orderBy: 'last-updated' } },
+  { label: 'orderDirection=descending', modes: { orderDirection: 'descending' } },
+  { label: 'diagnosisOrder=reversed', modes: { diagnosisOrder: 'reversed' } },
+  { label: 'registrationWindowDays=3650', limits: { registrationWindowDays: 3650 } },
   { label: 'other limits', profile: 'full', limits: { windowMs: 3000, tokenLifetimeSec: 7, tokenWindowMs: 4000, perKeyPerWindow: 700, tokenIssuancePerWindow: 60 } },
 ];
 

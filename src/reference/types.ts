@@ -125,6 +125,16 @@ export interface ReferenceModes {
   rateLimitReset: 'slot-frees' | 'window-free';
   /** Per-key 429 Retry-After: the wait rounded up to whole seconds, or one second more (the key is held that long). */
   retryAfter: 'exact' | 'plus-one';
+  /**
+   * The time search results are ordered by ("Ordering is by time and UUID", which time not shown): the
+   * creation time (immutable, not exposed), the resource's own time (authoredOn, period.start, date; the
+   * creation time when absent), or meta.lastUpdated.
+   */
+  orderBy: 'created' | 'resource-time' | 'last-updated';
+  /** Oldest first, or newest first (the direction is not shown either). */
+  orderDirection: 'ascending' | 'descending';
+  /** Array order of Encounter.diagnosis (ranks are always 1 primary, 2.. secondaries in stored order): stored order, or reversed. */
+  diagnosisOrder: 'stored' | 'reversed';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -153,6 +163,9 @@ export const DEFAULT_MODES: ReferenceModes = {
   genericErrors: 'coded',
   rateLimitReset: 'slot-frees',
   retryAfter: 'exact',
+  orderBy: 'created',
+  orderDirection: 'ascending',
+  diagnosisOrder: 'stored',
 };
 
 export interface ReferenceOptions {
@@ -251,6 +264,9 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   genericErrors: ['coded', 'plain-text'],
   rateLimitReset: ['slot-frees', 'window-free'],
   retryAfter: ['exact', 'plus-one'],
+  orderBy: ['created', 'resource-time', 'last-updated'],
+  orderDirection: ['ascending', 'descending'],
+  diagnosisOrder: ['stored', 'reversed'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

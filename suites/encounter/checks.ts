@@ -1,9 +1,10 @@
 /** The Encounter suite (R4): read shape and contained resources, search parameters, create and update. */
 import type { CheckDefinition } from '../../src/engine/check.js';
 import { readChecks } from './read-checks.js';
+import { roundTripChecks } from './round-trips.js';
 import { searchChecks } from './search-checks.js';
 import { writeChecks } from './write-checks.js';
 
-export const checks: CheckDefinition[] = [...readChecks, ...searchChecks, ...writeChecks];
+export const checks: CheckDefinition[] = [...readChecks, ...searchChecks, ...writeChecks, ...roundTripChecks];
 
 export default checks;

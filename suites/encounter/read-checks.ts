@@ -10,22 +10,47 @@ import {
   area, containedOf, DATE_TIME, diagnosesOf, DIAGNOSTIC_IMPRESSION_CODE, localId, LOINC, readEncounter, RS, STATUSES,
 } from './support.js';
 import { codingsOf, type Json } from './search.js';
+import { refusalProbe } from '../medication-request/support.js';
 
 /** Contained ids the spec lists: condition-N and the three summaries. */
 const LISTED_ID = /^(condition-\d+|subjective-objective-summary|diagnostic-impression|care-plan)$/;
 
-/** The fixture Encounters (those the config names). */
-async function fixtureEncounters(ctx: Parameters<CheckDefinition['run']>[0]): Promise<Array<{ key: string; encounter: Json; exchange: string }>> {
+/**
+ * Fixture Encounters and what the config declares about them (docs/config.md,
+ * "Fixture keys"): `encounter` has a subject, a participant and a period;
+ * `encounterWithDiagnoses` has a primary and at least one secondary diagnosis;
+ * `encounterWithSummaries` has the subjective/objective summary, the diagnostic
+ * impression and the care plan. What a declared fixture has, the read must show:
+ * a missing piece is a failure, not a reason to skip.
+ */
+export const ENCOUNTER_FIXTURES = ['encounter', 'encounterInProgress', 'encounterWithDiagnoses', 'encounterWithSummaries'] as const;
+
+type Ctx = Parameters<CheckDefinition['run']>[0];
+
+/** The fixture Encounters the config names (each id read once). */
+async function fixtureEncounters(ctx: Ctx, keys: readonly string[] = ENCOUNTER_FIXTURES): Promise<Array<{ key: string; encounter: Json; exchange: string }>> {
   const out = [];
-  for (const key of ['encounter', 'encounterInProgress']) {
+  const seen = new Map<string, { encounter: Json; exchange: string }>();
+  for (const key of keys) {
     if (!ctx.hasFixture(key)) continue;
-    const { res, encounter } = await readEncounter(ctx, ctx.fixture(key));
-    out.push({ key, encounter, exchange: res.exchange.id });
+    const id = ctx.fixture(key);
+    let read = seen.get(id);
+    if (!read) {
+      const { res, encounter } = await readEncounter(ctx, id);
+      read = { encounter, exchange: res.exchange.id };
+      seen.set(id, read);
+    }
+    out.push({ key, ...read });
   }
   return out;
 }
 
-/** Checks the contained resource with this local id, where a fixture Encounter carries one. */
+/** Skips unless the config names one of these fixture keys. */
+function needAnyFixture(ctx: Ctx, keys: readonly string[]): void {
+  if (!keys.some((k) => ctx.hasFixture(k))) ctx.skip(`fixture not provided: one of ${keys.join(', ')}`);
+}
+
+/** Checks the contained resource with this local id, where a fixture Encounter carries one (and on `encounterWithSummaries`, always). */
 function containedCheck(opts: { slug: string; localId: string; resourceType: string; requirement: string; quote: string; title: string; extra?: (c: Json) => string | undefined }): CheckDefinition {
   return defineCheck({
     id: `encounter.${opts.slug}`,
@@ -34,11 +59,21 @@ function containedCheck(opts: { slug: string; localId: string; resourceType: str
     level: 'MUST',
     requirements: [opts.requirement],
     quote: opts.quote,
-    fixtures: ['encounter'],
     async run(ctx) {
+      needAnyFixture(ctx, ENCOUNTER_FIXTURES);
       let seen = 0;
       for (const { key, encounter, exchange } of await fixtureEncounters(ctx)) {
-        for (const c of containedOf(encounter)) {
+        const items = containedOf(encounter);
+        if (key === 'encounterWithSummaries') {
+          // Declared to have the summaries: the listed id must be there.
+          ctx.check(items.some((c) => localId(c.id) === opts.localId), `${key}: no contained #${opts.localId} although the fixture is declared to have one`, {
+            requirement: opts.requirement,
+            expected: { resourceType: opts.resourceType, id: opts.localId },
+            actual: items.map((c) => ({ resourceType: c.resourceType, id: c.id })),
+            exchange,
+          });
+        }
+        for (const c of items) {
           const hasId = localId(c.id) === opts.localId;
           // Also a resource of the type under an id the spec does not list (e.g. a renamed #care-plan).
           if (!hasId && (c.resourceType !== opts.resourceType || LISTED_ID.test(localId(c.id)))) continue;
@@ -53,9 +88,19 @@ function containedCheck(opts: { slug: string; localId: string; resourceType: str
           if (problem) ctx.check(false, `${key}: #${opts.localId} ${problem}`, { requirement: opts.requirement, actual: c, exchange });
         }
       }
-      if (seen === 0) ctx.skip(`no fixture Encounter carries a contained ${opts.resourceType} #${opts.localId}`);
+      if (seen === 0 && !ctx.hasFixture('encounterWithSummaries')) {
+        ctx.skip(`no fixture Encounter carries a contained ${opts.resourceType} #${opts.localId} (name one that has the summaries as encounterWithSummaries to make this a requirement)`);
+      }
     },
   });
+}
+
+/** The Encounter whose diagnoses the checks examine: `encounterWithDiagnoses` (declared to have them) or `encounter`. */
+async function diagnosedEncounter(ctx: Ctx): Promise<{ key: string; declared: boolean; encounter: Json; exchange: string }> {
+  needAnyFixture(ctx, ['encounterWithDiagnoses', 'encounter']);
+  const key = ctx.hasFixture('encounterWithDiagnoses') ? 'encounterWithDiagnoses' : 'encounter';
+  const { res, encounter } = await readEncounter(ctx, ctx.fixture(key));
+  return { key, declared: key === 'encounterWithDiagnoses', encounter, exchange: res.exchange.id };
 }
 
 export const readChecks: CheckDefinition[] = [
@@ -93,7 +138,8 @@ export const readChecks: CheckDefinition[] = [
     quote: 'GET `/fhir/R4/Encounter/{id}` | `system/Encounter.rs` | none | Encounter (200) | 401 `HPB-00106`, 403 `HPB-00104`, 404 `HPB-00102`',
     async run(ctx) {
       const op = ctx.operation('Encounter', 'read', 'R4');
-      const res = await ctx.fhir({ scopes: RS, url: ctx.path(op.path, { id: randomUUID() }) });
+      // A 404 is the answer: a server error here is judged (no 5xx retries), not left without a verdict.
+      const res = await refusalProbe(ctx, { scopes: RS, url: ctx.path(op.path, { id: randomUUID() }) });
       expectError(res, { status: 404, code: 'HPB-00102', requirement: 'encounter.read-404' });
     },
   }),
@@ -147,7 +193,8 @@ export const readChecks: CheckDefinition[] = [
     fixtures: ['encounter'],
     async run(ctx) {
       let seen = 0;
-      for (const { key, encounter, exchange } of await fixtureEncounters(ctx)) {
+      const fixtures = await fixtureEncounters(ctx);
+      for (const { key, encounter, exchange } of fixtures) {
         if (encounter.subject === undefined) continue;
         seen++;
         const s = isObject(encounter.subject) ? encounter.subject : {};
@@ -160,7 +207,15 @@ export const readChecks: CheckDefinition[] = [
         });
         ctx.check(s.display === undefined || typeof s.display === 'string', `${key}: subject.display is not a string`, { requirement: 'encounter.subject-patient-reference', actual: s.display, exchange });
       }
-      if (seen === 0) ctx.skip('no fixture Encounter has a subject');
+      // The config's `encounter` is declared to have a subject: its read must show it (seen counts every fixture).
+      const declared = fixtures.find((f) => f.key === 'encounter');
+      if (declared) {
+        const e = declared.encounter;
+        ctx.check(e.subject !== undefined, 'the fixture encounter reads without a subject although it is declared to have one', {
+          requirement: 'encounter.subject-patient-reference', expected: '{ reference: "Patient/<uuid>" }', actual: e.subject ?? null, exchange: declared.exchange,
+        });
+      }
+      if (seen === 0 && !declared) ctx.skip('no fixture Encounter has a subject');
     },
   }),
   defineCheck({
@@ -173,7 +228,8 @@ export const readChecks: CheckDefinition[] = [
     fixtures: ['encounter'],
     async run(ctx) {
       let seen = 0;
-      for (const { key, encounter, exchange } of await fixtureEncounters(ctx)) {
+      const fixtures = await fixtureEncounters(ctx);
+      for (const { key, encounter, exchange } of fixtures) {
         const items = Array.isArray(encounter.participant) ? encounter.participant : [];
         items.forEach((p: unknown, i: number) => {
           seen++;
@@ -192,7 +248,15 @@ export const readChecks: CheckDefinition[] = [
           });
         });
       }
-      if (seen === 0) ctx.skip('no fixture Encounter has a participant');
+      // The config's `encounter` is declared to have a participant: its read must show it (seen counts every fixture).
+      const declared = fixtures.find((f) => f.key === 'encounter');
+      if (declared) {
+        const e = declared.encounter;
+        ctx.check(Array.isArray(e.participant) && e.participant.length > 0, 'the fixture encounter reads without a participant although it is declared to have one', {
+          requirement: 'encounter.participant-individual', expected: '[{ individual: { reference: "Practitioner/<uuid>" } }]', actual: e.participant ?? null, exchange: declared.exchange,
+        });
+      }
+      if (seen === 0 && !declared) ctx.skip('no fixture Encounter has a participant');
     },
   }),
   defineCheck({
@@ -205,7 +269,8 @@ export const readChecks: CheckDefinition[] = [
     fixtures: ['encounter'],
     async run(ctx) {
       let seen = 0;
-      for (const { key, encounter, exchange } of await fixtureEncounters(ctx)) {
+      const fixtures = await fixtureEncounters(ctx);
+      for (const { key, encounter, exchange } of fixtures) {
         if (encounter.period === undefined) continue;
         seen++;
         const p = isObject(encounter.period) ? encounter.period : {};
@@ -222,7 +287,15 @@ export const readChecks: CheckDefinition[] = [
           exchange,
         });
       }
-      if (seen === 0) ctx.skip('no fixture Encounter has a period');
+      // The config's `encounter` is declared to have a period: its read must show it (seen counts every fixture).
+      const declared = fixtures.find((f) => f.key === 'encounter');
+      if (declared) {
+        const e = declared.encounter;
+        ctx.check(e.period !== undefined, 'the fixture encounter reads without a period although it is declared to have one', {
+          requirement: 'encounter.period-shape', expected: '{ start }', actual: e.period ?? null, exchange: declared.exchange,
+        });
+      }
+      if (seen === 0 && !declared) ctx.skip('no fixture Encounter has a period');
     },
   }),
   defineCheck({
@@ -232,15 +305,22 @@ export const readChecks: CheckDefinition[] = [
     level: 'MUST',
     requirements: ['encounter.contained-stable-ids'],
     quote: 'Supporting resources emitted with stable local ids, listed below.',
-    fixtures: ['encounter'],
     async run(ctx) {
-      const id = ctx.fixture('encounter');
+      // An Encounter declared to have contained resources (diagnoses or summaries) first, else the plain fixture.
+      const declared = ['encounterWithDiagnoses', 'encounterWithSummaries'].find((k) => ctx.hasFixture(k));
+      const key = declared ?? 'encounter';
+      const id = ctx.fixture(key);
       const ids = (e: Json) => containedOf(e).map((c) => `${String(c.resourceType)}#${localId(c.id)}`);
       const first = await readEncounter(ctx, id);
       const second = await readEncounter(ctx, id);
       const a = ids(first.encounter);
       const b = ids(second.encounter);
-      if (a.length === 0) ctx.skip('the fixture Encounter has no contained resources');
+      if (a.length === 0) {
+        if (!declared) ctx.skip('the fixture Encounter has no contained resources (name one with diagnoses or summaries to make this a requirement)');
+        ctx.fail(`${key} has no contained resources although it is declared to have ${key === 'encounterWithDiagnoses' ? 'diagnoses' : 'summaries'}`, {
+          requirement: 'encounter.contained-stable-ids', expected: 'contained resources', actual: [], exchange: first.res.exchange.id,
+        });
+      }
       const sameVersion = JSON.stringify((first.encounter.meta as Json | undefined)?.versionId) === JSON.stringify((second.encounter.meta as Json | undefined)?.versionId);
       if (sameVersion) {
         ctx.check(JSON.stringify(a) === JSON.stringify(b), 'two reads of the same version give different contained ids', {
@@ -266,12 +346,15 @@ export const readChecks: CheckDefinition[] = [
     level: 'MUST',
     requirements: ['encounter.diagnosis-references-contained-condition', 'encounter.contained-condition-per-diagnosis'],
     quote: 'Each item references a contained `Condition`.',
-    fixtures: ['encounter'],
     async run(ctx) {
-      const { res, encounter } = await readEncounter(ctx, ctx.fixture('encounter'));
-      const exchange = res.exchange.id;
+      const { key, declared, encounter, exchange } = await diagnosedEncounter(ctx);
       const diagnoses = diagnosesOf(encounter);
-      if (diagnoses.length === 0) ctx.skip('the fixture Encounter has no diagnosis');
+      if (diagnoses.length === 0) {
+        if (!declared) ctx.skip('the fixture Encounter has no diagnosis (name one with diagnoses as encounterWithDiagnoses to make this a requirement)');
+        ctx.fail(`${key} has no diagnosis although it is declared to have a primary and a secondary one`, {
+          requirement: 'encounter.diagnosis-references-contained-condition', expected: 'diagnoses', actual: encounter.diagnosis ?? null, exchange,
+        });
+      }
       const contained = new Map(containedOf(encounter).map((c) => [localId(c.id), c]));
       const referenced = new Set<string>();
       diagnoses.forEach((d, i) => {
@@ -331,33 +414,41 @@ export const readChecks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'encounter.diagnosis-ranks',
-    title: 'diagnosis rank 1 is the only primary; secondary ranks 2.. follow in order',
+    title: 'diagnosis rank 1 is the only primary; secondary ranks are 2, 3, ... without gaps or repeats',
     area,
     level: 'MUST',
     requirements: ['encounter.diagnosis-rank-primary', 'encounter.diagnosis-rank-secondary-order'],
     quote: '`rank` 1 marks the primary diagnosis. Ranks 2 and above mark secondary diagnoses in stored order.',
-    fixtures: ['encounter'],
     async run(ctx) {
-      const { res, encounter } = await readEncounter(ctx, ctx.fixture('encounter'));
-      const exchange = res.exchange.id;
+      const { key, declared, encounter, exchange } = await diagnosedEncounter(ctx);
       const ranks = diagnosesOf(encounter).map((d) => d.rank).filter((r) => r !== undefined);
-      if (ranks.length === 0) ctx.skip('the fixture Encounter has no ranked diagnosis');
+      if (ranks.length === 0 && !declared) ctx.skip('the fixture Encounter has no ranked diagnosis (name one with diagnoses as encounterWithDiagnoses to make this a requirement)');
       ctx.check(ranks.every((r) => Number.isInteger(r) && (r as number) >= 1), 'a rank is not a positive integer', {
         requirement: 'encounter.diagnosis-rank-primary',
         expected: 'integers >= 1',
         actual: ranks,
         exchange,
       });
-      ctx.check(ranks.filter((r) => r === 1).length <= 1, 'more than one diagnosis has rank 1', { requirement: 'encounter.diagnosis-rank-primary', expected: 'at most one rank 1', actual: ranks, exchange });
-      const ascending = ranks.every((r, i) => i === 0 || (r as number) > (ranks[i - 1] as number));
-      ctx.check(ascending, 'ranked diagnoses are not in ascending rank order', { requirement: 'encounter.diagnosis-rank-secondary-order', expected: 'ascending ranks', actual: ranks, exchange });
+      const primaries = ranks.filter((r) => r === 1).length;
+      ctx.check(primaries <= 1, 'more than one diagnosis has rank 1', { requirement: 'encounter.diagnosis-rank-primary', expected: 'at most one rank 1', actual: ranks, exchange });
+      if (declared) {
+        ctx.check(primaries === 1, `${key} is declared to have a primary diagnosis, but no diagnosis has rank 1`, { requirement: 'encounter.diagnosis-rank-primary', expected: 'one rank 1', actual: ranks, exchange });
+        ctx.check(ranks.some((r) => (r as number) >= 2), `${key} is declared to have a secondary diagnosis, but no diagnosis has rank 2 or above`, {
+          requirement: 'encounter.diagnosis-rank-secondary-order', expected: 'a rank 2', actual: ranks, exchange,
+        });
+      }
+      // Secondary ranks number the secondaries in stored order: 2, 3, ... each once. Where each sits in the
+      // array is not stated (the stored order itself is checked by encounter.diagnoses-round-trip).
       const secondary = (ranks as number[]).filter((r) => r >= 2).sort((x, y) => x - y);
-      ctx.check(secondary.every((r, i) => r === i + 2), 'secondary ranks are not consecutive from 2', {
+      ctx.check(secondary.every((r, i) => r === i + 2), 'secondary ranks are not 2, 3, ... each once', {
         requirement: 'encounter.diagnosis-rank-secondary-order',
         expected: secondary.map((_r, i) => i + 2),
         actual: secondary,
         exchange,
       });
+      const ascending = ranks.every((r, i) => i === 0 || (r as number) > (ranks[i - 1] as number));
+      ctx.observe('encounter.diagnosis-array-order', ascending ? 'ascending rank' : { ranksInArrayOrder: diagnosesOf(encounter).map((d) => d.rank ?? null) },
+        'the position of a diagnosis in the array is not stated; only its rank is');
     },
   }),
 ];

@@ -19,12 +19,28 @@ interface Baseline {
   base: Collected;
 }
 
-/** The fixture Encounter and every Encounter of its patient. */
-async function baseline(ctx: CheckContext): Promise<Baseline> {
-  const { encounter } = await readEncounter(ctx, ctx.fixture('encounter'));
+/**
+ * The fixture Encounter and every Encounter of its patient. The config declares
+ * the fixture with a subject, a participant and a period (docs/config.md), so a
+ * read without a Patient subject fails, and the search by that patient must
+ * return at least the fixture itself (an empty or partial result fails).
+ */
+async function baseline(ctx: CheckContext, judge = true): Promise<Baseline> {
+  const { res, encounter } = await readEncounter(ctx, ctx.fixture('encounter'));
   const patientId = referencedId(encounter.subject, 'Patient');
-  if (!patientId) ctx.skip('the fixture Encounter has no Patient subject to search by');
+  if (!patientId) {
+    if (!judge) ctx.skip('the fixture Encounter reads without a Patient subject to search by');
+    ctx.fail('the fixture Encounter reads without a Patient subject to search by, although it is declared to have one', {
+      requirement: 'encounter.subject-patient-reference', expected: '{ reference: "Patient/<uuid>" }', actual: encounter.subject ?? null, exchange: res.exchange.id,
+    });
+  }
   const base = await searchEncounters(ctx, [['patient', patientId]]);
+  const id = idOf(encounter);
+  if (judge && (base.complete || base.resources.length === 0)) {
+    ctx.check(base.resources.some((r) => idOf(r) === id), `the search by the fixture Encounter's patient ${base.resources.length === 0 ? 'is empty' : 'lacks the fixture Encounter'}`, {
+      requirement: 'encounter.search-patient', expected: `entries including Encounter/${id}`, actual: { entries: base.resources.length }, exchange: base.first.exchange.id,
+    });
+  }
   return { encounter, patientId, base };
 }
 
@@ -53,8 +69,14 @@ function filterCheck(opts: {
     async run(ctx) {
       const b = await baseline(ctx);
       const chosen = opts.choose(b);
-      if (typeof chosen === 'string') return ctx.skip(chosen);
+      // What the filter is chosen from is declared on the fixture (a status, a class, a participant, a period).
+      if (typeof chosen === 'string') return ctx.fail(`${chosen}, although the fixture is declared to have it`, { requirement: opts.requirement, actual: null });
       const results = await searchEncounters(ctx, [['patient', b.patientId], chosen.param]);
+      if ((chosen.surely ?? chosen.matches)(b.encounter) && (results.complete || results.resources.length === 0)) {
+        ctx.check(results.resources.some((r) => idOf(r) === idOf(b.encounter)), `${chosen.param[0]}=${chosen.param[1]}: the fixture Encounter, which satisfies the filter, is not returned`, {
+          requirement: opts.requirement, expected: `entries including Encounter/${idOf(b.encounter)}`, actual: { entries: results.resources.length }, exchange: results.first.exchange.id,
+        });
+      }
       checkFiltered(ctx, {
         what: `${chosen.param[0]}=${chosen.param[1]}`,
         requirement: opts.requirement,
@@ -180,7 +202,7 @@ export const searchChecks: CheckDefinition[] = [
     quote: 'Class codes named: `AMB`, `IMP`, `VR`.',
     fixtures: ['encounter'],
     async run(ctx) {
-      const { base } = await baseline(ctx);
+      const { base } = await baseline(ctx, false);
       ctx.observe('encounter.class-codes', [...new Set(base.resources.map(classCodeOf))].sort());
     },
   }),

@@ -2,6 +2,7 @@
 import type { CheckContext } from '../../src/engine/context.js';
 import { expectStatus, isObject } from '../../src/engine/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
+import { createdIdOf, expectSuccess, isSuccess, refusalProbe } from '../medication-request/support.js';
 import { collect, searchUrl, type Collected, type Json } from './search.js';
 
 export const area = 'encounter';
@@ -47,27 +48,41 @@ export function encounterBody(ctx: CheckContext, overrides: Json = {}): Json {
   };
 }
 
-/** POST an Encounter; a created one (2xx with an id) goes into the ledger. */
-export async function postEncounter(ctx: CheckContext, body: Json): Promise<HttpResponse> {
+/** POST an Encounter; a created one (2xx with an id in the body or Location) goes into the ledger. */
+export async function postEncounter(ctx: CheckContext, body: Json, opts: { refusal?: boolean } = {}): Promise<HttpResponse> {
   const op = ctx.operation('Encounter', 'create', 'R4');
-  const res = await ctx.fhir({ scopes: CRU, method: 'POST', url: op.path, body });
-  if (res.status >= 200 && res.status < 300 && isObject(res.json) && typeof res.json.id === 'string') ctx.created('Encounter', res.json.id);
+  const req = { scopes: CRU, method: 'POST' as const, url: op.path, body };
+  // A create that must be refused: a server error is judged, not retried into no verdict (see refusalProbe).
+  const res = opts.refusal ? await refusalProbe(ctx, req) : await ctx.fhir(req);
+  const id = isSuccess(res) ? createdIdOf(res, 'Encounter') : undefined;
+  if (id) ctx.created('Encounter', id);
   return res;
 }
 
-/** Creates an Encounter the check can update; fails when the create does not succeed. */
+/**
+ * Creates an Encounter the check can update; fails when the create does not
+ * succeed (any 2xx: success statuses are not shown). The Encounter is the
+ * response body when it is one, else the read of the id `Location` names
+ * (whether the body must be the Encounter is judged by encounter.create-returns-encounter).
+ */
 export async function createEncounter(ctx: CheckContext, overrides: Json = {}): Promise<Json> {
   const res = await postEncounter(ctx, encounterBody(ctx, overrides));
-  expectStatus(res, [200, 201], 'encounter.create-returns-resource', 'create status');
-  if (!isObject(res.json) || res.json.resourceType !== 'Encounter' || typeof res.json.id !== 'string') {
-    ctx.fail('the create response is not an Encounter with an id', { requirement: 'encounter.create-returns-resource', actual: res.text.slice(0, 200), exchange: res.exchange.id });
+  expectSuccess(ctx, res, 'encounter.create-returns-resource', 'create');
+  const id = createdIdOf(res, 'Encounter');
+  if (id === undefined) {
+    ctx.fail('the create answered neither the Encounter with its id nor a Location naming it', {
+      requirement: 'encounter.create-returns-resource', actual: { status: res.status, body: res.text.slice(0, 200), location: res.headers.location ?? null }, exchange: res.exchange.id,
+    });
   }
-  return res.json;
+  if (isObject(res.json) && res.json.resourceType === 'Encounter') return res.json;
+  return (await readEncounter(ctx, id, 'encounter.create-returns-resource')).encounter;
 }
 
-export async function putEncounter(ctx: CheckContext, id: string, body: Json): Promise<HttpResponse> {
+export async function putEncounter(ctx: CheckContext, id: string, body: Json, opts: { refusal?: boolean } = {}): Promise<HttpResponse> {
   const op = ctx.operation('Encounter', 'update', 'R4');
-  return ctx.fhir({ scopes: CRU, method: 'PUT', url: ctx.path(op.path, { id }), body });
+  const req = { scopes: CRU, method: 'PUT' as const, url: ctx.path(op.path, { id }), body };
+  // An update that must be refused: a server error is judged, not retried into no verdict (see refusalProbe).
+  return opts.refusal ? refusalProbe(ctx, req) : ctx.fhir(req);
 }
 
 /** The body to PUT back: the resource as read, without server-managed meta. */

@@ -5,12 +5,41 @@
  */
 import { randomUUID } from 'node:crypto';
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import { catalogCodeOf, expectError, expectStatus, isObject, UUID_PATTERN } from '../../src/engine/expect.js';
-import { area, createEncounter, encounterBody, postEncounter, putEncounter, writable } from './support.js';
+import type { CheckContext } from '../../src/engine/context.js';
+import { catalogCodeOf, expectError, isObject, UUID_PATTERN } from '../../src/engine/expect.js';
+import type { HttpResponse } from '../../src/http/types.js';
+import { createdIdOf, expectSuccess, isSuccess, refusalProbe } from '../medication-request/support.js';
+import { area, createEncounter, CRU, encounterBody, postEncounter, putEncounter, writable } from './support.js';
 import type { Json } from './search.js';
 
 /** Validation errors: 400 or 422, both with HPB-00101 (endpoint table; errors.validation-status-chosen). */
 const VALIDATION = [400, 422];
+
+/** Encounter dates decades away: outside any registration window, whatever its size (not shown). */
+const FAR_DATES: Array<[string, string, string]> = [
+  ['1950', '1950-06-01T09:00:00Z', '1950-06-01T09:30:00Z'],
+  ['2090', '2090-06-01T09:00:00Z', '2090-06-01T09:30:00Z'],
+];
+
+function outcomeOf(res: HttpResponse): { status: number; code?: string } {
+  const code = catalogCodeOf(res);
+  return code === undefined ? { status: res.status } : { status: res.status, code };
+}
+
+function ledgerIfCreated(ctx: CheckContext, res: HttpResponse): void {
+  const id = isSuccess(res) ? createdIdOf(res, 'Encounter') : undefined;
+  if (id) ctx.created('Encounter', id);
+}
+
+/** 422 HPB-00139: an acceptance, a 400 or a server error is a failure. */
+function expectFarDateRefused(ctx: CheckContext, res: HttpResponse, what: string): void {
+  if (isSuccess(res)) {
+    ctx.fail(`${what} was accepted (${res.status}); a date decades away is outside the registration window`, {
+      requirement: 'encounter.registration-window-422', expected: '422 HPB-00139', actual: res.status, exchange: res.exchange.id,
+    });
+  }
+  expectError(res, { status: 422, code: 'HPB-00139', requirement: 'encounter.registration-window-422' });
+}
 
 export const writeChecks: CheckDefinition[] = [
   defineCheck({
@@ -25,7 +54,8 @@ export const writeChecks: CheckDefinition[] = [
     async run(ctx) {
       const sent = encounterBody(ctx, { id: randomUUID() });
       const res = await postEncounter(ctx, sent);
-      expectStatus(res, [200, 201], 'encounter.create-returns-resource', 'create status');
+      // Any 2xx: success statuses of create are not shown (the status is recorded below).
+      expectSuccess(ctx, res, 'encounter.create-returns-resource', 'create');
       const e = isObject(res.json) ? res.json : {};
       const exchange = res.exchange.id;
       ctx.check(e.resourceType === 'Encounter', 'the create response is not an Encounter', { requirement: 'encounter.create-returns-resource', expected: 'Encounter', actual: e.resourceType ?? res.text.slice(0, 120), exchange });
@@ -47,13 +77,17 @@ export const writeChecks: CheckDefinition[] = [
     async run(ctx) {
       const created = await createEncounter(ctx);
       const id = created.id as string;
-      const res = await putEncounter(ctx, id, { ...writable(created), status: 'in-progress' });
-      expectStatus(res, [200, 201], 'encounter.update-returns-resource', 'update status');
+      // The status stays (transitions are not shown); the reason changes.
+      const reason = `updated by fhir-conformance run ${ctx.runId}`;
+      const res = await putEncounter(ctx, id, { ...writable(created), reasonCode: [{ text: reason }] });
+      expectSuccess(ctx, res, 'encounter.update-returns-resource', 'update');
+      ctx.observe('encounter.update.status', res.status);
       const e = isObject(res.json) ? res.json : {};
-      ctx.check(e.resourceType === 'Encounter' && e.id === id && e.status === 'in-progress', 'the update response is not the updated Encounter', {
+      const reasons = Array.isArray(e.reasonCode) ? e.reasonCode.map((r: unknown) => (isObject(r) ? r.text : undefined)) : [];
+      ctx.check(e.resourceType === 'Encounter' && e.id === id && reasons.includes(reason), 'the update response is not the updated Encounter', {
         requirement: 'encounter.update-returns-resource',
-        expected: { resourceType: 'Encounter', id, status: 'in-progress' },
-        actual: isObject(res.json) ? { resourceType: e.resourceType, id: e.id, status: e.status } : res.text.slice(0, 120),
+        expected: { resourceType: 'Encounter', id, reasonCode: [{ text: reason }] },
+        actual: isObject(res.json) ? { resourceType: e.resourceType, id: e.id, reasonCode: e.reasonCode } : res.text.slice(0, 120),
         exchange: res.exchange.id,
       });
     },
@@ -73,8 +107,8 @@ export const writeChecks: CheckDefinition[] = [
       for (const next of ['in-progress', 'finished', 'planned', 'cancelled']) {
         const from = current.status;
         const res = await putEncounter(ctx, id, { ...writable(current), status: next });
-        ctx.observe(`encounter.transition.${String(from)}->${next}`, res.status < 300 ? 'accepted' : { status: res.status, code: catalogCodeOf(res) });
-        if (res.status < 300 && isObject(res.json)) current = res.json;
+        ctx.observe(`encounter.transition.${String(from)}->${next}`, isSuccess(res) ? 'accepted' : { status: res.status, code: catalogCodeOf(res) });
+        if (isSuccess(res) && isObject(res.json)) current = res.json;
       }
     },
   }),
@@ -89,7 +123,7 @@ export const writeChecks: CheckDefinition[] = [
     fixtures: ['patient', 'practitioner'],
     async run(ctx) {
       const { status: _status, ...body } = encounterBody(ctx);
-      const res = await postEncounter(ctx, body);
+      const res = await postEncounter(ctx, body, { refusal: true });
       expectError(res, { status: VALIDATION, code: 'HPB-00101', requirement: 'encounter.create-400' });
     },
   }),
@@ -103,7 +137,7 @@ export const writeChecks: CheckDefinition[] = [
     tags: ['writes'],
     fixtures: ['patient', 'practitioner'],
     async run(ctx) {
-      const res = await postEncounter(ctx, encounterBody(ctx, { status: 'arrived' }));
+      const res = await postEncounter(ctx, encounterBody(ctx, { status: 'arrived' }), { refusal: true });
       expectError(res, { status: VALIDATION, code: 'HPB-00101', requirement: 'encounter.create-422' });
       ctx.observe('encounter.create.unknown-status', res.status);
     },
@@ -120,7 +154,7 @@ export const writeChecks: CheckDefinition[] = [
     async run(ctx) {
       const created = await createEncounter(ctx);
       const { class: _class, ...body } = writable(created);
-      const res = await putEncounter(ctx, created.id as string, body);
+      const res = await putEncounter(ctx, created.id as string, body, { refusal: true });
       expectError(res, { status: VALIDATION, code: 'HPB-00101', requirement: 'encounter.update-400' });
     },
   }),
@@ -135,7 +169,7 @@ export const writeChecks: CheckDefinition[] = [
     fixtures: ['patient', 'practitioner'],
     async run(ctx) {
       const created = await createEncounter(ctx);
-      const res = await putEncounter(ctx, created.id as string, { ...writable(created), status: 'arrived' });
+      const res = await putEncounter(ctx, created.id as string, { ...writable(created), status: 'arrived' }, { refusal: true });
       expectError(res, { status: VALIDATION, code: 'HPB-00101', requirement: 'encounter.update-422' });
     },
   }),
@@ -150,8 +184,10 @@ export const writeChecks: CheckDefinition[] = [
     fixtures: ['patient', 'practitioner'],
     async run(ctx) {
       const id = randomUUID();
-      const res = await putEncounter(ctx, id, encounterBody(ctx, { id }));
-      if (res.status < 300 && isObject(res.json) && typeof res.json.id === 'string') ctx.created('Encounter', res.json.id);
+      const op = ctx.operation('Encounter', 'update', 'R4');
+      // A 404 is the answer: a server error here is judged (no 5xx retries), not left without a verdict.
+      const res = await refusalProbe(ctx, { scopes: CRU, method: 'PUT', url: ctx.path(op.path, { id }), body: encounterBody(ctx, { id }) });
+      if (isSuccess(res)) ctx.created('Encounter', id);
       expectError(res, { status: 404, code: 'HPB-00102', requirement: 'encounter.update-404' });
     },
   }),
@@ -166,13 +202,13 @@ export const writeChecks: CheckDefinition[] = [
     fixtures: ['appointmentWithActiveEncounter', 'patient', 'practitioner'],
     async run(ctx) {
       const appointment = [{ reference: `Appointment/${ctx.fixture('appointmentWithActiveEncounter')}` }];
-      const res = await postEncounter(ctx, encounterBody(ctx, { status: 'in-progress', appointment }));
+      const res = await postEncounter(ctx, encounterBody(ctx, { status: 'in-progress', appointment }), { refusal: true });
       expectError(res, { status: 409, code: 'HPB-00138', requirement: 'encounter.appointment-active-encounter-409' });
     },
   }),
   defineCheck({
     id: 'encounter.registration-window-422',
-    title: 'an Encounter dated 1900-01-01 is refused with 422 HPB-00139 (acceptance is recorded)',
+    title: 'an Encounter dated decades away (1950, 2090) is refused with 422 HPB-00139, on create and on update',
     area,
     level: 'MUST',
     requirements: ['encounter.registration-window-422', 'catalog.hpb-00139'],
@@ -180,14 +216,23 @@ export const writeChecks: CheckDefinition[] = [
     tags: ['writes'],
     fixtures: ['patient', 'practitioner'],
     async run(ctx) {
-      const start = '1900-01-01T09:00:00Z';
-      const res = await postEncounter(ctx, encounterBody(ctx, { status: 'finished', period: { start, end: '1900-01-01T09:30:00Z' } }));
-      if (res.status >= 200 && res.status < 300) {
-        ctx.observe('encounter.registration-window', `an Encounter starting ${start} was accepted`, 'the window bounds are not stated');
-        return;
+      // The window's size is not shown; a date decades away is outside any registration window.
+      const outcomes: Record<string, unknown> = {};
+      for (const [label, start, end] of FAR_DATES) {
+        const res = await refusalProbe(ctx, { scopes: CRU, method: 'POST', url: ctx.operation('Encounter', 'create', 'R4').path, body: encounterBody(ctx, { status: 'finished', period: { start, end } }) });
+        ledgerIfCreated(ctx, res);
+        outcomes[`create ${label}`] = outcomeOf(res);
+        expectFarDateRefused(ctx, res, `a create with period.start ${start}`);
       }
-      expectError(res, { status: 422, code: 'HPB-00139', requirement: 'encounter.registration-window-422' });
-      ctx.observe('encounter.registration-window', `an Encounter starting ${start} was refused`);
+      // An update moving an accepted Encounter decades away is refused the same way, and changes nothing.
+      const created = await createEncounter(ctx);
+      const id = created.id as string;
+      const [label, start] = FAR_DATES[1]!;
+      const op = ctx.operation('Encounter', 'update', 'R4');
+      const res = await refusalProbe(ctx, { scopes: CRU, method: 'PUT', url: ctx.path(op.path, { id }), body: { ...writable(created), period: { start } } });
+      outcomes[`update ${label}`] = outcomeOf(res);
+      ctx.observe('encounter.registration-window', outcomes);
+      expectFarDateRefused(ctx, res, `an update to period.start ${start}`);
     },
   }),
   defineCheck({
@@ -201,7 +246,7 @@ export const writeChecks: CheckDefinition[] = [
     fixtures: ['patientIncompleteNormativa', 'practitioner'],
     async run(ctx) {
       const subject = { reference: `Patient/${ctx.fixture('patientIncompleteNormativa')}` };
-      const res = await postEncounter(ctx, encounterBody(ctx, { status: 'in-progress', subject } satisfies Json));
+      const res = await postEncounter(ctx, encounterBody(ctx, { status: 'in-progress', subject } satisfies Json), { refusal: true });
       expectError(res, { status: 422, code: 'HPB-00142', requirement: 'catalog.hpb-00142' });
     },
   }),

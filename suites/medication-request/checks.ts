@@ -6,9 +6,10 @@
 import type { CheckDefinition } from '../../src/engine/check.js';
 import { conventionChecks } from './conventions.js';
 import { readSearchChecks } from './read-search.js';
+import { roundTripChecks } from './round-trips.js';
 import { stateChecks } from './state-rules.js';
 import { writeChecks } from './writes.js';
 
-export const checks: CheckDefinition[] = [...readSearchChecks, ...writeChecks, ...stateChecks, ...conventionChecks];
+export const checks: CheckDefinition[] = [...readSearchChecks, ...writeChecks, ...roundTripChecks, ...stateChecks, ...conventionChecks];
 
 export default checks;

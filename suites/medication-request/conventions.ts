@@ -5,11 +5,11 @@
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
-import { UUID_PATTERN, expectStatus, isObject } from '../../src/engine/expect.js';
+import { UUID_PATTERN, isObject } from '../../src/engine/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import {
-  type Resource, READ_SCOPES, createOwn, newMedicationRequest, postMedicationRequest, putMedicationRequest, randomId,
-  readMedicationRequest, readUrl, searchMedicationRequests,
+  type Resource, READ_SCOPES, createOwn, createdIdOf, expectSuccess, newMedicationRequest, postMedicationRequest, putMedicationRequest, randomId,
+  readMedicationRequest, readUrl, refusalProbe, searchMedicationRequests,
 } from './support.js';
 
 const area = 'general';
@@ -161,12 +161,13 @@ export const conventionChecks: CheckDefinition[] = [
         ctx.observe('general.client-id-on-create', { handling: 'refused', status: res.status });
         return;
       }
-      expectStatus(res, [200, 201], 'general.id-server-assigned', 'create with a client-supplied id');
-      const id = isObject(res.json) ? res.json.id : undefined;
+      expectSuccess(ctx, res, 'general.id-server-assigned', 'create with a client-supplied id');
+      const id = createdIdOf(res, 'MedicationRequest');
       ctx.check(typeof id === 'string' && id.toLowerCase() !== clientId, `the created MedicationRequest kept the client-supplied id ${clientId}`, {
         requirement: 'general.id-server-assigned', expected: 'a server-assigned id', actual: id, exchange: res.exchange.id,
       });
-      const probe = await ctx.fhir({ scopes: READ_SCOPES, url: readUrl(ctx, clientId) });
+      // A 404 is the answer: a server error here is judged (no 5xx retries), not left without a verdict.
+      const probe = await refusalProbe(ctx, { scopes: READ_SCOPES, url: readUrl(ctx, clientId) });
       ctx.check(probe.status === 404, `GET of the client-supplied id answered ${probe.status}`, {
         requirement: 'general.id-server-assigned', expected: 404, actual: probe.status, exchange: probe.exchange.id,
       });

@@ -4,9 +4,10 @@
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import { catalogCodeOf, expectError } from '../../src/engine/expect.js';
+import type { CheckContext } from '../../src/engine/context.js';
 import {
-  NOT_FOUND_CODES, READ_SCOPES, expectValidationError, outcomeSummary, randomId, readMedicationRequest, readUrl,
-  referenceOf, sameReference, searchMedicationRequests,
+  NOT_FOUND_CODES, READ_SCOPES, type Resource, expectValidationError, outcomeSummary, randomId, readMedicationRequest, readUrl,
+  referenceOf, refusalProbe, sameReference, searchMedicationRequests,
 } from './support.js';
 
 const area = 'medication-request';
@@ -19,6 +20,20 @@ const TABLE_FIELDS = new Set([
 
 /** Pages followed when a search must see every match (100 per page). */
 const MAX_PAGES = 5;
+
+/**
+ * The fixture MedicationRequest when it belongs to `patient` (what the target
+ * itself says): a search by that patient then has at least this record, so an
+ * empty result is a failure, not a reason to skip.
+ */
+async function fixtureRecordOf(ctx: CheckContext, patient: string): Promise<Resource | undefined> {
+  if (!ctx.hasFixture('medicationRequest')) return undefined;
+  const res = await ctx.fhir({ scopes: READ_SCOPES, url: readUrl(ctx, ctx.fixture('medicationRequest')) });
+  const body = res.json;
+  if (res.status !== 200 || typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const resource = body as Resource;
+  return sameReference(referenceOf(resource.subject), `Patient/${patient}`) ? resource : undefined;
+}
 
 export const readSearchChecks: CheckDefinition[] = [
   defineCheck({
@@ -84,7 +99,8 @@ export const readSearchChecks: CheckDefinition[] = [
     requirements: ['medication-request.read-404', 'catalog.hpb-00102', 'catalog.hpb-00111'],
     quote: 'GET `/fhir/R4/MedicationRequest/{id}` | `system/MedicationRequest.rs` | none | MedicationRequest | 401 `HPB-00106`, 403 `HPB-00104`, 404 `HPB-00102`',
     async run(ctx) {
-      const res = await ctx.fhir({ scopes: READ_SCOPES, url: readUrl(ctx, randomId()) });
+      // A 404 is the answer: a server error here is judged (no 5xx retries), not left without a verdict.
+      const res = await refusalProbe(ctx, { scopes: READ_SCOPES, url: readUrl(ctx, randomId()) });
       expectError(res, { status: 404, code: NOT_FOUND_CODES, requirement: 'medication-request.read-404' });
     },
   }),
@@ -96,7 +112,7 @@ export const readSearchChecks: CheckDefinition[] = [
     requirements: ['medication-request.not-found-code'],
     quote: 'HPB-00111 | 404 | MedicationRequest not found.',
     async run(ctx) {
-      const res = await ctx.fhir({ scopes: READ_SCOPES, url: readUrl(ctx, randomId()) });
+      const res = await refusalProbe(ctx, { scopes: READ_SCOPES, url: readUrl(ctx, randomId()) });
       ctx.observe('medication-request.not-found', outcomeSummary(res, catalogCodeOf(res)));
     },
   }),
@@ -111,7 +127,16 @@ export const readSearchChecks: CheckDefinition[] = [
     async run(ctx) {
       const patient = ctx.fixture('patient');
       const { resources, pages, complete } = await searchMedicationRequests(ctx, { patient, _count: '100' }, MAX_PAGES);
-      if (resources.length === 0) ctx.skip('the patient fixture has no MedicationRequest, so the filter cannot be seen at work');
+      const own = await fixtureRecordOf(ctx, patient);
+      if (own !== undefined) {
+        // The target reads the fixture MedicationRequest as this patient's: the search must return it.
+        const found = resources.some((r) => typeof r.id === 'string' && typeof own.id === 'string' && r.id.toLowerCase() === own.id.toLowerCase());
+        if (resources.length === 0 || complete) {
+          ctx.check(found, `the search by patient ${resources.length === 0 ? 'is empty' : 'lacks the fixture MedicationRequest'} although the fixture MedicationRequest ${String(own.id)} reads as that patient's`, {
+            requirement: 'medication-request.search-by-patient', expected: `entries including MedicationRequest/${String(own.id)}`, actual: { entries: resources.length }, exchange: pages[0]!.exchange.id,
+          });
+        }
+      } else if (resources.length === 0) ctx.skip('the search by the patient fixture is empty and no fixture MedicationRequest of that patient is configured, so the filter cannot be seen at work');
       for (const r of resources) {
         const subject = referenceOf(r.subject);
         ctx.check(r.resourceType === 'MedicationRequest' && sameReference(subject, `Patient/${patient}`), `entry ${String(r.id)} has subject ${String(subject)}`, {
@@ -132,7 +157,16 @@ export const readSearchChecks: CheckDefinition[] = [
     async run(ctx) {
       const encounter = ctx.fixture('encounter');
       const { resources, pages, complete } = await searchMedicationRequests(ctx, { encounter, _count: '100' }, MAX_PAGES);
-      if (resources.length === 0) ctx.skip('no MedicationRequest references the encounter fixture, so the filter cannot be seen at work');
+      if (resources.length === 0) {
+        // Empty: a failure when the patient's MedicationRequests show one of this encounter.
+        if (!ctx.hasFixture('patient')) ctx.skip('the search by encounter is empty and no patient fixture is configured to tell whether the encounter has MedicationRequests');
+        const byPatient = await searchMedicationRequests(ctx, { patient: ctx.fixture('patient'), _count: '100' }, MAX_PAGES);
+        const ofEncounter = byPatient.resources.filter((r) => sameReference(referenceOf(r.encounter), `Encounter/${encounter}`));
+        if (ofEncounter.length === 0) ctx.skip('no MedicationRequest of the patient fixture references the encounter fixture, so the filter cannot be seen at work');
+        ctx.fail(`the search by encounter is empty although the search by patient returns ${ofEncounter.length} MedicationRequests of that encounter`, {
+          requirement: 'medication-request.search-by-encounter', expected: ofEncounter.slice(0, 5).map((r) => r.id), actual: [], exchange: pages[0]!.exchange.id,
+        });
+      }
       for (const r of resources) {
         const ref = referenceOf(r.encounter);
         ctx.check(r.resourceType === 'MedicationRequest' && sameReference(ref, `Encounter/${encounter}`), `entry ${String(r.id)} has encounter ${String(ref)}`, {
@@ -151,7 +185,7 @@ export const readSearchChecks: CheckDefinition[] = [
     quote: 'At least one of `patient` or `encounter` must be supplied.',
     async run(ctx) {
       const op = ctx.operation('MedicationRequest', 'search-type', 'R4');
-      const res = await ctx.fhir({ scopes: READ_SCOPES, url: ctx.path(op.path) });
+      const res = await refusalProbe(ctx, { scopes: READ_SCOPES, url: ctx.path(op.path) });
       expectValidationError(res, 'medication-request.search-400');
     },
   }),

@@ -34,7 +34,12 @@ async function enteredInErrorRecord(ctx: CheckContext): Promise<{ id: string; re
   if (ctx.hasFixture('medicationRequestEnteredInError')) {
     const id = ctx.fixture('medicationRequestEnteredInError');
     const { resource } = await readMedicationRequest(ctx, id);
-    if (resource.status !== 'entered-in-error') ctx.skip(`fixture medicationRequestEnteredInError has status ${String(resource.status)}`);
+    // The config declares this record entered-in-error: reading it with another status is the target's answer, judged.
+    if (resource.status !== 'entered-in-error') {
+      ctx.fail(`the fixture medicationRequestEnteredInError reads with status ${JSON.stringify(resource.status)}, not entered-in-error`, {
+        requirement: 'medication-request.entered-in-error-update-422', expected: 'entered-in-error', actual: resource.status,
+      });
+    }
     return { id, resource };
   }
   const { resource, id } = await createOwn(ctx);
@@ -45,7 +50,7 @@ async function enteredInErrorRecord(ctx: CheckContext): Promise<{ id: string; re
 
 async function expectCreateBlocked(ctx: CheckContext, patientKey: string, code: string, requirement: string): Promise<void> {
   const body = newMedicationRequest(ctx, { subject: { reference: `Patient/${ctx.fixture(patientKey)}` } });
-  expectError(await postMedicationRequest(ctx, body), { status: 409, code, requirement });
+  expectError(await postMedicationRequest(ctx, body, { refusal: true }), { status: 409, code, requirement });
 }
 
 export const stateChecks: CheckDefinition[] = [
@@ -59,7 +64,7 @@ export const stateChecks: CheckDefinition[] = [
     tags,
     async run(ctx) {
       const { id, resource } = await enteredInErrorRecord(ctx);
-      const res = await putMedicationRequest(ctx, id, resource);
+      const res = await putMedicationRequest(ctx, id, resource, {}, { refusal: true });
       expectError(res, { status: 422, code: 'HPB-00140', requirement: 'medication-request.entered-in-error-update-422' });
     },
   }),
@@ -73,7 +78,7 @@ export const stateChecks: CheckDefinition[] = [
     tags,
     async run(ctx) {
       for (const key of presentFixtures(ctx, SIGNED_FIXTURES, 'a record under a signed or cancelled prescription')) {
-        const res = await putUnchanged(ctx, key);
+        const res = await putUnchanged(ctx, key, { refusal: true });
         expectError(res, { status: 409, code: SIGNED_CODES, requirement: 'medication-request.signed-prescription-409' });
       }
     },

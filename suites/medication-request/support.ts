@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CheckContext } from '../../src/engine/context.js';
 import { bundleLink, bundleResources, expectError, expectSearchset, expectStatus, isObject } from '../../src/engine/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
+import type { HttpResponse, RequestOptions } from '../../src/http/types.js';
 import type { Release } from '../../src/fhir/index.js';
 
 export type Resource = Record<string, unknown>;
@@ -76,34 +76,79 @@ export async function readMedicationRequest(ctx: CheckContext, id: string, requi
   return { res, resource: expectResource(ctx, res, 'MedicationRequest', requirement) };
 }
 
-/** POST a MedicationRequest; a created one (2xx with an id) is added to the run's ledger. */
-export async function postMedicationRequest(ctx: CheckContext, body: Resource): Promise<HttpResponse> {
+/** A 2xx answer (create and update success statuses are not shown: any 2xx is success). */
+export function isSuccess(res: HttpResponse): boolean {
+  return res.status >= 200 && res.status < 300;
+}
+
+/** The write succeeded: any 2xx (Gaps: "Success status codes of create and update: not shown"). */
+export function expectSuccess(ctx: CheckContext, res: HttpResponse, requirement: string, what: string): void {
+  if (isSuccess(res)) return;
+  const issue = isObject(res.json) && Array.isArray(res.json.issue) && isObject(res.json.issue[0]) ? res.json.issue[0].diagnostics : undefined;
+  ctx.fail(`${what}: expected a 2xx success, got ${res.status}${typeof issue === 'string' ? ` (${issue.slice(0, 120)})` : ''}`, {
+    requirement, expected: '2xx', actual: res.status, exchange: res.exchange.id,
+  });
+}
+
+/**
+ * The id of what a create made: the body's id when the body is the resource,
+ * else the id in `Location` (`.../<type>/<id>` or `.../<type>/<id>/_history/<v>`).
+ */
+export function createdIdOf(res: HttpResponse, resourceType: string): string | undefined {
+  const body = res.json;
+  if (isObject(body) && body.resourceType === resourceType && typeof body.id === 'string') return body.id;
+  const m = new RegExp(`/${resourceType}/([^/?#]+)`).exec(res.headers.location ?? '');
+  return m ? decodeURIComponent(m[1]!) : undefined;
+}
+
+/** POST a MedicationRequest; a created one (2xx with an id in the body or Location) is added to the run's ledger. */
+export async function postMedicationRequest(ctx: CheckContext, body: Resource, opts: { refusal?: boolean } = {}): Promise<HttpResponse> {
   const op = ctx.operation('MedicationRequest', 'create', 'R4');
-  const res = await ctx.fhir({ scopes: WRITE_SCOPES, method: 'POST', url: ctx.path(op.path), body });
-  const id = isObject(res.json) && typeof res.json.id === 'string' ? res.json.id : undefined;
-  if (res.status >= 200 && res.status < 300 && id) ctx.created('MedicationRequest', id, readUrl(ctx, id));
+  const req = { scopes: WRITE_SCOPES, method: 'POST' as const, url: ctx.path(op.path), body };
+  // A create that must be refused: a server error is judged, not retried into no verdict (see refusalProbe).
+  const res = opts.refusal ? await refusalProbe(ctx, req) : await ctx.fhir(req);
+  const id = isSuccess(res) ? createdIdOf(res, 'MedicationRequest') : undefined;
+  if (id) ctx.created('MedicationRequest', id, readUrl(ctx, id));
   return res;
 }
 
-/** Create one of our own MedicationRequests (the create must succeed). */
+/**
+ * Create one of our own MedicationRequests (the create must succeed: any 2xx).
+ * `resource` is the response body when it is the MedicationRequest, else the
+ * read of the id `Location` names (whether the body must be the resource is
+ * judged by the checks naming medication-request.create-returns-resource).
+ */
 export async function createOwn(ctx: CheckContext, overrides: Resource = {}, requirement = 'medication-request.create-returns-resource'): Promise<{ res: HttpResponse; resource: Resource; id: string }> {
   const res = await postMedicationRequest(ctx, newMedicationRequest(ctx, overrides));
-  expectStatus(res, [200, 201], requirement, 'create');
-  const resource = expectResource(ctx, res, 'MedicationRequest', requirement);
-  if (typeof resource.id !== 'string') ctx.fail('the created MedicationRequest has no id', { requirement, expected: 'an id', actual: resource.id, exchange: res.exchange.id });
-  return { res, resource, id: resource.id };
+  expectSuccess(ctx, res, requirement, 'create');
+  const id = createdIdOf(res, 'MedicationRequest');
+  if (id === undefined) {
+    ctx.fail('the create answered neither the MedicationRequest with its id nor a Location naming it', {
+      requirement, expected: 'a MedicationRequest body with an id, or Location: .../MedicationRequest/<id>', actual: { status: res.status, body: res.text.slice(0, 120), location: res.headers.location ?? null }, exchange: res.exchange.id,
+    });
+  }
+  const body = res.json;
+  if (isObject(body) && body.resourceType === 'MedicationRequest') return { res, resource: expectResource(ctx, res, 'MedicationRequest', requirement), id };
+  return { res, resource: (await readMedicationRequest(ctx, id)).resource, id };
 }
 
-export async function putMedicationRequest(ctx: CheckContext, id: string, body: Resource, headers: Record<string, string> = {}): Promise<HttpResponse> {
+/** The create answered the MedicationRequest itself (Endpoints table, Payload out: MedicationRequest). */
+export function expectCreatedResource(ctx: CheckContext, res: HttpResponse, requirement = 'medication-request.create-returns-resource'): Resource {
+  return expectResource(ctx, res, 'MedicationRequest', requirement);
+}
+
+export async function putMedicationRequest(ctx: CheckContext, id: string, body: Resource, headers: Record<string, string> = {}, opts: { refusal?: boolean } = {}): Promise<HttpResponse> {
   const op = ctx.operation('MedicationRequest', 'update', 'R4');
-  return ctx.fhir({ scopes: WRITE_SCOPES, method: 'PUT', url: ctx.path(op.path, { id }), body, headers });
+  const req = { scopes: WRITE_SCOPES, method: 'PUT' as const, url: ctx.path(op.path, { id }), body, headers };
+  // An update that must be refused: a server error is judged, not retried into no verdict (see refusalProbe).
+  return opts.refusal ? refusalProbe(ctx, req) : ctx.fhir(req);
 }
 
 /** PUT the resource back exactly as read: an update that changes nothing, for fixtures in a refusing state. */
-export async function putUnchanged(ctx: CheckContext, fixtureKey: string): Promise<HttpResponse> {
+export async function putUnchanged(ctx: CheckContext, fixtureKey: string, opts: { refusal?: boolean } = {}): Promise<HttpResponse> {
   const id = ctx.fixture(fixtureKey);
   const { resource } = await readMedicationRequest(ctx, id);
-  return putMedicationRequest(ctx, id, resource);
+  return putMedicationRequest(ctx, id, resource, {}, opts);
 }
 
 /** A validation refusal: 400 or 422 with HPB-00101 (issue code `invalid` with 400, Errors > Format 4). */
@@ -153,4 +198,18 @@ export async function searchMedicationRequests(
     url = bundleLink(bundle, 'next');
   }
   return { resources, pages, complete: url === undefined };
+}
+
+/**
+ * A request whose answer must be a 4xx refusal (an unknown id, a date outside
+ * the registration window): sent without the 5xx retries, so a server that
+ * answers the case with a server error is judged on it rather than left
+ * without a verdict. A 5xx is sent once more after a second, and the second
+ * answer is the one judged (a passing outage does not make a failure).
+ */
+export async function refusalProbe(ctx: CheckContext, opts: RequestOptions & { scopes: string[]; role?: string }): Promise<HttpResponse> {
+  const first = await ctx.fhir({ ...opts, retry: 'none' });
+  if (first.status < 500) return first;
+  await ctx.sleep(1000);
+  return ctx.fhir({ ...opts, retry: 'none' });
 }

@@ -5,25 +5,27 @@
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, expectError, expectStatus, isObject } from '../../src/engine/expect.js';
+import { catalogCodeOf, expectError, isObject } from '../../src/engine/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
+import { describeDifferences, writtenIsRead } from './compare.js';
 import {
-  NOT_FOUND_CODES, type Resource, createOwn, expectResource, expectValidationError, newMedicationRequest, outcomeSummary,
-  postMedicationRequest, putMedicationRequest, randomId, readMedicationRequest, referenceOf, sameReference,
+  NOT_FOUND_CODES, WRITE_SCOPES, type Resource, createOwn, expectCreatedResource, expectResource, expectSuccess, expectValidationError,
+  isSuccess, newMedicationRequest, outcomeSummary, postMedicationRequest, putMedicationRequest, randomId, readMedicationRequest,
+  referenceOf, refusalProbe, sameReference,
 } from './support.js';
 
 const area = 'medication-request';
 const tags: ['writes'] = ['writes'];
 
-/** A successful update returns the MedicationRequest (Endpoints table, Payload out). */
+/** A successful update (any 2xx: success statuses are not shown) returns the MedicationRequest (Endpoints table, Payload out). */
 function expectUpdated(ctx: CheckContext, res: HttpResponse, what: string): Resource {
-  expectStatus(res, [200, 201], 'medication-request.update-returns-resource', what);
+  expectSuccess(ctx, res, 'medication-request.update-returns-resource', what);
   return expectResource(ctx, res, 'MedicationRequest', 'medication-request.update-returns-resource');
 }
 
 /** A write that must be refused with HPB-00101; a create accepted by mistake is ledgered by postMedicationRequest. */
 async function expectCreateRefused(ctx: CheckContext, overrides: Resource, requirement: string): Promise<void> {
-  const res = await postMedicationRequest(ctx, newMedicationRequest(ctx, overrides));
+  const res = await postMedicationRequest(ctx, newMedicationRequest(ctx, overrides), { refusal: true });
   expectValidationError(res, requirement);
 }
 
@@ -41,7 +43,9 @@ export const writeChecks: CheckDefinition[] = [
     tags,
     fixtures: ['patient'],
     async run(ctx) {
-      const { res, resource, id } = await createOwn(ctx, { status: undefined });
+      const { res, id } = await createOwn(ctx, { status: undefined });
+      // Payload out of create: the MedicationRequest (whatever the 2xx status).
+      const resource = expectCreatedResource(ctx, res);
       ctx.check(resource.status === 'active', `the create response has status ${JSON.stringify(resource.status)}`, {
         requirement: 'medication-request.status-default-active', expected: 'active', actual: resource.status, exchange: res.exchange.id,
       });
@@ -101,7 +105,7 @@ export const writeChecks: CheckDefinition[] = [
     fixtures: ['patient'],
     async run(ctx) {
       const { resource, id } = await createOwn(ctx);
-      const res = await putMedicationRequest(ctx, id, { ...resource, status: 'unknown' });
+      const res = await putMedicationRequest(ctx, id, { ...resource, status: 'unknown' }, {}, { refusal: true });
       expectValidationError(res, 'medication-request.status-unknown-not-writable');
       const after = await readMedicationRequest(ctx, id);
       ctx.check(after.resource.status === resource.status, `after the refused update the status is ${JSON.stringify(after.resource.status)}`, {
@@ -143,7 +147,7 @@ export const writeChecks: CheckDefinition[] = [
     async run(ctx) {
       const { resource, id } = await createOwn(ctx);
       // dosageInstruction is an array of Dosage in R4; a plain string breaks the schema.
-      const res = await putMedicationRequest(ctx, id, { ...resource, dosageInstruction: 'one tablet daily' });
+      const res = await putMedicationRequest(ctx, id, { ...resource, dosageInstruction: 'one tablet daily' }, {}, { refusal: true });
       expectValidationError(res, 'medication-request.update-400');
     },
   }),
@@ -158,8 +162,10 @@ export const writeChecks: CheckDefinition[] = [
     fixtures: ['patient'],
     async run(ctx) {
       const id = randomId();
-      const res = await putMedicationRequest(ctx, id, newMedicationRequest(ctx, { id }));
-      if (res.status >= 200 && res.status < 300) ctx.created('MedicationRequest', id);
+      const op = ctx.operation('MedicationRequest', 'update', 'R4');
+      // A 404 is the answer: a server error here is judged (no 5xx retries), not left without a verdict.
+      const res = await refusalProbe(ctx, { scopes: WRITE_SCOPES, method: 'PUT', url: ctx.path(op.path, { id }), body: newMedicationRequest(ctx, { id }) });
+      if (isSuccess(res)) ctx.created('MedicationRequest', id);
       expectError(res, { status: 404, code: NOT_FOUND_CODES, requirement: 'medication-request.update-404' });
     },
   }),
@@ -182,26 +188,29 @@ export const writeChecks: CheckDefinition[] = [
           coding: [{ system: 'http://www.nlm.nih.gov/research/umls/rxnorm', code: '314076', display: 'lisinopril 10 MG Oral Tablet' }],
           text: 'lisinopril 10 MG Oral Tablet',
         },
-        dosageInstruction: [{ text: `${marker}: 1 tablet every 12 hours` }],
-        dispenseRequest: { numberOfRepeatsAllowed: 2 },
+        dosageInstruction: [{
+          text: `${marker}: 1 tablet every 12 hours`,
+          timing: { repeat: { frequency: 1, period: 12, periodUnit: 'h' } },
+          doseAndRate: [{ doseQuantity: { value: 1, unit: 'tablet' } }],
+        }],
+        dispenseRequest: { numberOfRepeatsAllowed: 2, quantity: { value: 60, unit: 'tablet' } },
         reasonCode: [{ coding: [{ system: 'http://hl7.org/fhir/sid/icd-10', code: 'I10', display: 'Essential (primary) hypertension' }] }],
         note: [{ text: `${marker}: take in the morning` }],
       };
       expectUpdated(ctx, await putMedicationRequest(ctx, id, written), 'update of the FHIR-owned fields');
       const after = await readMedicationRequest(ctx, id);
       const r = after.resource;
-      const fields: Array<[string, unknown, unknown]> = [
-        ['medication code', codingCode(r.medicationCodeableConcept), '314076'],
-        ['dosage text', firstText(r.dosageInstruction), written.dosageInstruction[0]!.text],
-        ['dispense repeats', isObject(r.dispenseRequest) ? r.dispenseRequest.numberOfRepeatsAllowed : undefined, 2],
-        ['reason code', Array.isArray(r.reasonCode) ? codingCode(r.reasonCode[0]) : undefined, 'I10'],
-        ['note text', firstText(r.note), written.note[0]!.text],
-      ];
-      for (const [field, actual, expected] of fields) {
-        ctx.check(actual === expected, `after the update, ${field} is ${JSON.stringify(actual)}`, {
-          requirement: 'medication-request.fhir-owned-overlay', expected, actual, exchange: after.res.exchange.id,
-        });
-      }
+      // Each FHIR-owned field reads back as written, whole (a timing or quantity inside dosage or dispense included).
+      const owned = {
+        medicationCodeableConcept: written.medicationCodeableConcept, dosageInstruction: written.dosageInstruction,
+        dispenseRequest: written.dispenseRequest, reasonCode: written.reasonCode, note: written.note,
+      };
+      // Medication code/system/display are FHIR-owned (a changed display is a difference); other displays may be normalized.
+      const { differences, displays } = writtenIsRead(owned, r, { ownedDisplay: (path) => path.startsWith('medicationCodeableConcept.') });
+      ctx.check(differences.length === 0, `after the update the FHIR-owned fields do not read back as written: ${describeDifferences(differences)}`, {
+        requirement: 'medication-request.fhir-owned-overlay', expected: differences.map((d) => ({ [d.path]: d.expected })), actual: differences.map((d) => ({ [d.path]: d.actual })), exchange: after.res.exchange.id,
+      });
+      if (displays.length > 0) ctx.observe('medication-request.overlay.displays-normalized', displays);
       // Status is FHIR-owned too; which status changes are allowed is not shown, so a refusal is recorded, not failed.
       const statusRes = await putMedicationRequest(ctx, id, { ...r, status: 'on-hold' });
       if (statusRes.status >= 400 && statusRes.status < 500) {
@@ -226,7 +235,7 @@ export const writeChecks: CheckDefinition[] = [
     fixtures: ['patient', 'patientNoRecords'],
     async run(ctx) {
       const { resource, id } = await createOwn(ctx);
-      const res = await putMedicationRequest(ctx, id, { ...resource, subject: { reference: `Patient/${ctx.fixture('patientNoRecords')}` } });
+      const res = await putMedicationRequest(ctx, id, { ...resource, subject: { reference: `Patient/${ctx.fixture('patientNoRecords')}` } }, {}, { refusal: true });
       expectError(res, { status: 422, requirement: 'medication-request.update-subject-change-422' });
       const after = await readMedicationRequest(ctx, id);
       const subject = referenceOf(after.resource.subject);
@@ -273,15 +282,3 @@ export const writeChecks: CheckDefinition[] = [
     },
   }),
 ];
-
-function codingCode(concept: unknown): unknown {
-  if (!isObject(concept) || !Array.isArray(concept.coding)) return undefined;
-  const coding: unknown = concept.coding[0];
-  return isObject(coding) ? coding.code : undefined;
-}
-
-function firstText(list: unknown): unknown {
-  if (!Array.isArray(list)) return undefined;
-  const first: unknown = list[0];
-  return isObject(first) ? first.text : undefined;
-}

@@ -11,14 +11,20 @@ export interface SearchEndpoint {
   slug: string;
   resource: 'MedicationRequest' | 'Encounter' | 'DocumentReference';
   release: 'R4' | 'R5';
-  /** The resource's own date, then meta.lastUpdated (pagination.ordering-time-uuid notes). */
+  /** The exposed time fields an order may follow: the resource's own date, then meta.lastUpdated (recorded, never required). */
   timeFields: string[];
+  /** The resource's own date field (dotted path), set on the records the ordering check creates. */
+  ownTime: string;
+  /** Fixture key of a record of this type; when it reads as the fixture patient's, that patient's search is not empty. */
+  fixture: string;
+  /** The requirement a search by patient that leaves out the patient's records breaks. */
+  patientRequirement: string;
 }
 
 export const ENDPOINTS: readonly SearchEndpoint[] = [
-  { slug: 'medication-request', resource: 'MedicationRequest', release: 'R4', timeFields: ['authoredOn', 'meta.lastUpdated'] },
-  { slug: 'encounter', resource: 'Encounter', release: 'R4', timeFields: ['period.start', 'meta.lastUpdated'] },
-  { slug: 'document-reference', resource: 'DocumentReference', release: 'R5', timeFields: ['date', 'meta.lastUpdated'] },
+  { slug: 'medication-request', resource: 'MedicationRequest', release: 'R4', timeFields: ['authoredOn', 'meta.lastUpdated'], ownTime: 'authoredOn', fixture: 'medicationRequest', patientRequirement: 'medication-request.search-by-patient' },
+  { slug: 'encounter', resource: 'Encounter', release: 'R4', timeFields: ['period.start', 'meta.lastUpdated'], ownTime: 'period.start', fixture: 'encounter', patientRequirement: 'encounter.search-patient' },
+  { slug: 'document-reference', resource: 'DocumentReference', release: 'R5', timeFields: ['date', 'meta.lastUpdated'], ownTime: 'date', fixture: 'documentReference', patientRequirement: 'document-reference.search-patient' },
 ];
 
 /** Safety bound of a walk over `next` links; reaching it is a failure, never a way to stop early. */
@@ -158,6 +164,11 @@ function valueAt(resource: Record<string, unknown>, path: string): unknown {
   return v;
 }
 
+/** The time (ms) of a dotted field of a resource, when it holds a date-time. */
+export function timeAt(resource: Record<string, unknown>, field: string): number | undefined {
+  return timeOf(resource, field);
+}
+
 function timeOf(resource: Record<string, unknown>, field: string): number | undefined {
   const v = valueAt(resource, field);
   const t = typeof v === 'string' ? Date.parse(v) : NaN;
@@ -187,9 +198,11 @@ export interface OrderingVerdict {
 }
 
 /**
- * Ordering by time and UUID (pagination.ordering-time-uuid notes): every adjacent
- * pair is ordered by at least one accepted time field (then by id on a tie), in
- * one time direction and one id direction throughout the walk.
+ * Whether the order follows exposed time fields (then the id on a tie): every
+ * adjacent pair is ordered by at least one of `fields`, in one time direction
+ * and one id direction throughout. Which time orders results is not shown, so
+ * a misfit is no failure by itself (the server may order by a time it does not
+ * expose, such as the creation time): the ordering checks record it.
  */
 export function checkOrdering(entries: Entry[], fields: string[]): OrderingVerdict {
   const name = (d: Direction) => (d === 1 ? 'ascending' : 'descending');
@@ -204,4 +217,65 @@ export function checkOrdering(entries: Entry[], fields: string[]): OrderingVerdi
   }
   const i = best!.bad[0]!;
   return { offending: { index: i, a: entries[i - 1]!.key, b: entries[i]!.key } };
+}
+
+/**
+ * The first key whose relative order differs between two walks of the same
+ * search (keys present in only one walk, e.g. records another check created in
+ * between, are left out): a total order by time and UUID does not depend on
+ * the page size.
+ */
+export function firstOrderDifference(a: readonly string[], b: readonly string[]): { index: number; expected: string[]; actual: string[] } | undefined {
+  const inB = new Set(b);
+  const inA = new Set(a);
+  const common = a.filter((k) => inB.has(k));
+  const other = b.filter((k) => inA.has(k));
+  const i = common.findIndex((k, j) => other[j] !== k);
+  return i < 0 ? undefined : { index: i, expected: common.slice(i, i + 3), actual: other.slice(i, i + 3) };
+}
+
+/** A record the ordering check created, with the interval in which the server created it (our clock). */
+export interface CreatedRecord {
+  id: string;
+  sentAt: number;
+  answeredAt: number;
+}
+
+export interface CreationOrderVerdict {
+  /** Ascending (oldest first) or descending, when the positions fit one. */
+  fits?: 'ascending' | 'descending';
+  /** Otherwise what breaks the closest direction. */
+  problem?: string;
+}
+
+/**
+ * Whether the walk is ordered by creation time in one direction, judged on
+ * what is certain about creation times: each created record after the ones
+ * created a second or more before it (a coarser clock may tie closer ones, and
+ * the UUID then decides), and after every `older` record (records that existed
+ * well before the first create). Records neither created nor older (e.g. made
+ * by other checks of the run) are not constrained.
+ */
+export function checkCreationOrder(keys: readonly string[], created: readonly CreatedRecord[], older: ReadonlySet<string>): CreationOrderVerdict {
+  const pos = new Map(keys.map((k, i) => [k.toLowerCase(), i]));
+  const at = created.map((c) => ({ ...c, i: pos.get(c.id.toLowerCase()) }));
+  const missing = at.filter((c) => c.i === undefined);
+  if (missing.length > 0) return { problem: `created record(s) ${missing.map((c) => c.id).join(', ')} missing from the results` };
+  const olderPos = keys.map((k, i) => (older.has(k.toLowerCase()) ? i : -1)).filter((i) => i >= 0);
+  const problems: string[] = [];
+  for (const dir of [1, -1] as const) {
+    const name = dir === 1 ? 'ascending' : 'descending';
+    let problem: string | undefined;
+    for (const a of at) {
+      for (const b of at) {
+        if (b.sentAt - a.answeredAt < 1000) continue; // possibly the same tick: either order
+        if (Math.sign(b.i! - a.i!) !== dir) problem ??= `${b.id}, created after ${a.id}, comes ${dir === 1 ? 'before' : 'after'} it`;
+      }
+      const wrongSide = olderPos.find((p) => Math.sign(a.i! - p) !== dir);
+      if (wrongSide !== undefined) problem ??= `${a.id}, created during the check, comes ${dir === 1 ? 'before' : 'after'} ${keys[wrongSide]}, which existed before it`;
+    }
+    if (problem === undefined) return { fits: name };
+    problems.push(`${name}: ${problem}`);
+  }
+  return { problem: problems.join('; ') };
 }

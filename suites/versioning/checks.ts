@@ -7,8 +7,10 @@ import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
 import { catalogCodeOf, expectError, expectStatus, isObject } from '../../src/engine/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
+import { describeDifferences, writtenIsRead } from '../medication-request/compare.js';
 import {
-  type Resource, createOwn, expectResource, outcomeSummary, putMedicationRequest, readMedicationRequest, searchMedicationRequests,
+  type Resource, WRITE_SCOPES, createOwn, expectResource, expectSuccess, outcomeSummary, putMedicationRequest, readMedicationRequest,
+  refusalProbe, searchMedicationRequests,
 } from '../medication-request/support.js';
 import { httpDateForm, isEntityTag, opaqueTag, versionedReads } from './support.js';
 
@@ -23,17 +25,25 @@ function noteUpdate(ctx: CheckContext, resource: Resource, text: string): Resour
   return { ...resource, note: [{ text: `${text} (fhir-conformance run ${ctx.runId})` }] };
 }
 
-/** One of our own MedicationRequests, as last read (the read's ETag is the current validator). */
+/**
+ * One of our own MedicationRequests, as last read. The validator is the read's
+ * ETag; a read without a usable ETag (a failure of versioning.read-etag) falls
+ * back to FHIR's `W/"<meta.versionId>"`, so the If-Match rules are still judged.
+ */
 async function ownRecord(ctx: CheckContext): Promise<{ id: string; res: HttpResponse; resource: Resource; etag: string }> {
   const { id } = await createOwn(ctx);
   const { res, resource } = await readMedicationRequest(ctx, id);
-  const etag = res.headers.etag;
-  if (!isEntityTag(etag)) ctx.skip(`the read returned no usable ETag (${String(etag)}); see versioning.read-etag`);
+  const header = res.headers.etag;
+  const version = versionIdOf(resource);
+  const etag = isEntityTag(header) ? header : typeof version === 'string' && version !== '' ? `W/"${version}"` : undefined;
+  if (etag === undefined) ctx.skip(`the read returned neither an ETag nor a meta.versionId to build a validator from; see versioning.read-etag and versioning.meta-version-id`);
+  if (!isEntityTag(header)) ctx.observe('versioning.validator', `W/"${String(version)}" built from meta.versionId (the read has no usable ETag)`);
   return { id, res, resource, etag };
 }
 
+/** An update succeeded (any 2xx: success statuses are not shown) and answered the MedicationRequest. */
 function expectUpdateAccepted(ctx: CheckContext, res: HttpResponse, requirement: string): Resource {
-  expectStatus(res, [200, 201], requirement, 'update');
+  expectSuccess(ctx, res, requirement, 'update');
   return expectResource(ctx, res, 'MedicationRequest', requirement);
 }
 
@@ -188,13 +198,20 @@ export const checks: CheckDefinition[] = [
     fixtures: ['patient'],
     async run(ctx) {
       const { id, resource, etag: stale } = await ownRecord(ctx);
-      const first = await putMedicationRequest(ctx, id, noteUpdate(ctx, resource, 'first writer'));
-      const current = expectUpdateAccepted(ctx, first, 'medication-request.if-match-stale-409');
-      const res = await putMedicationRequest(ctx, id, noteUpdate(ctx, resource, 'second writer'), { 'if-match': stale });
+      const firstWriter = noteUpdate(ctx, resource, 'first writer');
+      const first = await putMedicationRequest(ctx, id, firstWriter);
+      expectUpdateAccepted(ctx, first, 'medication-request.if-match-stale-409');
+      // The answer must be 409 HPB-00103: a 412, a 500 (judged, not retried away) or an acceptance fails.
+      const op = ctx.operation('MedicationRequest', 'update', 'R4');
+      const res = await refusalProbe(ctx, {
+        scopes: WRITE_SCOPES, method: 'PUT', url: ctx.path(op.path, { id }), body: noteUpdate(ctx, resource, 'second writer'), headers: { 'if-match': stale },
+      });
+      ctx.observe('versioning.stale-validator', stale.startsWith('W/') ? 'weak' : 'strong');
       expectError(res, { status: 409, code: 'HPB-00103', requirement: 'medication-request.if-match-stale-409' });
       const after = await readMedicationRequest(ctx, id);
-      ctx.check(JSON.stringify(after.resource.note) === JSON.stringify(current.note), 'the refused conditional update changed the record', {
-        requirement: 'medication-request.if-match-stale-409', expected: current.note, actual: after.resource.note, exchange: after.res.exchange.id,
+      const kept = writtenIsRead({ note: firstWriter.note }, after.resource);
+      ctx.check(kept.differences.length === 0, `the refused conditional update changed the record: ${describeDifferences(kept.differences)}`, {
+        requirement: 'medication-request.if-match-stale-409', expected: firstWriter.note, actual: after.resource.note, exchange: after.res.exchange.id,
       });
     },
   }),

@@ -5,42 +5,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import checks from '../../suites/medication-request/checks.js';
+import { faults as mrFaults } from '../../src/reference/faults/medication-request.js';
+import { faults as paginationFaults } from '../../src/reference/faults/pagination.js';
 import { describeResults, runChecks } from './target.js';
 
 const byId = new Map(checks.map((c) => [c.id, c]));
 
-/** Fault -> the checks that must fail with it planted. */
-const CAUGHT_BY: Array<[string, string[]]> = [
-  ['mr-resource-type-wrong', ['medication-request.read-fixture']],
-  ['mr-status-missing', ['medication-request.read-fixture']],
-  ['mr-encounter-reference-urn', ['medication-request.search-by-encounter', 'general.reference-format']],
-  ['mr-create-returns-outcome', ['medication-request.create-default-status']],
-  ['mr-update-returns-outcome', ['medication-request.update-overlays-fhir-fields']],
-  ['mr-search-bundle-collection', ['medication-request.search-by-patient']],
-  ['mr-default-status-not-applied', ['medication-request.create-default-status']],
-  ['mr-intent-echoed', ['medication-request.intent-ignored-on-write']],
-  ['mr-intent-not-order', ['medication-request.read-fixture', 'medication-request.intent-ignored-on-write']],
-  ['mr-unknown-status-writable', ['medication-request.create-unknown-status-refused', 'medication-request.update-unknown-status-refused']],
-  ['mr-unknown-status-not-emitted', ['medication-request.unknown-status-emitted']],
-  ['mr-medication-not-required', ['medication-request.create-without-medication-refused']],
-  ['mr-missing-subject-404', ['medication-request.create-without-subject-refused']],
-  ['mr-update-schema-unchecked', ['medication-request.update-invalid-body-refused']],
-  ['mr-not-found-generic-code', ['medication-request.read-unknown-id', 'medication-request.update-unknown-id']],
-  ['mr-overlay-ignored', ['medication-request.update-overlays-fhir-fields']],
-  ['mr-subject-change-accepted', ['medication-request.subject-change-refused']],
-  ['mr-entered-in-error-updatable', ['medication-request.entered-in-error-update-refused']],
-  ['mr-signed-prescription-updatable', ['medication-request.signed-prescription-update-refused']],
-  ['mr-deceased-patient-accepted', ['medication-request.deceased-patient-create-refused']],
-  ['mr-merged-patient-accepted', ['medication-request.merged-patient-create-refused']],
-  ['mr-search-patient-ignored', ['medication-request.search-by-patient']],
-  ['mr-search-encounter-ignored', ['medication-request.search-by-encounter']],
-  ['pagination-mr-search-without-patient-accepted', ['medication-request.search-needs-patient-or-encounter']],
-  ['mr-client-id-kept', ['general.id-server-assigned']],
-  ['mr-id-not-uuid', ['general.id-uuid']],
-  ['mr-reference-absolute-url', ['general.reference-format']],
-  ['mr-reference-display-object', ['general.reference-display']],
-  ['mr-authored-on-local-format', ['general.timestamps-iso8601']],
-];
+/** Fault -> the checks that must fail with it planted (each fault names them in `checks`). */
+const CAUGHT_BY: Array<[string, string[]]> = [...mrFaults, ...paginationFaults.filter((f) => f.name === 'pagination-mr-search-without-patient-accepted')]
+  .map((f) => [f.name, (f.checks ?? []).filter((id) => byId.has(id))]);
 
 const MODES = [
   {},
@@ -69,6 +42,10 @@ describe('medication-request and general checks on the clean reference', () => {
 });
 
 describe('each planted fault is caught', () => {
+  it('every fault names the checks of this suite it must fail', () => {
+    expect(CAUGHT_BY.filter(([, ids]) => ids.length === 0).map(([name]) => name)).toEqual([]);
+  });
+
   it.each(CAUGHT_BY)('%s fails %j', async (fault, ids) => {
     const targeted = ids.map((id) => {
       const check = byId.get(id);

@@ -1,6 +1,8 @@
 /** The pagination suite's helpers: ordering verdicts and cursor handling. */
 import { describe, expect, it } from 'vitest';
-import { checkOrdering, cursorOf, refersToPatient, smallPageSize, tamper, withCursor, type Entry } from '../../suites/pagination/support.js';
+import {
+  checkCreationOrder, checkOrdering, cursorOf, firstOrderDifference, refersToPatient, smallPageSize, tamper, withCursor, type Entry,
+} from '../../suites/pagination/support.js';
 
 const FIELDS = ['authoredOn', 'meta.lastUpdated'];
 const entry = (key: string, authoredOn?: string, lastUpdated?: string): Entry => ({
@@ -88,5 +90,43 @@ describe('small helpers', () => {
     expect(refersToPatient({ subject: { reference: 'https://t.example/fhir/R4/Patient/p1' } }, 'p1')).toBe(true);
     expect(refersToPatient({ subject: { reference: 'Patient/p12' } }, 'p1')).toBe(false);
     expect(refersToPatient({}, 'p1')).toBe(false);
+  });
+});
+
+describe('firstOrderDifference', () => {
+  it('compares the relative order of the keys both walks hold', () => {
+    expect(firstOrderDifference(['a', 'b', 'c'], ['a', 'x', 'b', 'c'])).toBeUndefined();
+    expect(firstOrderDifference(['a', 'b', 'c', 'd'], ['a', 'c', 'b', 'd'])).toEqual({ index: 1, expected: ['b', 'c', 'd'], actual: ['c', 'b', 'd'] });
+  });
+});
+
+describe('checkCreationOrder', () => {
+  const made = (id: string, sentAt: number) => ({ id, sentAt, answeredAt: sentAt + 50 });
+  const older = new Set(['p1', 'p2', 'p3']);
+
+  it('accepts the created records after every older record (ascending) or before (descending)', () => {
+    const created = [made('r1', 0), made('r2', 100), made('r3', 200)];
+    expect(checkCreationOrder(['p2', 'p1', 'p3', 'r1', 'r2', 'r3'], created, older).fits).toBe('ascending');
+    expect(checkCreationOrder(['r3', 'r2', 'r1', 'p3', 'p1', 'p2'], created, older).fits).toBe('descending');
+  });
+
+  it('lets records created within a second of each other come in either order (a coarse clock ties them)', () => {
+    const created = [made('r1', 0), made('r2', 100)];
+    expect(checkCreationOrder(['p1', 'r2', 'r1'], created, older).fits).toBe('ascending');
+  });
+
+  it('holds records created a second apart to their creation order', () => {
+    const created = [made('r1', 0), made('r2', 2000)];
+    expect(checkCreationOrder(['p1', 'r2', 'r1'], created, older).problem).toMatch(/r2, created after r1/);
+  });
+
+  it('fails a created record among older ones (an order by id alone)', () => {
+    const created = [made('r1', 0)];
+    expect(checkCreationOrder(['p1', 'r1', 'p2'], created, older).problem).toMatch(/existed before it/);
+  });
+
+  it('leaves records that are neither created nor older unconstrained', () => {
+    const created = [made('r1', 0)];
+    expect(checkCreationOrder(['p1', 'r1', 'other'], created, older).fits).toBe('ascending');
   });
 });

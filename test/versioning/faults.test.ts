@@ -4,21 +4,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import checks from '../../suites/versioning/checks.js';
+import { faults } from '../../src/reference/faults/versioning.js';
 import { describeResults, runChecks } from '../medication-request/target.js';
 
 const byId = new Map(checks.map((c) => [c.id, c]));
 
-const CAUGHT_BY: Array<[string, string[]]> = [
-  ['etag-missing', ['versioning.read-etag']],
-  ['last-modified-missing', ['versioning.read-last-modified']],
-  ['update-etag-missing', ['versioning.update-response-etag']],
-  ['update-last-modified-missing', ['versioning.update-response-last-modified']],
-  ['meta-version-id-missing', ['versioning.meta-version-id']],
-  ['stale-if-match-accepted', ['versioning.stale-if-match-refused']],
-  ['if-match-current-refused', ['versioning.if-match-current-succeeds']],
-  ['version-id-not-bumped', ['versioning.if-match-current-succeeds', 'versioning.update-response-etag']],
-  ['r4-metadata-declares-r5', ['versioning.release-by-path-prefix']],
-];
+/** Fault -> the checks that must fail with it planted (each fault names them in `checks`). */
+const CAUGHT_BY: Array<[string, string[]]> = faults.map((f) => [f.name, f.checks ?? []]);
 
 describe('versioning checks on the clean reference', () => {
   it.each([['weak'], ['strong']] as const)('ETag %s: no fail, no error, no skip', async (etag) => {

@@ -114,6 +114,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-read-without-status',
     area: 'encounter',
     violates: ['encounter.status-required'],
+    checks: ['encounter.read-shape'],
     symptom: 'Encounter reads omit status.',
     transformResponse: onPath(opIs('Encounter.read'), ({ status: _s, ...rest }) => rest),
   },
@@ -121,6 +122,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-read-without-class',
     area: 'encounter',
     violates: ['encounter.class-required'],
+    checks: ['encounter.read-shape'],
     symptom: 'Encounter reads omit class.',
     transformResponse: onPath(opIs('Encounter.read'), ({ class: _c, ...rest }) => rest),
   },
@@ -128,6 +130,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-read-wrong-resource-type',
     area: 'encounter',
     violates: ['encounter.resource-type'],
+    checks: ['encounter.read-shape'],
     symptom: 'Encounter reads say resourceType "EpisodeOfCare".',
     transformResponse: onPath(opIs('Encounter.read'), (b) => ({ ...b, resourceType: 'EpisodeOfCare' })),
   },
@@ -135,6 +138,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-read-status-203',
     area: 'encounter',
     violates: ['encounter.read-returns-200'],
+    checks: ['encounter.read-shape'],
     symptom: 'Encounter reads answer 203 instead of 200.',
     transformResponse: (res, req) => (opIs('Encounter.read')(req) && res.status === 200 ? { ...res, status: 203 } : res),
   },
@@ -142,6 +146,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-diagnosis-condition-missing',
     area: 'encounter',
     violates: ['encounter.contained-condition-per-diagnosis'],
+    checks: ['encounter.diagnosis-contained-conditions'],
     symptom: 'An Encounter drops the contained Condition of its last diagnosis while the diagnosis still references it.',
     transformResponse: onPath(opIs('Encounter.read'), (b) => {
       const diagnoses = (b.diagnosis as Json[] | undefined) ?? [];
@@ -154,6 +159,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-no-primary-diagnosis',
     area: 'encounter',
     violates: ['encounter.diagnosis-rank-primary'],
+    checks: ['encounter.diagnosis-ranks'],
     symptom: 'The primary diagnosis carries rank 2: no diagnosis has rank 1.',
     transformResponse: onPath(opIs('Encounter.read'), (b) => ({
       ...b,

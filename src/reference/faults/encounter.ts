@@ -74,6 +74,7 @@ const ignoredParam = (param: string): FaultDef => ({
   name: `encounter-search-ignores-${param}`,
   area: 'encounter',
   violates: [`encounter.search-${param === '_id' ? 'id' : param}`],
+  checks: [`encounter.search-${param === '_id' ? 'id' : param}`],
   symptom: `Encounter search ignores the ${param} parameter and returns unfiltered results.`,
 });
 
@@ -81,6 +82,7 @@ const misreadPrefix = (prefix: string): FaultDef => ({
   name: `encounter-date-${prefix}-misread`,
   area: 'encounter',
   violates: [prefix === 'bare' ? 'encounter.search-date-day' : 'encounter.search-date-prefixes'],
+  checks: [prefix === 'bare' ? 'encounter.search-date-day' : `encounter.search-date-${prefix}`],
   symptom: prefix === 'bare'
     ? `Encounter search reads a date without prefix as ${MISREAD_PREFIX.bare}.`
     : `Encounter search reads the date prefix ${prefix} as ${MISREAD_PREFIX[prefix]}.`,
@@ -91,6 +93,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-read-without-id',
     area: 'encounter',
     violates: ['encounter.read-shape'],
+    checks: ['encounter.read-shape'],
     symptom: 'Encounter read responses lack the id.',
     transformResponse: (res, req) => (req.op?.operationId === 'Encounter.read' ? editEncounters(res, req, (e) => delete e.id) : res),
   },
@@ -98,6 +101,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-status-outside-values',
     area: 'encounter',
     violates: ['encounter.status-values'],
+    checks: ['encounter.status-values'],
     symptom: 'Encounters are emitted with status "arrived", outside planned/in-progress/finished/cancelled.',
     transformResponse: (res, req) => editEncounters(res, req, (e) => { e.status = 'arrived'; }),
   },
@@ -105,6 +109,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-class-without-display',
     area: 'encounter',
     violates: ['encounter.class-coding'],
+    checks: ['encounter.class-coding'],
     symptom: 'Encounter.class is emitted without display.',
     transformResponse: (res, req) => editEncounters(res, req, (e) => { if (isObject(e.class)) delete e.class.display; }),
   },
@@ -112,6 +117,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-subject-not-patient',
     area: 'encounter',
     violates: ['encounter.subject-patient-reference'],
+    checks: ['encounter.subject-patient-reference'],
     symptom: 'Encounter.subject references Group/<id> instead of Patient/<id>.',
     transformResponse: (res, req) => editEncounters(res, req, (e) => {
       if (isObject(e.subject) && typeof e.subject.reference === 'string') e.subject.reference = e.subject.reference.replace(/^Patient\//, 'Group/');
@@ -121,6 +127,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-participant-as-actor',
     area: 'encounter',
     violates: ['encounter.participant-individual'],
+    checks: ['encounter.participant-individual'],
     symptom: 'Encounter.participant items hold the practitioner in `actor` (R5 spelling) instead of `individual`.',
     transformResponse: (res, req) => editEncounters(res, req, (e) => {
       for (const p of Array.isArray(e.participant) ? (e.participant as Json[]) : []) {
@@ -133,6 +140,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-period-start-not-datetime',
     area: 'encounter',
     violates: ['encounter.period-shape'],
+    checks: ['encounter.period-shape'],
     symptom: 'Encounter.period.start is emitted as a day/month/year text, not an ISO 8601 date-time.',
     transformResponse: (res, req) => editEncounters(res, req, (e) => {
       if (isObject(e.period) && typeof e.period.start === 'string') {
@@ -145,6 +153,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-contained-ids-unstable',
     area: 'encounter',
     violates: ['encounter.contained-stable-ids'],
+    checks: ['encounter.contained-stable-ids'],
     symptom: 'Contained Condition ids are renumbered on every response (condition-N shifts between two reads).',
     transformResponse: (res, req) => editEncounters(res, req, (e) => {
       const shift = ++renumbering * 10;
@@ -157,6 +166,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-care-plan-id-renamed',
     area: 'encounter',
     violates: ['encounter.contained-care-plan'],
+    checks: ['encounter.contained-care-plan'],
     symptom: 'The contained CarePlan is emitted with id "plan-1" instead of "care-plan".',
     transformResponse: (res, req) => editEncounters(res, req, (e) => {
       for (const c of contained(e)) if (c.id === 'care-plan') c.id = 'plan-1';
@@ -166,6 +176,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-summary-not-clinical-impression',
     area: 'encounter',
     violates: ['encounter.contained-subjective-objective-summary'],
+    checks: ['encounter.contained-subjective-objective-summary'],
     symptom: 'The contained #subjective-objective-summary is an Observation, not a ClinicalImpression.',
     transformResponse: (res, req) => editEncounters(res, req, (e) => {
       for (const c of contained(e)) if (c.id === 'subjective-objective-summary') c.resourceType = 'Observation';
@@ -175,6 +186,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-impression-loinc-missing',
     area: 'encounter',
     violates: ['encounter.contained-diagnostic-impression'],
+    checks: ['encounter.contained-diagnostic-impression'],
     symptom: 'The contained #diagnostic-impression ClinicalImpression has no LOINC 51848-0 code.',
     transformResponse: (res, req) => editEncounters(res, req, (e) => {
       for (const c of contained(e)) if (c.id === 'diagnostic-impression') delete c.code;
@@ -184,6 +196,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-diagnosis-external-condition',
     area: 'encounter',
     violates: ['encounter.diagnosis-references-contained-condition'],
+    checks: ['encounter.diagnosis-contained-conditions'],
     symptom: 'Encounter.diagnosis[].condition references Condition/<uuid> instead of a contained Condition.',
     transformResponse: (res, req) => editEncounters(res, req, (e) => {
       for (const d of diagnoses(e)) {
@@ -195,6 +208,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-diagnosis-ranks-descending',
     area: 'encounter',
     violates: ['encounter.diagnosis-rank-secondary-order'],
+    checks: ['encounter.diagnoses-round-trip'],
     symptom: 'Secondary diagnoses are ranked in reverse of their stored order (ranks descend).',
     transformResponse: (res, req) => editEncounters(res, req, (e) => {
       const secondaries = diagnoses(e).filter((d) => typeof d.rank === 'number' && d.rank >= 2);
@@ -206,6 +220,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-search-bundle-collection',
     area: 'encounter',
     violates: ['encounter.search-returns-bundle'],
+    checks: ['encounter.search-returns-bundle'],
     symptom: 'Encounter search answers a Bundle of type collection instead of searchset.',
     transformResponse: (res, req) => {
       if (req.op?.operationId === 'Encounter.search' && isObject(res.body) && res.body.resourceType === 'Bundle') res.body.type = 'collection';
@@ -218,6 +233,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-create-without-id',
     area: 'encounter',
     violates: ['encounter.create-returns-resource'],
+    checks: ['encounter.create-returns-encounter'],
     symptom: 'A successful Encounter create answers the Encounter without the server-assigned id.',
     transformResponse: (res, req) => (req.op?.operationId === 'Encounter.create' ? editEncounters(res, req, (e) => delete e.id) : res),
   },
@@ -225,6 +241,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-update-empty-body',
     area: 'encounter',
     violates: ['encounter.update-returns-resource'],
+    checks: ['encounter.update-returns-encounter'],
     symptom: 'A successful Encounter update answers an empty body.',
     transformResponse: (res, req) => (req.op?.operationId === 'Encounter.update' && res.status < 300 ? { ...res, body: '' } : res),
   },
@@ -232,6 +249,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-validation-wrong-code',
     area: 'encounter',
     violates: ['encounter.create-400', 'encounter.create-422', 'encounter.update-400', 'encounter.update-422'],
+    checks: ['encounter.create-invalid-400', 'encounter.create-unprocessable-422', 'encounter.update-invalid-400', 'encounter.update-unprocessable-422'],
     symptom: 'Encounter create/update validation errors carry SVC-00003 instead of HPB-00101.',
     transformResponse: (res, req) =>
       req.op?.resource === 'Encounter' && outcomeCode(res.body) === 'HPB-00101' ? { ...res, body: recoded(res.body, 'SVC-00003') } : res,
@@ -240,6 +258,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-not-found-wrong-code',
     area: 'encounter',
     violates: ['encounter.read-404', 'encounter.update-404'],
+    checks: ['encounter.read-unknown-404', 'encounter.update-unknown-404'],
     symptom: 'An unknown Encounter id gives 404 with the generic SVC-00002 instead of HPB-00102.',
     transformResponse: (res, req) =>
       req.op?.resource === 'Encounter' && res.status === 404 && outcomeCode(res.body) === 'HPB-00102' ? { ...res, body: recoded(res.body, 'SVC-00002') } : res,
@@ -248,12 +267,14 @@ export const faults: FaultDef[] = [
     name: 'encounter-appointment-conflict-not-enforced',
     area: 'encounter',
     violates: ['encounter.appointment-active-encounter-409', 'catalog.hpb-00138'],
+    checks: ['encounter.appointment-active-encounter-409'],
     symptom: 'An Encounter for an appointment that already has an active encounter is created.',
   },
   {
     name: 'encounter-registration-window-400',
     area: 'encounter',
     violates: ['encounter.registration-window-422', 'catalog.hpb-00139'],
+    checks: ['encounter.registration-window-422'],
     symptom: 'An Encounter date outside the registration window is refused with 400 instead of 422.',
     transformResponse: (res) => (res.status === 422 && outcomeCode(res.body) === 'HPB-00139' ? errorResponse(res, 400, 'HPB-00139') : res),
   },
@@ -261,6 +282,7 @@ export const faults: FaultDef[] = [
     name: 'encounter-throttled-wrong-code',
     area: 'encounter',
     violates: ['encounter.read-429', 'encounter.search-429', 'encounter.create-429', 'encounter.update-429'],
+    checks: ['rate-limit.operations-429'],
     symptom: 'Encounter requests over the key limit are refused with 429 HPB-00121 (sandbox volume cap) instead of HPB-00105.',
     transformResponse: (res, req) =>
       req.op?.resource === 'Encounter' && res.status === 429 && outcomeCode(res.body) === 'HPB-00105' ? { ...res, body: recoded(res.body, 'HPB-00121') } : res,
@@ -269,6 +291,58 @@ export const faults: FaultDef[] = [
     name: 'encounter-normativa-not-enforced',
     area: 'encounter',
     violates: ['catalog.hpb-00142'],
+    checks: ['encounter.normativa-incomplete-422'],
     symptom: 'A consultation is started for a patient whose normativa data is incomplete.',
+  },
+  {
+    name: 'encounter-registration-window-500',
+    area: 'encounter',
+    violates: ['encounter.registration-window-422', 'catalog.hpb-00139'],
+    checks: ['encounter.registration-window-422'],
+    symptom: 'An Encounter date outside the registration window gives 500 SVC-00001 instead of 422 HPB-00139.',
+    transformResponse: (res) => (res.status === 422 && outcomeCode(res.body) === 'HPB-00139' ? errorResponse(res, 500, 'SVC-00001') : res),
+  },
+  {
+    name: 'encounter-far-future-accepted',
+    area: 'encounter',
+    violates: ['encounter.registration-window-422', 'catalog.hpb-00139'],
+    checks: ['encounter.registration-window-422'],
+    symptom: 'Only past dates are held to the registration window: an Encounter dated 2090 is accepted.',
+  },
+  {
+    name: 'encounter-unknown-id-500',
+    area: 'encounter',
+    violates: ['encounter.read-404', 'encounter.update-404'],
+    checks: ['encounter.read-unknown-404', 'encounter.update-unknown-404'],
+    symptom: 'An unknown Encounter id gives 500 SVC-00001 (an unhandled lookup miss) instead of 404 HPB-00102.',
+    transformResponse: (res, req) => (req.op?.resource === 'Encounter' && res.status === 404 ? errorResponse(res, 500, 'SVC-00001') : res),
+  },
+  {
+    name: 'encounter-write-keeps-first-participant',
+    area: 'encounter',
+    violates: ['encounter.create-read-back'],
+    checks: ['encounter.create-round-trip'],
+    symptom: 'Creates and updates silently keep only the first participant of the body.',
+  },
+  {
+    name: 'encounter-write-drops-period-end',
+    area: 'encounter',
+    violates: ['encounter.create-read-back'],
+    checks: ['encounter.create-round-trip'],
+    symptom: 'Creates and updates silently drop period.end.',
+  },
+  {
+    name: 'encounter-update-drops-reason',
+    area: 'encounter',
+    violates: ['encounter.update-read-back'],
+    checks: ['encounter.update-unchanged-round-trip'],
+    symptom: 'An update silently loses reasonCode, even when the body carries it unchanged.',
+  },
+  {
+    name: 'encounter-search-stale-version',
+    area: 'encounter',
+    violates: ['pagination.entry-is-read'],
+    checks: ['encounter.search-entry-matches-read'],
+    symptom: 'Search entries show the version each Encounter was created with, not the current one a read returns.',
   },
 ];

@@ -19,6 +19,7 @@ export const faults: FaultDef[] = [
     name: 'etag-missing',
     area: 'versioning',
     violates: ['versioning.read-etag'],
+    checks: ['versioning.read-etag'],
     symptom: 'Reads carry no ETag header.',
     transformResponse: (res, req) => (isRead(res, req) ? withoutHeader(res, 'etag') : res),
   },
@@ -26,6 +27,7 @@ export const faults: FaultDef[] = [
     name: 'last-modified-missing',
     area: 'versioning',
     violates: ['versioning.read-last-modified'],
+    checks: ['versioning.read-last-modified'],
     symptom: 'Reads carry no Last-Modified header.',
     transformResponse: (res, req) => (isRead(res, req) ? withoutHeader(res, 'last-modified') : res),
   },
@@ -33,6 +35,7 @@ export const faults: FaultDef[] = [
     name: 'update-etag-missing',
     area: 'versioning',
     violates: ['medication-request.update-response-etag'],
+    checks: ['versioning.update-response-etag'],
     symptom: 'Update responses carry no ETag header.',
     transformResponse: (res, req) => (isUpdate(res, req) ? withoutHeader(res, 'etag') : res),
   },
@@ -40,6 +43,7 @@ export const faults: FaultDef[] = [
     name: 'update-last-modified-missing',
     area: 'versioning',
     violates: ['medication-request.update-response-last-modified'],
+    checks: ['versioning.update-response-last-modified'],
     symptom: 'Update responses carry no Last-Modified header.',
     transformResponse: (res, req) => (isUpdate(res, req) ? withoutHeader(res, 'last-modified') : res),
   },
@@ -47,6 +51,7 @@ export const faults: FaultDef[] = [
     name: 'meta-version-id-missing',
     area: 'versioning',
     violates: ['versioning.meta-version-id'],
+    checks: ['versioning.meta-version-id'],
     symptom: 'Resources read by id carry meta without versionId.',
     transformResponse: (res, req) => {
       const body = res.body as { meta?: Record<string, unknown> } | undefined;
@@ -58,29 +63,47 @@ export const faults: FaultDef[] = [
     name: 'stale-if-match-accepted',
     area: 'versioning',
     violates: ['medication-request.if-match-stale-409', 'medication-request.update-409', 'catalog.hpb-00103'],
+    checks: ['versioning.stale-if-match-refused'],
     symptom: 'A MedicationRequest update with a stale If-Match is applied.',
   },
   {
     name: 'if-match-current-refused',
     area: 'versioning',
     violates: ['medication-request.if-match-current-succeeds'],
+    checks: ['versioning.if-match-current-succeeds'],
     symptom: 'Any MedicationRequest update carrying If-Match is refused with 409 HPB-00103, even with the current ETag.',
   },
   {
     name: 'version-id-not-bumped',
     area: 'versioning',
     violates: ['medication-request.update-response-etag', 'versioning.if-match-conditional'],
+    checks: ['versioning.if-match-current-succeeds', 'versioning.update-response-etag'],
     symptom: 'A MedicationRequest update keeps the previous meta.versionId and ETag.',
   },
   {
     name: 'r4-metadata-declares-r5',
     area: 'versioning',
     violates: ['versioning.release-by-path-prefix'],
+    checks: ['versioning.release-by-path-prefix'],
     symptom: 'GET /fhir/R4/metadata declares fhirVersion 5.0.0.',
     transformResponse: (res, req) => {
       const body = res.body as { resourceType?: unknown; fhirVersion?: unknown } | undefined;
       if (req.path === '/fhir/R4/metadata' && body?.resourceType === 'CapabilityStatement') body.fhirVersion = '5.0.0';
       return res;
     },
+  },
+  {
+    name: 'stale-if-match-412',
+    area: 'versioning',
+    violates: ['medication-request.if-match-stale-409', 'catalog.hpb-00103'],
+    checks: ['versioning.stale-if-match-refused'],
+    symptom: 'A MedicationRequest update with a stale If-Match is refused with 412 Precondition Failed (the HTTP default) instead of 409 HPB-00103.',
+  },
+  {
+    name: 'if-match-weak-form-refused',
+    area: 'versioning',
+    violates: ['medication-request.if-match-current-succeeds', 'versioning.if-match-conditional'],
+    checks: ['versioning.if-match-current-succeeds'],
+    symptom: 'If-Match is compared strongly: the weak ETag a read returns (W/"<v>") never matches, so every conditional update is refused with 409.',
   },
 ];

@@ -28,7 +28,8 @@ export const DIAGNOSTIC_IMPRESSION_CODING = { system: 'http://loinc.org', code: 
 const PATH = '/fhir/R4/Encounter';
 const DAY_MS = 86_400_000;
 
-export function toEncounter(row: EncounterRow): Encounter {
+/** `diagnosisOrder`: the array order of Encounter.diagnosis (ranks do not depend on it). */
+export function toEncounter(row: EncounterRow, diagnosisOrder: 'stored' | 'reversed' = 'stored'): Encounter {
   const subject: Reference | undefined = row.subjectId === undefined ? undefined : { reference: `Patient/${row.subjectId}` };
   const contained: FhirResource[] = [];
   const diagnosis: NonNullable<Encounter['diagnosis']> = [];
@@ -41,6 +42,7 @@ export function toEncounter(row: EncounterRow): Encounter {
       const rank = d.kind === 'primary' ? 1 : d.kind === 'secondary' ? nextSecondaryRank++ : undefined;
       diagnosis.push(compact({ condition: { reference: `#${id}` }, rank }));
     });
+    if (diagnosisOrder === 'reversed') diagnosis.reverse();
     const { subjectiveObjective, diagnosticImpression, carePlan } = row.summaries;
     if (subjectiveObjective !== undefined) {
       contained.push({ resourceType: 'ClinicalImpression', id: SUMMARY_ID, status: 'completed', subject, summary: subjectiveObjective });
@@ -74,9 +76,14 @@ export function toEncounter(row: EncounterRow): Encounter {
 
 type EncounterFields = Omit<EncounterRow, keyof RecordMeta>;
 
+const isPeriod = (v: unknown): v is { start?: string; end?: string } => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
   const { store, modes, limits } = env;
   const semantic = (message: string) => unprocessable(modes.validationStatus, message);
+  const render = (row: EncounterRow) => toEncounter(row, modes.diagnosisOrder);
+  /** Fault encounter-search-stale-version: the version each record was created with. */
+  const firstVersions = new Map<string, EncounterRow>();
 
   /** Structural (400) then semantic (validationStatus) checks of a write body; the stored fields it describes. */
   function parseBody(body: unknown, org: string): { resource: Body; fields: EncounterFields } {
@@ -99,6 +106,10 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
       practitionerId: referenceId(p.individual, 'Practitioner', `participant[${i}].individual`),
       display: p.individual?.display,
     }));
+    // Fault encounter-write-keeps-first-participant: participants after the first are silently dropped.
+    if (env.faults.has('encounter-write-keeps-first-participant')) participants.splice(1);
+    // Fault encounter-write-drops-period-end: period.end is silently dropped.
+    const period = env.faults.has('encounter-write-drops-period-end') && isPeriod(resource.period) ? compact({ ...resource.period, end: undefined }) : resource.period;
     const appointments = ((resource.appointment ?? []) as Reference[]).map((a, i) => referenceId(a, 'Appointment', `appointment[${i}]`));
     const serviceProviderId = resource.serviceProvider === undefined ? undefined : referenceId(resource.serviceProvider, 'Organization', 'serviceProvider');
 
@@ -123,7 +134,7 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
           status: resource.status as string,
           class: klass,
           subjectId,
-          period: resource.period as EncounterRow['period'],
+          period: period as EncounterRow['period'],
           reasonCode: resource.reasonCode as CodeableConcept[] | undefined,
           appointmentId,
           serviceProviderId,
@@ -172,7 +183,10 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
   function checkRegistrationWindow(fields: EncounterFields, now: number): void {
     const start = fields.period?.start;
     if (start === undefined) return;
-    if (Math.abs(Date.parse(start) - now) > limits.registrationWindowDays * DAY_MS) {
+    const offset = Date.parse(start) - now;
+    // Fault encounter-far-future-accepted: only dates in the past are held to the window.
+    if (offset > 0 && env.faults.has('encounter-far-future-accepted')) return;
+    if (Math.abs(offset) > limits.registrationWindowDays * DAY_MS) {
       throw businessRule('HPB-00139', `Encounter date outside the allowed registration window (±${limits.registrationWindowDays} days)`);
     }
   }
@@ -185,7 +199,7 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
   }
 
   function respond(status: number, row: EncounterRow, extra: Record<string, string> = {}): HandlerResponse {
-    return { status, body: toEncounter(row), headers: { ...versionHeaders(row, modes), ...extra } };
+    return { status, body: render(row), headers: { ...versionHeaders(row, modes), ...extra } };
   }
 
   /** The caller's row; planted tenancy faults also find another organization's. */
@@ -214,6 +228,7 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
       throw forbidden('HPB-00141', 'A clinic configured for the normativa must be selected before starting a consultation');
     }
     const row = store.insert(store.encounters, { ...firstVersion(randomUUID(), org, ctx.now), ...fields });
+    if (env.faults.has('encounter-search-stale-version')) firstVersions.set(row.id, structuredClone(row));
     return respond(modes.createStatus, row, { Location: `${ctx.baseUrl}${PATH}/${row.id}` });
   };
 
@@ -231,6 +246,8 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
     if (patient && modes.patientBlockOn === 'create-and-update') assertPatientAcceptsData(patient);
     // An update replaces every stored field with the body's.
     const updated: EncounterRow = { id, org, seq: row.seq, createdAt: row.createdAt, ...nextVersion(row, ctx.now), ...fields };
+    // Fault encounter-update-drops-reason: an update loses reasonCode.
+    if (env.faults.has('encounter-update-drops-reason')) delete updated.reasonCode;
     store.encounters.put(updated);
     return respond(modes.updateStatus, updated);
   };
@@ -255,7 +272,8 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
       && (statuses === undefined || statuses.includes(row.status))
       && (classes === undefined || codingMatches(row.class, classes)));
     return searchBundle(env.paging, {
-      ctx, matches, toResource: toEncounter, allowOffset: false,
+      ctx, matches, allowOffset: false,
+      toResource: (row) => render(env.faults.has('encounter-search-stale-version') ? firstVersions.get(row.id) ?? row : row),
       fullUrl: (row) => `${ctx.baseUrl}${PATH}/${row.id}`,
     });
   };

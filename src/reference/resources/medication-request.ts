@@ -55,6 +55,11 @@ interface MedicationRequestBody {
 }
 
 /** Structural checks (400 HPB-00101): resourceType, HL7 R4 schema, required fields, subject reference. */
+/** Fault mr-write-drops-dosage-timing: dosage is stored as its text only (timing and dose silently dropped). */
+function textOnlyDosage(dosage: unknown[] | undefined): unknown[] | undefined {
+  return dosage?.map((d) => (typeof d === 'object' && d !== null && 'text' in d ? { text: (d as { text: unknown }).text } : d));
+}
+
 function parseBody(body: unknown, faults: ReadonlySet<string>, write: 'create' | 'update'): MedicationRequestBody {
   const resource = requireResource(body, 'MedicationRequest');
   if (!faults.has('mr-medication-not-required')) requireField(resource, 'medicationCodeableConcept');
@@ -68,10 +73,11 @@ function parseBody(body: unknown, faults: ReadonlySet<string>, write: 'create' |
     subjectId,
     owned: {
       medication: resource.medicationCodeableConcept as CodeableConcept,
-      dosageInstruction: resource.dosageInstruction as unknown[] | undefined,
+      dosageInstruction: faults.has('mr-write-drops-dosage-timing') ? textOnlyDosage(resource.dosageInstruction as unknown[] | undefined) : resource.dosageInstruction as unknown[] | undefined,
       dispenseRequest: resource.dispenseRequest as Record<string, unknown> | undefined,
       reasonCode: resource.reasonCode as CodeableConcept[] | undefined,
-      note: resource.note as unknown[] | undefined,
+      // Fault mr-create-drops-note: a create silently drops the notes.
+      note: write === 'create' && faults.has('mr-create-drops-note') ? undefined : resource.note as unknown[] | undefined,
     },
   };
 }
@@ -80,6 +86,8 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
   const { store, modes, faults } = env;
   /** Fault mr-intent-echoed: the intent last written per record. */
   const echoedIntents = new Map<string, string>();
+  /** Fault mr-search-stale-version: the version each record was created with. */
+  const firstVersions = new Map<string, MedicationRequestRow>();
 
   /** Semantic check of a written status: a FHIR code other than the read-only `unknown`. */
   function checkWritableStatus(status: string | undefined): void {
@@ -98,7 +106,10 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
   /** The patient's first draft prescription, or a new one (spec: created medications are linked to a draft prescription). */
   function draftPrescriptionFor(org: string, patientId: string): PrescriptionRow {
     const existing = store.prescriptions.all(org).find((p) => p.patientId === patientId && p.state === 'draft');
-    if (existing) return existing;
+    return existing ?? newDraftPrescription(org, patientId);
+  }
+
+  function newDraftPrescription(org: string, patientId: string): PrescriptionRow {
     const created: PrescriptionRow = { id: randomUUID(), org, patientId, state: 'draft' };
     store.prescriptions.put(created);
     return created;
@@ -153,6 +164,7 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
       app: { warnings: [], sortOrder: siblings },
     }));
     echoIntent(row.id, resource);
+    if (faults.has('mr-search-stale-version')) firstVersions.set(row.id, structuredClone(row));
     return respond(modes.createStatus, row, { Location: `${ctx.baseUrl}${PATH}/${row.id}` });
   };
 
@@ -164,7 +176,17 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
     const body = parseBody(ctx.body, faults, 'update');
     requireSameId(body.resource, id);
     if (faults.has('if-match-current-refused') && header(ctx, 'if-match') !== undefined) throw conflict('HPB-00103', 'Version conflict');
-    if (!faults.has('stale-if-match-accepted')) checkIfMatch(ctx, row);
+    // Fault if-match-weak-form-refused: a weak validator never matches (strong comparison).
+    if (faults.has('if-match-weak-form-refused') && /^\s*W\//.test(header(ctx, 'if-match') ?? '')) throw conflict('HPB-00103', 'Version conflict');
+    if (!faults.has('stale-if-match-accepted')) {
+      try {
+        checkIfMatch(ctx, row);
+      } catch (e) {
+        // Fault stale-if-match-412: the HTTP default 412 instead of the spec's 409 HPB-00103.
+        if (faults.has('stale-if-match-412') && e instanceof FhirError) throw new FhirError(412, 'conflict', 'Precondition Failed: If-Match does not match the current version');
+        throw e;
+      }
+    }
     if (row.status === 'entered-in-error' && !faults.has('mr-entered-in-error-updatable')) throw businessRule('HPB-00140', 'Cannot modify a medication request in entered-in-error');
     const prescription = store.prescriptions.get(org, row.prescriptionId);
     if (prescription && prescription.state !== 'draft' && !faults.has('mr-signed-prescription-updatable')) {
@@ -183,6 +205,8 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
       status: body.status ?? row.status,
       ...(faults.has('mr-overlay-ignored') ? {} : body.owned),
       ...(subjectChangeAccepted ? { subjectId: body.subjectId } : {}),
+      // Fault mr-update-loses-prescription-group: the update re-links the record to a new draft prescription.
+      ...(faults.has('mr-update-loses-prescription-group') ? { prescriptionId: newDraftPrescription(org, row.subjectId).id } : {}),
     });
     store.medicationRequests.put(updated);
     echoIntent(id, body.resource);
@@ -199,7 +223,8 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
       (patient === undefined || faults.has('mr-search-patient-ignored') || row.subjectId === patient)
       && (encounter === undefined || faults.has('mr-search-encounter-ignored') || row.encounterId === encounter));
     return searchBundle(env.paging, {
-      ctx, matches, toResource: toMedicationRequest, allowOffset: false,
+      ctx, matches, allowOffset: false,
+      toResource: (row) => toMedicationRequest(faults.has('mr-search-stale-version') ? firstVersions.get(row.id) ?? row : row),
       fullUrl: (row) => `${ctx.baseUrl}${PATH}/${row.id}`,
     });
   };

@@ -1,7 +1,8 @@
 /**
  * Search result paging for every search endpoint (spec "Pagination" rules 1-6).
  *
- * Ordering is by creation time (RecordMeta.createdAt, immutable) then id, the id
+ * Ordering is by a time then the id (`modes.orderBy`: creation time, immutable,
+ * by default; or the resource's own time; or meta.lastUpdated), the id
  * ascending or descending per `modes.tieBreak`. The first request fixes a
  * snapshot (the store's sequence number): rows inserted later never appear while
  * following `next`, and the cursor is a keyset position (time, id), so deleted
@@ -51,9 +52,11 @@ export function parseCount(query: URLSearchParams, modes: ReferenceModes, faults
     throw invalid(`_count must be a positive integer (got ${JSON.stringify(raw)})`);
   }
   const count = Number(raw);
-  if (count <= MAX_COUNT || faults.has('pagination-count-over-100-unclamped')) return count;
-  if (modes.countOver100 === 'reject') throw invalid(`_count must not exceed ${MAX_COUNT} (got ${raw})`);
-  return MAX_COUNT;
+  // Fault pagination-count-cap-150: the cap is 50 % too loose.
+  const cap = faults.has('pagination-count-cap-150') ? 150 : MAX_COUNT;
+  if (count <= cap || faults.has('pagination-count-over-100-unclamped')) return count;
+  if (modes.countOver100 === 'reject') throw invalid(`_count must not exceed ${cap} (got ${raw})`);
+  return cap;
 }
 
 /** `_offset`: an integer 0..10000, applied as an initial skip on the first page. */
@@ -72,12 +75,27 @@ export function searchFingerprint(ctx: HandlerContext): string {
 
 export function createComparator(modes: ReferenceModes): (a: { time: number; id: string }, b: { time: number; id: string }) => number {
   const idSign = modes.tieBreak === 'uuid-asc' ? 1 : -1;
-  return (a, b) => (a.time !== b.time ? a.time - b.time : a.id === b.id ? 0 : (a.id < b.id ? -1 : 1) * idSign);
+  const timeSign = modes.orderDirection === 'descending' ? -1 : 1;
+  return (a, b) => (a.time !== b.time ? (a.time - b.time) * timeSign : a.id === b.id ? 0 : (a.id < b.id ? -1 : 1) * idSign);
 }
 
 const compareIdsOnly = (a: { id: string }, b: { id: string }) => (a.id === b.id ? 0 : a.id < b.id ? -1 : 1);
 
-const keyOf = (row: RecordMeta) => ({ time: Date.parse(row.createdAt), id: row.id });
+/**
+ * The row's own time (MedicationRequest.authoredOn, Encounter.period.start,
+ * DocumentReference.date), read from the stored row, when it has one.
+ */
+function ownTimeOf(row: RecordMeta): string | undefined {
+  const r = row as RecordMeta & { authoredOn?: unknown; period?: { start?: unknown }; date?: unknown };
+  const t = r.authoredOn ?? r.period?.start ?? r.date;
+  return typeof t === 'string' && !Number.isNaN(Date.parse(t)) ? t : undefined;
+}
+
+/** The ordering key of a row under `modes.orderBy`: the time (ms) and the id. */
+export function orderingKey(row: RecordMeta, orderBy: ReferenceModes['orderBy']): { time: number; id: string } {
+  const time = orderBy === 'last-updated' ? row.lastUpdated : orderBy === 'resource-time' ? ownTimeOf(row) ?? row.createdAt : row.createdAt;
+  return { time: Date.parse(time), id: row.id };
+}
 
 export function searchBundle<T extends RecordMeta>(env: PagingEnv, req: SearchRequest<T>): HandlerResponse {
   const { ctx } = req;
@@ -89,8 +107,11 @@ export function searchBundle<T extends RecordMeta>(env: PagingEnv, req: SearchRe
   const offset = state === undefined && req.allowOffset ? parseOffset(ctx.query) : 0;
   const snapshot = state?.snapshot ?? env.snapshotSeq();
 
+  const keyOf = (row: RecordMeta) => orderingKey(row, env.modes.orderBy);
   const compare = faults.has('pagination-ordered-by-id-only') ? compareIdsOnly : createComparator(env.modes);
-  const inSnapshot = req.matches
+  // Fault pagination-patient-search-empty: every search by patient finds nothing.
+  const matches = faults.has('pagination-patient-search-empty') && ctx.query.has('patient') ? [] : req.matches;
+  const inSnapshot = matches
     .filter((row) => row.seq <= snapshot || faults.has('pagination-snapshot-not-honoured'))
     .sort((a, b) => compare(keyOf(a), keyOf(b)));
   const resumeShift = faults.has('pagination-duplicate-across-pages') ? -1 : faults.has('pagination-gap-across-pages') ? 1 : 0;
@@ -99,7 +120,10 @@ export function searchBundle<T extends RecordMeta>(env: PagingEnv, req: SearchRe
     : countWhile(inSnapshot, (row) => compare(keyOf(row), { time: state.afterTime, id: state.afterId }) <= 0) + resumeShift;
   const page = inSnapshot.slice(start, start + count);
   const last = page[page.length - 1];
-  const hasNext = last !== undefined && start + count < inSnapshot.length;
+  // Fault pagination-next-to-empty-page: the last page still links to a next (empty) page.
+  const hasNext = last !== undefined && (start + count < inSnapshot.length || faults.has('pagination-next-to-empty-page'));
+  // Fault pagination-second-page-reversed: the page after the first comes in reverse order (the cursor stays right).
+  const emitted = state !== undefined && start === count && faults.has('pagination-second-page-reversed') ? [...page].reverse() : page;
 
   const link = [{ relation: 'self', url: pageUrl(ctx, ctx.query) }];
   if (hasNext) {
@@ -113,7 +137,7 @@ export function searchBundle<T extends RecordMeta>(env: PagingEnv, req: SearchRe
       type: 'searchset',
       total: inSnapshot.length,
       link,
-      entry: page.map((row) => ({ fullUrl: req.fullUrl(row), resource: req.toResource(row), search: { mode: 'match' } })),
+      entry: emitted.map((row) => ({ fullUrl: req.fullUrl(row), resource: req.toResource(row), search: { mode: 'match' } })),
     },
   };
 }

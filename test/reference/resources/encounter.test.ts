@@ -50,6 +50,14 @@ describe('Encounter read', () => {
     expect((await h.ok('Encounter.read', { id: IDS.encounter })).contained).toEqual(body.contained);
   });
 
+  it('emits diagnoses in reverse array order in diagnosisOrder=reversed mode, with the same ranks', async () => {
+    const rr = await harness({ modes: { diagnosisOrder: 'reversed' } });
+    const stored = (await h.ok('Encounter.read', { id: IDS.encounter })).diagnosis;
+    const reversed = (await rr.ok('Encounter.read', { id: IDS.encounter })).diagnosis;
+    expect(reversed).toEqual([...stored].reverse());
+    expect(stored.map((d: any) => d.rank ?? null)).toEqual([1, 2, null, 3]);
+  });
+
   it('answers 404 HPB-00102 for an absent id', async () => {
     expect(expectError(await h.call('Encounter.read', { id: '00000000-0000-4000-8000-000000000000' }))).toEqual({ status: 404, code: 'HPB-00102', issueCode: 'not-found' });
   });
@@ -174,6 +182,11 @@ describe('Encounter create', () => {
     expect(expectError(await h.call('Encounter.create', { body: at(NOW + 31 * DAY) }))).toMatchObject({ status: 422, code: 'HPB-00139' });
     const narrow = await harness({ limits: { registrationWindowDays: 1 } });
     expect(expectError(await narrow.call('Encounter.create', { body: at(NOW - 2 * DAY) }))).toMatchObject({ status: 422, code: 'HPB-00139' });
+    // Dates decades away are outside any window size.
+    const wide = await harness({ limits: { registrationWindowDays: 3650 } });
+    for (const start of ['1950-06-01T09:00:00Z', '2090-06-01T09:00:00Z']) {
+      expect(expectError(await wide.call('Encounter.create', { body: newBody({ period: { start } }) }))).toMatchObject({ status: 422, code: 'HPB-00139' });
+    }
   });
 
   it('refuses an appointment that already has an active encounter (409 HPB-00138)', async () => {

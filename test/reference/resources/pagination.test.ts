@@ -120,6 +120,29 @@ describe('keyset paging', () => {
     });
   }
 
+  const TIME = {
+    'created': (r: any) => r.createdAt,
+    'resource-time': (r: any) => r.authoredOn ?? r.createdAt,
+    'last-updated': (r: any) => r.lastUpdated,
+  } as const;
+  for (const orderBy of ['created', 'resource-time', 'last-updated'] as const) {
+    for (const orderDirection of ['ascending', 'descending'] as const) {
+      it(`orders by ${orderBy} ${orderDirection} (then the id) across pages`, async () => {
+        const hh = await harness({ modes: { orderBy, orderDirection } });
+        const rows = (hh.resources.snapshot() as any).medicationRequests.filter((r: any) => r.subjectId === IDS.patient);
+        const sign = orderDirection === 'ascending' ? 1 : -1;
+        const expected = [...rows].sort((a: any, b: any) => (Date.parse(TIME[orderBy](a)) - Date.parse(TIME[orderBy](b))) * sign || (a.id < b.id ? -1 : 1)).map((r: any) => r.id);
+        expect(idsOf(await allPages(hh, 'MedicationRequest.search', `${Q}&_count=13`))).toEqual(expected);
+      });
+    }
+  }
+
+  it('holds fixtures whose creation, authoredOn and lastUpdated orders all differ', async () => {
+    const rows = (h.resources.snapshot() as any).medicationRequests.filter((r: any) => r.subjectId === IDS.patient);
+    const order = (key: (r: any) => string) => [...rows].sort((a: any, b: any) => Date.parse(key(a)) - Date.parse(key(b)) || (a.id < b.id ? -1 : 1)).map((r: any) => r.id).join();
+    expect(new Set([order(TIME.created), order(TIME['resource-time']), order(TIME['last-updated'])]).size).toBe(3);
+  });
+
   it('works the same with handle cursors', async () => {
     const hh = await harness({ modes: { cursorEncoding: 'handle' } });
     const pages = await allPages(hh, 'MedicationRequest.search', `${Q}&_count=30`);
