@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// Project tests (test/). The conformance suites under suites/ are run by the
-// engine with its own programmatic config (src/vitest/config.ts), not by this file.
+// Project tests (test/). The conformance suites under suites/ are not vitest files:
+// the product's own executor runs them (src/run/index.ts -> src/engine/executor.ts).
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
