@@ -12,7 +12,7 @@ import { HttpClient } from '../http/client.js';
 import { discover } from '../discovery/index.js';
 import { describeError } from '../errors.js';
 import { PROJECT_ROOT } from '../paths.js';
-import { EMBEDDED_LIMITS, embeddedTargetConfig } from './embedded.js';
+import { embeddedLimits, embeddedTargetConfig } from './embedded.js';
 import { collectChecks } from '../engine/catalog.js';
 import { preflight, renderPreflight } from '../engine/preflight.js';
 import { publicJwks, serveJwks, type JwksServer } from '../auth/jwks.js';
@@ -59,7 +59,7 @@ async function prepare(state: RunState, profile: Profile): Promise<{ spec: RunSp
     configDir = dirname(path);
   } else {
     const certification = profile === 'certification';
-    const limits = certification ? {} : { ...EMBEDDED_LIMITS, ...(opts.reference?.limits ?? {}) };
+    const limits = certification ? {} : embeddedLimits(opts.reference?.limits);
     server = await createReferenceServer({ ...opts.reference, port: 0, limits });
     rawConfig = embeddedTargetConfig(server, limits);
     configDir = PROJECT_ROOT;

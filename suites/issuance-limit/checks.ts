@@ -206,6 +206,17 @@ async function recover(ctx: CheckContext, ep: IssuanceEpisode): Promise<Recovery
   return { waitMs, header, advised, waitedFor, res: after.res, second };
 }
 
+/** How long the requests took (median and slowest answer) and the longest pause between two sends, ms. */
+function timings(hits: readonly TokenHit[]): { medianAnswerMs: number; slowestAnswerMs: number; longestSendGapMs: number } {
+  const answers = hits.map((h) => h.receivedAt - h.sentAt).sort((a, b) => a - b);
+  const sends = hits.map((h) => h.sentAt).sort((a, b) => a - b);
+  return {
+    medianAnswerMs: answers[Math.floor(answers.length / 2)] ?? 0,
+    slowestAnswerMs: answers.at(-1) ?? 0,
+    longestSendGapMs: Math.max(0, ...sends.slice(1).map((t, i) => t - sends[i]!)),
+  };
+}
+
 /** Turns a verdict into the outcome: a fail with its timings, an error, or a skip with the figures. */
 function settle<F>(ctx: CheckContext, v: Verdict<F>, exchange?: string, skipPrefix = ''): void {
   if (v.verdict === 'fail') ctx.fail(v.message, { requirement: v.requirement, expected: v.expected, actual: v.actual, ...(exchange ? { exchange } : {}) });
@@ -227,7 +238,7 @@ export const checks: CheckDefinition[] = [
       const ep = await issuanceEpisode(ctx);
       const b = ep.first;
       for (const r of b.refusals.slice(0, 5)) ctx.attach(r.res.exchange);
-      ctx.observe('issuance-limit.burst', { sent: b.sent, issued: b.issued, refused: b.refusals.length, spanMs: b.spanMs, spread: b.spread });
+      ctx.observe('issuance-limit.burst', { sent: b.sent, issued: b.issued, refused: b.refusals.length, spanMs: b.spanMs, spread: b.spread, ...timings(b.hits) });
       if (ep.attempts.length > 1) ctx.observe('issuance-limit.bursts', ep.attempts);
       const refusal = b.hits.find(refusedBy);
       if (ep.verdict.verdict === 'inconclusive' && ep.attempts.length > 1) {
