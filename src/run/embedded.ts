@@ -18,6 +18,17 @@ export const EMBEDDED_LIMITS: Partial<ReferenceLimits> = {
   tokenLifetimeSec: 10,
 };
 
+/**
+ * EMBEDDED_LIMITS with a run's overrides (`--limit`). The config declares one window for
+ * the per-key and the issuance limits, so a window given without `tokenWindowMs` moves
+ * the issuance window with it (else the reference would run an issuance window other
+ * than the one its config declares).
+ */
+export function embeddedLimits(overrides: Partial<ReferenceLimits> = {}): Partial<ReferenceLimits> {
+  const windows = overrides.windowMs !== undefined && overrides.tokenWindowMs === undefined ? { tokenWindowMs: overrides.windowMs } : {};
+  return { ...EMBEDDED_LIMITS, ...windows, ...overrides };
+}
+
 /** The config block that declares EMBEDDED_LIMITS to the suite. */
 function declaredLimits(l: Partial<ReferenceLimits>): { limits: Record<string, number>; ratePerWindow?: number } {
   const limits: Record<string, number> = {};

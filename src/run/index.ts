@@ -27,7 +27,7 @@ import type { ReferenceServer } from '../reference/index.js';
 import { resolveFaults } from '../reference/faults/index.js';
 import { resolveLimits, resolveModes, type ReferenceOptions } from '../reference/types.js';
 import { writeReports } from '../report/index.js';
-import { EMBEDDED_LIMITS, startEmbeddedTarget } from './embedded.js';
+import { embeddedLimits, startEmbeddedTarget } from './embedded.js';
 import { closingLines, liveProgress, progressLines, summaryLines } from './progress.js';
 import { checkClientIds, probeTarget, probeTokens, SetupStop } from './preflight.js';
 import { didYouMean, literalOf } from './suggest.js';
@@ -273,7 +273,7 @@ async function resolveTarget(options: RunOptions): Promise<Target> {
   }
   const profile = options.profile ?? 'full';
   // Everyday runs use short windows (declared in the generated config); certification the spec's defaults.
-  const limits = profile === 'certification' ? {} : { ...EMBEDDED_LIMITS, ...(options.reference?.limits ?? {}) };
+  const limits = profile === 'certification' ? {} : embeddedLimits(options.reference?.limits);
   const { server, jwks, rawConfig } = await startEmbeddedTarget({ ...options.reference, host: '127.0.0.1', port: 0 }, limits);
   try {
     const config = await resolveConfig({ ...rawConfig, ...options.configOverlay }, PROJECT_ROOT, { profile });

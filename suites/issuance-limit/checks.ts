@@ -166,6 +166,13 @@ async function firstBurst(ctx: CheckContext): Promise<IssuanceEpisode> {
     attempts.push({ spread, figures: verdict.figures, ...(verdict.verdict === 'pass' ? {} : { message: verdict.message }) });
     result = { first: b, verdict, attempts };
     if (verdict.verdict !== 'inconclusive' || !spread) break;
+    // Sent at once, as many as in flight at a time and each as slow as they were: would it fit a window?
+    const { medianAnswerMs } = timings(b.hits);
+    const atOnceMs = Math.ceil((2 * limit + 1) / BATCH) * medianAnswerMs;
+    if (atOnceMs >= windowMs) {
+      attempts.push({ spread: false, figures: verdict.figures, message: `not re-sent at once: at ${medianAnswerMs} ms per answer and ${BATCH} in flight, ${2 * limit + 1} requests need about ${(atOnceMs / 1000).toFixed(1)} s, more than one window` });
+      break;
+    }
     // Too slow to fill a window: let its tokens leave the window, then send at once.
     const lastAnswer = Math.max(...b.hits.map((h) => h.receivedAt));
     const ms = lastAnswer + windowMs + 500 - Date.now();
@@ -206,6 +213,17 @@ async function recover(ctx: CheckContext, ep: IssuanceEpisode): Promise<Recovery
   return { waitMs, header, advised, waitedFor, res: after.res, second };
 }
 
+/** How long the requests took (median and slowest answer) and the longest pause between two sends, ms. */
+function timings(hits: readonly TokenHit[]): { medianAnswerMs: number; slowestAnswerMs: number; longestSendGapMs: number } {
+  const answers = hits.map((h) => h.receivedAt - h.sentAt).sort((a, b) => a - b);
+  const sends = hits.map((h) => h.sentAt).sort((a, b) => a - b);
+  return {
+    medianAnswerMs: answers[Math.floor(answers.length / 2)] ?? 0,
+    slowestAnswerMs: answers.at(-1) ?? 0,
+    longestSendGapMs: Math.max(0, ...sends.slice(1).map((t, i) => t - sends[i]!)),
+  };
+}
+
 /** Turns a verdict into the outcome: a fail with its timings, an error, or a skip with the figures. */
 function settle<F>(ctx: CheckContext, v: Verdict<F>, exchange?: string, skipPrefix = ''): void {
   if (v.verdict === 'fail') ctx.fail(v.message, { requirement: v.requirement, expected: v.expected, actual: v.actual, ...(exchange ? { exchange } : {}) });
@@ -227,11 +245,11 @@ export const checks: CheckDefinition[] = [
       const ep = await issuanceEpisode(ctx);
       const b = ep.first;
       for (const r of b.refusals.slice(0, 5)) ctx.attach(r.res.exchange);
-      ctx.observe('issuance-limit.burst', { sent: b.sent, issued: b.issued, refused: b.refusals.length, spanMs: b.spanMs, spread: b.spread });
+      ctx.observe('issuance-limit.burst', { sent: b.sent, issued: b.issued, refused: b.refusals.length, spanMs: b.spanMs, spread: b.spread, ...timings(b.hits) });
       if (ep.attempts.length > 1) ctx.observe('issuance-limit.bursts', ep.attempts);
       const refusal = b.hits.find(refusedBy);
       if (ep.verdict.verdict === 'inconclusive' && ep.attempts.length > 1) {
-        ctx.skip(`inconclusive on this run, the target's timing left the rule unobservable: ${ep.attempts.map((a) => a.message).join('; then, sent at once: ')}`);
+        ctx.skip(`inconclusive on this run, the target's timing left the rule unobservable: ${ep.attempts.map((a) => (a.message?.startsWith('not ') ? a.message : `${a.spread ? 'spread over a window' : 'sent at once'}: ${a.message}`)).join('; then ')}`);
       }
       settle(ctx, ep.verdict, refusal?.res.exchange.id ?? b.hits.at(-1)?.res.exchange.id);
       const res = refusal!.res;

@@ -9,7 +9,8 @@ import type { ChecksExport } from '../../src/engine/catalog.js';
  * 6 s windows: the first burst is spread over most of a window and the second must fit
  * in what is left of the window after a 429, which 2 s windows do not leave on a loaded machine.
  */
-const LIMITS = { ...TEST_LIMITS, windowMs: 6000, tokenWindowMs: 6000, tokenLifetimeSec: 20 };
+const LIMITS = { ...TEST_LIMITS, windowMs: 6000, tokenWindowMs: 6000, tokenLifetimeSec: 20, tokenIssuancePerWindow: 10 };
+const L = LIMITS.tokenIssuancePerWindow;
 const runChecks = (checks: ChecksExport, opts: InProcessOptions = {}) => runInProcess(checks, { limits: LIMITS, ...opts });
 
 /** Each fault and the checks it must fail (as the fault declares them). */
@@ -21,9 +22,9 @@ describe('issuance-limit suite', () => {
     expect(results.size).toBe(checks.length);
     expect(conforming(results)).toEqual([]);
     const burst = results.get('issuance-limit.excess-429')!.observations.find((o) => o.key === 'issuance-limit.burst')!.value as { issued: number };
-    // 20 per window: at least 20 (a fresh window) and at most 40 (two windows) tokens before the 429.
-    expect(burst.issued).toBeGreaterThanOrEqual(19);
-    expect(burst.issued).toBeLessThanOrEqual(40);
+    // L per window: about L (a fresh window, less the run's own earlier tokens) and at most 2 L (two windows) tokens before the 429.
+    expect(burst.issued).toBeGreaterThanOrEqual(L - 3);
+    expect(burst.issued).toBeLessThanOrEqual(2 * L);
   }, 120_000);
 
   it('every issuance-limit fault names the checks it must fail', () => {
