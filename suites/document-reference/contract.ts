@@ -18,7 +18,7 @@ import type { HttpResponse } from '../../src/http/types.js';
 import type { UploadLevel, UploadPayload } from '../../src/config/index.js';
 import type { Json } from '../encounter/search.js';
 import { smallDocument, type DocumentType } from './documents.js';
-import { createDocument, createdIdOf, CRU, documentBody, documentType, inlineAttachment, RS, type WriteOptions } from './support.js';
+import { createDocument, createdIdOf, CRU, documentBody, inlineAttachment, RS, type WriteOptions } from './support.js';
 
 export interface UploadForm {
   path: string;
@@ -292,4 +292,3 @@ export async function requireContract(ctx: CheckContext): Promise<UploadContract
   return ctx.skip('the $upload path and payload are not shown, not declared (documentReference.upload) and not published, and no conventional form accepted a valid document (see document-reference.upload-contract)');
 }
 
-export { documentType };
