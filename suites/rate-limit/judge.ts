@@ -288,7 +288,9 @@ export function judgeRetryAfterWait(input: WaitInput): Verdict<WaitFigures> {
   const waitedMs = after.sentAt - refused.receivedAt;
   const figures: WaitFigures = { waitedMs, ...(input.retryAfterS !== undefined ? { retryAfterS: input.retryAfterS } : {}) };
   if (input.retryAfterS === undefined) return { verdict: 'inconclusive', figures, message: 'the 429 has no Retry-After to wait (see rate-limit.excess-gives-429)' };
-  if (waitedMs < input.retryAfterS * 1000) return { verdict: 'error', figures, message: `waited only ${waitedMs} ms of a ${input.retryAfterS} s Retry-After: a scheduling error of ours` };
+  if (waitedMs < input.retryAfterS * 1000) {
+    return { verdict: 'inconclusive', figures, message: `Retry-After ${input.retryAfterS} s is longer than the episode waits (it retried after ${s(waitedMs)}): not waited out` };
+  }
   if (after.status === 429) {
     return {
       verdict: 'fail', rule: 'retry-after-too-short', requirement: 'rate-limit.retry-after', figures,

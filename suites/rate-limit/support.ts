@@ -188,10 +188,11 @@ export async function wait(ctx: CheckContext, ms: number, reason: string): Promi
 
 /**
  * When a client may send again after a 429: Retry-After from its receipt, else
- * X-RateLimit-Reset; at most two windows ahead (an extended reset may pass one).
+ * X-RateLimit-Reset; at most three windows and 30 s ahead (each retry sooner than
+ * Retry-After may extend the wait: the excess episode sends several on purpose).
  */
 export function waitUntil(h: Hit, probe: Probe): number {
-  const bound = h.receivedAt + 2 * probe.windowMs + 5000;
+  const bound = h.receivedAt + 3 * probe.windowMs + 30_000;
   if (h.headers.retryAfter !== undefined) return Math.min(bound, h.receivedAt + h.headers.retryAfter * 1000 + 100);
   if (h.headers.reset !== undefined) return Math.min(bound, h.headers.reset * 1000 + 100);
   return bound;
