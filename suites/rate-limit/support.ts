@@ -14,8 +14,6 @@ export const PROBE_SCOPES = ['system/MedicationRequest.rs'];
 export const BURST_CONCURRENCY = 8;
 /** In flight when a burst is re-sent because the first one was too slow to fill a window. */
 export const FAST_CONCURRENCY = 32;
-/** A network or clock margin used when relating client send times to the server's window. */
-export const SEND_MARGIN_MS = 500;
 
 export interface RateHeaders {
   limit?: number;
@@ -174,10 +172,9 @@ export async function quietKey(ctx: CheckContext, probe: Probe): Promise<Hit> {
   return hit(ctx, probe);
 }
 
-/** Keeps `role`'s probe token valid for `ms` more (fetched now, outside any timed request). */
+/** Keeps `role`'s probe token valid for `ms` more, within the token lifetime (renewed now, outside any timed request). */
 export async function tokenFor(ctx: CheckContext, role: string, ms: number): Promise<void> {
-  const tokens = ctx.tokens as { token?: (r: string, s: string[], o?: { validForMs?: number }) => Promise<string> } | undefined;
-  if (tokens?.token) await tokens.token(role, PROBE_SCOPES, { validForMs: ms });
+  await ctx.tokens.token(role, PROBE_SCOPES, { validForMs: Math.min(ms, 0.8 * ctx.limits.tokenLifetimeSec * 1000) });
 }
 
 export async function wait(ctx: CheckContext, ms: number, reason: string): Promise<void> {
