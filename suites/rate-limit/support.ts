@@ -6,7 +6,7 @@
 import type { CheckContext } from '../../src/engine/context.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { pathOf } from '../errors/support.js';
-import type { Timed } from './judge.js';
+import { windowSlackMs, type Timed } from './judge.js';
 
 /** The scope of the probe request (a MedicationRequest read). */
 export const PROBE_SCOPES = ['system/MedicationRequest.rs'];
@@ -163,7 +163,7 @@ export function trafficBefore(ctx: CheckContext, role: string, from: number): { 
 export async function quietKey(ctx: CheckContext, probe: Probe): Promise<Hit> {
   const roles = [probe.role, ...organizationSiblings(ctx, probe.role)];
   const last = Math.max(0, ...roles.flatMap((r) => (keyTraffic(ctx, r) ?? []).map((x) => x.receivedAt)));
-  const idleAt = Math.min(last + probe.windowMs + 100, Date.now() + probe.windowMs + 1000);
+  const idleAt = Math.min(last + probe.windowMs + windowSlackMs(probe.windowMs) + 100, Date.now() + probe.windowMs + 1100);
   await wait(ctx, idleAt - Date.now(), 'rate-limit: letting the key\'s and its organization\'s earlier requests leave the window');
   const first = await hit(ctx, probe);
   const { remaining, limit } = first.headers;
