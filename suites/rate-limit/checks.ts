@@ -71,7 +71,7 @@ function describeAttempts(attempts: Attempt[]): string {
 function settle<F>(ctx: CheckContext, v: Verdict<F>, attempts: Attempt[], exchange?: string): void {
   if (v.verdict === 'fail') ctx.fail(v.message, { requirement: v.requirement, expected: v.expected, actual: v.actual, ...(exchange ? { exchange } : {}) });
   if (v.verdict === 'error') throw new Error(v.message);
-  if (v.verdict === 'inconclusive') ctx.skip(`inconclusive on this run, the target's timing left the rule unobservable: ${describeAttempts(attempts)}`);
+  if (v.verdict === 'inconclusive') ctx.skip(`inconclusive on this run, the target's timing left the rule unobservable: ${attempts.length ? describeAttempts(attempts) : v.message}`);
 }
 
 /** A handful of requests of `main`: they run early in the run, while the key has room (see the sequencer). */
@@ -252,8 +252,8 @@ export const exhaustionChecks: CheckDefinition[] = [
       const after = s.afterWait;
       const v = judgeRetryAfterWait({ refused: timed(s.waitedFor), retryAfterS: s.waitedFor.headers.retryAfter, after: timed(after) });
       ctx.observe('rate-limit.waited-ms', s.waitedMs);
-      if (v.verdict === 'inconclusive') {
-        // No Retry-After (judged by rate-limit.excess-gives-429): the wait followed X-RateLimit-Reset, else two windows.
+      if (v.verdict === 'inconclusive' && s.waitedFor.headers.retryAfter === undefined) {
+        // No Retry-After (judged by rate-limit.excess-gives-429): the wait followed X-RateLimit-Reset, else three windows.
         ctx.check(after.res.status !== 429 || s.waitedMs! < s.probe.windowMs, `still 429 ${s.waitedMs} ms after the last 429 (no Retry-After), more than one ${ctx.limits.windowSec} s window`, {
           requirement: 'rate-limit.sliding-window', expected: 'served (not 429)', actual: after.res.status, exchange: after.res.exchange.id,
         });

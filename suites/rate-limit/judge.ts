@@ -52,6 +52,15 @@ export type Verdict<F = BurstFigures> =
 
 const s = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 
+/**
+ * How far a conforming sliding window may count a request beyond one window (or drop
+ * it before): an implementation may count in steps (per-second buckets), so every bound
+ * on the per-key window gives it this much, at most a second.
+ */
+export function windowSlackMs(windowMs: number): number {
+  return Math.min(1000, windowMs / 20);
+}
+
 /** `+x ms` relative to `t0`. */
 const at = (t: number, t0: number) => `+${Math.round(t - t0)} ms`;
 
@@ -120,10 +129,12 @@ export interface KeyBurstInput {
  */
 export function judgeKeyBurst(input: KeyBurstInput): Verdict {
   const { limit, windowMs, requests } = input;
+  const slack = windowSlackMs(windowMs);
   const earlier = input.earlier ?? [];
   const all = [...earlier, ...requests];
   const t0 = requests[0]?.sentAt ?? 0;
-  const best = maxServedWithinWindow(requests, windowMs);
+  // Served within less than a window less the slack: inside one window however the target counts.
+  const best = maxServedWithinWindow(requests, windowMs - slack);
   const firstIndex = requests.findIndex(refusedBy);
   const figures: BurstFigures = {
     sent: requests.length,
@@ -152,12 +163,13 @@ export function judgeKeyBurst(input: KeyBurstInput): Verdict {
   const first = requests[firstIndex]!;
   figures.refusedAt = firstIndex + 1;
   figures.refusedStatus = first.status;
-  figures.possiblyInWindow = Math.max(...candidates.map((c) => possiblyBefore(c, all, windowMs)));
-  figures.certainlyInWindow = Math.min(...candidates.map((c) => certainlyBefore(c, all, windowMs)));
+  // Possibly counted: within a window and the slack before the refusal.
+  figures.possiblyInWindow = Math.max(...candidates.map((c) => possiblyBefore(c, all, windowMs + slack)));
+  figures.certainlyInWindow = Math.min(...candidates.map((c) => certainlyBefore(c, all, windowMs - slack)));
 
   if (candidates.some((c) => c.status !== 429)) {
     const wrong = candidates.find((c) => c.status !== 429)!;
-    const used = certainlyBefore(wrong, all, windowMs);
+    const used = certainlyBefore(wrong, all, windowMs - slack);
     if (used >= limit) {
       return {
         verdict: 'fail', rule: 'status', requirement: 'rate-limit.excess-429', figures, at: requests.indexOf(wrong),
@@ -178,7 +190,7 @@ export function judgeKeyBurst(input: KeyBurstInput): Verdict {
   const possible = figures.possiblyInWindow;
   if (possible < limit) {
     if (input.earlier === undefined) return { verdict: 'pass', figures, note: `429 after at most ${possible} requests, but the key's earlier traffic is unknown: not judged early` };
-    const org = (input.orgOthers ?? []).filter((r) => candidates.some((c) => r.sentAt < c.receivedAt && r.receivedAt > c.sentAt - windowMs));
+    const org = (input.orgOthers ?? []).filter((r) => candidates.some((c) => r.sentAt < c.receivedAt && r.receivedAt > c.sentAt - windowMs - slack));
     if (org.length > 0) {
       return { verdict: 'pass', figures, note: `429 after at most ${possible} requests of the key, while ${org.length} requests of other keys of its organization were in the window (organization ceiling not shown): not judged early` };
     }
@@ -226,9 +238,10 @@ export function judgeSlide(input: SlideInput): Verdict<SlideFigures> {
   const { limit, windowMs, first, second, after } = input;
   const t0 = first[0]?.sentAt ?? after.sentAt;
   const firstDoneAt = Math.max(...first.filter(served).map((r) => r.receivedAt));
-  const inWindow = second.filter((r) => served(r) && r.sentAt > after.receivedAt - windowMs).length;
+  const slack = windowSlackMs(windowMs);
+  const inWindow = second.filter((r) => served(r) && r.sentAt > after.receivedAt - windowMs + slack).length;
   const figures: SlideFigures = { inWindow, firstDoneAt, probeSentAt: after.sentAt, bound: limit - inWindow, ...(after.remaining !== undefined ? { remaining: after.remaining } : {}) };
-  const waited = after.sentAt >= firstDoneAt + windowMs && (input.retryAfterElapsedAt === undefined || after.sentAt >= input.retryAfterElapsedAt);
+  const waited = after.sentAt >= firstDoneAt + windowMs + slack && (input.retryAfterElapsedAt === undefined || after.sentAt >= input.retryAfterElapsedAt);
   if (!waited) return { verdict: 'error', figures, message: `the probe was sent at ${at(after.sentAt, t0)}, before the first half (answered by ${at(firstDoneAt, t0)}) had left the window: a scheduling error of ours` };
   if (after.status === 429) {
     return {
@@ -288,7 +301,9 @@ export function judgeRetryAfterWait(input: WaitInput): Verdict<WaitFigures> {
   const waitedMs = after.sentAt - refused.receivedAt;
   const figures: WaitFigures = { waitedMs, ...(input.retryAfterS !== undefined ? { retryAfterS: input.retryAfterS } : {}) };
   if (input.retryAfterS === undefined) return { verdict: 'inconclusive', figures, message: 'the 429 has no Retry-After to wait (see rate-limit.excess-gives-429)' };
-  if (waitedMs < input.retryAfterS * 1000) return { verdict: 'error', figures, message: `waited only ${waitedMs} ms of a ${input.retryAfterS} s Retry-After: a scheduling error of ours` };
+  if (waitedMs < input.retryAfterS * 1000) {
+    return { verdict: 'inconclusive', figures, message: `Retry-After ${input.retryAfterS} s is longer than the episode waits (it retried after ${s(waitedMs)}): not waited out` };
+  }
   if (after.status === 429) {
     return {
       verdict: 'fail', rule: 'retry-after-too-short', requirement: 'rate-limit.retry-after', figures,
@@ -402,7 +417,7 @@ export interface RemainingFigures {
  */
 export function judgeRemainingSteps(input: RemainingInput): Verdict<RemainingFigures> {
   const { windowMs, hits, others } = input;
-  const slack = input.leaveSlackMs ?? 1000;
+  const slack = input.leaveSlackMs ?? windowSlackMs(windowMs);
   const figures: RemainingFigures = { values: hits.map((h) => h.remaining), steps: [] };
   const t0 = hits[0]?.sentAt ?? 0;
   for (let i = 1; i < hits.length; i++) {

@@ -29,7 +29,7 @@ import { episode } from '../../src/engine/schedule.js';
 import { excludedBy } from '../../src/engine/check.js';
 import { checks as issuanceChecks, issuanceEpisode, issuanceRecovery } from '../issuance-limit/checks.js';
 import { operationTokens, sendThrottled, type ThrottledAnswer } from './operations.js';
-import { judgeKeyBurst, judgeSlide, type BurstFigures, type SlideFigures, type Verdict } from './judge.js';
+import { judgeKeyBurst, judgeSlide, windowSlackMs, type BurstFigures, type SlideFigures, type Verdict } from './judge.js';
 import {
   BURST_CONCURRENCY, FAST_CONCURRENCY, PROBE_SCOPES, burstBound, burstUntil429, hit, probeFor, quietKey, recover, throttleRole, timed,
   tokenFor, trafficBefore, wait, waitUntil, type Burst, type Hit, type Probe,
@@ -236,7 +236,7 @@ export async function runSliding(ctx: CheckContext, probe: Probe): Promise<Slidi
  */
 export function secondHalfOffset(first: readonly Hit[], windowMs: number): number {
   const spanA = Math.max(...first.map((h) => h.receivedAt)) - first[0]!.sentAt;
-  const lo = Math.max(spanA, 1000) + 200;
+  const lo = Math.max(spanA + windowSlackMs(windowMs), 1000) + 200;
   const hi = windowMs - spanA;
   return hi > lo ? (lo + hi) / 2 : windowMs / 2;
 }
@@ -268,7 +268,7 @@ async function slideOnce(ctx: CheckContext, probe: Probe, concurrency: number): 
   const firstDone = Math.max(...first.map((h) => h.receivedAt));
   const refusals = second.hits.filter((h) => h.res.status === 429);
   const retryAfterElapsedAt = Math.max(...refusals.map((h) => waitUntil(h, probe)));
-  const until = Math.max(firstDone + probe.windowMs + SCHEDULE_SLACK_MS, retryAfterElapsedAt);
+  const until = Math.max(firstDone + probe.windowMs + windowSlackMs(probe.windowMs) + SCHEDULE_SLACK_MS, retryAfterElapsedAt);
   await Promise.all([
     tokenFor(ctx, probe.role, validForMs(ctx, until - Date.now() + 10_000)),
     wait(ctx, until - Date.now(), 'rate-limit: waiting for the first half to leave the window'),

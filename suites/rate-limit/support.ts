@@ -6,7 +6,7 @@
 import type { CheckContext } from '../../src/engine/context.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { pathOf } from '../errors/support.js';
-import type { Timed } from './judge.js';
+import { windowSlackMs, type Timed } from './judge.js';
 
 /** The scope of the probe request (a MedicationRequest read). */
 export const PROBE_SCOPES = ['system/MedicationRequest.rs'];
@@ -14,8 +14,6 @@ export const PROBE_SCOPES = ['system/MedicationRequest.rs'];
 export const BURST_CONCURRENCY = 8;
 /** In flight when a burst is re-sent because the first one was too slow to fill a window. */
 export const FAST_CONCURRENCY = 32;
-/** A network or clock margin used when relating client send times to the server's window. */
-export const SEND_MARGIN_MS = 500;
 
 export interface RateHeaders {
   limit?: number;
@@ -166,7 +164,7 @@ export function trafficBefore(ctx: CheckContext, role: string, from: number): { 
 export async function quietKey(ctx: CheckContext, probe: Probe): Promise<Hit> {
   const roles = [probe.role, ...organizationSiblings(ctx, probe.role)];
   const last = Math.max(0, ...roles.flatMap((r) => (keyTraffic(ctx, r) ?? []).map((x) => x.receivedAt)));
-  const idleAt = Math.min(last + probe.windowMs + 100, Date.now() + probe.windowMs + 1000);
+  const idleAt = Math.min(last + probe.windowMs + windowSlackMs(probe.windowMs) + 100, Date.now() + probe.windowMs + 1100);
   await wait(ctx, idleAt - Date.now(), 'rate-limit: letting the key\'s and its organization\'s earlier requests leave the window');
   const first = await hit(ctx, probe);
   const { remaining, limit } = first.headers;
@@ -175,10 +173,9 @@ export async function quietKey(ctx: CheckContext, probe: Probe): Promise<Hit> {
   return hit(ctx, probe);
 }
 
-/** Keeps `role`'s probe token valid for `ms` more (fetched now, outside any timed request). */
+/** Keeps `role`'s probe token valid for `ms` more, within the token lifetime (renewed now, outside any timed request). */
 export async function tokenFor(ctx: CheckContext, role: string, ms: number): Promise<void> {
-  const tokens = ctx.tokens as { token?: (r: string, s: string[], o?: { validForMs?: number }) => Promise<string> } | undefined;
-  if (tokens?.token) await tokens.token(role, PROBE_SCOPES, { validForMs: ms });
+  await ctx.tokens.token(role, PROBE_SCOPES, { validForMs: Math.min(ms, 0.8 * ctx.limits.tokenLifetimeSec * 1000) });
 }
 
 export async function wait(ctx: CheckContext, ms: number, reason: string): Promise<void> {
@@ -189,10 +186,11 @@ export async function wait(ctx: CheckContext, ms: number, reason: string): Promi
 
 /**
  * When a client may send again after a 429: Retry-After from its receipt, else
- * X-RateLimit-Reset; at most two windows ahead (an extended reset may pass one).
+ * X-RateLimit-Reset; at most three windows and 30 s ahead (each retry sooner than
+ * Retry-After may extend the wait: the excess episode sends several on purpose).
  */
 export function waitUntil(h: Hit, probe: Probe): number {
-  const bound = h.receivedAt + 2 * probe.windowMs + 5000;
+  const bound = h.receivedAt + 3 * probe.windowMs + 30_000;
   if (h.headers.retryAfter !== undefined) return Math.min(bound, h.receivedAt + h.headers.retryAfter * 1000 + 100);
   if (h.headers.reset !== undefined) return Math.min(bound, h.headers.reset * 1000 + 100);
   return bound;

@@ -56,10 +56,10 @@ describe('rate-limit header helpers', () => {
     expect(integerHeader(undefined)).toBeUndefined();
   });
 
-  it('waits Retry-After from the 429, else until X-RateLimit-Reset, never beyond two windows', () => {
+  it('waits Retry-After from the 429, else until X-RateLimit-Reset, never beyond three windows and 30 s', () => {
     const h = (headers: Hit['headers']): Hit => ({ sentAt: 1_000_000, receivedAt: 1_000_000, res: {} as HttpResponse, headers });
     expect(waitUntil(h({ retryAfter: 2, reset: 9_999 }), probe(5))).toBe(1_002_100);
     expect(waitUntil(h({ reset: 1_003 }), probe(5))).toBe(1_003_100);
-    expect(waitUntil(h({ retryAfter: 3_600 }), probe(5))).toBe(1_015_000);
+    expect(waitUntil(h({ retryAfter: 3_600 }), probe(5))).toBe(1_045_000);
   });
 });
