@@ -114,6 +114,19 @@ function headersOf(r: Rng, tokens: string[]): Record<string, string> {
   return h;
 }
 
+const WRITE_ROUTES = ['MedicationRequest', 'Encounter', 'DocumentReference'];
+
+function deepWrite(r: Rng, tokens: string[]): { method: string; path: string; headers: Record<string, string>; body: string | Buffer | undefined } {
+  const type = r.pick(WRITE_ROUTES);
+  const update = r.chance(0.4);
+  return {
+    method: update ? 'PUT' : 'POST',
+    path: `/fhir/R4/${type}${update ? `/${r.pick(FIXTURE_IDS)}` : ''}`,
+    headers: { authorization: `Bearer ${tokens[0]!}`, 'content-type': 'application/fhir+json', accept: 'application/fhir+json' },
+    body: bodyOf(r),
+  };
+}
+
 describe('reference under a seeded fuzz', () => {
   let server: ReferenceServer;
   let tokens: string[];
@@ -133,6 +146,10 @@ describe('reference under a seeded fuzz', () => {
     const before = server.resources.snapshot() as Record<string, Row[]>;
     const r = seeded(SEED);
     const plans = Array.from({ length: REQUESTS }, () => {
+      // One in eight is a well-formed write (real route, valid token, JSON media type) with a
+      // random body, so the seed reaches the body stages (size, syntax, validation) whatever
+      // the other random draws do.
+      if (r.chance(0.125)) return deepWrite(r, tokens);
       const method = r.pick(METHODS);
       return { method, path: pathOf(r), headers: headersOf(r, tokens), body: method === 'GET' || method === 'HEAD' ? undefined : bodyOf(r) };
     });
