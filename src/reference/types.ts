@@ -3,7 +3,7 @@
  * behaviour switches that alternative-conformant modes and faults flip, and the
  * handler interface between the HTTP core and the resource modules.
  */
-import type { OperationDef } from '../spec/api.js';
+import type { OperationDef } from '../service/api.js';
 import type { ExtraClient } from './clients.js';
 
 /** Every knob a fast test needs; defaults are the spec's values. */

@@ -9,7 +9,7 @@ import type { CheckContext } from '../../src/engine/context.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { CLIENT_ASSERTION_TYPE } from '../../src/auth/broker.js';
 import { registerSecret } from '../../src/redact.js';
-import { OPERATIONS } from '../../src/spec/api.js';
+import { OPERATIONS } from '../../src/service/api.js';
 
 const area = 'discovery';
 const FHIR_JSON = { accept: 'application/fhir+json' };

@@ -8,7 +8,7 @@ import type { CheckContext } from '../../src/engine/context.js';
 import { firstIssue, isObject, type OperationOutcomeIssue } from '../../src/engine/expect.js';
 import type { Finding } from '../../src/engine/types.js';
 import type { HttpResponse } from '../../src/http/types.js';
-import { CATALOG_CODE_PATTERN, GENERIC_CATALOG, PUBLIC_CATALOG } from '../../src/spec/catalog.js';
+import { CATALOG_CODE_PATTERN, GENERIC_CATALOG, PUBLIC_CATALOG } from '../../src/service/catalog.js';
 
 /** FHIR IssueType codes (http://hl7.org/fhir/issue-type), R4 4.0.1. */
 const ISSUE_TYPES_R4 = [

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { HttpResponse } from '../../src/http/types.js';
-import { CATALOG_SYSTEM } from '../../src/spec/catalog.js';
+import { CATALOG_SYSTEM } from '../../src/service/catalog.js';
 import { catalogCode, catalogFindings, formatFindings, type ErrorSample } from '../../suites/errors/support.js';
 
 function response(status: number, body: unknown): HttpResponse {

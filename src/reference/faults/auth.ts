@@ -4,7 +4,7 @@
  * Logic-level faults are checked with `faults.has(name)` in src/reference/auth.ts and server.ts.
  */
 import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
-import { CATALOG_SYSTEM } from '../../spec/catalog.js';
+import { CATALOG_SYSTEM } from '../../service/catalog.js';
 
 interface Issue {
   code?: unknown;

@@ -1,6 +1,6 @@
 /** Faults of the discovery documents and of resource shapes the run-wide checks see. */
 import type { FaultDef, FaultResponse, FaultRequest } from './types.js';
-import { CATALOG_SYSTEM } from '../../spec/catalog.js';
+import { CATALOG_SYSTEM } from '../../service/catalog.js';
 
 type Json = Record<string, unknown>;
 const isJson = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);

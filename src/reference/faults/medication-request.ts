@@ -3,7 +3,7 @@
  * on MedicationRequests (area `general`). Logic faults are guarded in
  * src/reference/resources/medication-request.ts; the others rewrite responses.
  */
-import { CATALOG_SYSTEM } from '../../spec/catalog.js';
+import { CATALOG_SYSTEM } from '../../service/catalog.js';
 import { catalogError, operationOutcome } from '../outcome.js';
 import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
 

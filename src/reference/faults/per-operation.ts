@@ -4,7 +4,7 @@
  * is refused, or a missing token is not answered with 401. Each breaks the
  * operation's own rows of the spec's endpoint tables.
  */
-import { OPERATIONS, type OperationDef } from '../../spec/api.js';
+import { OPERATIONS, type OperationDef } from '../../service/api.js';
 import { requirementById } from '../../requirements/index.js';
 import type { FaultDef } from './types.js';
 

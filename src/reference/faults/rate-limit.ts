@@ -5,7 +5,7 @@
  */
 import { SlidingWindowLog, type RateDecision, type SlidingWindowOptions } from '../rate-limit.js';
 import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
-import { CATALOG_SYSTEM } from '../../spec/catalog.js';
+import { CATALOG_SYSTEM } from '../../service/catalog.js';
 
 function header(res: FaultResponse, name: string): string | undefined {
   const key = Object.keys(res.headers).find((k) => k.toLowerCase() === name);

@@ -3,7 +3,7 @@
  * HTTP core through `scopeOverride`), the codes of 401/403 refusals, the
  * validation error's status and issue code, and the published scope form.
  */
-import type { OperationDef } from '../../spec/api.js';
+import type { OperationDef } from '../../service/api.js';
 import { hasScope } from '../auth.js';
 import { catalogError, operationOutcome } from '../outcome.js';
 import type { FaultDef, FaultResponse } from './types.js';

@@ -3,7 +3,7 @@
  * (read, search) or reachable (update), or a search that finds nothing is
  * answered with a server error. The guards live in the Encounter handlers.
  */
-import { CATALOG_SYSTEM } from '../../spec/catalog.js';
+import { CATALOG_SYSTEM } from '../../service/catalog.js';
 import type { FaultDef } from './types.js';
 
 export const faults: FaultDef[] = [

@@ -4,7 +4,7 @@
  * plain-text diagnostics), breaking the "429 `HPB-00105`" cell of its row of
  * the endpoint table. Caught by `rate-limit.operations-429`.
  */
-import { OPERATIONS, type OperationDef } from '../../spec/api.js';
+import { OPERATIONS, type OperationDef } from '../../service/api.js';
 import type { FaultDef, FaultResponse } from './types.js';
 
 const kebab = (s: string) => s.replace(/([a-z])([A-Z])/g, '$1-$2').replace(/\./g, '-').toLowerCase();
