@@ -16,7 +16,7 @@ import type { HttpResponse } from '../http/types.js';
 import { sharedFhirValidator } from '../fhir/index.js';
 import { ConformanceError } from '../errors.js';
 import { CheckRecorder } from './context.js';
-import { fhirBodyValidator } from './fhir-bodies.js';
+import { fhirBodyValidator } from '../service/fhir-bodies.js';
 import type { Exchange, Finding, InvariantTally, KeyRequest, Profile } from './types.js';
 import { DETACH_KEY, type RunStats } from './schedule.js';
 import { RunEvents } from './events.js';

@@ -13,11 +13,11 @@ import { redactHeaders, redactString, registerSecret } from '../redact.js';
 import { BodyReadError, readCapped, type CappedBody } from './body.js';
 import { binaryExcerpt, bodyExcerpt, curlCommand, decodeBody, parseJson } from './evidence.js';
 import { toConformanceError, seconds, type AbortCause } from './failures.js';
-import { runInvariants } from './invariants.js';
+import { runInvariants } from '../service/invariants.js';
 import { Pacer } from './pacer.js';
 import { MAX_429_RETRIES, MAX_5XX_RETRIES, backoffDelayMs, parseRetryAfterMs, retryKind } from './retry.js';
 import type { HttpClientOptions, HttpResponse, HttpStats, RequestOptions, TokenSource } from './types.js';
-import { catalogCodeOf } from '../engine/expect.js';
+import { catalogCodeOf } from '../service/expect.js';
 
 const DEFAULT_TIMEOUT_MS = 15_000;
 const DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024;

@@ -15,7 +15,7 @@ import { collectChecks, materialize, type ChecksExport } from '../engine/catalog
 import { RunEvents, plannedCheck, type Subscriber } from '../engine/events.js';
 import { executePlan } from '../engine/executor.js';
 import { preflight, renderPreflight } from '../engine/preflight.js';
-import { buildRunResult, type RunRecord } from '../engine/result.js';
+import { buildRunResult, type RunRecord } from './result.js';
 import { Runtime } from '../engine/runtime.js';
 import { pacingFigures } from '../engine/schedule.js';
 import type { CheckDefinition } from '../engine/check.js';

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, expectError, expectStatus, isObject } from '../../src/engine/expect.js';
+import { catalogCodeOf, expectError, expectStatus, isObject } from '../../src/service/expect.js';
 import type { AssertionOverrides, TokenRequestOptions } from '../../src/auth/types.js';
 import { CLIENT_ASSERTION_TYPE } from '../../src/auth/broker.js';
 import { registerSecret } from '../../src/redact.js';

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT, decodeJwt, decodeProtectedHeader, generateKeyPair, type JWTPayload } from 'jose';
 import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, expectError, isObject } from '../../src/engine/expect.js';
+import { catalogCodeOf, expectError, isObject } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import type { TokenRequestOptions } from '../../src/auth/types.js';
 import { registerSecret } from '../../src/redact.js';

@@ -4,7 +4,7 @@
  */
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import { expectStatus, isObject } from '../../src/engine/expect.js';
+import { expectStatus, isObject } from '../../src/service/expect.js';
 import type { CheckContext } from '../../src/engine/context.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { CLIENT_ASSERTION_TYPE } from '../../src/auth/broker.js';

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
-import { bundleResources, catalogCodeOf, expectError, expectStatus, isObject } from '../../src/engine/expect.js';
+import { bundleResources, catalogCodeOf, expectError, expectStatus, isObject } from '../../src/service/expect.js';
 import {
   checkFiltered, codingMatchesToken, codingsOf, DATE_PREFIXES, dateFilter, idOf, referencedId, searchUrl, tokenOf, type Collected, type Json,
 } from '../encounter/search.js';

@@ -12,7 +12,7 @@
  * path and payload were declared or published, so a refusal of every form is the target's.
  */
 import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, isObject } from '../../src/engine/expect.js';
+import { catalogCodeOf, isObject } from '../../src/service/expect.js';
 import type { ModelOperation } from '../../src/discovery/model.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import type { UploadLevel, UploadPayload } from '../../src/config/index.js';

@@ -14,7 +14,7 @@
 import { CheckFailure } from '../../src/errors.js';
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, expectError } from '../../src/engine/expect.js';
+import { catalogCodeOf, expectError } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { resolveUpload, requireContract, sendUpload, uploadTarget, type UploadContract } from './contract.js';
 import { documentOf, notOf, type DocumentType } from './documents.js';

@@ -6,7 +6,7 @@
  * the server itself answered, is compared.
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import { expectStatus, isObject } from '../../src/engine/expect.js';
+import { expectStatus, isObject } from '../../src/service/expect.js';
 import { idOf, type Json } from '../encounter/search.js';
 import { differences, missingFrom } from './compare.js';
 import { area, createDocument, documentBody, postDocument, putDocument, readDocument, searchDocuments, writable, expectCreated } from './support.js';

@@ -1,6 +1,6 @@
 /** Helpers shared by the DocumentReference checks (R5 surface). */
 import type { CheckContext } from '../../src/engine/context.js';
-import { expectStatus, isObject } from '../../src/engine/expect.js';
+import { expectStatus, isObject } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { collect, searchUrl, type Collected, type Json } from '../encounter/search.js';
 import { runTag } from '../encounter/support.js';

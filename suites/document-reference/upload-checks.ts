@@ -5,7 +5,7 @@
  * be established is recorded, never failed.
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import { catalogCodeOf, expectError, isObject } from '../../src/engine/expect.js';
+import { catalogCodeOf, expectError, isObject } from '../../src/service/expect.js';
 import { describeForm, requireContract, resolveUpload, sendUpload, uploadTarget } from './contract.js';
 import { notOf } from './documents.js';
 import { area, firstAnswer } from './support.js';

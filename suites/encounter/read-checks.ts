@@ -4,7 +4,7 @@
  * diagnosis ranks (spec: Resources and their fields > Encounter).
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import { expectError, isObject, UUID_PATTERN } from '../../src/engine/expect.js';
+import { expectError, isObject, UUID_PATTERN } from '../../src/service/expect.js';
 import { randomUUID } from 'node:crypto';
 import {
   area, containedOf, DATE_TIME, diagnosesOf, DIAGNOSTIC_IMPRESSION_CODE, localId, LOINC, readEncounter, RS, STATUSES,

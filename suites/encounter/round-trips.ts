@@ -10,7 +10,7 @@
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, isObject } from '../../src/engine/expect.js';
+import { catalogCodeOf, isObject } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { type Comparison, describeDifferences, sameResource, writtenIsRead } from '../medication-request/compare.js';
 import { createdIdOf, expectSuccess } from '../medication-request/support.js';

@@ -6,7 +6,7 @@
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
-import { bundleResources, catalogCodeOf, isObject } from '../../src/engine/expect.js';
+import { bundleResources, catalogCodeOf, isObject } from '../../src/service/expect.js';
 import { area, readEncounter, RS, searchEncounters } from './support.js';
 import {
   checkFiltered, DATE_PREFIXES, dateFilter, idOf, referencedId, searchUrl, type Collected, type DatePrefix, type Json,

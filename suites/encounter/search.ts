@@ -5,7 +5,7 @@
  * is present).
  */
 import type { CheckContext } from '../../src/engine/context.js';
-import { bundleLink, bundleResources, expectSearchset, isObject } from '../../src/engine/expect.js';
+import { bundleLink, bundleResources, expectSearchset, isObject } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
 
 export type Json = Record<string, unknown>;

@@ -1,6 +1,6 @@
 /** Helpers shared by the Encounter checks: scopes, reads, searches and write bodies. */
 import type { CheckContext } from '../../src/engine/context.js';
-import { expectStatus, isObject } from '../../src/engine/expect.js';
+import { expectStatus, isObject } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { createdIdOf, expectSuccess, isSuccess, refusalProbe } from '../medication-request/support.js';
 import { collect, searchUrl, type Collected, type Json } from './search.js';

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, expectError, isObject, UUID_PATTERN } from '../../src/engine/expect.js';
+import { catalogCodeOf, expectError, isObject, UUID_PATTERN } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { createdIdOf, expectSuccess, isSuccess, refusalProbe } from '../medication-request/support.js';
 import { area, createEncounter, CRU, encounterBody, postEncounter, putEncounter, writable } from './support.js';

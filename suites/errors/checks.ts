@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
-import { expectError, firstIssue } from '../../src/engine/expect.js';
+import { expectError, firstIssue } from '../../src/service/expect.js';
 import { catalogCode, catalogFindings, formatFindings, invalidWriteSamples, readOnlySamples, report, summary, type ErrorSample } from './support.js';
 
 const area = 'errors';

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CheckContext } from '../../src/engine/context.js';
-import { firstIssue, isObject, type OperationOutcomeIssue } from '../../src/engine/expect.js';
+import { firstIssue, isObject, type OperationOutcomeIssue } from '../../src/service/expect.js';
 import type { Finding } from '../../src/engine/types.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { CATALOG_CODE_PATTERN, GENERIC_CATALOG, PUBLIC_CATALOG } from '../../src/service/catalog.js';

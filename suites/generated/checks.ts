@@ -6,7 +6,7 @@
  */
 import { defineCheck, type CheckDefinition, type CheckTag } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, expectError, firstIssue } from '../../src/engine/expect.js';
+import { catalogCodeOf, expectError, firstIssue } from '../../src/service/expect.js';
 import type { ModelOperation, OperationModel } from '../../src/discovery/model.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { requirementById } from '../../src/requirements/index.js';

@@ -6,7 +6,7 @@
  * json-schema-faker, seeded by the check id, so runs are reproducible.
  */
 import { generate, type JsonSchema } from 'json-schema-faker';
-import { isObject } from '../../src/engine/expect.js';
+import { isObject } from '../../src/service/expect.js';
 import type { Resource } from './bodies.js';
 
 export type InvalidVariant =

@@ -8,7 +8,7 @@ import type { ModelOperation } from '../../src/discovery/model.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { decodeJwt } from 'jose';
 import { isConformanceError } from '../../src/errors.js';
-import { isObject } from '../../src/engine/expect.js';
+import { isObject } from '../../src/service/expect.js';
 import { minimalResource, type Resource } from './bodies.js';
 import { parseScope } from './scope-letters.js';
 

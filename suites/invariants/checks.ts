@@ -1,12 +1,12 @@
 /**
  * Generic invariants, checked on every exchange of the run by the HTTP layer
- * (src/http/invariants.ts) and reported here, last, one check per invariant:
+ * (src/service/invariants.ts) and reported here, last, one check per invariant:
  * the evidence is the first violating exchanges.
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
-import { INVARIANTS } from '../../src/http/invariants.js';
-import { FHIR_BODY_REQUIREMENT } from '../../src/engine/fhir-bodies.js';
+import { INVARIANTS } from '../../src/service/invariants.js';
+import { FHIR_BODY_REQUIREMENT } from '../../src/service/fhir-bodies.js';
 
 const RUN_WIDE = [
   ...INVARIANTS,

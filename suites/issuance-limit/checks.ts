@@ -17,7 +17,7 @@
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
-import { expectError, isObject } from '../../src/engine/expect.js';
+import { expectError, isObject } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { retryAfterMs } from '../../src/auth/token-response.js';
 import { episode } from '../../src/engine/schedule.js';

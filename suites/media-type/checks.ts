@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
-import { expectStatus, isObject } from '../../src/engine/expect.js';
+import { expectStatus, isObject } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { formatFindings, medicationRequestBody, pathOf, report } from '../errors/support.js';
 

@@ -5,7 +5,7 @@
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
-import { UUID_PATTERN, isObject } from '../../src/engine/expect.js';
+import { UUID_PATTERN, isObject } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import {
   type Resource, READ_SCOPES, createOwn, createdIdOf, expectSuccess, newMedicationRequest, postMedicationRequest, putMedicationRequest, randomId,

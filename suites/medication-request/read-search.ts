@@ -3,7 +3,7 @@
  * Endpoints > MedicationRequest (R4)). Read-only: these checks send no writes.
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import { catalogCodeOf, expectError } from '../../src/engine/expect.js';
+import { catalogCodeOf, expectError } from '../../src/service/expect.js';
 import type { CheckContext } from '../../src/engine/context.js';
 import {
   NOT_FOUND_CODES, READ_SCOPES, type Resource, expectValidationError, outcomeSummary, randomId, readMedicationRequest, readUrl,

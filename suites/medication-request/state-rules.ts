@@ -6,7 +6,7 @@
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, expectError } from '../../src/engine/expect.js';
+import { catalogCodeOf, expectError } from '../../src/service/expect.js';
 import {
   SIGNED_CODES, type Resource, createOwn, newMedicationRequest, outcomeSummary, postMedicationRequest, putMedicationRequest, putUnchanged,
   readMedicationRequest,

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CheckContext } from '../../src/engine/context.js';
-import { bundleLink, bundleResources, expectError, expectSearchset, expectStatus, isObject } from '../../src/engine/expect.js';
+import { bundleLink, bundleResources, expectError, expectSearchset, expectStatus, isObject } from '../../src/service/expect.js';
 import type { HttpResponse, RequestOptions } from '../../src/http/types.js';
 import type { Release } from '../../src/fhir/index.js';
 

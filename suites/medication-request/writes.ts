@@ -5,7 +5,7 @@
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, expectError, isObject } from '../../src/engine/expect.js';
+import { catalogCodeOf, expectError, isObject } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { describeDifferences, writtenIsRead } from './compare.js';
 import {

@@ -7,7 +7,7 @@
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
-import { bundleLink, catalogCodeOf, expectError, expectSearchset, isObject } from '../../src/engine/expect.js';
+import { bundleLink, catalogCodeOf, expectError, expectSearchset, isObject } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { createdIdOf, isSuccess } from '../medication-request/support.js';
 import { documentBody } from '../document-reference/support.js';

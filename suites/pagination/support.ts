@@ -3,7 +3,7 @@
  * page, walking `next` links to the end, and the ordering rule.
  */
 import type { CheckContext } from '../../src/engine/context.js';
-import { bundleLink, expectSearchset, isObject } from '../../src/engine/expect.js';
+import { bundleLink, expectSearchset, isObject } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
 
 /** A search endpoint of the spec and the time fields its ordering may use (requirement notes). */

@@ -9,7 +9,7 @@
 import type { CheckContext } from '../../src/engine/context.js';
 import { randomUUID } from 'node:crypto';
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import { expectError, firstIssue } from '../../src/engine/expect.js';
+import { expectError, firstIssue } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { pathOf } from '../errors/support.js';
 import { excessScenario, slidingScenario, type Attempt } from './scenarios.js';

@@ -5,7 +5,7 @@
  */
 import { defineCheck } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, expectError } from '../../src/engine/expect.js';
+import { catalogCodeOf, expectError } from '../../src/service/expect.js';
 import { excessScenario } from './scenarios.js';
 import { THROTTLED_OPERATIONS } from './operations.js';
 

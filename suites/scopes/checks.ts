@@ -5,7 +5,7 @@
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
-import { expectError, expectStatus, isObject } from '../../src/engine/expect.js';
+import { expectError, expectStatus, isObject } from '../../src/service/expect.js';
 import type { ModelOperation } from '../../src/discovery/model.js';
 import { minimalResource } from '../generated/bodies.js';
 import { isScopeForm } from '../generated/scope-letters.js';

@@ -6,7 +6,7 @@
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
-import { bundleResources, catalogCodeOf, expectError, isObject } from '../../src/engine/expect.js';
+import { bundleResources, catalogCodeOf, expectError, isObject } from '../../src/service/expect.js';
 import { idOf, referencedId, searchUrl, type Json } from '../encounter/search.js';
 
 const area = 'tenancy';

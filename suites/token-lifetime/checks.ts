@@ -4,7 +4,7 @@
  * lifetime costs no wall time beyond the run itself.
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import { expectError } from '../../src/engine/expect.js';
+import { expectError } from '../../src/service/expect.js';
 import { EXPIRY_PROBE_KEY, type ExpiryProbe } from '../../src/engine/runtime.js';
 import type { CheckContext } from '../../src/engine/context.js';
 

@@ -4,7 +4,7 @@
  * headers and meta the versioning checks examine.
  */
 import type { CheckContext } from '../../src/engine/context.js';
-import { expectStatus } from '../../src/engine/expect.js';
+import { expectStatus } from '../../src/service/expect.js';
 import type { Release } from '../../src/fhir/index.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { type Resource, expectResource } from '../medication-request/support.js';

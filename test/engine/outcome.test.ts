@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import { executeCheck } from '../../src/engine/execute.js';
-import { expectError } from '../../src/engine/expect.js';
+import { expectError } from '../../src/service/expect.js';
 import { controlPath, decideOutcome, normalElsewhere, type Happened, type OutcomeEnv } from '../../src/engine/outcome.js';
 import type { Runtime } from '../../src/engine/runtime.js';
 import type { Exchange } from '../../src/engine/types.js';
