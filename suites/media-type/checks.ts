@@ -8,7 +8,8 @@ import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
 import { expectStatus, isObject } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
-import { formatFindings, medicationRequestBody, pathOf, report } from '../errors/support.js';
+import { formatFindings } from '../../src/service/errors.js';
+import { medicationRequestBody, pathOf, report } from '../errors/support.js';
 
 const area = 'media-type';
 const FHIR_JSON = 'application/fhir+json';

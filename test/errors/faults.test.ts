@@ -3,7 +3,7 @@ import type { HttpResponse } from '../../src/http/types.js';
 import { catalogError, operationOutcome } from '../../src/reference/outcome.js';
 import { faults } from '../../src/reference/faults/errors.js';
 import type { FaultResponse } from '../../src/reference/faults/types.js';
-import { catalogFindings, formatFindings, type ErrorSample } from '../../suites/errors/support.js';
+import { catalogFindings, formatFindings, type ErrorSample } from '../../src/service/errors.js';
 import checks from '../../suites/errors/checks.js';
 import { nonConforming, runInProcess } from '../../src/run/in-process.js';
 
