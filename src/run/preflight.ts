@@ -15,6 +15,7 @@ import type { ResolvedClient, ResolvedConfig } from '../config/index.js';
 import { CLIENT_ID_PLACEHOLDER } from '../config/init.js';
 import { ConformanceError } from '../errors.js';
 import { HttpClient } from '../http/client.js';
+import { SERVICE_HTTP } from '../service/http.js';
 import type { HttpResponse } from '../http/types.js';
 import type { Runtime } from '../engine/runtime.js';
 import { redactString } from '../redact.js';
@@ -61,7 +62,7 @@ type Probe = { path: string; res: HttpResponse; usable: boolean } | { path: stri
 export async function probeTarget(config: ResolvedConfig, opts: { deadline: number }): Promise<string> {
   const timeoutMs = Math.min(config.timeouts.requestMs, PROBE_TIMEOUT_MS);
   // Bounded by the probe timeout (all three in parallel), and by the run's own deadline.
-  const http = new HttpClient({ baseUrl: config.baseUrl, timeoutMs, deadline: opts.deadline });
+  const http = new HttpClient({ baseUrl: config.baseUrl, timeoutMs, deadline: opts.deadline, protocol: SERVICE_HTTP });
   let probes: Probe[];
   try {
     probes = await Promise.all(
