@@ -224,7 +224,7 @@ export class Runtime {
     this.als.getStore()?.recorder.observations.push({
       key: 'suite.token-reissued',
       value: { exchange: info.exchange.id, client: info.client, tokenAgeS: Math.round(info.ageMs / 100) / 10, lifetimeS: Math.round(info.lifetimeMs / 100) / 10 },
-      note: 'the target answered 401 HPB-00107 to a token the suite held valid; the suite re-issued it and re-sent the request once (the suite\'s token handling, not a finding against the target)',
+      note: 'the target refused as expired (e.g. 401 HPB-00107) a token the suite held valid; the suite re-issued it and re-sent the request once (the suite\'s token handling, not a finding against the target)',
     });
   }
 
