@@ -9,7 +9,7 @@ import type { CheckContext } from '../../src/engine/context.js';
 import { bundleResources, catalogCodeOf, expectError, expectStatus, isObject } from '../../src/service/expect.js';
 import {
   checkFiltered, codingMatchesToken, codingsOf, DATE_PREFIXES, dateFilter, idOf, referencedId, searchUrl, tokenOf, type Collected, type Json,
-} from '../encounter/search.js';
+} from '../../src/service/search.js';
 import { missingFrom } from './compare.js';
 import { documentChecks } from './document-checks.js';
 import { roundTripChecks } from './round-trip-checks.js';

@@ -16,8 +16,8 @@ import { catalogCodeOf, isObject } from '../../src/service/expect.js';
 import type { ModelOperation } from '../../src/discovery/model.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import type { UploadLevel, UploadPayload } from '../../src/config/index.js';
-import type { Json } from '../encounter/search.js';
-import { smallDocument, type DocumentType } from './documents.js';
+import type { Json } from '../../src/service/search.js';
+import { smallDocument, type DocumentType } from '../../src/service/documents.js';
 import { createDocument, createdIdOf, CRU, documentBody, inlineAttachment, RS, type WriteOptions } from './support.js';
 
 export interface UploadForm {

@@ -17,7 +17,7 @@ import type { CheckContext } from '../../src/engine/context.js';
 import { catalogCodeOf, expectError } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { resolveUpload, requireContract, sendUpload, uploadTarget, type UploadContract } from './contract.js';
-import { documentOf, notOf, type DocumentType } from './documents.js';
+import { documentOf, notOf, type DocumentType } from '../../src/service/documents.js';
 import {
   answered, area, createDocument, documentBody, documentType, firstAnswer, inlineAttachment, LARGE_REQUEST_MS, postDocument, putDocument, writable,
 } from './support.js';

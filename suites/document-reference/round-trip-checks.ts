@@ -7,7 +7,7 @@
  */
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import { expectStatus, isObject } from '../../src/service/expect.js';
-import { idOf, type Json } from '../encounter/search.js';
+import { idOf, type Json } from '../../src/service/search.js';
 import { differences, missingFrom } from './compare.js';
 import { area, createDocument, documentBody, postDocument, putDocument, readDocument, searchDocuments, writable, expectCreated } from './support.js';
 

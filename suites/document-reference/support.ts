@@ -2,9 +2,9 @@
 import type { CheckContext } from '../../src/engine/context.js';
 import { expectStatus, isObject } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
-import { collect, searchUrl, type Collected, type Json } from '../encounter/search.js';
+import { collect, searchUrl, type Collected, type Json } from '../../src/service/search.js';
 import { runTag } from '../encounter/support.js';
-import { documentOf, smallDocument, type DocumentType } from './documents.js';
+import { documentOf, smallDocument, type DocumentType } from '../../src/service/documents.js';
 
 export const area = 'document-reference';
 export const RS = ['system/DocumentReference.rs'];

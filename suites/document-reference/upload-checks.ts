@@ -7,7 +7,7 @@
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import { catalogCodeOf, expectError, isObject } from '../../src/service/expect.js';
 import { describeForm, requireContract, resolveUpload, sendUpload, uploadTarget } from './contract.js';
-import { notOf } from './documents.js';
+import { notOf } from '../../src/service/documents.js';
 import { area, firstAnswer } from './support.js';
 
 export const uploadChecks: CheckDefinition[] = [

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import {
   area, containedOf, DATE_TIME, diagnosesOf, DIAGNOSTIC_IMPRESSION_CODE, localId, LOINC, readEncounter, RS, STATUSES,
 } from './support.js';
-import { codingsOf, type Json } from './search.js';
+import { codingsOf, type Json } from '../../src/service/search.js';
 import { refusalProbe } from '../medication-request/support.js';
 
 /** Contained ids the spec lists: condition-N and the three summaries. */

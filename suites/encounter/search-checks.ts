@@ -10,7 +10,7 @@ import { bundleResources, catalogCodeOf, isObject } from '../../src/service/expe
 import { area, readEncounter, RS, searchEncounters } from './support.js';
 import {
   checkFiltered, DATE_PREFIXES, dateFilter, idOf, referencedId, searchUrl, type Collected, type DatePrefix, type Json,
-} from './search.js';
+} from '../../src/service/search.js';
 
 interface Baseline {
   encounter: Json;

@@ -3,7 +3,7 @@ import type { CheckContext } from '../../src/engine/context.js';
 import { expectStatus, isObject } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { createdIdOf, expectSuccess, isSuccess, refusalProbe } from '../medication-request/support.js';
-import { collect, searchUrl, type Collected, type Json } from './search.js';
+import { collect, searchUrl, type Collected, type Json } from '../../src/service/search.js';
 
 export const area = 'encounter';
 export const RS = ['system/Encounter.rs'];

@@ -10,7 +10,7 @@ import { catalogCodeOf, expectError, isObject, UUID_PATTERN } from '../../src/se
 import type { HttpResponse } from '../../src/http/types.js';
 import { createdIdOf, expectSuccess, isSuccess, refusalProbe } from '../medication-request/support.js';
 import { area, createEncounter, CRU, encounterBody, postEncounter, putEncounter, writable } from './support.js';
-import type { Json } from './search.js';
+import type { Json } from '../../src/service/search.js';
 
 /** Validation errors: 400 or 422, both with HPB-00101 (endpoint table; errors.validation-status-chosen). */
 const VALIDATION = [400, 422];

@@ -10,9 +10,9 @@ import { catalogCodeOf, expectError, firstIssue } from '../../src/service/expect
 import type { ModelOperation, OperationModel } from '../../src/discovery/model.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { requirementById } from '../../src/requirements/index.js';
-import { minimalResource } from './bodies.js';
+import { minimalResource } from '../../src/service/bodies.js';
 import { applyVariant, invalidVariants, seedOf, validShapedInstance, variantSlug, type InvalidVariant } from './invalid-variants.js';
-import { letterVerdict, parseScope } from './scope-letters.js';
+import { letterVerdict, parseScope } from '../../src/service/scope-letters.js';
 import { createdId, isWrite, kebab, prepareCall, send, tokenFor } from './support.js';
 
 const area = 'generated';

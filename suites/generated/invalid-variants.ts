@@ -7,7 +7,7 @@
  */
 import { generate, type JsonSchema } from 'json-schema-faker';
 import { isObject } from '../../src/service/expect.js';
-import type { Resource } from './bodies.js';
+import type { Resource } from '../../src/service/bodies.js';
 
 export type InvalidVariant =
   | { kind: 'missing'; field: string }

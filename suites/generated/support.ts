@@ -9,8 +9,8 @@ import type { HttpResponse } from '../../src/http/types.js';
 import { decodeJwt } from 'jose';
 import { isConformanceError } from '../../src/errors.js';
 import { isObject } from '../../src/service/expect.js';
-import { minimalResource, type Resource } from './bodies.js';
-import { parseScope } from './scope-letters.js';
+import { minimalResource, type Resource } from '../../src/service/bodies.js';
+import { parseScope } from '../../src/service/scope-letters.js';
 
 /** `MedicationRequest.read` -> `medication-request-read`. */
 export function kebab(text: string): string {

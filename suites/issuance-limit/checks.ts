@@ -23,7 +23,7 @@ import { retryAfterMs } from '../../src/auth/token-response.js';
 import { episode } from '../../src/engine/schedule.js';
 import {
   judgeIssuanceBurst, judgeIssuanceCeiling, judgeRetryAfterValue, judgeRetryAfterWait, refusedBy, type BurstFigures, type Timed, type Verdict,
-} from '../rate-limit/judge.js';
+} from '../../src/service/limits/judge.js';
 
 const area = 'issuance-limit';
 const SCOPE = 'system/MedicationRequest.rs';

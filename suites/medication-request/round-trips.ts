@@ -4,7 +4,7 @@
  * writes is what a read returns, a PUT of the resource exactly as read changes
  * nothing but `meta` (app-only data such as the draft-prescription grouping
  * included), and a search entry is the resource a read of the same id returns.
- * Comparisons are structural (suites/medication-request/compare.ts): `meta` and
+ * Comparisons are structural (src/service/compare.ts): `meta` and
  * a narrative `text` are ignored, and what a conforming server may normalize
  * (an equivalent UTC offset, an added display, intent `order`) is no difference.
  */
@@ -12,7 +12,7 @@ import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
 import { bundleLink, bundleResources, expectSearchset, isObject } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
-import { type Comparison, describeDifferences, sameResource, writtenIsRead } from './compare.js';
+import { type Comparison, describeDifferences, sameResource, writtenIsRead } from '../../src/service/compare.js';
 import {
   READ_SCOPES, type Resource, createOwn, expectCreatedResource, expectResource, expectSuccess, newMedicationRequest,
   putMedicationRequest, readMedicationRequest,

@@ -7,7 +7,7 @@ import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
 import { catalogCodeOf, expectError, isObject } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
-import { describeDifferences, writtenIsRead } from './compare.js';
+import { describeDifferences, writtenIsRead } from '../../src/service/compare.js';
 import {
   NOT_FOUND_CODES, WRITE_SCOPES, type Resource, createOwn, expectCreatedResource, expectResource, expectSuccess, expectValidationError,
   isSuccess, newMedicationRequest, outcomeSummary, postMedicationRequest, putMedicationRequest, randomId, readMedicationRequest,

@@ -14,7 +14,7 @@ import type { HttpResponse } from '../../src/http/types.js';
 import { pathOf } from '../errors/support.js';
 import { excessScenario, slidingScenario, type Attempt } from './scenarios.js';
 import { operationsCheck } from './operations-check.js';
-import { judgeRemainingSteps, judgeRetryAfterValue, judgeRetryAfterWait, type Timed, type Verdict } from './judge.js';
+import { judgeRemainingSteps, judgeRetryAfterValue, judgeRetryAfterWait, type Timed, type Verdict } from '../../src/service/limits/judge.js';
 import { PROBE_SCOPES, hit, integerHeader, keyTraffic, probeFor, timed, wait, waitUntil, type Hit } from './support.js';
 
 /** How far before Retry-After elapses an early retry must be answered to be judged. */

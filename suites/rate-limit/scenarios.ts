@@ -29,7 +29,7 @@ import { episode } from '../../src/engine/schedule.js';
 import { excludedBy } from '../../src/engine/check.js';
 import { checks as issuanceChecks, issuanceEpisode, issuanceRecovery } from '../issuance-limit/checks.js';
 import { operationTokens, sendThrottled, type ThrottledAnswer } from './operations.js';
-import { judgeKeyBurst, judgeSlide, windowSlackMs, type BurstFigures, type SlideFigures, type Verdict } from './judge.js';
+import { judgeKeyBurst, judgeSlide, windowSlackMs, type BurstFigures, type SlideFigures, type Verdict } from '../../src/service/limits/judge.js';
 import {
   BURST_CONCURRENCY, FAST_CONCURRENCY, PROBE_SCOPES, burstBound, burstUntil429, hit, probeFor, quietKey, recover, throttleRole, timed,
   tokenFor, trafficBefore, wait, waitUntil, type Burst, type Hit, type Probe,

@@ -6,7 +6,7 @@
 import type { CheckContext } from '../../src/engine/context.js';
 import type { HttpResponse } from '../../src/http/types.js';
 import { pathOf } from '../errors/support.js';
-import { windowSlackMs, type Timed } from './judge.js';
+import { windowSlackMs, type Timed } from '../../src/service/limits/judge.js';
 
 /** The scope of the probe request (a MedicationRequest read). */
 export const PROBE_SCOPES = ['system/MedicationRequest.rs'];

@@ -7,8 +7,8 @@ import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
 import { expectError, expectStatus, isObject } from '../../src/service/expect.js';
 import type { ModelOperation } from '../../src/discovery/model.js';
-import { minimalResource } from '../generated/bodies.js';
-import { isScopeForm } from '../generated/scope-letters.js';
+import { minimalResource } from '../../src/service/bodies.js';
+import { isScopeForm } from '../../src/service/scope-letters.js';
 import { FHIR_HEADERS, createResource, createdId, tokenFor } from '../generated/support.js';
 
 const area = 'scopes';

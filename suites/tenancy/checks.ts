@@ -7,7 +7,7 @@
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
 import { bundleResources, catalogCodeOf, expectError, isObject } from '../../src/service/expect.js';
-import { idOf, referencedId, searchUrl, type Json } from '../encounter/search.js';
+import { idOf, referencedId, searchUrl, type Json } from '../../src/service/search.js';
 
 const area = 'tenancy';
 

@@ -7,7 +7,7 @@ import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { CheckContext } from '../../src/engine/context.js';
 import { catalogCodeOf, expectError, expectStatus, isObject } from '../../src/service/expect.js';
 import type { HttpResponse } from '../../src/http/types.js';
-import { describeDifferences, writtenIsRead } from '../medication-request/compare.js';
+import { describeDifferences, writtenIsRead } from '../../src/service/compare.js';
 import {
   type Resource, WRITE_SCOPES, createOwn, expectResource, expectSuccess, outcomeSummary, putMedicationRequest, readMedicationRequest,
   refusalProbe, searchMedicationRequests,

@@ -4,9 +4,9 @@
  * data (each result satisfies the filter; every matching record of the base set
  * is present).
  */
-import type { CheckContext } from '../../src/engine/context.js';
-import { bundleLink, bundleResources, expectSearchset, isObject } from '../../src/service/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
+import type { CheckContext } from '../engine/context.js';
+import { bundleLink, bundleResources, expectSearchset, isObject } from './expect.js';
+import type { HttpResponse } from '../http/types.js';
 
 export type Json = Record<string, unknown>;
 

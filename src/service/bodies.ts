@@ -3,7 +3,7 @@
  * with the run id (spec: Resources and their fields; DocumentReference R5
  * shape from the HL7 R5 definition, since the spec does not show it).
  */
-import type { CheckContext } from '../../src/engine/context.js';
+import type { CheckContext } from '../engine/context.js';
 
 export const RUN_TAG_SYSTEM = 'https://fhir-conformance.dev/run';
 
