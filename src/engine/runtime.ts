@@ -14,6 +14,7 @@ import type { OperationModel } from '../discovery/index.js';
 import type { ExchangeFacts, HttpProtocol, HttpResponse } from '../http/types.js';
 import { sharedFhirValidator } from '../fhir/index.js';
 import { ConformanceError } from '../errors.js';
+import type { CheckContext } from './check.js';
 import { CheckRecorder } from './context.js';
 import type { Exchange, Finding, InvariantTally, KeyRequest, Profile } from './types.js';
 import { DETACH_KEY, type RunStats } from './schedule.js';
@@ -71,6 +72,15 @@ export interface ExpiryProbe {
   /** The response to the probe token used shortly before its expiry. */
   beforeExpiry?: Promise<HttpResponse | undefined>;
   error?: string;
+}
+
+/** The token issued when the run started (startExpiryProbe), once issued; the check skips when the run has none. */
+export async function expiryProbe(ctx: CheckContext): Promise<{ probe: ExpiryProbe; token: string }> {
+  const probe = ctx.shared.get(EXPIRY_PROBE_KEY) as ExpiryProbe | undefined;
+  if (!probe) ctx.skip('no expiry probe was issued at the start of this run');
+  const token = await probe.token;
+  if (!token) throw new Error(`the expiry probe's token could not be issued: ${probe.error ?? 'unknown'}`);
+  return { probe, token };
 }
 
 export type { InvariantTally } from './types.js';

@@ -3,6 +3,7 @@
  * OperationOutcome and its catalog code, and the format rules as functions returning
  * findings. The assertions built on them are in expect.ts; the run-wide rules in invariants.ts.
  */
+import type { CheckContext } from '../engine/check.js';
 import type { Finding } from '../engine/types.js';
 import type { HttpResponse } from '../http/types.js';
 import { CATALOG_CODE_PATTERN, GENERIC_CATALOG, PUBLIC_CATALOG, type CatalogEntry } from './catalog.js';
@@ -158,3 +159,9 @@ export function catalogFindings(sample: ErrorSample): Finding[] {
   return out;
 }
 
+
+/** Records findings on the check (soft: the check goes on); returns how many there were. */
+export function reportFindings(ctx: CheckContext, findings: readonly Finding[]): number {
+  for (const f of findings) ctx.check(false, f.message, f);
+  return findings.length;
+}
