@@ -3,13 +3,11 @@
  * and the JWKS (spec: Endpoints > Discovery and token endpoints; Versioning 3).
  */
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import { expectStatus, isObject } from '../../src/service/expect.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import type { HttpResponse } from '../../src/http/types.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { expectStatus, isObject, OPERATIONS } from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
 import { CLIENT_ASSERTION_TYPE } from '../../src/auth/broker.js';
 import { registerSecret } from '../../src/redact.js';
-import { OPERATIONS } from '../../src/service/api.js';
 
 const area = 'discovery';
 const FHIR_JSON = { accept: 'application/fhir+json' };

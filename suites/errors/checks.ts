@@ -5,11 +5,11 @@
  * run and shared by the checks.
  */
 import { randomUUID } from 'node:crypto';
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { expectError, firstIssue } from '../../src/service/expect.js';
-import { catalogCodeOf, catalogFindings, formatFindings, type ErrorSample } from '../../src/service/errors.js';
-import { invalidWriteSamples, readOnlySamples, report, summary } from './support.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import {
+  catalogCodeOf, catalogFindings, type ErrorSample, expectError, firstIssue, formatFindings, reportFindings,
+} from '../../src/service/index.js';
+import { invalidWriteSamples, readOnlySamples, summary } from './support.js';
 
 const area = 'errors';
 
@@ -25,7 +25,7 @@ function probeGenericCode(ctx: CheckContext, sample: ErrorSample, code: string, 
   const statusRule = seen === code;
   if (statusRule) ctx.check(res.status === status, `${code} sent with ${res.status}; the catalog gives ${status}`, { requirement, expected: status, actual: res.status, exchange: res.exchange.id });
   // The catalog status of `code` is reported once, above, under its own requirement.
-  report(ctx, catalogFindings(sample).filter((f) => !(statusRule && f.requirement === 'errors.catalog-code-format' && f.actual === res.status)));
+  reportFindings(ctx, catalogFindings(sample).filter((f) => !(statusRule && f.requirement === 'errors.catalog-code-format' && f.actual === res.status)));
 }
 
 export const checks: CheckDefinition[] = [
@@ -41,7 +41,7 @@ export const checks: CheckDefinition[] = [
       const samples = await readOnlySamples(ctx);
       attach(ctx, samples);
       for (const s of samples) {
-        if (report(ctx, formatFindings(s)) > 0) continue;
+        if (reportFindings(ctx, formatFindings(s)) > 0) continue;
         const issues = ctx.validate(s.release, s.res.json);
         ctx.check(issues.length === 0, `${s.kind} (${s.res.status}): the OperationOutcome is not valid FHIR ${s.release}: ${issues.slice(0, 2).map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
           requirement: 'errors.operation-outcome-shape', expected: `valid against the HL7 FHIR ${s.release} schema`, actual: issues.slice(0, 5), exchange: s.res.exchange.id,
@@ -60,7 +60,7 @@ export const checks: CheckDefinition[] = [
     async run(ctx: CheckContext) {
       const samples = await readOnlySamples(ctx);
       attach(ctx, samples);
-      for (const s of samples) report(ctx, catalogFindings(s));
+      for (const s of samples) reportFindings(ctx, catalogFindings(s));
       ctx.observe('errors.catalog-codes-seen', samples.map((s) => `${s.kind}: ${catalogCodeOf(s.res) ?? 'none'}`));
     },
   }),

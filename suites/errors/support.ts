@@ -4,36 +4,13 @@
  * spec's error format are src/service/errors.ts.
  */
 import { randomUUID } from 'node:crypto';
-import type { CheckContext } from '../../src/engine/context.js';
-import type { Finding } from '../../src/engine/types.js';
-import type { HttpResponse } from '../../src/http/types.js';
-import { catalogCodeOf, firstIssue, isObject, type ErrorSample } from '../../src/service/errors.js';
-
-export const RUN_TAG_SYSTEM = 'https://fhir-conformance.dev/run';
-
-/** Records the findings on the context; returns how many there were. */
-export function report(ctx: CheckContext, findings: Finding[]): number {
-  for (const f of findings) ctx.check(false, f.message, f);
-  return findings.length;
-}
+import type { CheckContext } from '../../src/engine/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
+import { catalogCodeOf, firstIssue, isObject, minimalResource, pathOf, type ErrorSample } from '../../src/service/index.js';
 
 /** One line per sample for observations: status, catalog code and issue code. */
 export function summary(s: ErrorSample): { kind: string; status: number; code: string | null; issueCode: unknown } {
   return { kind: s.kind, status: s.res.status, code: catalogCodeOf(s.res) ?? null, issueCode: firstIssue(s.res)?.code ?? null };
-}
-
-type Interaction = 'read' | 'search-type' | 'create';
-const SPEC_PATHS: Record<string, string> = {
-  'R4 MedicationRequest read': '/fhir/R4/MedicationRequest/{id}',
-  'R4 MedicationRequest search-type': '/fhir/R4/MedicationRequest',
-  'R4 MedicationRequest create': '/fhir/R4/MedicationRequest',
-  'R4 Encounter read': '/fhir/R4/Encounter/{id}',
-  'R5 DocumentReference read': '/fhir/R5/DocumentReference/{id}',
-};
-
-/** The path the target publishes for an operation, else the spec's own path for it (Endpoints). */
-export function pathOf(ctx: CheckContext, release: 'R4' | 'R5', resource: string, interaction: Interaction): string {
-  return ctx.findOperation(resource, interaction, release)?.path ?? SPEC_PATHS[`${release} ${resource} ${interaction}`]!;
 }
 
 function memo<T>(ctx: CheckContext, key: string, make: () => Promise<T>): Promise<T> {
@@ -64,23 +41,11 @@ export function readOnlySamples(ctx: CheckContext): Promise<ErrorSample[]> {
   });
 }
 
-/** A MedicationRequest create body of this run for the fixture patient. */
-export function medicationRequestBody(ctx: CheckContext): Record<string, unknown> {
-  return {
-    resourceType: 'MedicationRequest',
-    meta: { tag: [{ system: RUN_TAG_SYSTEM, code: ctx.runId }] },
-    status: 'active',
-    intent: 'order',
-    medicationCodeableConcept: { coding: [{ system: 'http://www.nlm.nih.gov/research/umls/rxnorm', code: '197361', display: 'Amlodipine 5 MG Oral Tablet' }], text: 'Amlodipine 5 mg' },
-    subject: { reference: `Patient/${ctx.fixture('patient')}` },
-  };
-}
-
 /** Invalid MedicationRequest creates, one per kind of invalid body the catalog names (HPB-00101). */
 export function invalidWriteSamples(ctx: CheckContext): Promise<ErrorSample[]> {
   return memo(ctx, 'errors.invalid-write-samples', async () => {
     const create = pathOf(ctx, 'R4', 'MedicationRequest', 'create');
-    const valid = medicationRequestBody(ctx);
+    const valid = minimalResource(ctx, 'R4', 'MedicationRequest');
     const { subject: _subject, medicationCodeableConcept: _medication, ...withoutRequired } = valid;
     const bodies: Array<[string, string | Record<string, unknown>]> = [
       ['malformed-json', `${JSON.stringify(valid).slice(0, -1)},`],

@@ -4,10 +4,9 @@
  * kind of response on purpose, so a target that drops the header on one kind fails by name.
  */
 import { randomUUID } from 'node:crypto';
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { expectStatus } from '../../src/service/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { expectStatus } from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
 
 const area = 'headers';
 const HEADER = 'x-correlation-id';

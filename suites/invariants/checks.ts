@@ -3,10 +3,8 @@
  * (src/service/invariants.ts) and reported here, last, one check per invariant:
  * the evidence is the first violating exchanges.
  */
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { INVARIANTS } from '../../src/service/invariants.js';
-import { FHIR_BODY_REQUIREMENT } from '../../src/service/fhir-bodies.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { FHIR_BODY_REQUIREMENT, INVARIANTS } from '../../src/service/index.js';
 
 const RUN_WIDE = [
   ...INVARIANTS,

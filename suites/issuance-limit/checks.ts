@@ -15,15 +15,13 @@
  * Every send and answer is timed; a burst too slow to prove anything is re-sent faster
  * once, then the check skips with its figures.
  */
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { expectError, isObject } from '../../src/service/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
-import { retryAfterMs } from '../../src/auth/token-response.js';
-import { episode } from '../../src/engine/schedule.js';
+import { type CheckContext, type CheckDefinition, defineCheck, episode } from '../../src/engine/index.js';
 import {
-  judgeIssuanceBurst, judgeIssuanceCeiling, judgeRetryAfterValue, judgeRetryAfterWait, refusedBy, type BurstFigures, type Timed, type Verdict,
-} from '../../src/service/limits/judge.js';
+  type BurstFigures, expectError, isObject, judgeIssuanceBurst, judgeIssuanceCeiling, judgeRetryAfterValue, judgeRetryAfterWait, refusedBy,
+  type Timed, type Verdict,
+} from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
+import { retryAfterMs } from '../../src/auth/token-response.js';
 
 const area = 'issuance-limit';
 const SCOPE = 'system/MedicationRequest.rs';

@@ -4,12 +4,9 @@
  * application/fhir+json`. Reads may send `Accept: application/fhir+json`.").
  */
 import { randomUUID } from 'node:crypto';
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { expectStatus, isObject } from '../../src/service/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
-import { formatFindings } from '../../src/service/errors.js';
-import { medicationRequestBody, pathOf, report } from '../errors/support.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { expectStatus, formatFindings, isObject, minimalResource, pathOf, reportFindings } from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
 
 const area = 'media-type';
 const FHIR_JSON = 'application/fhir+json';
@@ -91,7 +88,7 @@ export const checks: CheckDefinition[] = [
     async run(ctx: CheckContext) {
       const res = await ctx.fhir({
         scopes: ['system/MedicationRequest.c'], method: 'POST', url: pathOf(ctx, 'R4', 'MedicationRequest', 'create'),
-        headers: { 'content-type': FHIR_JSON, ...ACCEPT }, body: JSON.stringify(medicationRequestBody(ctx)),
+        headers: { 'content-type': FHIR_JSON, ...ACCEPT }, body: JSON.stringify(minimalResource(ctx, 'R4', 'MedicationRequest')),
       });
       const id = createdId(res);
       if (id) ctx.created('MedicationRequest', id);
@@ -112,13 +109,13 @@ export const checks: CheckDefinition[] = [
     async run(ctx: CheckContext) {
       const res = await ctx.fhir({
         scopes: ['system/MedicationRequest.c'], method: 'POST', url: pathOf(ctx, 'R4', 'MedicationRequest', 'create'), retry: 'none',
-        headers: { 'content-type': 'text/plain', ...ACCEPT }, body: JSON.stringify(medicationRequestBody(ctx)),
+        headers: { 'content-type': 'text/plain', ...ACCEPT }, body: JSON.stringify(minimalResource(ctx, 'R4', 'MedicationRequest')),
       });
       const id = createdId(res);
       if (id && res.status < 300) ctx.created('MedicationRequest', id);
       ctx.observe('media-type.text-plain-write-status', res.status, 'the handling of other content types is not stated');
       if (res.status >= 400) {
-        report(ctx, formatFindings({ kind: 'text/plain write', release: 'R4', res }));
+        reportFindings(ctx, formatFindings({ kind: 'text/plain write', release: 'R4', res }));
         expectFhirJson(ctx, res, 'text/plain write refusal');
       }
     },

@@ -3,7 +3,7 @@
  * MedicationRequests (area `general`). Conditional updates and versions are in
  * suites/versioning; scope, 401 and 403 checks are generated elsewhere.
  */
-import type { CheckDefinition } from '../../src/engine/check.js';
+import type { CheckDefinition } from '../../src/engine/index.js';
 import { conventionChecks } from './conventions.js';
 import { readSearchChecks } from './read-search.js';
 import { roundTripChecks } from './round-trips.js';

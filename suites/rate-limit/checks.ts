@@ -6,16 +6,15 @@
  * answer times (judge.ts): a fail states the timings that prove it; a run too slow
  * to observe a rule skips with its figures, never fails.
  */
-import type { CheckContext } from '../../src/engine/context.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import { randomUUID } from 'node:crypto';
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import { expectError, firstIssue } from '../../src/service/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
-import { pathOf } from '../errors/support.js';
-import { excessScenario, slidingScenario, type Attempt } from './scenarios.js';
+import {
+  expectError, firstIssue, judgeRemainingSteps, judgeRetryAfterValue, judgeRetryAfterWait, pathOf, type Timed, type Verdict,
+} from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
+import { type Attempt, excessScenario, slidingScenario } from './scenarios.js';
 import { operationsCheck } from './operations-check.js';
-import { judgeRemainingSteps, judgeRetryAfterValue, judgeRetryAfterWait, type Timed, type Verdict } from '../../src/service/limits/judge.js';
-import { PROBE_SCOPES, hit, integerHeader, keyTraffic, probeFor, timed, wait, waitUntil, type Hit } from './support.js';
+import { type Hit, hit, integerHeader, keyTraffic, PROBE_SCOPES, probeFor, timed, wait, waitUntil } from './support.js';
 
 /** How far before Retry-After elapses an early retry must be answered to be judged. */
 const EARLY_MARGIN_MS = 300;

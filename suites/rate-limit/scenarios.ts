@@ -24,15 +24,13 @@
  * more requests in flight; a second inconclusive try makes the checks skip with the
  * figures of both. Each episode ends with its key served again.
  */
-import type { CheckContext } from '../../src/engine/context.js';
-import { episode } from '../../src/engine/schedule.js';
-import { excludedBy } from '../../src/engine/check.js';
+import { type CheckContext, episode, excludedBy } from '../../src/engine/index.js';
 import { checks as issuanceChecks, issuanceEpisode, issuanceRecovery } from '../issuance-limit/checks.js';
 import { operationTokens, sendThrottled, type ThrottledAnswer } from './operations.js';
-import { judgeKeyBurst, judgeSlide, windowSlackMs, type BurstFigures, type SlideFigures, type Verdict } from '../../src/service/limits/judge.js';
+import { type BurstFigures, judgeKeyBurst, judgeSlide, type SlideFigures, type Verdict, windowSlackMs } from '../../src/service/index.js';
 import {
-  BURST_CONCURRENCY, FAST_CONCURRENCY, PROBE_SCOPES, burstBound, burstUntil429, hit, probeFor, quietKey, recover, throttleRole, timed,
-  tokenFor, trafficBefore, wait, waitUntil, type Burst, type Hit, type Probe,
+  type Burst, BURST_CONCURRENCY, burstBound, burstUntil429, FAST_CONCURRENCY, type Hit, hit, type Probe, PROBE_SCOPES, probeFor, quietKey, recover,
+  throttleRole, timed, tokenFor, trafficBefore, wait, waitUntil,
 } from './support.js';
 
 const EXCESS_KEY = 'rate-limit.excess-scenario';

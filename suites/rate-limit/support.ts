@@ -3,10 +3,9 @@
  * probes that bypass client-side pacing, driving a key to its limit, and
  * waiting until the key is served again so later checks are not stalled.
  */
-import type { CheckContext } from '../../src/engine/context.js';
-import type { HttpResponse } from '../../src/http/types.js';
-import { pathOf } from '../errors/support.js';
-import { windowSlackMs, type Timed } from '../../src/service/limits/judge.js';
+import type { CheckContext } from '../../src/engine/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
+import { pathOf, type Timed, windowSlackMs } from '../../src/service/index.js';
 
 /** The scope of the probe request (a MedicationRequest read). */
 export const PROBE_SCOPES = ['system/MedicationRequest.rs'];

@@ -3,15 +3,12 @@
  * ETag and Last-Modified on reads and updates, conditional updates with
  * If-Match, and release selection by path prefix.
  */
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, expectError, expectStatus, isObject } from '../../src/service/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
-import { describeDifferences, writtenIsRead } from '../../src/service/compare.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  type Resource, WRITE_SCOPES, createOwn, expectResource, expectSuccess, outcomeSummary, putMedicationRequest, readMedicationRequest,
-  refusalProbe, searchMedicationRequests,
-} from '../medication-request/support.js';
+  catalogCodeOf, createOwn, describeDifferences, expectError, expectResource, expectStatus, expectSuccess, isObject, outcomeSummary,
+  putMedicationRequest, readMedicationRequest, refusalProbe, type Resource, searchMedicationRequests, WRITE_SCOPES, writtenIsRead,
+} from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
 import { httpDateForm, isEntityTag, opaqueTag, versionedReads } from './support.js';
 
 const area = 'versioning';
