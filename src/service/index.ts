@@ -49,3 +49,6 @@ export {
   type IssuanceCeilingInput, type KeyBurstInput, type RemainingFigures, type RemainingInput, type SlideFigures, type SlideInput, type Timed, type Verdict,
   type WaitFigures, type WaitInput,
 } from './limits/judge.js';
+export {
+  ISSUANCE_RECOVERY_TAGS, issued, issuanceEpisode, issuanceRecovery, timings, type IssuanceBurst, type IssuanceEpisode, type Recovery, type TokenHit,
+} from './limits/issuance.js';

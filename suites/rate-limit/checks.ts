@@ -9,12 +9,12 @@
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import { randomUUID } from 'node:crypto';
 import {
-  expectError, firstIssue, judgeRemainingSteps, judgeRetryAfterValue, judgeRetryAfterWait, pathOf, type Timed, type Verdict,
+  expectError, firstIssue, integerHeader, judgeRemainingSteps, judgeRetryAfterValue, judgeRetryAfterWait, pathOf, type Timed, type Verdict,
 } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 import { type Attempt, excessScenario, slidingScenario } from './scenarios.js';
 import { operationsCheck } from './operations-check.js';
-import { type Hit, hit, integerHeader, keyTraffic, PROBE_SCOPES, probeFor, timed, wait, waitUntil } from './support.js';
+import { type Hit, hit, keyTraffic, PROBE_SCOPES, probeFor, timed, wait, waitUntil } from './support.js';
 
 /** How far before Retry-After elapses an early retry must be answered to be judged. */
 const EARLY_MARGIN_MS = 300;

@@ -9,8 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import type { CheckContext } from '../../src/engine/index.js';
 import type { ModelOperation } from '../../src/discovery/index.js';
-import { encounterBody, newMedicationRequest } from '../../src/service/index.js';
-import { type Hit, rateHeaders } from './support.js';
+import { encounterBody, newMedicationRequest, rateHeaders } from '../../src/service/index.js';
+import type { Hit } from './support.js';
 
 const SCOPES = {
   MedicationRequest: { read: ['system/MedicationRequest.rs'], write: ['system/MedicationRequest.cru'], create: ['system/MedicationRequest.c'] },

@@ -25,7 +25,7 @@
  * figures of both. Each episode ends with its key served again.
  */
 import { type CheckContext, episode, excludedBy } from '../../src/engine/index.js';
-import { checks as issuanceChecks, issuanceEpisode, issuanceRecovery } from '../issuance-limit/checks.js';
+import { ISSUANCE_RECOVERY_TAGS, issuanceEpisode, issuanceRecovery } from '../../src/service/index.js';
 import { operationTokens, sendThrottled, type ThrottledAnswer } from './operations.js';
 import { type BurstFigures, judgeKeyBurst, judgeSlide, type SlideFigures, type Verdict, windowSlackMs } from '../../src/service/index.js';
 import {
@@ -133,8 +133,7 @@ function startEpisodes(ctx: CheckContext): void {
  * --requirements, then spends one burst it does not judge; never a 429 it did not plan.)
  */
 function issuanceRunsToo(ctx: CheckContext): boolean {
-  const recovers = issuanceChecks.find((c) => c.id === 'issuance-limit.window-recovers');
-  return recovers !== undefined && !excludedBy(ctx.profile, recovers);
+  return !excludedBy(ctx.profile, { tags: [...ISSUANCE_RECOVERY_TAGS] });
 }
 
 /**

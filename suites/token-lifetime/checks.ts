@@ -3,7 +3,7 @@
  * The probe token is issued when the run starts and used at its end, so the
  * lifetime costs no wall time beyond the run itself.
  */
-import { type CheckContext, type CheckDefinition, defineCheck, expiryProbe } from '../../src/engine/index.js';
+import { type CheckDefinition, defineCheck, expiryProbe } from '../../src/engine/index.js';
 import { expectError } from '../../src/service/index.js';
 
 const area = 'token-lifetime';
