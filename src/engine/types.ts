@@ -1,5 +1,5 @@
 /**
- * The result model shared by the engine, the vitest integration and the
+ * The result model shared by the engine, the run path and the
  * reporters. Reporters only consume these types; checks never print.
  */
 import type { PacingFigures } from './schedule.js';
