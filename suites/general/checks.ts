@@ -204,3 +204,5 @@ export const conventionChecks: CheckDefinition[] = [
     },
   }),
 ];
+
+export default conventionChecks;
