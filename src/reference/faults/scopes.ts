@@ -7,7 +7,7 @@ import type { OperationDef } from '../../service/api.js';
 import { hasScope } from '../auth.js';
 import { catalogError, operationOutcome } from '../outcome.js';
 import type { FaultDef, FaultResponse } from './types.js';
-import { perOperationScopeOverride } from './per-operation.js';
+import { perOperationScopeOverride } from './generated.js';
 
 /** Scope-enforcement faults: the grant decision each one forces, or undefined where it does not apply. */
 const SCOPE_RULES: Record<string, (held: readonly string[], op: OperationDef) => boolean | undefined> = {
