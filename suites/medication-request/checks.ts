@@ -4,7 +4,6 @@
  * suites/versioning; scope, 401 and 403 checks are generated elsewhere.
  */
 import type { CheckDefinition } from '../../src/engine/index.js';
-import { conventionChecks } from '../general/checks.js';
 import { readSearchChecks } from './read-search.js';
 import { roundTripChecks } from './round-trips.js';
 import { stateChecks } from './state-rules.js';
