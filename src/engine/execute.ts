@@ -7,7 +7,7 @@
  */
 import { CheckFailure, ConformanceError } from '../errors.js';
 import type { HttpResponse, RequestOptions } from '../http/types.js';
-import type { ModelOperation } from '../discovery/index.js';
+import type { ModelOperation } from '../discovery/model.js';
 import { excludedBy, type CheckDefinition } from './check.js';
 import { CheckRecorder, throwSkip, type CheckContext } from './context.js';
 import { controlPath, decideOutcome, normalElsewhere, type Ending, type Health } from './outcome.js';

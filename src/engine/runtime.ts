@@ -10,7 +10,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { HttpClient } from '../http/client.js';
 import { TokenBroker } from '../auth/broker.js';
 import type { ResolvedConfig } from '../config/index.js';
-import type { OperationModel } from '../discovery/index.js';
+import type { OperationModel } from '../discovery/model.js';
 import type { ExchangeFacts, HttpProtocol, HttpResponse } from '../http/types.js';
 import { sharedFhirValidator } from '../fhir/index.js';
 import { ConformanceError } from '../errors.js';

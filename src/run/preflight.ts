@@ -16,6 +16,8 @@ import { CLIENT_ID_PLACEHOLDER } from '../config/init.js';
 import { ConformanceError } from '../errors.js';
 import { HttpClient } from '../http/client.js';
 import { SERVICE_HTTP } from '../service/http.js';
+import { PATHS } from '../service/paths.js';
+import { scopeOf } from '../service/scopes.js';
 import type { HttpResponse } from '../http/types.js';
 import type { Runtime } from '../engine/runtime.js';
 import { redactString } from '../redact.js';
@@ -25,9 +27,9 @@ export const PREFLIGHT_BUDGET_MS = 25_000;
 /** Longest one preflight request may take (less when timeouts.requestMs is shorter). */
 const PROBE_TIMEOUT_MS = 12_000;
 /** The documents a target publishes without a token (spec "Discovery"). */
-export const PROBE_PATHS = ['/openapi.json', '/fhir/R4/metadata', '/fhir/.well-known/smart-configuration'] as const;
+export const PROBE_PATHS = [PATHS.openapi, PATHS.metadata.R4, PATHS.smartConfiguration] as const;
 /** A scope every client of the service reads with (the spec's own example). */
-const PROBE_SCOPE = 'system/MedicationRequest.rs';
+const PROBE_SCOPE = scopeOf('MedicationRequest', 'rs');
 
 /** The run cannot work: the exit code and one paragraph of what to fix. */
 export class SetupStop extends Error {

@@ -9,6 +9,7 @@ export type Release = 'R4' | 'R5';
 export const PATHS = {
   openapi: '/openapi.json',
   smartConfiguration: '/fhir/.well-known/smart-configuration',
+  jwks: '/fhir/.well-known/jwks.json',
   tokenEndpoint: '/auth/token',
   metadata: { R4: '/fhir/R4/metadata', R5: '/fhir/R5/metadata' },
   fhirBase: { R4: '/fhir/R4', R5: '/fhir/R5' },

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
-import { expectStatus, formatFindings, isObject, minimalResource, pathOf, reportFindings } from '../../src/service/index.js';
+import { PATHS, expectStatus, formatFindings, isObject, minimalResource, pathOf, reportFindings } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 
 const area = 'media-type';
@@ -49,7 +49,7 @@ export const checks: CheckDefinition[] = [
         ['R4 error (no token)', await ctx.request({ url: ctx.path(mrRead, { id: ctx.fixture('medicationRequest') }), headers: ACCEPT })],
         ['R5 read', await ctx.fhir({ scopes: doc, url: ctx.path(docRead, { id: ctx.fixture('documentReference') }) })],
         ['R5 error (unknown id)', await ctx.fhir({ scopes: doc, url: ctx.path(docRead, { id: randomUUID() }) })],
-        ['R4 metadata', await ctx.request({ url: '/fhir/R4/metadata', headers: ACCEPT })],
+        ['R4 metadata', await ctx.request({ url: PATHS.metadata.R4, headers: ACCEPT })],
       ];
       for (const [what, res] of samples) expectFhirJson(ctx, res, what);
     },
@@ -128,7 +128,7 @@ export const checks: CheckDefinition[] = [
     requirements: ['discovery.openapi-3-0-3'],
     quote: 'GET `/openapi.json` | not stated | OpenAPI 3.0.3 description of the R4 endpoints',
     async run(ctx: CheckContext) {
-      const res = await ctx.request({ url: '/openapi.json', headers: { accept: 'application/json' } });
+      const res = await ctx.request({ url: PATHS.openapi, headers: { accept: 'application/json' } });
       expectStatus(res, 200, 'discovery.openapi-3-0-3');
       ctx.observe('media-type.openapi-content-type', res.headers['content-type'] ?? null, 'the media type of /openapi.json is not stated');
       ctx.check(isObject(res.json), '/openapi.json is not a JSON object', {

@@ -9,7 +9,7 @@
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import { randomUUID } from 'node:crypto';
 import {
-  expectError, firstIssue, integerHeader, judgeRemainingSteps, judgeRetryAfterValue, judgeRetryAfterWait, pathOf, type Timed, type Verdict,
+  PATHS, expectError, firstIssue, integerHeader, judgeRemainingSteps, judgeRetryAfterValue, judgeRetryAfterWait, pathOf, type Timed, type Verdict,
 } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 import { type Attempt, excessScenario, slidingScenario } from './scenarios.js';
@@ -100,7 +100,7 @@ export const headerChecks: CheckDefinition[] = [
           requirement: 'rate-limit.per-key-default-60', expected: expectedLimit, actual: limit, exchange: res.exchange.id,
         });
       }
-      const metadata = await ctx.request({ url: '/fhir/R4/metadata', headers: { accept: 'application/fhir+json' } });
+      const metadata = await ctx.request({ url: PATHS.metadata.R4, headers: { accept: 'application/fhir+json' } });
       ctx.observe('rate-limit.headers-on-unauthenticated-metadata', RATE_HEADERS.filter((n) => metadata.headers[n] !== undefined));
     },
   }),

@@ -5,12 +5,12 @@
  */
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  createdIdOf, createResource, expectError, expectStatus, FHIR_HEADERS, isObject, isScopeForm, minimalResource, tokenFor,
+  PATHS, createdIdOf, createResource, expectError, expectStatus, FHIR_HEADERS, isObject, isScopeForm, minimalResource, tokenFor,
 } from '../../src/service/index.js';
 import type { ModelOperation } from '../../src/discovery/model.js';
 
 const area = 'scopes';
-const SMART_CONFIGURATION = '/fhir/.well-known/smart-configuration';
+const SMART_CONFIGURATION = PATHS.smartConfiguration;
 const MR_C = 'system/MedicationRequest.c';
 const DOCREF_RS = 'system/DocumentReference.rs';
 const MR_RS = 'system/MedicationRequest.rs';
