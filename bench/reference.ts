@@ -11,6 +11,7 @@ import { resolveConfig } from '../src/config/index.js';
 import { HttpClient } from '../src/http/client.js';
 import { TokenBroker } from '../src/auth/broker.js';
 import { PROJECT_ROOT } from '../src/paths.js';
+import { SERVICE_HTTP } from '../src/service/http.js';
 
 /** Cold start: spawn `fhir-conformance serve` and wait for its ready line. */
 async function coldStartMs(): Promise<number> {
@@ -31,7 +32,7 @@ const server = await createReferenceServer({ port: 0, limits: { enforceRateLimit
 const startupMs = performance.now() - t0;
 
 const config = await resolveConfig(server.targetConfig(), PROJECT_ROOT);
-const http = new HttpClient({ baseUrl: server.url });
+const http = new HttpClient({ baseUrl: server.url, protocol: SERVICE_HTTP });
 const broker = new TokenBroker({ http, tokenUrl: `${server.url}/auth/token`, clients: config.clients, issuancePerMinute: 20, windowSec: 60, tokenLifetimeSec: 300 });
 const token = await broker.token('main', ['system/MedicationRequest.rs']);
 const id = server.fixtureIds.medicationRequest;

@@ -155,7 +155,7 @@ function buildProgram(io: Out, setExit: (code: number) => void): Command {
   // ---- faults -------------------------------------------------------------
   program
     .command('faults')
-    .description("list the reference server's fault catalog")
+    .description("list the reference server's fault catalog: each fault's area, the requirements it violates and the checks it must fail")
     .option('--json', 'as JSON')
     .action(async (opts: { json?: boolean }) => setExit(await cmdFaults(opts, io)));
 
@@ -370,12 +370,13 @@ async function cmdDiff(a: string, b: string, io: Out): Promise<number> {
 async function cmdFaults(opts: { json?: boolean }, io: Out): Promise<number> {
   const { FAULTS } = await import('./reference/faults/index.js');
   if (opts.json) {
-    io.out(`${JSON.stringify(FAULTS.map(({ name, area, violates, symptom }) => ({ name, area, violates, symptom })), null, 2)}\n`);
+    io.out(`${JSON.stringify(FAULTS.map(({ name, area, violates, checks, symptom }) => ({ name, area, violates, checks: checks ?? [], symptom })), null, 2)}\n`);
     return 0;
   }
   const width = Math.max(...FAULTS.map((f) => f.name.length), 4);
   io.out(`${FAULTS.length} faults\n\n`);
-  for (const f of FAULTS) io.out(`${f.name.padEnd(width)}  ${f.area.padEnd(18)}  ${f.symptom}\n${' '.repeat(width + 2)}violates: ${f.violates.join(', ')}\n`);
+  const pad = ' '.repeat(width + 2);
+  for (const f of FAULTS) io.out(`${f.name.padEnd(width)}  ${f.area.padEnd(18)}  ${f.symptom}\n${pad}violates: ${f.violates.join(', ')}\n${pad}must fail: ${(f.checks ?? []).join(', ')}\n`);
   return 0;
 }
 

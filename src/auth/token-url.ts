@@ -1,8 +1,9 @@
 /** The token endpoint: from the config, else from the target's SMART configuration. */
 import { ConformanceError } from '../errors.js';
 import type { HttpResponse, RequestOptions } from '../http/types.js';
+import { PATHS } from '../service/paths.js';
 
-export const SMART_CONFIGURATION_PATH = '/fhir/.well-known/smart-configuration';
+export const SMART_CONFIGURATION_PATH = PATHS.smartConfiguration;
 
 /** Reads `token_endpoint` from a SMART configuration document; throws ERR_DISCOVERY naming what is wrong. */
 export function tokenEndpointFrom(status: number, body: unknown, url: string): string {

@@ -1,6 +1,7 @@
 /** Turns a CapabilityStatement into operations (resources, interactions, search params, scopes, operations). */
 import { OPERATION_PATH_EXTENSION, REQUIRED_SCOPE_EXTENSION, type ModelInteraction, type ModelOperation, type Release } from './model.js';
 import { classifyPath, interactionRoute, shortName } from './paths.js';
+import { PATHS } from '../service/paths.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -10,7 +11,7 @@ const INTERACTIONS: ReadonlySet<string> = new Set(['read', 'search-type', 'creat
 const FHIR_VERSION: Record<Release, RegExp> = { R4: /^4\.0\./, R5: /^5\.0\./ };
 
 export function metadataPath(release: Release): string {
-  return `/fhir/${release}/metadata`;
+  return PATHS.metadata[release];
 }
 
 /** The extension value (valueString / valueCode / valueUri) with this url, if any. */

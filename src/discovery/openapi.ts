@@ -1,9 +1,10 @@
 /** Reads and validates a target's OpenAPI document and turns its paths into operations. */
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { PATHS } from '../service/paths.js';
 import type { ModelOperation } from './model.js';
 import { classifyPath, shortName } from './paths.js';
 
-export const OPENAPI_DOCUMENT = '/openapi.json';
+export const OPENAPI_DOCUMENT = PATHS.openapi;
 const REQUIRED_VERSION = '3.0.3';
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 const CATALOG_CODE = /\b(?:HPB|SVC)-\d{5}\b/g;

@@ -9,10 +9,12 @@
  */
 import type { ModelOperation } from './model.js';
 import { operationKey } from './merge.js';
+import { resourcePath } from '../service/paths.js';
+import { SCOPES } from '../service/scopes.js';
 
-const DOCUMENT_REFERENCE = '/fhir/R5/DocumentReference';
-const RS = 'system/DocumentReference.rs';
-const CRU = 'system/DocumentReference.cru';
+const DOCUMENT_REFERENCE = resourcePath('R5', 'DocumentReference');
+const RS = SCOPES.DocumentReference.read[0];
+const CRU = SCOPES.DocumentReference.update[0];
 
 /** "Search parameters: patient (reference, UUID), type (token), category (token), date (date, ...), _count (number, ...), _offset (number)." */
 const SEARCH_PARAMS = [

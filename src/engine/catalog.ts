@@ -7,7 +7,7 @@ import { readdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { MODULE_EXT, SUITES_DIR } from '../paths.js';
-import type { OperationModel } from '../discovery/index.js';
+import type { OperationModel } from '../discovery/model.js';
 import type { CheckDefinition } from './check.js';
 import type { CatalogCheck } from './plan.js';
 

@@ -5,7 +5,7 @@
 import type { HttpResponse, RequestOptions } from '../http/types.js';
 import type { TokenBrokerApi } from '../auth/types.js';
 import type { ResolvedClient, ResolvedConfig } from '../config/index.js';
-import type { ModelOperation, OperationModel } from '../discovery/index.js';
+import type { ModelOperation, OperationModel } from '../discovery/model.js';
 import type { SchemaIssue, Release } from '../fhir/index.js';
 import type { Exchange, Finding, InvariantTally, KeyRequest, Level, Profile } from './types.js';
 

@@ -6,7 +6,8 @@
 import type { CheckTag } from './check.js';
 import type { Slot } from './plan.js';
 import type { RunStats } from './schedule.js';
-import type { CheckResult, Exchange, Finding, Profile } from './types.js';
+import type { ExchangeFacts } from '../http/types.js';
+import type { CheckResult, Exchange, Profile } from './types.js';
 
 /** A check as subscribers see it: no `run` function, no way to call it. */
 export interface PlannedCheck {
@@ -20,7 +21,7 @@ export interface PlannedCheck {
 export type RunEvent =
   | { type: 'run-started'; runId: string; profile: Profile; baseUrl: string; embedded: boolean; planned: readonly PlannedCheck[] }
   | { type: 'check-started'; check: PlannedCheck; index: number; total: number }
-  | { type: 'exchange'; exchange: Exchange; findings: readonly Finding[] }
+  | { type: 'exchange'; exchange: Exchange; facts: ExchangeFacts }
   | { type: 'wait'; reason: string; ms: number; client?: string }
   | { type: 'check-finished'; check: PlannedCheck; result: CheckResult; index: number; total: number; stats: RunStats }
   | { type: 'run-finished'; results: readonly CheckResult[]; stats?: RunStats; interrupted: boolean; setupError?: string };

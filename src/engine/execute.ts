@@ -7,7 +7,7 @@
  */
 import { CheckFailure, ConformanceError } from '../errors.js';
 import type { HttpResponse, RequestOptions } from '../http/types.js';
-import type { ModelOperation } from '../discovery/index.js';
+import type { ModelOperation } from '../discovery/model.js';
 import { excludedBy, type CheckDefinition } from './check.js';
 import { CheckRecorder, throwSkip, type CheckContext } from './context.js';
 import { controlPath, decideOutcome, normalElsewhere, type Ending, type Health } from './outcome.js';
@@ -72,14 +72,15 @@ export async function executeCheck(check: CheckDefinition, rt: Runtime, opts: Ex
 
 /**
  * Whether the target answers normally apart from the exchanges that kept
- * answering 5xx: another FHIR path of the run answered below 500 since they
- * started, else a control request sent now (GET /fhir/R4/metadata, or
- * smart-configuration when metadata is what failed; no retry) does.
+ * answering 5xx: another path of the service answered below 500 since they
+ * started, else a control request sent now (the service's first control path,
+ * e.g. its CapabilityStatement, or the next when that is what failed; no retry) does.
  */
 async function targetHealth(rt: Runtime, besides: readonly Exchange[]): Promise<Health> {
-  const seen = normalElsewhere(rt.recentAnswers, besides);
+  const { service } = rt.spec;
+  const seen = normalElsewhere(rt.recentAnswers, besides, service.isServicePath);
   if (seen) return { normal: true, how: `${seen.method} ${seen.path} answered ${seen.status} meanwhile` };
-  const url = controlPath(besides);
+  const url = controlPath(besides, service.controlPaths);
   try {
     const res = await rt.http.request({ url, headers: { accept: url.endsWith('metadata') ? 'application/fhir+json' : 'application/json' }, retry: 'none', skipInvariants: true });
     return { normal: res.status < 500, how: `control request GET ${url} answered ${res.status}`, control: res.exchange };
@@ -228,6 +229,6 @@ function findOperation(
 /** The read URL of a resource, from the target's published read operation (R4 before R5). */
 function resourceUrl(rt: Runtime, resourceType: string, id: string): string {
   const read = findOperation(rt, resourceType, 'read', 'R4') ?? findOperation(rt, resourceType, 'read');
-  const path = read ? read.path.replace('{id}', encodeURIComponent(id)) : `/fhir/R4/${resourceType}/${encodeURIComponent(id)}`;
+  const path = read ? read.path.replace('{id}', encodeURIComponent(id)) : rt.spec.service.resourcePath(resourceType, id);
   return `${rt.config.baseUrl.replace(/\/$/, '')}${path}`;
 }

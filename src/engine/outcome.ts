@@ -183,26 +183,24 @@ export interface RecentAnswer {
 
 /**
  * Whether recent answers show the target working apart from `besides` (the
- * answers that kept failing): an exchange to another FHIR path (the service
- * itself, not a token endpoint that may live elsewhere) that ended after the
- * first of them started and was answered below 500. Older answers prove
- * nothing: the target may have gone down since.
+ * answers that kept failing): an exchange to another path of the service
+ * itself (`isServicePath`: not a token endpoint that may live elsewhere) that
+ * ended after the first of them started and was answered below 500. Older
+ * answers prove nothing: the target may have gone down since.
  */
-export function normalElsewhere(recent: readonly RecentAnswer[], besides: readonly Exchange[]): RecentAnswer | undefined {
+export function normalElsewhere(recent: readonly RecentAnswer[], besides: readonly Exchange[], isServicePath: (path: string) => boolean): RecentAnswer | undefined {
   const paths = new Set(besides.map((x) => pathOf(x.request.url).split('?')[0]));
   const since = Math.min(...besides.map((x) => Date.parse(x.startedAt)));
   for (let i = recent.length - 1; i >= 0; i--) {
     const r = recent[i]!;
     if (r.at < since) break;
-    if (r.status !== undefined && r.status < 500 && r.path.includes('/fhir/') && !paths.has(r.path.split('?')[0])) return r;
+    if (r.status !== undefined && r.status < 500 && isServicePath(r.path) && !paths.has(r.path.split('?')[0])) return r;
   }
   return undefined;
 }
 
-/** Where a control request goes: a path none of `besides` failed on. */
-export function controlPath(besides: readonly Exchange[]): string {
+/** Where a control request goes: the first of `controlPaths` none of `besides` failed on. */
+export function controlPath(besides: readonly Exchange[], controlPaths: readonly string[]): string {
   const failed = new Set(besides.map((x) => pathOf(x.request.url).split('?')[0]));
-  return CONTROL_PATHS.find((p) => ![...failed].some((f) => f.endsWith(p))) ?? CONTROL_PATHS[0]!;
+  return controlPaths.find((p) => ![...failed].some((f) => f.endsWith(p))) ?? controlPaths[0]!;
 }
-
-const CONTROL_PATHS = ['/fhir/R4/metadata', '/fhir/.well-known/smart-configuration'];

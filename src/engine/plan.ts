@@ -34,6 +34,7 @@ export const SCHEDULE = {
     'errors',
     'tenancy',
     'medication-request',
+    'general',
     'encounter',
     'document-reference',
     'versioning',

@@ -6,23 +6,42 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
-import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { HttpClient } from '../http/client.js';
 import { TokenBroker } from '../auth/broker.js';
 import type { ResolvedConfig } from '../config/index.js';
-import type { OperationModel } from '../discovery/index.js';
-import type { HttpResponse } from '../http/types.js';
+import type { OperationModel } from '../discovery/model.js';
+import type { ExchangeFacts, HttpProtocol, HttpResponse } from '../http/types.js';
 import { sharedFhirValidator } from '../fhir/index.js';
 import { ConformanceError } from '../errors.js';
+import type { CheckContext } from './check.js';
 import { CheckRecorder } from './context.js';
-import { fhirBodyValidator } from './fhir-bodies.js';
 import type { Exchange, Finding, InvariantTally, KeyRequest, Profile } from './types.js';
 import { DETACH_KEY, type RunStats } from './schedule.js';
 import { RunEvents } from './events.js';
 import type { RecentAnswer } from './outcome.js';
 import type { JwksControl } from '../auth/jwks.js';
 import { registerSecret } from '../redact.js';
+
+/**
+ * What the engine must know of the service under test, passed in by the run path
+ * (src/service/run.ts holds the Clinical Records FHIR Service's): the engine itself
+ * knows no path, scope or catalog code of it.
+ */
+export interface ServiceBinding {
+  /** The service's HTTP protocol (rate-limit headers, Retry-After, the token endpoint, expired-token answers). */
+  http: HttpProtocol;
+  /** The token endpoint's URL when the config names none: discovered through `http`, else the service's fixed one. */
+  tokenUrl(http: HttpClient, baseUrl: string): Promise<string>;
+  /** The token-expiry probe: the scopes of its token, and a new URL of the service that answers a valid token (with 404). */
+  expiryProbe: { scopes: readonly string[]; url(): string };
+  /** Requests that show whether the target answers at all (the outcome policy), in order of preference. */
+  controlPaths: readonly string[];
+  /** A path of the service itself (not of a token endpoint that may live elsewhere). */
+  isServicePath(path: string): boolean;
+  /** The path of a resource when the target publishes no read operation for its type. */
+  resourcePath(resourceType: string, id: string): string;
+}
 
 /** What a run is about: resolved once by the caller, shared by every check. */
 export interface RunSpec {
@@ -37,12 +56,13 @@ export interface RunSpec {
   /** The suite's hosted client key set (config `jwksHosting`, embedded runs): its control endpoint. */
   jwksControl?: JwksControl;
   startedAt: string;
+  /** What the engine must know of the service (paths, protocol): the run path passes src/service's. */
+  service: ServiceBinding;
 }
 
 export const EXPIRY_PROBE_KEY = 'expiry-probe';
 /** `shared` key of the hosted key set's control endpoint (a JwksControl), when the suite hosts one. */
 export const JWKS_CONTROL_KEY = 'jwks-control';
-export const EXPIRY_PROBE_SCOPE = 'system/MedicationRequest.rs';
 export interface ExpiryProbe {
   issuedAt: number;
   lifetimeMs: number;
@@ -56,6 +76,15 @@ export interface ExpiryProbe {
   sentAfterMs?: number;
   /** Set when a wait on the key (a 429's Retry-After) held the probe request until the token may have ended. */
   heldPastExpiry?: { sentAfterMs: number; earliestEndMs: number };
+}
+
+/** The token issued when the run started (startExpiryProbe), once issued; the check skips when the run has none. */
+export async function expiryProbe(ctx: CheckContext): Promise<{ probe: ExpiryProbe; token: string }> {
+  const probe = ctx.shared.get(EXPIRY_PROBE_KEY) as ExpiryProbe | undefined;
+  if (!probe) ctx.skip('no expiry probe was issued at the start of this run');
+  const token = await probe.token;
+  if (!token) throw new Error(`the expiry probe's token could not be issued: ${probe.error ?? 'unknown'}`);
+  return { probe, token };
 }
 
 /** Whole-second token times (up to 1 s) and the probe's transit (500 ms): how much earlier than issuedAt + lifetime a token may end. */
@@ -105,8 +134,9 @@ export class Runtime {
   startExpiryProbe(): void {
     const issuedAt = Date.now();
     const lifetimeMs = this.config.limits.tokenLifetimeSec * 1000;
-    const probe: ExpiryProbe = { issuedAt, lifetimeMs, probeUrl: `/fhir/R4/MedicationRequest/${randomUUID()}` };
-    probe.token = this.tokens.freshToken('main', [EXPIRY_PROBE_SCOPE]).catch((e: unknown) => {
+    const { expiryProbe } = this.spec.service;
+    const probe: ExpiryProbe = { issuedAt, lifetimeMs, probeUrl: expiryProbe.url() };
+    probe.token = this.tokens.freshToken('main', [...expiryProbe.scopes]).catch((e: unknown) => {
       probe.error = e instanceof Error ? e.message : String(e);
       return undefined;
     });
@@ -173,17 +203,17 @@ export class Runtime {
       signal: abort.signal,
       windowSec: config.limits.windowSec,
       ratePerMinute: ratesByRole(config),
-      onExchange: (ex, findings) => runtime?.record(ex, findings),
-      validateResponse: fhirBodyValidator(sharedFhirValidator()),
+      onExchange: (ex, facts) => runtime?.record(ex, facts),
+      protocol: spec.service.http,
       onWait: (w) => runtime?.onWait(w),
-      // Broker tokens are renewed when they would not outlive the send, and once after a 401 HPB-00107.
+      // Broker tokens are renewed when they would not outlive the send, and once after an expired-token answer.
       tokens: {
         current: async (token) => broker?.current(token),
         replaceExpired: async (token) => broker?.replaceExpired(token),
       },
       onTokenReissued: (info) => runtime?.tokenReissued(info),
     });
-    const tokenUrl = config.tokenUrl ?? (await discoverTokenUrl(http, config.baseUrl));
+    const tokenUrl = config.tokenUrl ?? (await spec.service.tokenUrl(http, config.baseUrl));
     const tokens = (broker = new TokenBroker({
       http,
       tokenUrl,
@@ -209,26 +239,30 @@ export class Runtime {
   }
 
   /**
-   * A 401 HPB-00107 on a token the suite held valid, re-issued and retried once: recorded on
+   * An expired-token answer to a token the suite held valid, re-issued and retried once: recorded on
    * the check that sent it (and counted run-wide in http.stats), as the suite's doing, never the target's.
    */
   private tokenReissued(info: { exchange: Exchange; client?: string; ageMs: number; lifetimeMs: number }): void {
     this.als.getStore()?.recorder.observations.push({
       key: 'suite.token-reissued',
       value: { exchange: info.exchange.id, client: info.client, tokenAgeS: Math.round(info.ageMs / 100) / 10, lifetimeS: Math.round(info.lifetimeMs / 100) / 10 },
-      note: 'the target answered 401 HPB-00107 to a token the suite held valid; the suite re-issued it and re-sent the request once (the suite\'s token handling, not a finding against the target)',
+      note: 'the target refused as expired (e.g. 401 HPB-00107) a token the suite held valid; the suite re-issued it and re-sent the request once (the suite\'s token handling, not a finding against the target)',
     });
   }
 
-  /** Called by the HTTP client for every exchange. */
-  private record(ex: Exchange, findings: Finding[]): void {
-    this.events.emit({ type: 'exchange', exchange: ex, findings });
+  /** Called by the HTTP client for every exchange; the run-wide rules subscribe to its event (src/service/invariants.ts). */
+  private record(ex: Exchange, facts: ExchangeFacts): void {
+    this.events.emit({ type: 'exchange', exchange: ex, facts });
     if (ex.response) this.exchangesSeen++;
     this.recentAnswers.push(recentAnswer(ex));
     if (this.recentAnswers.length > RECENT_ANSWERS) this.recentAnswers.shift();
     if (ex.client) this.logKeyRequest(ex.client, ex);
     const store = this.als.getStore();
     store?.recorder.addExchange(ex);
+  }
+
+  /** Findings of the run-wide rules on an exchange, into the run's tally (read by checks through ctx.run.invariant). */
+  tallyFindings(ex: Exchange, findings: readonly Finding[]): void {
     for (const f of findings) {
       const id = f.requirement ?? 'unknown';
       const t = this.tally(id);
@@ -299,16 +333,4 @@ function ratesByRole(config: ResolvedConfig): Record<string, number> {
   const rates: Record<string, number> = {};
   for (const c of config.clients) rates[c.role] = Math.min(rates[c.role] ?? Infinity, c.rateLimitPerMinute);
   return rates;
-}
-
-/** The token URL from smart-configuration; the spec's fixed path when that is unusable. */
-async function discoverTokenUrl(http: HttpClient, baseUrl: string): Promise<string> {
-  const fallback = `${baseUrl.replace(/\/$/, '')}/auth/token`;
-  try {
-    const res = await http.request({ url: '/fhir/.well-known/smart-configuration', headers: { accept: 'application/json' } });
-    const endpoint = (res.json as { token_endpoint?: unknown } | undefined)?.token_endpoint;
-    return res.status === 200 && typeof endpoint === 'string' ? endpoint : fallback;
-  } catch {
-    return fallback;
-  }
 }

@@ -28,7 +28,7 @@ export interface RunStats {
   pacedByClient: Record<string, number>;
   /** Requests to the token endpoint. */
   tokenRequests: number;
-  /** Requests re-sent with a re-issued token after a 401 HPB-00107 on a token the suite held valid. */
+  /** Requests re-sent with a re-issued token after an expired-token answer to a token the suite held valid. */
   tokenReissues?: number;
   /** The limits in force. */
   limits: { perKeyPerWindow: number; windowSec: number; tokenLifetimeSec: number; tokenIssuancePerWindow: number };

@@ -1,8 +1,11 @@
 /**
- * The result model shared by the engine, the vitest integration and the
+ * The result model shared by the engine, the run path and the
  * reporters. Reporters only consume these types; checks never print.
  */
 import type { PacingFigures } from './schedule.js';
+import type { Exchange } from '../http/types.js';
+
+export type { Exchange } from '../http/types.js';
 
 export type Outcome = 'pass' | 'fail' | 'skip' | 'error' | 'observation';
 export const OUTCOMES: readonly Outcome[] = ['pass', 'fail', 'skip', 'error', 'observation'];
@@ -12,35 +15,6 @@ export type Level = 'MUST' | 'SHOULD' | 'observation';
 
 export type Profile = 'quick' | 'full' | 'certification' | 'read-only';
 export const PROFILES: readonly Profile[] = ['quick', 'full', 'certification', 'read-only'];
-
-/** One HTTP request/response pair, already redacted (no secrets, bodies capped). */
-export interface Exchange {
-  /** Unique within a run, e.g. `x-000123`. */
-  id: string;
-  startedAt: string;
-  durationMs: number;
-  /** Config role of the client whose token was used, when any. */
-  client?: string;
-  request: {
-    method: string;
-    url: string;
-    headers: Record<string, string>;
-    body?: string;
-    bodyTruncated?: boolean;
-  };
-  response?: {
-    status: number;
-    headers: Record<string, string>;
-    body?: string;
-    /** Bytes received (capped reads stop counting at the cap). */
-    bodyBytes: number;
-    bodyTruncated?: boolean;
-  };
-  /** Network or protocol failure, one readable line. */
-  error?: string;
-  /** A shell command that reproduces the request; the token appears as `$TOKEN`. */
-  curl: string;
-}
 
 /** A recorded fact about a point the spec leaves open. Never a failure. */
 export interface Observation {

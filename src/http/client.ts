@@ -1,34 +1,31 @@
 /**
  * The HTTP client every check uses (undici). Records each exchange as redacted
- * evidence, runs the generic invariants, paces per client role, follows the spec's
- * retry rules, and turns network failures into ConformanceErrors. It never follows
- * redirects, never throws for a non-2xx status, and never buffers more than
- * `maxBodyBytes` of a body.
+ * evidence and hands it on (`onExchange`, with the facts the run-wide rules judge),
+ * paces per client role, follows the spec's retry rules, and turns network failures
+ * into ConformanceErrors. What it knows of the service (rate-limit headers, the token
+ * endpoint, expired-token answers) comes in as `protocol`. It never follows redirects,
+ * never throws for a non-2xx status, and never buffers more than `maxBodyBytes` of a body.
  */
 import { setTimeout as sleepTimer } from 'node:timers/promises';
 import { Agent, request as undiciRequest } from 'undici';
-import type { Exchange, Finding } from '../engine/types.js';
 import { ConformanceError } from '../errors.js';
 import { redactHeaders, redactString, registerSecret } from '../redact.js';
 import { BodyReadError, readCapped, type CappedBody } from './body.js';
 import { binaryExcerpt, bodyExcerpt, curlCommand, decodeBody, parseJson } from './evidence.js';
 import { toConformanceError, seconds, type AbortCause } from './failures.js';
-import { runInvariants } from './invariants.js';
 import { Pacer } from './pacer.js';
 import { MAX_429_RETRIES, MAX_5XX_RETRIES, backoffDelayMs, parseRetryAfterMs, retryKind } from './retry.js';
-import type { HttpClientOptions, HttpResponse, HttpStats, RequestOptions, TokenSource } from './types.js';
-import { catalogCodeOf } from '../engine/expect.js';
+import type { Exchange, ExchangeFacts, HttpClientOptions, HttpProtocol, HttpResponse, HttpStats, RequestOptions, TokenSource } from './types.js';
 
 const DEFAULT_TIMEOUT_MS = 15_000;
 const DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024;
 const DEFAULT_RATE = 60;
 const DEFAULT_WINDOW_SEC = 60;
 const DEFAULT_MAX_RETRY_WAIT_MS = 120_000;
-const TOKEN_ENDPOINT_PATH = '/auth/token';
 const USER_AGENT = 'fhir-conformance/0.1';
 
-/** Pacing bucket of the token endpoint: its limit is per source IP, not per key. */
-const TOKEN_BUCKET = 'token-endpoint';
+/** Pacing bucket of paths limited per source address, not per key (the token endpoint: HttpProtocol.perSource). */
+const PER_SOURCE_BUCKET = 'per-source';
 /** Pacing bucket of other requests without a client role. */
 const ANONYMOUS_BUCKET = 'anonymous';
 
@@ -65,6 +62,7 @@ export class HttpClient {
   private readonly now: () => number;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private readonly random: () => number;
+  private readonly protocol: HttpProtocol;
   private seq = 0;
   /** Exchanges whose answer is no ground for a verdict on its own, with the reason (see `noVerdict`). */
   private readonly unjudgeable = new Map<string, Unjudgeable>();
@@ -77,13 +75,14 @@ export class HttpClient {
     this.now = opts.now ?? Date.now;
     this.sleep = opts.sleep ?? ((ms, signal) => sleepTimer(ms, undefined, { signal }));
     this.random = opts.random ?? Math.random;
+    this.protocol = opts.protocol ?? {};
     this.pacer = new Pacer({
       windowSec: opts.windowSec ?? DEFAULT_WINDOW_SEC,
       defaultCeiling: opts.defaultRatePerMinute ?? DEFAULT_RATE,
       ceilings: opts.ratePerMinute,
       now: this.now,
       maxHoldMs: opts.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS,
-      wait: (ms, reason, bucket) => this.wait(ms, reason, bucket === ANONYMOUS_BUCKET || bucket === TOKEN_BUCKET ? undefined : bucket),
+      wait: (ms, reason, bucket) => this.wait(ms, reason, bucket === ANONYMOUS_BUCKET || bucket === PER_SOURCE_BUCKET ? undefined : bucket),
     });
   }
 
@@ -99,8 +98,8 @@ export class HttpClient {
   /**
    * Sends a request following the retry rules of `opts.retry` (default 'spec'). The bearer
    * token is taken after every wait (pacing, a 429's hold, retry back-off), right before
-   * each attempt leaves; a 401 HPB-00107 on a broker token the suite held valid is re-sent
-   * once with a re-issued token.
+   * each attempt leaves; an expired-token answer (HttpProtocol.tokenExpired) to a broker token
+   * the suite held valid is re-sent once with a re-issued token.
    */
   async request(opts: RequestOptions): Promise<HttpResponse> {
     const prepared = this.prepare(opts);
@@ -113,16 +112,16 @@ export class HttpClient {
     for (;;) {
       // A token issuance that must wait (the issuance limit) waits before pacing, not between the pacing slot and the send.
       if (token !== undefined) await this.bearer(token);
-      await this.pacer.acquire(bucket, opts.client !== undefined && bucket !== TOKEN_BUCKET, opts.urgent, { paced: opts.pace !== false, earlyRetry: opts.earlyRetry });
+      await this.pacer.acquire(bucket, opts.client !== undefined && bucket !== PER_SOURCE_BUCKET, opts.urgent, { paced: opts.pace !== false, earlyRetry: opts.earlyRetry });
       const bearer = await this.bearer(token);
       const attempt = await this.sendOnce(withBearer(prepared, bearer), opts);
-      this.pacer.observe(bucket, attempt.headers);
+      this.pacer.observe(bucket, this.protocol.rateLimit?.(attempt.headers) ?? {});
       const kind = retryKind(attempt.status);
-      const retryAfter = parseRetryAfterMs(attempt.headers['retry-after']);
+      const retryAfter = this.protocol.retryAfterMs ? this.protocol.retryAfterMs(attempt.headers) : parseRetryAfterMs(attempt.headers['retry-after']);
       // Retry rule 1 for every request of the key, not only this one: nothing leaves before Retry-After.
-      if (kind === '429' && retryAfter !== undefined && bucket !== TOKEN_BUCKET) this.pacer.hold(bucket, this.now() + retryAfter);
+      if (kind === '429' && retryAfter !== undefined && bucket !== PER_SOURCE_BUCKET) this.pacer.hold(bucket, this.now() + retryAfter);
       if (kind === '429' && !opts.expect429) this.stats.unplanned429++;
-      if (!reissued && bearer !== undefined && attempt.status === 401 && catalogCodeOf(attempt) === 'HPB-00107') {
+      if (!reissued && bearer !== undefined && this.protocol.tokenExpired?.(attempt)) {
         const fresh = await this.opts.tokens?.replaceExpired(bearer);
         if (fresh) {
           reissued = true;
@@ -208,7 +207,7 @@ export class HttpClient {
   }
 
   private bucketOf(opts: RequestOptions, url: URL): string {
-    if (this.servicePath(url) === TOKEN_ENDPOINT_PATH) return TOKEN_BUCKET;
+    if (this.protocol.perSource?.(this.servicePath(url))) return PER_SOURCE_BUCKET;
     return opts.client ?? ANONYMOUS_BUCKET;
   }
 
@@ -316,7 +315,7 @@ export class HttpClient {
       });
       const received = status === undefined ? undefined : { status, headers, body: partial, ...decodeBody(partial?.buffer ?? Buffer.alloc(0)) };
       const exchange = this.record(id, started, startedAt, req, opts, received, error.message);
-      this.emit(exchange, []);
+      this.emit(exchange, { ...this.facts(req, opts, answeredAt), complete: false });
       throw error;
     } finally {
       clearTimeout(timer);
@@ -326,29 +325,24 @@ export class HttpClient {
     const { text, binary } = decodeBody(body.buffer);
     const json = binary ? undefined : parseJson(text);
     const exchange = this.record(id, started, startedAt, req, opts, { status, headers, body, text, json, binary });
-    const findings = opts.skipInvariants
-      ? []
-      : runInvariants(exchange, {
-          isFhir: this.isFhirPath(req.url),
-          authenticated: req.headers.authorization !== undefined,
-          isTokenEndpoint: this.servicePath(req.url) === TOKEN_ENDPOINT_PATH,
-          windowSec: this.opts.windowSec ?? DEFAULT_WINDOW_SEC,
-          now: answeredAt,
-        });
-    if (!opts.skipInvariants && this.opts.validateResponse)
-      findings.push(...this.opts.validateResponse({ path: this.servicePath(req.url), status, json, truncated: body.truncated }, exchange));
     if (body.truncated) this.unjudgeable.set(id, { kind: 'truncated', status, attempts: 1, reason: `the response to ${exchange.request.method} ${exchange.request.url} was cut at the ${sizeOf(cap)} body cap` });
-    this.emit(exchange, findings);
+    this.emit(exchange, { ...this.facts(req, opts, answeredAt), json, truncated: body.truncated });
     return { status, headers, text, json, bodyTruncated: body.truncated, exchange };
   }
 
-  private isFhirPath(url: URL): boolean {
-    const path = this.servicePath(url);
-    return path.startsWith('/fhir/') && !path.includes('/.well-known');
+  private facts(req: PreparedRequest, opts: RequestOptions, answeredAt: number): ExchangeFacts {
+    return {
+      path: this.servicePath(req.url),
+      authenticated: req.headers.authorization !== undefined,
+      answeredAt,
+      truncated: false,
+      complete: true,
+      skipInvariants: opts.skipInvariants === true,
+    };
   }
 
-  private emit(exchange: Exchange, findings: Finding[]): void {
-    this.opts.onExchange?.(exchange, findings);
+  private emit(exchange: Exchange, facts: ExchangeFacts): void {
+    this.opts.onExchange?.(exchange, facts);
   }
 
   /** Builds the redacted evidence of one exchange. */

@@ -5,9 +5,9 @@
  * Two mechanisms per bucket (a client role, or an unauthenticated bucket):
  * - a sliding-window limiter at the role's ceiling, keeping one request of headroom
  *   (only for buckets created with `limited: true`);
- * - header-driven pacing: after a response with `X-RateLimit-Remaining` <= 1, the next
- *   request of that bucket waits until `X-RateLimit-Reset` (bounded by window + 5 s).
- *   A header `X-RateLimit-Limit` lower than the ceiling is adopted.
+ * - header-driven pacing: after a response whose rate-limit hints (HttpProtocol.rateLimit: the
+ *   service's `X-RateLimit-*`) say `remaining` <= 1, the next request of that bucket waits
+ *   until `reset` (bounded by window + 5 s). A `limit` lower than the ceiling is adopted.
  *
  * And one rule above both: after a 429 with Retry-After, nothing of that bucket leaves
  * before Retry-After has elapsed (spec Retry rule 1: "retrying sooner gives another 429
@@ -15,6 +15,7 @@
  * request (a check that retries early on purpose) passes the hold.
  */
 import { ConformanceError } from '../errors.js';
+import type { RateLimitHints } from './types.js';
 
 export interface PacerOptions {
   /** Window length in seconds. */
@@ -114,14 +115,11 @@ export class Pacer {
     if (limited) this.limitedCounts.set(name, (this.limitedCounts.get(name) ?? 0) + 1);
   }
 
-  /** Takes the rate-limit headers of a response of `bucket` into account. */
-  observe(name: string, headers: Record<string, string>): void {
+  /** Takes the rate-limit hints of a response of `bucket` (its headers, read by HttpProtocol.rateLimit) into account. */
+  observe(name: string, { limit, remaining, reset }: RateLimitHints): void {
     const b = this.bucket(name);
-    const limit = parseInteger(headers['x-ratelimit-limit']);
     if (limit !== undefined && limit > 0 && limit < b.ceiling) b.ceiling = limit;
-    const remaining = parseInteger(headers['x-ratelimit-remaining']);
     if (remaining !== undefined) b.lastRemaining = remaining;
-    const reset = parseInteger(headers['x-ratelimit-reset']);
     if (remaining !== undefined && remaining <= 1 && reset !== undefined) this.blockUntil(name, reset * 1000);
   }
 
@@ -145,9 +143,4 @@ export class Pacer {
     const bounded = Math.min(untilMs, this.opts.now() + this.windowMs + HEADER_WAIT_SLACK_MS);
     if (bounded > b.blockedUntil) b.blockedUntil = bounded;
   }
-}
-
-function parseInteger(v: string | undefined): number | undefined {
-  if (v === undefined || !/^\s*-?\d+\s*$/.test(v)) return undefined;
-  return Number(v);
 }

@@ -1,5 +1,81 @@
 /** Contract of the HTTP layer (implemented in src/http/client.ts). */
-import type { Exchange, Finding } from '../engine/types.js';
+
+/** One HTTP request/response pair, already redacted (no secrets, bodies capped). */
+export interface Exchange {
+  /** Unique within a run, e.g. `x-000123`. */
+  id: string;
+  startedAt: string;
+  durationMs: number;
+  /** Config role of the client whose token was used, when any. */
+  client?: string;
+  request: {
+    method: string;
+    url: string;
+    headers: Record<string, string>;
+    body?: string;
+    bodyTruncated?: boolean;
+  };
+  response?: {
+    status: number;
+    headers: Record<string, string>;
+    body?: string;
+    /** Bytes received (capped reads stop counting at the cap). */
+    bodyBytes: number;
+    bodyTruncated?: boolean;
+  };
+  /** Network or protocol failure, one readable line. */
+  error?: string;
+  /** A shell command that reproduces the request; the token appears as `$TOKEN`. */
+  curl: string;
+}
+
+/**
+ * What the client knew of an exchange besides its evidence, handed to `onExchange` for the
+ * run-wide rules that judge every exchange (src/service/invariants.ts subscribes to them).
+ */
+export interface ExchangeFacts {
+  /** The request's path relative to the target's base URL (`/fhir/R4/...`); the full path for another origin. */
+  path: string;
+  /** The request carried a bearer token. */
+  authenticated: boolean;
+  /** When the answer's headers arrived, epoch ms (what X-RateLimit-Reset and the like describe). */
+  answeredAt: number;
+  /** The whole body parsed as JSON (not the evidence excerpt); undefined when it is not JSON. */
+  json?: unknown;
+  /** The body was cut at the size cap. */
+  truncated: boolean;
+  /** The exchange got a whole answer (false: a network failure or a body that could not be read). */
+  complete: boolean;
+  /** The caller asked that the run-wide rules skip this exchange (`skipInvariants`). */
+  skipInvariants: boolean;
+}
+
+/** Pacing hints a response's headers give (e.g. X-RateLimit-*): integers as sent, when readable. */
+export interface RateLimitHints {
+  /** Requests allowed per window. */
+  limit?: number;
+  /** Requests left in the current window. */
+  remaining?: number;
+  /** When the window resets, unix seconds. */
+  reset?: number;
+}
+
+/**
+ * What the HTTP layer needs to know of the service it talks to, injected by the caller
+ * (src/service/http.ts holds the Clinical Records FHIR Service's). Without it the client
+ * speaks plain HTTP: Retry-After in delta-seconds, no rate-limit headers, no per-source
+ * bucket, no expired-token answer.
+ */
+export interface HttpProtocol {
+  /** A path (relative to the base URL) limited per source address rather than per key, e.g. a token endpoint: its own pacing bucket, never held by a 429. */
+  perSource?(path: string): boolean;
+  /** Pacing hints from a response's headers. */
+  rateLimit?(headers: Record<string, string>): RateLimitHints;
+  /** How long a 429 (or a 503) asks to wait, ms; undefined when it does not say. */
+  retryAfterMs?(headers: Record<string, string>): number | undefined;
+  /** The answer refuses the bearer token as expired: a broker token is then re-issued and the request sent once more. */
+  tokenExpired?(res: HttpResponse): boolean;
+}
 
 export interface RequestOptions {
   method?: string;
@@ -41,7 +117,7 @@ export interface RequestOptions {
   form?: Record<string, string>;
   /** Form fields / JSON paths whose values are secrets (redacted in evidence). */
   secretFields?: string[];
-  /** Do not run the generic invariants on this exchange (e.g. deliberately malformed). */
+  /** The run-wide rules that judge every exchange skip this one (e.g. deliberately malformed); passed on in ExchangeFacts. */
   skipInvariants?: boolean;
 }
 
@@ -57,7 +133,7 @@ export interface TokenRenewal {
    */
   current(token: string): Promise<string | undefined>;
   /**
-   * The target refused `token` as expired (401 HPB-00107) though the broker held it valid:
+   * The target refused `token` as expired (HttpProtocol.tokenExpired) though the broker held it valid:
    * drops it and returns a newly issued one for the same client and scopes. undefined when
    * the token is not the broker's, or when re-issuing proved futile (a replacement was refused too).
    */
@@ -90,8 +166,10 @@ export interface HttpClientOptions {
   timeoutMs?: number;
   /** Cap on kept response bodies, bytes (default 2 MiB). */
   maxBodyBytes?: number;
-  /** Called for every exchange (evidence collection). */
-  onExchange?: (exchange: Exchange, findings: Finding[]) => void;
+  /** Called for every exchange (evidence collection, and the run-wide rules that judge exchanges). */
+  onExchange?: (exchange: Exchange, facts: ExchangeFacts) => void;
+  /** The service's protocol (rate-limit headers, Retry-After, a per-source token endpoint, expired-token answers); plain HTTP when absent. */
+  protocol?: HttpProtocol;
   /** Per-key request ceiling used for pacing when headers are absent (default 60/min). */
   defaultRatePerMinute?: number;
   /** Override per client role. */
@@ -100,8 +178,6 @@ export interface HttpClientOptions {
   windowSec?: number;
   /** Reports waits (rate-limit pacing, Retry-After, backoff) for live progress. */
   onWait?: (info: { reason: string; ms: number; client?: string }) => void;
-  /** Extra per-exchange validation (e.g. HL7 schema of FHIR bodies); its findings join the invariants'. */
-  validateResponse?: (res: { path: string; status: number; json: unknown; truncated: boolean }, exchange: Exchange) => Finding[];
   /** Whole-run deadline as epoch ms; requests after it fail with ERR_DEADLINE. */
   deadline?: number;
   /** AbortSignal that aborts every in-flight and future request (interrupts). */
@@ -114,10 +190,10 @@ export interface HttpClientOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Random source in [0, 1) for backoff jitter (default Math.random). */
   random?: () => number;
-  /** Token lifecycle: renews broker tokens at send time and after a 401 HPB-00107 (see TokenRenewal). */
+  /** Token lifecycle: renews broker tokens at send time and after an expired-token answer (see TokenRenewal, HttpProtocol.tokenExpired). */
   tokens?: TokenRenewal;
   /**
-   * Reports a 401 HPB-00107 on a token the suite held valid, re-issued and retried once: the
+   * Reports an expired-token answer to a token the suite held valid, re-issued and retried once: the
    * suite's token handling, not the target's fault.
    */
   onTokenReissued?: (info: { exchange: Exchange; client?: string; ageMs: number; lifetimeMs: number }) => void;
@@ -128,6 +204,6 @@ export interface HttpStats {
   /** 429 responses to requests not marked expect429. */
   unplanned429: number;
   waitsMs: number;
-  /** Requests re-sent with a re-issued token after a 401 HPB-00107 on a token held valid. */
+  /** Requests re-sent with a re-issued token after an expired-token answer to a token held valid. */
   tokenReissues: number;
 }

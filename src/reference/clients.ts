@@ -9,18 +9,9 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { JWK } from 'jose';
 import type { ClientRecord } from './auth.js';
+import type { ExtraClient } from './types.js';
 
-/** A client to register: an id and its public keys (inline, from a file, or a URL the reference fetches). */
-export interface ExtraClient {
-  clientId: string;
-  jwks?: { keys: JWK[] };
-  jwksUri?: string;
-  org?: string;
-  keyKind?: 'sandbox' | 'production';
-  scopes?: string[];
-  /** Per-key rate ceiling per window (default: the spec's 60, whatever `--limits`; a config without `rateLimitPerMinute` assumes it). */
-  rateLimitPerMinute?: number;
-}
+export type { ExtraClient } from './types.js';
 
 /** The spec's per-key ceiling per window. */
 const SPEC_KEY_CEILING = 60;

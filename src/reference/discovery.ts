@@ -1,14 +1,14 @@
 /**
  * Discovery documents of the reference server, generated from one source
- * (OPERATIONS in src/spec/api.ts + COMPONENT_SCHEMAS in src/spec/schemas.ts),
+ * (OPERATIONS in src/service/api.ts + COMPONENT_SCHEMAS in src/service/schemas.ts),
  * so the OpenAPI document and the CapabilityStatements cannot diverge
  * (spec Versioning rule 3).
  */
 import type { JWK } from 'jose';
-import { operationsFor } from '../spec/api.js';
-import type { FhirRelease, OperationDef, SearchParamDef } from '../spec/api.js';
-import { catalogEntry } from '../spec/catalog.js';
-import { COMPONENT_SCHEMAS, writeSchemaName } from '../spec/schemas.js';
+import { operationsFor } from '../service/api.js';
+import type { FhirRelease, OperationDef, SearchParamDef } from '../service/api.js';
+import { catalogEntry } from '../service/catalog.js';
+import { COMPONENT_SCHEMAS, writeSchemaName } from '../service/schemas.js';
 import type { ReferenceModes } from './types.js';
 import { uploadContractOf } from './resources/upload.js';
 

@@ -2,7 +2,7 @@
  * OperationOutcome building (spec "Errors", Format rules 1-4) and the FhirError
  * factories the HTTP core uses.
  */
-import { CATALOG_SYSTEM, catalogEntry } from '../spec/catalog.js';
+import { CATALOG_SYSTEM, catalogEntry } from '../service/catalog.js';
 import { FhirError, type ReferenceModes } from './types.js';
 
 /** FHIR issue type per HTTP status where the spec names none (rule 5: reference choice). */

@@ -3,8 +3,8 @@
  * behaviour switches that alternative-conformant modes and faults flip, and the
  * handler interface between the HTTP core and the resource modules.
  */
-import type { OperationDef } from '../spec/api.js';
-import type { ExtraClient } from './clients.js';
+import type { OperationDef } from '../service/api.js';
+import type { JWK } from 'jose';
 
 /** Every knob a fast test needs; defaults are the spec's values. */
 export interface ReferenceLimits {
@@ -187,6 +187,18 @@ export interface ReferenceOptions {
   extraClients?: ExtraClient[];
   /** Clock, for tests. */
   now?: () => number;
+}
+
+/** A client to register: an id and its public keys (inline, from a file, or a URL the reference fetches). */
+export interface ExtraClient {
+  clientId: string;
+  jwks?: { keys: JWK[] };
+  jwksUri?: string;
+  org?: string;
+  keyKind?: 'sandbox' | 'production';
+  scopes?: string[];
+  /** Per-key rate ceiling per window (default: the spec's 60, whatever `--limits`; a config without `rateLimitPerMinute` assumes it). */
+  rateLimitPerMinute?: number;
 }
 
 /** Who is calling, established by the HTTP core from the bearer token. */

@@ -3,7 +3,7 @@
  * (suites/requirements.json), and coverage of it by the registered checks.
  */
 export type { Area, Requirement } from './types.js';
-export { AREAS } from './types.js';
+export { AREAS, CROSS_CUTTING_SUITES, REQUIREMENT_ONLY_AREAS, suiteAreas } from './types.js';
 export { REQUIREMENT_ID_PATTERN } from './schema.js';
 export { REQUIREMENTS_PATH, loadRequirements, parseRequirements, requirementById } from './load.js';
 export type { CoverageReport } from './coverage.js';

@@ -9,13 +9,15 @@
  */
 import { loadConfig, redactedConfig, resolveConfig, type ResolvedConfig } from '../config/index.js';
 import { discover, type OperationModel } from '../discovery/index.js';
+import { sharedFhirValidator } from '../fhir/index.js';
 import { HttpClient } from '../http/client.js';
 import { publicJwks, serveJwks, type JwksServer } from '../auth/jwks.js';
 import { collectChecks, materialize, type ChecksExport } from '../engine/catalog.js';
 import { RunEvents, plannedCheck, type Subscriber } from '../engine/events.js';
 import { executePlan } from '../engine/executor.js';
 import { preflight, renderPreflight } from '../engine/preflight.js';
-import { buildRunResult, type RunRecord } from '../engine/result.js';
+import { buildRunResult, type RunRecord } from './result.js';
+import { SERVICE_BINDING, SERVICE_HTTP, judgeExchanges } from '../service/index.js';
 import { Runtime } from '../engine/runtime.js';
 import { pacingFigures } from '../engine/schedule.js';
 import type { CheckDefinition } from '../engine/check.js';
@@ -163,8 +165,10 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     jwks = target.jwks ?? (config.jwksHosting ? await serveJwks(config.jwksHosting, publicJwks(config.clients)) : undefined);
     jwks?.setKeys(publicJwks(config.clients));
 
+    // The run-wide rules (the invariants, the FHIR-body rule) judge every exchange of the runtime, into its tally.
+    judgeExchanges(events, { windowSec: config.limits.windowSec, validator: sharedFhirValidator() }, (ex, findings) => runtime?.tallyFindings(ex, findings));
     runtime = await Runtime.create(
-      { runId: record.runId, profile: config.profile, config, embedded: target.embedded, model, deadline, startedAt: record.startedAt, ...(jwks ? { jwksControl: jwks.control } : {}) },
+      { runId: record.runId, profile: config.profile, config, embedded: target.embedded, model, deadline, startedAt: record.startedAt, service: SERVICE_BINDING, ...(jwks ? { jwksControl: jwks.control } : {}) },
       events,
     );
     if (!target.embedded) {
@@ -288,7 +292,7 @@ async function resolveTarget(options: RunOptions): Promise<Target> {
 
 /** The target's operation model from what it publishes; a failure is recorded and the run goes on with what it has. */
 async function discoverTarget(config: ResolvedConfig, deadline: number, record: RunRecord): Promise<OperationModel> {
-  const http = new HttpClient({ baseUrl: config.baseUrl, timeoutMs: config.timeouts.requestMs, deadline });
+  const http = new HttpClient({ baseUrl: config.baseUrl, timeoutMs: config.timeouts.requestMs, deadline, protocol: SERVICE_HTTP });
   try {
     return await discover(http);
   } catch (e) {

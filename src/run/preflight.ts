@@ -15,6 +15,9 @@ import type { ResolvedClient, ResolvedConfig } from '../config/index.js';
 import { CLIENT_ID_PLACEHOLDER } from '../config/init.js';
 import { ConformanceError } from '../errors.js';
 import { HttpClient } from '../http/client.js';
+import { SERVICE_HTTP } from '../service/http.js';
+import { PATHS } from '../service/paths.js';
+import { scopeOf } from '../service/scopes.js';
 import type { HttpResponse } from '../http/types.js';
 import type { Runtime } from '../engine/runtime.js';
 import { redactString } from '../redact.js';
@@ -24,9 +27,9 @@ export const PREFLIGHT_BUDGET_MS = 25_000;
 /** Longest one preflight request may take (less when timeouts.requestMs is shorter). */
 const PROBE_TIMEOUT_MS = 12_000;
 /** The documents a target publishes without a token (spec "Discovery"). */
-export const PROBE_PATHS = ['/openapi.json', '/fhir/R4/metadata', '/fhir/.well-known/smart-configuration'] as const;
+export const PROBE_PATHS = [PATHS.openapi, PATHS.metadata.R4, PATHS.smartConfiguration] as const;
 /** A scope every client of the service reads with (the spec's own example). */
-const PROBE_SCOPE = 'system/MedicationRequest.rs';
+const PROBE_SCOPE = scopeOf('MedicationRequest', 'rs');
 
 /** The run cannot work: the exit code and one paragraph of what to fix. */
 export class SetupStop extends Error {
@@ -61,7 +64,7 @@ type Probe = { path: string; res: HttpResponse; usable: boolean } | { path: stri
 export async function probeTarget(config: ResolvedConfig, opts: { deadline: number }): Promise<string> {
   const timeoutMs = Math.min(config.timeouts.requestMs, PROBE_TIMEOUT_MS);
   // Bounded by the probe timeout (all three in parallel), and by the run's own deadline.
-  const http = new HttpClient({ baseUrl: config.baseUrl, timeoutMs, deadline: opts.deadline });
+  const http = new HttpClient({ baseUrl: config.baseUrl, timeoutMs, deadline: opts.deadline, protocol: SERVICE_HTTP });
   let probes: Probe[];
   try {
     probes = await Promise.all(

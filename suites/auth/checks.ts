@@ -5,20 +5,16 @@
  * scope handling, extra response fields) is recorded by observation checks.
  */
 import { randomUUID } from 'node:crypto';
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, expectError, expectStatus, isObject } from '../../src/engine/expect.js';
+import { type CheckContext, type CheckDefinition, defineCheck, expiryProbe, JWKS_CONTROL_KEY } from '../../src/engine/index.js';
+import { catalogCodeOf, expectError, expectStatus, isObject, tokenFor } from '../../src/service/index.js';
 import type { AssertionOverrides, TokenRequestOptions } from '../../src/auth/types.js';
 import { CLIENT_ASSERTION_TYPE } from '../../src/auth/broker.js';
 import { registerSecret } from '../../src/redact.js';
-import { expiryProbe } from '../token-lifetime/checks.js';
-import { tokenFor } from '../generated/support.js';
-import { JWKS_CONTROL_KEY } from '../../src/engine/runtime.js';
-import { setKeySetReachable, type JwksControl } from '../../src/auth/jwks.js';
-import type { HttpResponse } from '../../src/http/types.js';
+import { type JwksControl, setKeySetReachable } from '../../src/auth/jwks.js';
+import type { HttpResponse } from '../../src/http/index.js';
 import {
-  ANY_4XX, ASSERTION_RULE, BEARER_401_CODES, READ_SCOPE, accessTokenOf, answer, expectAssertionRefused, expectNoToken,
-  forgedAccessToken, issued, protectedUrl, tokenRequest,
+  accessTokenOf, answer, ANY_4XX, ASSERTION_RULE, BEARER_401_CODES, expectAssertionRefused, expectNoToken, forgedAccessToken, issued, protectedUrl,
+  READ_SCOPE, tokenRequest,
 } from './support.js';
 
 const area = 'auth';

@@ -4,9 +4,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SignJWT, decodeJwt, decodeProtectedHeader, generateKeyPair, type JWTPayload } from 'jose';
-import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, expectError, isObject } from '../../src/engine/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
+import type { CheckContext } from '../../src/engine/index.js';
+import { catalogCodeOf, expectError, isObject } from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
 import type { TokenRequestOptions } from '../../src/auth/types.js';
 import { registerSecret } from '../../src/redact.js';
 

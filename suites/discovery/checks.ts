@@ -3,13 +3,11 @@
  * and the JWKS (spec: Endpoints > Discovery and token endpoints; Versioning 3).
  */
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import { expectStatus, isObject } from '../../src/engine/expect.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import type { HttpResponse } from '../../src/http/types.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { PATHS, expectStatus, isObject, OPERATIONS } from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
 import { CLIENT_ASSERTION_TYPE } from '../../src/auth/broker.js';
 import { registerSecret } from '../../src/redact.js';
-import { OPERATIONS } from '../../src/spec/api.js';
 
 const area = 'discovery';
 const FHIR_JSON = { accept: 'application/fhir+json' };
@@ -25,7 +23,7 @@ export const checks: CheckDefinition[] = [
     requirements: ['discovery.metadata-no-auth', 'discovery.metadata-capability-statement'],
     quote: 'GET `/fhir/R4/metadata` | none | Live CapabilityStatement (send `Accept: application/fhir+json`).',
     async run(ctx) {
-      const res = await ctx.request({ url: '/fhir/R4/metadata', headers: FHIR_JSON });
+      const res = await ctx.request({ url: PATHS.metadata.R4, headers: FHIR_JSON });
       expectStatus(res, 200, 'discovery.metadata-no-auth');
       const cs = res.json;
       if (!isObject(cs) || cs.resourceType !== 'CapabilityStatement')
@@ -48,7 +46,7 @@ export const checks: CheckDefinition[] = [
     requirements: ['discovery.openapi-3-0-3'],
     quote: 'The OpenAPI description is version 3.0.3 and covers the R4 endpoints.',
     async run(ctx) {
-      const res = await ctx.request({ url: '/openapi.json', headers: { accept: 'application/json' } });
+      const res = await ctx.request({ url: PATHS.openapi, headers: { accept: 'application/json' } });
       expectStatus(res, 200, 'discovery.openapi-3-0-3');
       const doc = res.json;
       ctx.check(isObject(doc) && doc.openapi === '3.0.3', 'openapi version is not 3.0.3', {
@@ -69,7 +67,7 @@ export const checks: CheckDefinition[] = [
     requirements: ['discovery.openapi-x-service-scope'],
     quote: 'each operation carries an `x-service-scope` extension naming the required scope.',
     async run(ctx) {
-      const res = await ctx.request({ url: '/openapi.json', headers: { accept: 'application/json' } });
+      const res = await ctx.request({ url: PATHS.openapi, headers: { accept: 'application/json' } });
       expectStatus(res, 200, 'discovery.openapi-x-service-scope');
       const paths = isObject(res.json) && isObject(res.json.paths) ? res.json.paths : {};
       let count = 0;
@@ -101,7 +99,7 @@ export const checks: CheckDefinition[] = [
     quote: 'OpenAPI 3.0.3 description of the R4 endpoints; each operation carries an `x-service-scope` extension naming the required scope.',
     async run(ctx) {
       // Fetched again so that an unreachable target is an error, not a missing operation.
-      expectStatus(await ctx.request({ url: '/openapi.json', headers: { accept: 'application/json' } }), 200, 'discovery.openapi-covers-r4');
+      expectStatus(await ctx.request({ url: PATHS.openapi, headers: { accept: 'application/json' } }), 200, 'discovery.openapi-covers-r4');
       for (const spec of OPERATIONS.filter((o) => o.release === 'R4')) {
         const op = ctx.model.operations.find((o) => o.sources.includes('openapi') && o.method === spec.method && o.path === spec.path);
         if (!ctx.check(op !== undefined, `${spec.method} ${spec.path} is missing from the OpenAPI document`, { requirement: 'discovery.openapi-covers-r4', expected: `${spec.method} ${spec.path}`, actual: 'absent' })) continue;
@@ -122,8 +120,8 @@ export const checks: CheckDefinition[] = [
     requirements: ['discovery.capability-openapi-agree'],
     quote: 'The live CapabilityStatement and the OpenAPI description come from one source and do not diverge.',
     async run(ctx) {
-      expectStatus(await ctx.request({ url: '/openapi.json', headers: { accept: 'application/json' } }), 200, 'discovery.capability-openapi-agree');
-      expectStatus(await ctx.request({ url: '/fhir/R4/metadata', headers: FHIR_JSON }), 200, 'discovery.capability-openapi-agree');
+      expectStatus(await ctx.request({ url: PATHS.openapi, headers: { accept: 'application/json' } }), 200, 'discovery.capability-openapi-agree');
+      expectStatus(await ctx.request({ url: PATHS.metadata.R4, headers: FHIR_JSON }), 200, 'discovery.capability-openapi-agree');
       if (!ctx.model.openapi || !ctx.model.capabilityR4) ctx.fail('the target does not publish both documents', { expected: 'both documents', actual: ctx.model.problems });
       for (const d of ctx.model.divergences) ctx.check(false, d, { requirement: 'discovery.capability-openapi-agree' });
     },
@@ -137,7 +135,7 @@ export const checks: CheckDefinition[] = [
     requirements: ['discovery.smart-configuration-fields'],
     quote: 'Returns `token_endpoint`, `jwks_uri`, `scopes_supported`, `grant_types_supported`.',
     async run(ctx) {
-      const res = await ctx.request({ url: '/fhir/.well-known/smart-configuration', headers: { accept: 'application/json' } });
+      const res = await ctx.request({ url: PATHS.smartConfiguration, headers: { accept: 'application/json' } });
       expectStatus(res, 200, 'discovery.smart-configuration-fields');
       const c = isObject(res.json) ? res.json : {};
       const expectString = (k: string) =>
@@ -211,7 +209,7 @@ export const checks: CheckDefinition[] = [
     requirements: ['discovery.jwks-verifies-tokens'],
     quote: 'GET `/fhir/.well-known/jwks.json` | not stated | Public key set for verifying issued access tokens.',
     async run(ctx) {
-      const res = await ctx.request({ url: '/fhir/.well-known/jwks.json', headers: { accept: 'application/json' } });
+      const res = await ctx.request({ url: PATHS.jwks, headers: { accept: 'application/json' } });
       expectStatus(res, 200, 'discovery.jwks-verifies-tokens');
       const jwks = res.json;
       if (!isObject(jwks) || !Array.isArray(jwks.keys) || jwks.keys.length === 0)
@@ -232,7 +230,7 @@ export const checks: CheckDefinition[] = [
 
 /** smart-configuration's token_endpoint (any JSON value), with the exchange it came from. */
 async function advertisedTokenEndpoint(ctx: CheckContext): Promise<{ value: unknown; exchange: string }> {
-  const res = await ctx.request({ url: '/fhir/.well-known/smart-configuration', headers: { accept: 'application/json' } });
+  const res = await ctx.request({ url: PATHS.smartConfiguration, headers: { accept: 'application/json' } });
   expectStatus(res, 200, 'discovery.smart-configuration-fields');
   return { value: isObject(res.json) ? res.json.token_endpoint : undefined, exchange: res.exchange.id };
 }
@@ -303,9 +301,9 @@ function authObservation(id: string, url: string, requirement: string, what: str
 }
 
 checks.push(
-  authObservation('discovery.openapi-auth', '/openapi.json', 'discovery.openapi-auth-not-stated', 'openapi.json'),
-  authObservation('discovery.smart-configuration-auth', '/fhir/.well-known/smart-configuration', 'discovery.smart-configuration-auth-not-stated', 'smart-configuration'),
-  authObservation('discovery.jwks-auth', '/fhir/.well-known/jwks.json', 'discovery.jwks-auth-not-stated', 'jwks.json'),
+  authObservation('discovery.openapi-auth', PATHS.openapi, 'discovery.openapi-auth-not-stated', 'openapi.json'),
+  authObservation('discovery.smart-configuration-auth', PATHS.smartConfiguration, 'discovery.smart-configuration-auth-not-stated', 'smart-configuration'),
+  authObservation('discovery.jwks-auth', PATHS.jwks, 'discovery.jwks-auth-not-stated', 'jwks.json'),
   defineCheck({
     id: 'discovery.published-resource-types',
     title: 'the resource types and interactions the target publishes (the full list is not shown)',
@@ -315,7 +313,7 @@ checks.push(
     requirements: ['general.resource-types-not-shown'],
     quote: 'Full list of resource types and of the operations each supports: not shown beyond those named here.',
     async run(ctx) {
-      const res = await ctx.request({ url: '/fhir/R4/metadata', headers: FHIR_JSON });
+      const res = await ctx.request({ url: PATHS.metadata.R4, headers: FHIR_JSON });
       expectStatus(res, 200);
       const byRelease = new Map<string, string[]>();
       for (const op of ctx.model.operations) byRelease.set(`${op.release} ${op.resource}`, [...(byRelease.get(`${op.release} ${op.resource}`) ?? []), op.operationName ? `$${op.operationName}` : op.interaction]);

@@ -4,17 +4,17 @@
  * scopes are the spec's wherever the target publishes none (src/discovery/spec.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { bundleResources, catalogCodeOf, expectError, expectStatus, isObject } from '../../src/engine/expect.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  checkFiltered, codingMatchesToken, codingsOf, DATE_PREFIXES, dateFilter, idOf, referencedId, searchUrl, tokenOf, type Collected, type Json,
-} from '../encounter/search.js';
+  bundleResources, catalogCodeOf, checkFiltered, codingMatchesToken, codingsOf, type Collected, createDocument, DATE_PREFIXES, dateFilter,
+  documentBody, expectError, expectStatus, idOf, isObject, type Json, postDocument, putDocument, readDocument, referencedId, searchDocuments,
+  searchUrl, tokenOf,
+} from '../../src/service/index.js';
 import { missingFrom } from './compare.js';
 import { documentChecks } from './document-checks.js';
 import { roundTripChecks } from './round-trip-checks.js';
 import { uploadChecks } from './upload-checks.js';
-import { area, createDocument, documentBody, firstAnswer, postDocument, putDocument, readDocument, RS, searchDocuments, writable } from './support.js';
+import { area, firstAnswer, RS, writable } from './support.js';
 
 interface Baseline {
   /** The fixture DocumentReference, when it names its patient. */

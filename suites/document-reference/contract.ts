@@ -11,14 +11,15 @@
  * The first form that accepts a small valid document is the contract. `pinned` says that
  * path and payload were declared or published, so a refusal of every form is the target's.
  */
-import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, isObject } from '../../src/engine/expect.js';
+import type { CheckContext } from '../../src/engine/index.js';
+import {
+  catalogCodeOf, createdIdOf, createDocument, documentBody, type DocumentType, inlineAttachment, isObject, type Json, smallDocument,
+  type WriteOptions,
+} from '../../src/service/index.js';
 import type { ModelOperation } from '../../src/discovery/model.js';
-import type { HttpResponse } from '../../src/http/types.js';
+import type { HttpResponse } from '../../src/http/index.js';
 import type { UploadLevel, UploadPayload } from '../../src/config/index.js';
-import type { Json } from '../encounter/search.js';
-import { smallDocument, type DocumentType } from './documents.js';
-import { createDocument, createdIdOf, CRU, documentBody, inlineAttachment, RS, type WriteOptions } from './support.js';
+import { CRU, RS } from './support.js';
 
 export interface UploadForm {
   path: string;

@@ -12,15 +12,14 @@
  * one limit).
  */
 import { CheckFailure } from '../../src/errors.js';
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, expectError } from '../../src/engine/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
-import { resolveUpload, requireContract, sendUpload, uploadTarget, type UploadContract } from './contract.js';
-import { documentOf, notOf, type DocumentType } from './documents.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  answered, area, createDocument, documentBody, documentType, firstAnswer, inlineAttachment, LARGE_REQUEST_MS, postDocument, putDocument, writable,
-} from './support.js';
+  catalogCodeOf, createDocument, documentBody, documentOf, type DocumentType, documentType, expectError, inlineAttachment, notOf, postDocument,
+  putDocument,
+} from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
+import { requireContract, resolveUpload, sendUpload, type UploadContract, uploadTarget } from './contract.js';
+import { answered, area, firstAnswer, LARGE_REQUEST_MS, writable } from './support.js';
 
 export type Way = 'create' | 'update' | 'upload';
 const WAYS: readonly Way[] = ['create', 'update', 'upload'];

@@ -5,11 +5,12 @@
  * of DocumentReference are not shown, so only what the client itself wrote, or what
  * the server itself answered, is compared.
  */
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import { expectStatus, isObject } from '../../src/engine/expect.js';
-import { idOf, type Json } from '../encounter/search.js';
+import { type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import {
+  createDocument, documentBody, expectCreated, expectStatus, idOf, isObject, type Json, postDocument, putDocument, readDocument, searchDocuments,
+} from '../../src/service/index.js';
 import { differences, missingFrom } from './compare.js';
-import { area, createDocument, documentBody, postDocument, putDocument, readDocument, searchDocuments, writable, expectCreated } from './support.js';
+import { area, writable } from './support.js';
 
 const versionOf = (r: Json) => (isObject(r.meta) ? r.meta.versionId : undefined);
 

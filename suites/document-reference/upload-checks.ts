@@ -4,10 +4,9 @@
  * the target's publication, or the conventional FHIR forms (contract.ts); what cannot
  * be established is recorded, never failed.
  */
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import { catalogCodeOf, expectError, isObject } from '../../src/engine/expect.js';
+import { type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { catalogCodeOf, expectError, isObject, notOf } from '../../src/service/index.js';
 import { describeForm, requireContract, resolveUpload, sendUpload, uploadTarget } from './contract.js';
-import { notOf } from './documents.js';
 import { area, firstAnswer } from './support.js';
 
 export const uploadChecks: CheckDefinition[] = [

@@ -1,5 +1,5 @@
 /** The Encounter suite (R4): read shape and contained resources, search parameters, create and update. */
-import type { CheckDefinition } from '../../src/engine/check.js';
+import type { CheckDefinition } from '../../src/engine/index.js';
 import { readChecks } from './read-checks.js';
 import { roundTripChecks } from './round-trips.js';
 import { searchChecks } from './search-checks.js';

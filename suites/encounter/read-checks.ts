@@ -3,14 +3,10 @@
  * participant, period), the contained resources with stable local ids, and the
  * diagnosis ranks (spec: Resources and their fields > Encounter).
  */
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import { expectError, isObject, UUID_PATTERN } from '../../src/engine/expect.js';
+import { type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { codingsOf, expectError, isObject, type Json, readEncounter, refusalProbe, UUID_PATTERN } from '../../src/service/index.js';
 import { randomUUID } from 'node:crypto';
-import {
-  area, containedOf, DATE_TIME, diagnosesOf, DIAGNOSTIC_IMPRESSION_CODE, localId, LOINC, readEncounter, RS, STATUSES,
-} from './support.js';
-import { codingsOf, type Json } from './search.js';
-import { refusalProbe } from '../medication-request/support.js';
+import { area, containedOf, DATE_TIME, diagnosesOf, DIAGNOSTIC_IMPRESSION_CODE, localId, LOINC, RS, STATUSES } from './support.js';
 
 /** Contained ids the spec lists: condition-N and the three summaries. */
 const LISTED_ID = /^(condition-\d+|subjective-objective-summary|diagnostic-impression|care-plan)$/;

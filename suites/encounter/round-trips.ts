@@ -5,17 +5,16 @@
  * with their ranks (rank 1 the primary, 2.. the secondaries in the order
  * written); a PUT of the Encounter exactly as read changes nothing but `meta`;
  * a search entry is the resource a read of the same id returns. Comparisons are
- * structural (suites/medication-request/compare.ts): `meta`, a narrative `text`,
+ * structural (src/service/compare.ts): `meta`, a narrative `text`,
  * equivalent UTC offsets, added or replaced display texts are no difference.
  */
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, isObject } from '../../src/engine/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
-import { type Comparison, describeDifferences, sameResource, writtenIsRead } from '../medication-request/compare.js';
-import { createdIdOf, expectSuccess } from '../medication-request/support.js';
-import { idOf, type Json } from './search.js';
-import { area, containedOf, diagnosesOf, encounterBody, localId, postEncounter, putEncounter, readEncounter, searchEncounters } from './support.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import {
+  catalogCodeOf, type Comparison, createdIdOf, describeDifferences, encounterBody, expectSuccess, idOf, isObject, type Json, postEncounter,
+  putEncounter, readEncounter, sameResource, searchEncounters, writtenIsRead,
+} from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
+import { area, containedOf, diagnosesOf, localId } from './support.js';
 
 const tags: ['writes'] = ['writes'];
 const ICD10 = 'http://hl7.org/fhir/sid/icd-10';

@@ -4,13 +4,12 @@
  * fixture Encounter's patient; a filtered search (patient + filter) must return
  * exactly the base records that satisfy the filter.
  */
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { bundleResources, catalogCodeOf, isObject } from '../../src/engine/expect.js';
-import { area, readEncounter, RS, searchEncounters } from './support.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  checkFiltered, DATE_PREFIXES, dateFilter, idOf, referencedId, searchUrl, type Collected, type DatePrefix, type Json,
-} from './search.js';
+  bundleResources, catalogCodeOf, checkFiltered, type Collected, DATE_PREFIXES, dateFilter, type DatePrefix, idOf, isObject, type Json,
+  readEncounter, referencedId, searchEncounters, searchUrl,
+} from '../../src/service/index.js';
+import { area, RS } from './support.js';
 
 interface Baseline {
   encounter: Json;

@@ -4,13 +4,13 @@
  * is for the fixture patients and tagged with the run id.
  */
 import { randomUUID } from 'node:crypto';
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, expectError, isObject, UUID_PATTERN } from '../../src/engine/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
-import { createdIdOf, expectSuccess, isSuccess, refusalProbe } from '../medication-request/support.js';
-import { area, createEncounter, CRU, encounterBody, postEncounter, putEncounter, writable } from './support.js';
-import type { Json } from './search.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import {
+  catalogCodeOf, createdIdOf, createEncounter, encounterBody, expectError, expectSuccess, isObject, isSuccess, type Json, postEncounter,
+  putEncounter, refusalProbe, UUID_PATTERN,
+} from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
+import { area, CRU, writable } from './support.js';
 
 /** Validation errors: 400 or 422, both with HPB-00101 (endpoint table; errors.validation-status-chosen). */
 const VALIDATION = [400, 422];

@@ -5,10 +5,11 @@
  * run and shared by the checks.
  */
 import { randomUUID } from 'node:crypto';
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { expectError, firstIssue } from '../../src/engine/expect.js';
-import { catalogCode, catalogFindings, formatFindings, invalidWriteSamples, readOnlySamples, report, summary, type ErrorSample } from './support.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import {
+  catalogCodeOf, catalogFindings, type ErrorSample, expectError, firstIssue, formatFindings, reportFindings,
+} from '../../src/service/index.js';
+import { invalidWriteSamples, readOnlySamples, summary } from './support.js';
 
 const area = 'errors';
 
@@ -19,12 +20,12 @@ function attach(ctx: CheckContext, samples: ErrorSample[]): void {
 /** Records the catalog code and status of one probe; when it carries `code`, the status must be the catalog's. */
 function probeGenericCode(ctx: CheckContext, sample: ErrorSample, code: string, status: number, requirement: string): void {
   const { res } = sample;
-  const seen = catalogCode(res);
+  const seen = catalogCodeOf(res);
   ctx.observe(`errors.${sample.kind}`, summary(sample));
   const statusRule = seen === code;
   if (statusRule) ctx.check(res.status === status, `${code} sent with ${res.status}; the catalog gives ${status}`, { requirement, expected: status, actual: res.status, exchange: res.exchange.id });
   // The catalog status of `code` is reported once, above, under its own requirement.
-  report(ctx, catalogFindings(sample).filter((f) => !(statusRule && f.requirement === 'errors.catalog-code-format' && f.actual === res.status)));
+  reportFindings(ctx, catalogFindings(sample).filter((f) => !(statusRule && f.requirement === 'errors.catalog-code-format' && f.actual === res.status)));
 }
 
 export const checks: CheckDefinition[] = [
@@ -40,7 +41,7 @@ export const checks: CheckDefinition[] = [
       const samples = await readOnlySamples(ctx);
       attach(ctx, samples);
       for (const s of samples) {
-        if (report(ctx, formatFindings(s)) > 0) continue;
+        if (reportFindings(ctx, formatFindings(s)) > 0) continue;
         const issues = ctx.validate(s.release, s.res.json);
         ctx.check(issues.length === 0, `${s.kind} (${s.res.status}): the OperationOutcome is not valid FHIR ${s.release}: ${issues.slice(0, 2).map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
           requirement: 'errors.operation-outcome-shape', expected: `valid against the HL7 FHIR ${s.release} schema`, actual: issues.slice(0, 5), exchange: s.res.exchange.id,
@@ -59,8 +60,8 @@ export const checks: CheckDefinition[] = [
     async run(ctx: CheckContext) {
       const samples = await readOnlySamples(ctx);
       attach(ctx, samples);
-      for (const s of samples) report(ctx, catalogFindings(s));
-      ctx.observe('errors.catalog-codes-seen', samples.map((s) => `${s.kind}: ${catalogCode(s.res) ?? 'none'}`));
+      for (const s of samples) reportFindings(ctx, catalogFindings(s));
+      ctx.observe('errors.catalog-codes-seen', samples.map((s) => `${s.kind}: ${catalogCodeOf(s.res) ?? 'none'}`));
     },
   }),
   defineCheck({
@@ -74,9 +75,9 @@ export const checks: CheckDefinition[] = [
     async run(ctx: CheckContext) {
       const samples = await readOnlySamples(ctx);
       attach(ctx, samples);
-      ctx.observe('errors.without-catalog-code', samples.filter((s) => !catalogCode(s.res)).map((s) => `${s.kind} (${s.res.status})`));
+      ctx.observe('errors.without-catalog-code', samples.filter((s) => !catalogCodeOf(s.res)).map((s) => `${s.kind} (${s.res.status})`));
       ctx.observe('errors.issue-code-per-catalog-code', Object.fromEntries(
-        samples.filter((s) => catalogCode(s.res)).map((s) => [`${catalogCode(s.res)} (${s.res.status})`, firstIssue(s.res)?.code ?? null]),
+        samples.filter((s) => catalogCodeOf(s.res)).map((s) => [`${catalogCodeOf(s.res)} (${s.res.status})`, firstIssue(s.res)?.code ?? null]),
       ));
     },
   }),
@@ -101,7 +102,7 @@ export const checks: CheckDefinition[] = [
           continue;
         }
         const issueCode = firstIssue(s.res)?.code;
-        if (s.res.status === 400 && catalogCode(s.res) === 'HPB-00101')
+        if (s.res.status === 400 && catalogCodeOf(s.res) === 'HPB-00101')
           ctx.check(issueCode === 'invalid', `${s.kind}: 400 HPB-00101 with issue code ${String(issueCode)}, not invalid`, {
             requirement: 'errors.invalid-issue-code', expected: 'invalid', actual: issueCode, exchange: s.res.exchange.id,
           });

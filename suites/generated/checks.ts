@@ -4,16 +4,15 @@
  * scope, letter sets of the same resource, the published scope), and for every
  * write with a published request schema, invalid bodies (HPB-00101).
  */
-import { defineCheck, type CheckDefinition, type CheckTag } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, expectError, firstIssue } from '../../src/engine/expect.js';
+import { type CheckContext, type CheckDefinition, type CheckTag, defineCheck } from '../../src/engine/index.js';
+import {
+  catalogCodeOf, createdIdOf, expectError, firstIssue, letterVerdict, minimalResource, parseScope, tokenFor,
+} from '../../src/service/index.js';
 import type { ModelOperation, OperationModel } from '../../src/discovery/model.js';
-import type { HttpResponse } from '../../src/http/types.js';
+import type { HttpResponse } from '../../src/http/index.js';
 import { requirementById } from '../../src/requirements/index.js';
-import { minimalResource } from './bodies.js';
-import { applyVariant, invalidVariants, seedOf, validShapedInstance, variantSlug, type InvalidVariant } from './invalid-variants.js';
-import { letterVerdict, parseScope } from './scope-letters.js';
-import { createdId, isWrite, kebab, prepareCall, send, tokenFor } from './support.js';
+import { applyVariant, type InvalidVariant, invalidVariants, seedOf, validShapedInstance, variantSlug } from './invalid-variants.js';
+import { isWrite, kebab, prepareCall, send } from './support.js';
 
 const area = 'generated';
 
@@ -59,7 +58,7 @@ const tagsOf = (op: ModelOperation): CheckTag[] | undefined => (isWrite(op) ? ['
 
 /** Resources the run creates by accident (a faulty target accepting a refused create) go to the ledger too. */
 function recordCreated(ctx: CheckContext, op: ModelOperation, res: HttpResponse): void {
-  const id = op.interaction === 'create' && res.status >= 200 && res.status < 300 ? createdId(res) : undefined;
+  const id = op.interaction === 'create' && res.status >= 200 && res.status < 300 ? createdIdOf(res) : undefined;
   if (id) ctx.created(op.resource, id);
 }
 

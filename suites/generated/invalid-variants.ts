@@ -6,8 +6,7 @@
  * json-schema-faker, seeded by the check id, so runs are reproducible.
  */
 import { generate, type JsonSchema } from 'json-schema-faker';
-import { isObject } from '../../src/engine/expect.js';
-import type { Resource } from './bodies.js';
+import { isObject, type Resource } from '../../src/service/index.js';
 
 export type InvalidVariant =
   | { kind: 'missing'; field: string }

@@ -1,16 +1,13 @@
 /**
  * Calling one published operation of the target: its URL (fixture id or a
- * resource the run created), a valid body, and tokens for chosen scopes.
- * Shared by the generated checks and the scopes suite.
+ * resource the run created) and a valid body. Tokens for chosen scopes are
+ * src/service/tokens.ts; creating a resource through a published create is
+ * src/service/resources.ts.
  */
-import type { CheckContext } from '../../src/engine/context.js';
+import type { CheckContext } from '../../src/engine/index.js';
 import type { ModelOperation } from '../../src/discovery/model.js';
-import type { HttpResponse } from '../../src/http/types.js';
-import { decodeJwt } from 'jose';
-import { isConformanceError } from '../../src/errors.js';
-import { isObject } from '../../src/engine/expect.js';
-import { minimalResource, type Resource } from './bodies.js';
-import { parseScope } from './scope-letters.js';
+import type { HttpResponse } from '../../src/http/index.js';
+import { createResource, FHIR_HEADERS, minimalResource, type Resource } from '../../src/service/index.js';
 
 /** `MedicationRequest.read` -> `medication-request-read`. */
 export function kebab(text: string): string {
@@ -28,86 +25,6 @@ export function fixtureKeyOf(resource: string): string {
 
 export const hasIdParam = (op: ModelOperation) => op.path.includes('{id}');
 export const isWrite = (op: ModelOperation) => op.method !== 'GET';
-
-/**
- * A cached token for exactly these scopes (client `main`). When the token endpoint refuses
- * them, or grants fewer (a `scope` claim of a JWT access token without one of them): a failure
- * when the config declares the client holds them (clients[].scopes), else a skip (the grant is
- * unknown, and whether a scope outside it is refused or narrowed is open).
- */
-export async function tokenFor(ctx: CheckContext, scopes: string[]): Promise<string> {
-  const grant = ctx.client('main').scopes;
-  const held = grant !== undefined && scopes.every((s) => grant.includes(s));
-  let token: string;
-  try {
-    token = await ctx.token(scopes);
-  } catch (e) {
-    if (!isConformanceError(e) || e.code !== 'ERR_TOKEN') throw e;
-    if (held) {
-      ctx.fail(`the token endpoint refused a token for ${scopes.join(' ')}, which the client holds (clients[].scopes): ${e.message}`, {
-        requirement: 'auth.token-scope-parameter', expected: `a token for ${scopes.join(' ')}`, actual: e.message,
-      });
-    }
-    ctx.skip(`no token for ${scopes.join(' ')}: ${e.message} (${grant ? 'the client is not declared to hold them' : "the client's grant, clients[].scopes, is not declared"})`);
-  }
-  const granted = grantedScopes(token);
-  const missing = granted ? scopes.filter((s) => !granted.some((g) => covers(g, s))) : [];
-  if (missing.length) {
-    const what = `the token for ${scopes.join(' ')} grants ${granted!.join(' ') || 'no scope'}`;
-    if (held) ctx.fail(`${what}, not ${missing.join(' ')}, which the client holds (clients[].scopes)`, { requirement: 'auth.token-scope-parameter', expected: scopes, actual: granted });
-    ctx.skip(`${what} (${grant ? 'the client is not declared to hold' : "the client's grant, clients[].scopes, is not declared; the target narrowed to its grant"} ${missing.join(' ')})`);
-  }
-  return token;
-}
-
-/** `held` is `wanted`, or a scope of the same resource with every letter of it (`.cruds` covers `.rs`). */
-function covers(held: string, wanted: string): boolean {
-  if (held === wanted) return true;
-  const [h, w] = [parseScope(held), parseScope(wanted)];
-  return h !== undefined && w !== undefined && h.resource === w.resource && [...w.letters].every((l) => h.letters.includes(l));
-}
-
-/** The scopes a JWT access token states (`scope` string or `scp` list), when it states them. */
-function grantedScopes(token: string): string[] | undefined {
-  try {
-    const claims = decodeJwt(token);
-    if (typeof claims.scope === 'string') return claims.scope.split(' ').filter((s) => s !== '');
-    if (Array.isArray(claims.scp) && claims.scp.every((s) => typeof s === 'string')) return claims.scp as string[];
-  } catch {
-    // an opaque token states nothing
-  }
-  return undefined;
-}
-
-/** Id of a created resource: the body's `id`, else the last segment of `Location`. */
-export function createdId(res: HttpResponse): string | undefined {
-  if (isObject(res.json) && typeof res.json.id === 'string') return res.json.id;
-  const location = res.headers.location;
-  return location ? /\/([^/]+?)(?:\/_history\/[^/]+)?$/.exec(location.split('?')[0]!)?.[1] : undefined;
-}
-
-/**
- * Creates a minimal valid resource through the target's published create. A create refused
- * for its published scope (401/403), a server error, or a created resource without an id is a
- * failure; another refusal (a 4xx: the fixture patient may not take new records) skips.
- */
-export async function createResource(ctx: CheckContext, resource: string, release: 'R4' | 'R5'): Promise<string> {
-  const create = ctx.findOperation(resource, 'create', release);
-  if (!create) ctx.skip(`the target publishes no ${release} ${resource} create to make a resource this check may write to`);
-  if (!create.scope) ctx.skip(`the target publishes no scope for ${create.operationId}`);
-  const token = await tokenFor(ctx, [create.scope]);
-  const res = await ctx.request({ method: create.method, url: create.path, token, client: 'main', body: minimalResource(ctx, release, resource), headers: FHIR_HEADERS });
-  const what = `a valid ${release} ${resource} create with its published scope ${create.scope}`;
-  const exchange = res.exchange.id;
-  if (res.status === 401 || res.status === 403) {
-    ctx.fail(`${what} was refused with ${res.status}`, { requirement: 'discovery.openapi-x-service-scope', expected: 'not refused', actual: res.status, exchange });
-  }
-  if (res.status >= 500) ctx.fail(`${what} answered ${res.status}`, { expected: '2xx', actual: res.status, exchange });
-  if (res.status < 200 || res.status >= 300) ctx.skip(`could not create a ${release} ${resource} to write to (status ${res.status}: the fixture patient may not take new records)`);
-  const id = createdId(res) ?? ctx.fail(`${what} answered ${res.status} without the new resource's id (body id or Location)`, { requirement: 'general.id-server-assigned', expected: 'an id', actual: null, exchange });
-  ctx.created(resource, id, `${create.path}/${id}`);
-  return id;
-}
 
 const WRITE_TARGETS = 'generated.write-targets';
 
@@ -137,8 +54,6 @@ function searchQuery(ctx: CheckContext, op: ModelOperation): string {
   const s = q.toString();
   return s ? `?${s}` : '';
 }
-
-export const FHIR_HEADERS = { accept: 'application/fhir+json' };
 
 export interface PreparedCall {
   method: string;

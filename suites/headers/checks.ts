@@ -4,10 +4,9 @@
  * kind of response on purpose, so a target that drops the header on one kind fails by name.
  */
 import { randomUUID } from 'node:crypto';
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { expectStatus } from '../../src/engine/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { PATHS, expectStatus } from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
 
 const area = 'headers';
 const HEADER = 'x-correlation-id';
@@ -85,10 +84,10 @@ export const checks: CheckDefinition[] = [
     quote: EVERY_RESPONSE_QUOTE,
     async run(ctx) {
       const documents = [
-        { url: '/fhir/R4/metadata', accept: 'application/fhir+json' },
-        { url: '/openapi.json', accept: 'application/json' },
-        { url: '/fhir/.well-known/smart-configuration', accept: 'application/json' },
-        { url: '/fhir/.well-known/jwks.json', accept: 'application/json' },
+        { url: PATHS.metadata.R4, accept: 'application/fhir+json' },
+        { url: PATHS.openapi, accept: 'application/json' },
+        { url: PATHS.smartConfiguration, accept: 'application/json' },
+        { url: PATHS.jwks, accept: 'application/json' },
       ];
       for (const doc of documents) {
         const res = await ctx.request({ url: doc.url, headers: { accept: doc.accept } });
@@ -106,8 +105,8 @@ export const checks: CheckDefinition[] = [
     async run(ctx) {
       const url = readUrl(ctx, randomUUID());
       const responses = [
-        await ctx.request({ url: '/fhir/R4/metadata', headers: FHIR_JSON }),
-        await ctx.request({ url: '/fhir/R4/metadata', headers: FHIR_JSON }),
+        await ctx.request({ url: PATHS.metadata.R4, headers: FHIR_JSON }),
+        await ctx.request({ url: PATHS.metadata.R4, headers: FHIR_JSON }),
         await ctx.fhir({ scopes: [SCOPE], url, headers: FHIR_JSON }),
         await ctx.fhir({ scopes: [SCOPE], url, headers: FHIR_JSON }),
       ];

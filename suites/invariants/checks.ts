@@ -1,12 +1,10 @@
 /**
  * Generic invariants, checked on every exchange of the run by the HTTP layer
- * (src/http/invariants.ts) and reported here, last, one check per invariant:
+ * (src/service/invariants.ts) and reported here, last, one check per invariant:
  * the evidence is the first violating exchanges.
  */
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { INVARIANTS } from '../../src/http/invariants.js';
-import { FHIR_BODY_REQUIREMENT } from '../../src/engine/fhir-bodies.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { PATHS, FHIR_BODY_REQUIREMENT, INVARIANTS } from '../../src/service/index.js';
 
 const RUN_WIDE = [
   ...INVARIANTS,
@@ -45,7 +43,7 @@ const MIN_SAMPLE = 5;
 /** A small sample of every kind of exchange: discovery, success, search, and errors. */
 async function sample(ctx: CheckContext): Promise<void> {
   const read = ['system/MedicationRequest.rs'];
-  await ctx.request({ url: '/fhir/R4/metadata', headers: { accept: 'application/fhir+json' } });
+  await ctx.request({ url: PATHS.metadata.R4, headers: { accept: 'application/fhir+json' } });
   await ctx.request({ url: '/fhir/R4/MedicationRequest/00000000-0000-4000-8000-000000000000', headers: { accept: 'application/fhir+json' } });
   await ctx.fhir({ url: '/fhir/R4/MedicationRequest/00000000-0000-4000-8000-000000000000', scopes: read });
   if (ctx.hasFixture('medicationRequest')) await ctx.fhir({ url: `/fhir/R4/MedicationRequest/${ctx.fixture('medicationRequest')}`, scopes: read });

@@ -4,11 +4,9 @@
  * application/fhir+json`. Reads may send `Accept: application/fhir+json`.").
  */
 import { randomUUID } from 'node:crypto';
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { expectStatus, isObject } from '../../src/engine/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
-import { formatFindings, medicationRequestBody, pathOf, report } from '../errors/support.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { PATHS, expectStatus, formatFindings, isObject, minimalResource, pathOf, reportFindings } from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
 
 const area = 'media-type';
 const FHIR_JSON = 'application/fhir+json';
@@ -51,7 +49,7 @@ export const checks: CheckDefinition[] = [
         ['R4 error (no token)', await ctx.request({ url: ctx.path(mrRead, { id: ctx.fixture('medicationRequest') }), headers: ACCEPT })],
         ['R5 read', await ctx.fhir({ scopes: doc, url: ctx.path(docRead, { id: ctx.fixture('documentReference') }) })],
         ['R5 error (unknown id)', await ctx.fhir({ scopes: doc, url: ctx.path(docRead, { id: randomUUID() }) })],
-        ['R4 metadata', await ctx.request({ url: '/fhir/R4/metadata', headers: ACCEPT })],
+        ['R4 metadata', await ctx.request({ url: PATHS.metadata.R4, headers: ACCEPT })],
       ];
       for (const [what, res] of samples) expectFhirJson(ctx, res, what);
     },
@@ -90,7 +88,7 @@ export const checks: CheckDefinition[] = [
     async run(ctx: CheckContext) {
       const res = await ctx.fhir({
         scopes: ['system/MedicationRequest.c'], method: 'POST', url: pathOf(ctx, 'R4', 'MedicationRequest', 'create'),
-        headers: { 'content-type': FHIR_JSON, ...ACCEPT }, body: JSON.stringify(medicationRequestBody(ctx)),
+        headers: { 'content-type': FHIR_JSON, ...ACCEPT }, body: JSON.stringify(minimalResource(ctx, 'R4', 'MedicationRequest')),
       });
       const id = createdId(res);
       if (id) ctx.created('MedicationRequest', id);
@@ -111,13 +109,13 @@ export const checks: CheckDefinition[] = [
     async run(ctx: CheckContext) {
       const res = await ctx.fhir({
         scopes: ['system/MedicationRequest.c'], method: 'POST', url: pathOf(ctx, 'R4', 'MedicationRequest', 'create'), retry: 'none',
-        headers: { 'content-type': 'text/plain', ...ACCEPT }, body: JSON.stringify(medicationRequestBody(ctx)),
+        headers: { 'content-type': 'text/plain', ...ACCEPT }, body: JSON.stringify(minimalResource(ctx, 'R4', 'MedicationRequest')),
       });
       const id = createdId(res);
       if (id && res.status < 300) ctx.created('MedicationRequest', id);
       ctx.observe('media-type.text-plain-write-status', res.status, 'the handling of other content types is not stated');
       if (res.status >= 400) {
-        report(ctx, formatFindings({ kind: 'text/plain write', release: 'R4', res }));
+        reportFindings(ctx, formatFindings({ kind: 'text/plain write', release: 'R4', res }));
         expectFhirJson(ctx, res, 'text/plain write refusal');
       }
     },
@@ -130,7 +128,7 @@ export const checks: CheckDefinition[] = [
     requirements: ['discovery.openapi-3-0-3'],
     quote: 'GET `/openapi.json` | not stated | OpenAPI 3.0.3 description of the R4 endpoints',
     async run(ctx: CheckContext) {
-      const res = await ctx.request({ url: '/openapi.json', headers: { accept: 'application/json' } });
+      const res = await ctx.request({ url: PATHS.openapi, headers: { accept: 'application/json' } });
       expectStatus(res, 200, 'discovery.openapi-3-0-3');
       ctx.observe('media-type.openapi-content-type', res.headers['content-type'] ?? null, 'the media type of /openapi.json is not stated');
       ctx.check(isObject(res.json), '/openapi.json is not a JSON object', {

@@ -1,15 +1,14 @@
 /**
- * MedicationRequest (R4) conformance, and the resource conventions checked on
- * MedicationRequests (area `general`). Conditional updates and versions are in
+ * MedicationRequest (R4) conformance. The resource conventions checked on
+ * MedicationRequests are suites/general; conditional updates and versions are in
  * suites/versioning; scope, 401 and 403 checks are generated elsewhere.
  */
-import type { CheckDefinition } from '../../src/engine/check.js';
-import { conventionChecks } from './conventions.js';
+import type { CheckDefinition } from '../../src/engine/index.js';
 import { readSearchChecks } from './read-search.js';
 import { roundTripChecks } from './round-trips.js';
 import { stateChecks } from './state-rules.js';
 import { writeChecks } from './writes.js';
 
-export const checks: CheckDefinition[] = [...readSearchChecks, ...writeChecks, ...roundTripChecks, ...stateChecks, ...conventionChecks];
+export const checks: CheckDefinition[] = [...readSearchChecks, ...writeChecks, ...roundTripChecks, ...stateChecks];
 
 export default checks;

@@ -2,13 +2,12 @@
  * MedicationRequest read and search (spec: Resources > MedicationRequest;
  * Endpoints > MedicationRequest (R4)). Read-only: these checks send no writes.
  */
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import { catalogCodeOf, expectError } from '../../src/engine/expect.js';
-import type { CheckContext } from '../../src/engine/context.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  NOT_FOUND_CODES, READ_SCOPES, type Resource, expectValidationError, outcomeSummary, randomId, readMedicationRequest, readUrl,
-  referenceOf, refusalProbe, sameReference, searchMedicationRequests,
-} from './support.js';
+  catalogCodeOf, expectError, outcomeSummary, randomId, READ_SCOPES, MEDICATION_REQUEST, readMedicationRequest, readUrl, refusalProbe, type Resource,
+  searchMedicationRequests,
+} from '../../src/service/index.js';
+import { expectValidationError, NOT_FOUND_CODES, referenceOf, sameReference } from './support.js';
 
 const area = 'medication-request';
 
@@ -28,7 +27,7 @@ const MAX_PAGES = 5;
  */
 async function fixtureRecordOf(ctx: CheckContext, patient: string): Promise<Resource | undefined> {
   if (!ctx.hasFixture('medicationRequest')) return undefined;
-  const res = await ctx.fhir({ scopes: READ_SCOPES, url: readUrl(ctx, ctx.fixture('medicationRequest')) });
+  const res = await ctx.fhir({ scopes: READ_SCOPES, url: readUrl(ctx, MEDICATION_REQUEST, ctx.fixture('medicationRequest')) });
   const body = res.json;
   if (res.status !== 200 || typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
   const resource = body as Resource;
@@ -100,7 +99,7 @@ export const readSearchChecks: CheckDefinition[] = [
     quote: 'GET `/fhir/R4/MedicationRequest/{id}` | `system/MedicationRequest.rs` | none | MedicationRequest | 401 `HPB-00106`, 403 `HPB-00104`, 404 `HPB-00102`',
     async run(ctx) {
       // A 404 is the answer: a server error here is judged (no 5xx retries), not left without a verdict.
-      const res = await refusalProbe(ctx, { scopes: READ_SCOPES, url: readUrl(ctx, randomId()) });
+      const res = await refusalProbe(ctx, { scopes: READ_SCOPES, url: readUrl(ctx, MEDICATION_REQUEST, randomId()) });
       expectError(res, { status: 404, code: NOT_FOUND_CODES, requirement: 'medication-request.read-404' });
     },
   }),
@@ -112,7 +111,7 @@ export const readSearchChecks: CheckDefinition[] = [
     requirements: ['medication-request.not-found-code'],
     quote: 'HPB-00111 | 404 | MedicationRequest not found.',
     async run(ctx) {
-      const res = await refusalProbe(ctx, { scopes: READ_SCOPES, url: readUrl(ctx, randomId()) });
+      const res = await refusalProbe(ctx, { scopes: READ_SCOPES, url: readUrl(ctx, MEDICATION_REQUEST, randomId()) });
       ctx.observe('medication-request.not-found', outcomeSummary(res, catalogCodeOf(res)));
     },
   }),

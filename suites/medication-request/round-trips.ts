@@ -4,19 +4,17 @@
  * writes is what a read returns, a PUT of the resource exactly as read changes
  * nothing but `meta` (app-only data such as the draft-prescription grouping
  * included), and a search entry is the resource a read of the same id returns.
- * Comparisons are structural (suites/medication-request/compare.ts): `meta` and
+ * Comparisons are structural (src/service/compare.ts): `meta` and
  * a narrative `text` are ignored, and what a conforming server may normalize
  * (an equivalent UTC offset, an added display, intent `order`) is no difference.
  */
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { bundleLink, bundleResources, expectSearchset, isObject } from '../../src/engine/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
-import { type Comparison, describeDifferences, sameResource, writtenIsRead } from './compare.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  READ_SCOPES, type Resource, createOwn, expectCreatedResource, expectResource, expectSuccess, newMedicationRequest,
-  putMedicationRequest, readMedicationRequest,
-} from './support.js';
+  bundleLink, bundleResources, type Comparison, createOwn, describeDifferences, expectResource, expectSearchset, expectSuccess, isObject,
+  newMedicationRequest, putMedicationRequest, READ_SCOPES, readMedicationRequest, type Resource, sameResource, writtenIsRead,
+} from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
+import { expectCreatedResource } from './support.js';
 
 const area = 'medication-request';
 const tags: ['writes'] = ['writes'];

@@ -4,13 +4,12 @@
  * Fixture records are only sent back unchanged, so a refusing target keeps
  * them as they are and an accepting one sees no content change.
  */
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, expectError } from '../../src/engine/expect.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  SIGNED_CODES, type Resource, createOwn, newMedicationRequest, outcomeSummary, postMedicationRequest, putMedicationRequest, putUnchanged,
-  readMedicationRequest,
-} from './support.js';
+  catalogCodeOf, createOwn, expectError, newMedicationRequest, outcomeSummary, postMedicationRequest, putMedicationRequest, readMedicationRequest,
+  type Resource,
+} from '../../src/service/index.js';
+import { putUnchanged, SIGNED_CODES } from './support.js';
 
 const area = 'medication-request';
 const tags: ['writes'] = ['writes'];

@@ -3,16 +3,14 @@
  * MedicationRequest; Endpoints > MedicationRequest (R4), create and update rules).
  * Every record is created for the fixture patient, tagged and ledgered.
  */
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, expectError, isObject } from '../../src/engine/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
-import { describeDifferences, writtenIsRead } from './compare.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  NOT_FOUND_CODES, WRITE_SCOPES, type Resource, createOwn, expectCreatedResource, expectResource, expectSuccess, expectValidationError,
-  isSuccess, newMedicationRequest, outcomeSummary, postMedicationRequest, putMedicationRequest, randomId, readMedicationRequest,
-  referenceOf, refusalProbe, sameReference,
-} from './support.js';
+  catalogCodeOf, createOwn, describeDifferences, expectError, expectResource, expectSuccess, isObject, isSuccess, newMedicationRequest,
+  outcomeSummary, postMedicationRequest, putMedicationRequest, randomId, readMedicationRequest, refusalProbe, type Resource, WRITE_SCOPES,
+  writtenIsRead,
+} from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
+import { expectCreatedResource, expectValidationError, NOT_FOUND_CODES, referenceOf, sameReference } from './support.js';
 
 const area = 'medication-request';
 const tags: ['writes'] = ['writes'];

@@ -5,35 +5,17 @@
  * Each rule is checked on MedicationRequest (R4), Encounter (R4) and
  * DocumentReference (R5) searches by the fixture patient.
  */
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { bundleLink, catalogCodeOf, expectError, expectSearchset, isObject } from '../../src/engine/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
-import { createdIdOf, isSuccess } from '../medication-request/support.js';
-import { documentBody } from '../document-reference/support.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  ENDPOINTS,
-  checkCreationOrder,
-  checkOrdering,
-  timeAt,
-  cursorOf,
-  firstOrderDifference,
-  type CreatedRecord,
-  fetchPage,
-  refersToPatient,
-  searchOf,
-  smallPageSize,
-  tamper,
-  walk,
-  withCursor,
-  type Entry,
-  type Page,
-  type Search,
-  type SearchEndpoint,
+  bundleLink, catalogCodeOf, createdIdOf, documentBody, expectError, expectSearchset, hasRunTag, isObject, isSuccess, runMeta,
+} from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
+import {
+  checkCreationOrder, checkOrdering, type CreatedRecord, cursorOf, ENDPOINTS, type Entry, fetchPage, firstOrderDifference, type Page,
+  refersToPatient, type Search, type SearchEndpoint, searchOf, smallPageSize, tamper, timeAt, walk, withCursor,
 } from './support.js';
 
 const area = 'pagination';
-const RUN_TAG_SYSTEM = 'https://fhir-conformance.dev/run';
 /** Page size of walks to the end: the maximum, so long results cost few requests. */
 const MAX_COUNT = '100';
 /** A small page size for checks that need a second page. */
@@ -428,7 +410,7 @@ async function createForOrdering(ctx: CheckContext, ep: SearchEndpoint): Promise
 }
 
 function orderingBody(ctx: CheckContext, ep: SearchEndpoint, at: string): Record<string, unknown> {
-  const meta = { tag: [{ system: RUN_TAG_SYSTEM, code: ctx.runId }] };
+  const meta = runMeta(ctx);
   const subject = { reference: `Patient/${ctx.fixture('patient')}` };
   if (ep.resource === 'MedicationRequest') {
     return {
@@ -456,11 +438,9 @@ function olderRecords(ctx: CheckContext, entries: readonly Entry[], created: rea
   const updatedAt = (r: Record<string, unknown>) => (isObject(r.meta) && typeof r.meta.lastUpdated === 'string' ? Date.parse(r.meta.lastUpdated) : NaN);
   const ours = entries.filter((e) => ids.has(e.key.toLowerCase())).map((e) => updatedAt(e.resource)).filter((t) => !Number.isNaN(t));
   const firstCreated = ours.length > 0 ? Math.min(...ours) : undefined;
-  const tagged = (r: Record<string, unknown>) =>
-    isObject(r.meta) && Array.isArray(r.meta.tag) && r.meta.tag.some((t) => isObject(t) && t.system === RUN_TAG_SYSTEM && t.code === ctx.runId);
   const out = new Set<string>();
   for (const e of entries) {
-    if (ids.has(e.key.toLowerCase()) || tagged(e.resource)) continue;
+    if (ids.has(e.key.toLowerCase()) || hasRunTag(ctx, e.resource)) continue;
     const t = updatedAt(e.resource);
     if (firstCreated !== undefined && !Number.isNaN(t) && t > firstCreated - 2000) continue;
     out.add(e.key.toLowerCase());
@@ -579,14 +559,14 @@ const medicationRequestChecks: CheckDefinition[] = [
         headers: { 'content-type': 'application/fhir+json' },
         body: {
           resourceType: 'MedicationRequest',
-          meta: { tag: [{ system: RUN_TAG_SYSTEM, code: ctx.runId }] },
+          meta: runMeta(ctx),
           status: 'active',
           intent: 'order',
           medicationCodeableConcept: { coding: [{ system: 'http://www.nlm.nih.gov/research/umls/rxnorm', code: '197361', display: 'amlodipine 5 MG Oral Tablet' }] },
           subject: { reference: `Patient/${patient}` },
         },
       });
-      const id = createdId(res);
+      const id = createdIdOf(res, 'MedicationRequest');
       if (res.status < 200 || res.status >= 300 || !id) throw new Error(`creating a MedicationRequest for the snapshot failed: ${res.status}`);
       ctx.created('MedicationRequest', id);
       const rest = await walk(ctx, search, page1.next, 'pagination.snapshot-excludes-new-records');
@@ -597,11 +577,6 @@ const medicationRequestChecks: CheckDefinition[] = [
     },
   }),
 ];
-
-function createdId(res: HttpResponse): string | undefined {
-  if (isObject(res.json) && typeof res.json.id === 'string') return res.json.id;
-  return /\/MedicationRequest\/([^/?#]+)/.exec(res.headers.location ?? '')?.[1];
-}
 
 const offsetCheck = defineCheck({
   id: 'pagination.offset.document-reference',

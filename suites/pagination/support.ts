@@ -2,9 +2,9 @@
  * Helpers of the pagination suite: the search endpoints it covers, fetching a
  * page, walking `next` links to the end, and the ordering rule.
  */
-import type { CheckContext } from '../../src/engine/context.js';
-import { bundleLink, expectSearchset, isObject } from '../../src/engine/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
+import type { CheckContext } from '../../src/engine/index.js';
+import { bundleLink, expectSearchset, isObject } from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
 
 /** A search endpoint of the spec and the time fields its ordering may use (requirement notes). */
 export interface SearchEndpoint {

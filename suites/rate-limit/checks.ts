@@ -6,16 +6,15 @@
  * answer times (judge.ts): a fail states the timings that prove it; a run too slow
  * to observe a rule skips with its figures, never fails.
  */
-import type { CheckContext } from '../../src/engine/context.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import { randomUUID } from 'node:crypto';
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import { expectError, firstIssue } from '../../src/engine/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
-import { pathOf } from '../errors/support.js';
-import { excessScenario, slidingScenario, type Attempt } from './scenarios.js';
+import {
+  PATHS, expectError, firstIssue, integerHeader, judgeRemainingSteps, judgeRetryAfterValue, judgeRetryAfterWait, pathOf, type Timed, type Verdict,
+} from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
+import { type Attempt, excessScenario, slidingScenario } from './scenarios.js';
 import { operationsCheck } from './operations-check.js';
-import { judgeRemainingSteps, judgeRetryAfterValue, judgeRetryAfterWait, type Timed, type Verdict } from './judge.js';
-import { PROBE_SCOPES, hit, integerHeader, keyTraffic, probeFor, timed, wait, waitUntil, type Hit } from './support.js';
+import { type Hit, hit, keyTraffic, PROBE_SCOPES, probeFor, timed, wait, waitUntil } from './support.js';
 
 /** How far before Retry-After elapses an early retry must be answered to be judged. */
 const EARLY_MARGIN_MS = 300;
@@ -101,7 +100,7 @@ export const headerChecks: CheckDefinition[] = [
           requirement: 'rate-limit.per-key-default-60', expected: expectedLimit, actual: limit, exchange: res.exchange.id,
         });
       }
-      const metadata = await ctx.request({ url: '/fhir/R4/metadata', headers: { accept: 'application/fhir+json' } });
+      const metadata = await ctx.request({ url: PATHS.metadata.R4, headers: { accept: 'application/fhir+json' } });
       ctx.observe('rate-limit.headers-on-unauthenticated-metadata', RATE_HEADERS.filter((n) => metadata.headers[n] !== undefined));
     },
   }),

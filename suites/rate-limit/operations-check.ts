@@ -3,9 +3,8 @@
  * tables). The operations are sent inside the suite's exhaustion episode while
  * the throttle key is refused; this check judges their answers.
  */
-import { defineCheck } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, expectError } from '../../src/engine/expect.js';
+import { type CheckContext, defineCheck } from '../../src/engine/index.js';
+import { catalogCodeOf, expectError } from '../../src/service/index.js';
 import { excessScenario } from './scenarios.js';
 import { THROTTLED_OPERATIONS } from './operations.js';
 

@@ -7,11 +7,10 @@
  * an id that does not exist, so a server that does not refuse them changes nothing.
  */
 import { randomUUID } from 'node:crypto';
-import type { CheckContext } from '../../src/engine/context.js';
+import type { CheckContext } from '../../src/engine/index.js';
 import type { ModelOperation } from '../../src/discovery/index.js';
-import { newMedicationRequest } from '../medication-request/support.js';
-import { encounterBody } from '../encounter/support.js';
-import { rateHeaders, type Hit } from './support.js';
+import { encounterBody, newMedicationRequest, rateHeaders } from '../../src/service/index.js';
+import type { Hit } from './support.js';
 
 const SCOPES = {
   MedicationRequest: { read: ['system/MedicationRequest.rs'], write: ['system/MedicationRequest.cru'], create: ['system/MedicationRequest.c'] },

@@ -24,15 +24,13 @@
  * more requests in flight; a second inconclusive try makes the checks skip with the
  * figures of both. Each episode ends with its key served again.
  */
-import type { CheckContext } from '../../src/engine/context.js';
-import { episode } from '../../src/engine/schedule.js';
-import { excludedBy } from '../../src/engine/check.js';
-import { checks as issuanceChecks, issuanceEpisode, issuanceRecovery } from '../issuance-limit/checks.js';
+import { type CheckContext, episode, excludedBy } from '../../src/engine/index.js';
+import { ISSUANCE_RECOVERY_TAGS, issuanceEpisode, issuanceRecovery } from '../../src/service/index.js';
 import { operationTokens, sendThrottled, type ThrottledAnswer } from './operations.js';
-import { judgeKeyBurst, judgeSlide, windowSlackMs, type BurstFigures, type SlideFigures, type Verdict } from './judge.js';
+import { type BurstFigures, judgeKeyBurst, judgeSlide, type SlideFigures, type Verdict, windowSlackMs } from '../../src/service/index.js';
 import {
-  BURST_CONCURRENCY, FAST_CONCURRENCY, PROBE_SCOPES, burstBound, burstUntil429, hit, probeFor, quietKey, recover, throttleRole, timed,
-  tokenFor, trafficBefore, wait, waitUntil, type Burst, type Hit, type Probe,
+  type Burst, BURST_CONCURRENCY, burstBound, burstUntil429, FAST_CONCURRENCY, type Hit, hit, type Probe, PROBE_SCOPES, probeFor, quietKey, recover,
+  throttleRole, timed, tokenFor, trafficBefore, wait, waitUntil,
 } from './support.js';
 
 const EXCESS_KEY = 'rate-limit.excess-scenario';
@@ -135,8 +133,7 @@ function startEpisodes(ctx: CheckContext): void {
  * --requirements, then spends one burst it does not judge; never a 429 it did not plan.)
  */
 function issuanceRunsToo(ctx: CheckContext): boolean {
-  const recovers = issuanceChecks.find((c) => c.id === 'issuance-limit.window-recovers');
-  return recovers !== undefined && !excludedBy(ctx.profile, recovers);
+  return !excludedBy(ctx.profile, { tags: [...ISSUANCE_RECOVERY_TAGS] });
 }
 
 /**

@@ -3,10 +3,9 @@
  * probes that bypass client-side pacing, driving a key to its limit, and
  * waiting until the key is served again so later checks are not stalled.
  */
-import type { CheckContext } from '../../src/engine/context.js';
-import type { HttpResponse } from '../../src/http/types.js';
-import { pathOf } from '../errors/support.js';
-import { windowSlackMs, type Timed } from './judge.js';
+import type { CheckContext } from '../../src/engine/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
+import { pathOf, rateHeaders, type RateHeaders, type Timed, windowSlackMs } from '../../src/service/index.js';
 
 /** The scope of the probe request (a MedicationRequest read). */
 export const PROBE_SCOPES = ['system/MedicationRequest.rs'];
@@ -14,30 +13,6 @@ export const PROBE_SCOPES = ['system/MedicationRequest.rs'];
 export const BURST_CONCURRENCY = 8;
 /** In flight when a burst is re-sent because the first one was too slow to fill a window. */
 export const FAST_CONCURRENCY = 32;
-
-export interface RateHeaders {
-  limit?: number;
-  remaining?: number;
-  /** X-RateLimit-Reset as sent (unix seconds when conformant). */
-  reset?: number;
-  /** Retry-After in seconds. */
-  retryAfter?: number;
-}
-
-/** A non-negative integer header value, or undefined when absent or not an integer. */
-export function integerHeader(value: string | undefined): number | undefined {
-  return value !== undefined && /^\s*\d+\s*$/.test(value) ? Number(value) : undefined;
-}
-
-export function rateHeaders(res: HttpResponse): RateHeaders {
-  const h = res.headers;
-  return {
-    limit: integerHeader(h['x-ratelimit-limit']),
-    remaining: integerHeader(h['x-ratelimit-remaining']),
-    reset: integerHeader(h['x-ratelimit-reset']),
-    retryAfter: integerHeader(h['retry-after']),
-  };
-}
 
 /** One probe: when it was sent (client clock, ms) and what came back. */
 export interface Hit {

@@ -3,16 +3,14 @@
  * create rules; Versioning 2): the scope form, scopes shared across FHIR
  * releases, and the MedicationRequest `.c` scope.
  */
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { expectError, expectStatus, isObject } from '../../src/engine/expect.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import {
+  PATHS, createdIdOf, createResource, expectError, expectStatus, FHIR_HEADERS, isObject, isScopeForm, minimalResource, tokenFor,
+} from '../../src/service/index.js';
 import type { ModelOperation } from '../../src/discovery/model.js';
-import { minimalResource } from '../generated/bodies.js';
-import { isScopeForm } from '../generated/scope-letters.js';
-import { FHIR_HEADERS, createResource, createdId, tokenFor } from '../generated/support.js';
 
 const area = 'scopes';
-const SMART_CONFIGURATION = '/fhir/.well-known/smart-configuration';
+const SMART_CONFIGURATION = PATHS.smartConfiguration;
 const MR_C = 'system/MedicationRequest.c';
 const DOCREF_RS = 'system/DocumentReference.rs';
 const MR_RS = 'system/MedicationRequest.rs';
@@ -123,7 +121,7 @@ export const checks: CheckDefinition[] = [
       const create = ctx.operation('MedicationRequest', 'create', 'R4');
       const token = await tokenFor(ctx, [MR_C]);
       const res = await ctx.request({ method: create.method, url: create.path, token, client: 'main', body: minimalResource(ctx, 'R4', 'MedicationRequest'), headers: FHIR_HEADERS });
-      const id = res.status >= 200 && res.status < 300 ? createdId(res) : undefined;
+      const id = res.status >= 200 && res.status < 300 ? createdIdOf(res) : undefined;
       if (id) ctx.created('MedicationRequest', id);
       ctx.check(res.status >= 200 && res.status < 300, `create with only ${MR_C} gave ${res.status}`, {
         requirement: 'scopes.medication-request-create-c-only',

@@ -4,10 +4,8 @@
  * 404."). Both directions: the second organization's client against the main
  * organization's fixtures, and the main client against the `otherOrg*` fixtures.
  */
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { bundleResources, catalogCodeOf, expectError, isObject } from '../../src/engine/expect.js';
-import { idOf, referencedId, searchUrl, type Json } from '../encounter/search.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { bundleResources, catalogCodeOf, expectError, idOf, isObject, type Json, referencedId, searchUrl } from '../../src/service/index.js';
 
 const area = 'tenancy';
 

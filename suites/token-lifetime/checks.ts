@@ -3,21 +3,10 @@
  * The probe token is issued when the run starts and used at its end, so the
  * lifetime costs no wall time beyond the run itself.
  */
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import { expectError } from '../../src/engine/expect.js';
-import { EXPIRY_PROBE_KEY, type ExpiryProbe } from '../../src/engine/runtime.js';
-import type { CheckContext } from '../../src/engine/context.js';
+import { type CheckDefinition, defineCheck, expiryProbe } from '../../src/engine/index.js';
+import { expectError } from '../../src/service/index.js';
 
 const area = 'token-lifetime';
-
-/** The token issued when the run started (src/engine/runtime.ts), once issued; skips when the run has none. */
-export async function expiryProbe(ctx: CheckContext): Promise<{ probe: ExpiryProbe; token: string }> {
-  const probe = ctx.shared.get(EXPIRY_PROBE_KEY) as ExpiryProbe | undefined;
-  if (!probe) ctx.skip('no expiry probe was issued at the start of this run');
-  const token = await probe.token;
-  if (!token) throw new Error(`the expiry probe's token could not be issued: ${probe.error ?? 'unknown'}`);
-  return { probe, token };
-}
 
 export const checks: CheckDefinition[] = [
   defineCheck({

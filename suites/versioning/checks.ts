@@ -3,15 +3,12 @@
  * ETag and Last-Modified on reads and updates, conditional updates with
  * If-Match, and release selection by path prefix.
  */
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { catalogCodeOf, expectError, expectStatus, isObject } from '../../src/engine/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
-import { describeDifferences, writtenIsRead } from '../medication-request/compare.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  type Resource, WRITE_SCOPES, createOwn, expectResource, expectSuccess, outcomeSummary, putMedicationRequest, readMedicationRequest,
-  refusalProbe, searchMedicationRequests,
-} from '../medication-request/support.js';
+  PATHS, catalogCodeOf, createOwn, describeDifferences, expectError, expectResource, expectStatus, expectSuccess, isObject, outcomeSummary,
+  putMedicationRequest, readMedicationRequest, refusalProbe, type Resource, searchMedicationRequests, WRITE_SCOPES, writtenIsRead,
+} from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
 import { httpDateForm, isEntityTag, opaqueTag, versionedReads } from './support.js';
 
 const area = 'versioning';
@@ -255,13 +252,13 @@ export const checks: CheckDefinition[] = [
     quote: 'FHIR releases are selected by path prefix: `/fhir/R4` and `/fhir/R5`.',
     async run(ctx) {
       const requirement = 'versioning.release-by-path-prefix';
-      const r4 = await ctx.request({ url: '/fhir/R4/metadata', headers: FHIR_JSON });
+      const r4 = await ctx.request({ url: PATHS.metadata.R4, headers: FHIR_JSON });
       expectStatus(r4, 200, requirement, 'GET /fhir/R4/metadata');
       const cs4 = expectResource(ctx, r4, 'CapabilityStatement', requirement, 'R4');
       ctx.check(typeof cs4.fhirVersion === 'string' && cs4.fhirVersion.startsWith('4.0.'), `/fhir/R4/metadata declares fhirVersion ${String(cs4.fhirVersion)}`, {
         requirement, expected: '4.0.x', actual: cs4.fhirVersion, exchange: r4.exchange.id,
       });
-      const r5 = await ctx.request({ url: '/fhir/R5/metadata', headers: FHIR_JSON });
+      const r5 = await ctx.request({ url: PATHS.metadata.R5, headers: FHIR_JSON });
       ctx.observe('versioning.r5-metadata-status', r5.status);
       if (r5.status === 200) {
         const cs5 = expectResource(ctx, r5, 'CapabilityStatement', requirement, 'R5');

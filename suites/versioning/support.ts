@@ -3,11 +3,10 @@
  * update rules 4-5): entity-tag and HTTP-date syntax, and the reads whose
  * headers and meta the versioning checks examine.
  */
-import type { CheckContext } from '../../src/engine/context.js';
-import { expectStatus } from '../../src/engine/expect.js';
+import type { CheckContext } from '../../src/engine/index.js';
+import { expectResource, expectStatus, type Resource } from '../../src/service/index.js';
 import type { Release } from '../../src/fhir/index.js';
-import type { HttpResponse } from '../../src/http/types.js';
-import { type Resource, expectResource } from '../medication-request/support.js';
+import type { HttpResponse } from '../../src/http/index.js';
 
 /** RFC 9110 entity-tag: optional weak prefix, quoted opaque tag. */
 const ENTITY_TAG = /^(W\/)?"[\x21\x23-\x7e\x80-\xff]*"$/;

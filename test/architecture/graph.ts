@@ -1,6 +1,7 @@
 /**
  * The project's import graph, read from the sources as text: every relative
- * `import`/`export ... from` of src/ and suites/ (type-only imports included: a
+ * `import`/`export ... from`, side-effect `import '...'` and `import('...')` of src/ and
+ * suites/ (type-only imports included: a
  * layer that names another's types depends on it).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -18,7 +19,7 @@ function walk(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)|(?:^|\n)\s*import\s+['"](\.{1,2}\/[^'"]+)['"]/g;
 
 /** Files (relative to the project root, `.ts`) and the project files each imports. */
 export function importGraph(roots: readonly string[] = ['src', 'suites']): Graph {
@@ -28,7 +29,7 @@ export function importGraph(roots: readonly string[] = ['src', 'suites']): Graph
       const text = readFileSync(file, 'utf8');
       const deps = new Set<string>();
       for (const m of text.matchAll(IMPORT)) {
-        const spec = (m[1] ?? m[2])!;
+        const spec = (m[1] ?? m[2] ?? m[3])!;
         deps.add(relative(PROJECT_ROOT, resolve(dirname(file), spec.replace(/\.js$/, '.ts'))));
       }
       graph.set(relative(PROJECT_ROOT, file), [...deps]);

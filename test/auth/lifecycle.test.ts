@@ -10,6 +10,7 @@ import { TokenBroker } from '../../src/auth/broker.js';
 import type { ResolvedClient } from '../../src/config/index.js';
 import { conformingHeaders, fakeClock, startServer } from '../http/servers.js';
 import { testClient } from './helpers.js';
+import { SERVICE_HTTP } from '../../src/service/http.js';
 
 const LIFETIME_MS = 8_000;
 const EXPIRED = { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'login', diagnostics: 'HPB-00107: access token expired', details: { coding: [{ system: 'https://example.org/codes', code: 'HPB-00107' }] } }] };
@@ -54,6 +55,7 @@ async function setUp(script: (n: number) => { status: number; headers?: Record<s
   const reissued: string[] = [];
   let broker: TokenBroker | undefined;
   const http = new HttpClient({
+    protocol: SERVICE_HTTP,
     baseUrl: s.url,
     now: clock.now,
     sleep: clock.sleep,

@@ -238,13 +238,16 @@ describe('fhir-conformance CLI', () => {
     }
   }, 120_000);
 
-  test('faults lists the catalog', async () => {
+  test('faults lists the catalog, with the checks each fault must fail', async () => {
     const r = await runCli(['faults'], { timeoutMs: 30_000 });
     expect(r.code).toBe(0);
     expect(r.stdout.startsWith(`${FAULTS.length} faults`)).toBe(true);
     for (const f of FAULTS) expect(r.stdout).toContain(f.name);
+    expect(r.stdout).toContain(`must fail: ${FAULTS[0]!.checks!.join(', ')}`);
     const json = await runCli(['faults', '--json'], { timeoutMs: 30_000 });
-    expect((JSON.parse(json.stdout) as unknown[]).length).toBe(FAULTS.length);
+    const listed = JSON.parse(json.stdout) as Array<{ name: string; checks: string[] }>;
+    expect(listed.length).toBe(FAULTS.length);
+    expect(listed.map((f) => f.checks)).toEqual(FAULTS.map((f) => f.checks ?? []));
   });
 
   describe('serve', () => {

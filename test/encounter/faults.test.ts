@@ -38,8 +38,8 @@ const DOCUMENT_AND_TENANCY: Record<string, string[]> = {
 const quickChecks = checks.filter((c) => !c.tags?.includes('exhausts-key-limit'));
 
 /** Fault -> the checks that must fail with it planted (each fault names them in `checks`). */
-const CAUGHT_BY: Array<[string, string[]]> = FAULTS.filter((f) => ['encounter', 'tenancy'].includes(f.area))
-  .map((f) => [f.name, f.checks ?? DOCUMENT_AND_TENANCY[f.name] ?? []]);
+const CAUGHT_BY: Array<[string, string[]]> = FAULTS.filter((f) => ['encounter', 'tenancy'].includes(f.area) || f.name === 'encounter-throttled-wrong-code')
+  .map((f) => [f.name, (f.checks ?? DOCUMENT_AND_TENANCY[f.name] ?? []).filter((id) => byId.has(id))]);
 
 const MODES = [
   {},

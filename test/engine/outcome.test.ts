@@ -2,13 +2,15 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import { executeCheck } from '../../src/engine/execute.js';
-import { expectError } from '../../src/engine/expect.js';
+import { expectError } from '../../src/service/expect.js';
 import { controlPath, decideOutcome, normalElsewhere, type Happened, type OutcomeEnv } from '../../src/engine/outcome.js';
 import type { Runtime } from '../../src/engine/runtime.js';
 import type { Exchange } from '../../src/engine/types.js';
 import { CheckFailure, ConformanceError, SkipSignal } from '../../src/errors.js';
 import { HttpClient } from '../../src/http/client.js';
 import { startServer, type TestServer } from '../http/servers.js';
+import { SERVICE_BINDING } from '../../src/service/run.js';
+import { isServicePath } from '../../src/service/paths.js';
 
 const exchange = (id: string, url: string, status?: number): Exchange => ({
   id,
@@ -129,7 +131,7 @@ describe('normalElsewhere and controlPath', () => {
       { at: started + 1000, method: 'GET', path: '/fhir/R4/Encounter/e1', status: 200 },
       { at: started + 1500, method: 'GET', path: '/fhir/R4/MedicationRequest/abc', status: 500 },
     ];
-    expect(normalElsewhere(recent, failing)?.path).toBe('/fhir/R4/Encounter/e1');
+    expect(normalElsewhere(recent, failing, isServicePath)?.path).toBe('/fhir/R4/Encounter/e1');
   });
   it('ignores older answers, the failing path, the token endpoint, 5xx answers and failed exchanges', () => {
     const recent = [
@@ -139,11 +141,11 @@ describe('normalElsewhere and controlPath', () => {
       { at: started + 30, method: 'GET', path: '/fhir/R4/MedicationRequest/abc', status: 404 },
       { at: started + 40, method: 'GET', path: '/fhir/R4/Encounter/e3' },
     ];
-    expect(normalElsewhere(recent, failing)).toBeUndefined();
+    expect(normalElsewhere(recent, failing, isServicePath)).toBeUndefined();
   });
   it('sends the control request where nothing failed', () => {
-    expect(controlPath(failing)).toBe('/fhir/R4/metadata');
-    expect(controlPath([exchange('x-1', 'http://t/base/fhir/R4/metadata', 500)])).toBe('/fhir/.well-known/smart-configuration');
+    expect(controlPath(failing, SERVICE_BINDING.controlPaths)).toBe('/fhir/R4/metadata');
+    expect(controlPath([exchange('x-1', 'http://t/base/fhir/R4/metadata', 500)], SERVICE_BINDING.controlPaths)).toBe('/fhir/.well-known/smart-configuration');
   });
 });
 
@@ -154,7 +156,7 @@ function runtimeWith(baseUrl: string): Runtime {
   // Exchanges reach the running check's recorder as in the real runtime.
   const http = new HttpClient({ baseUrl, sleep: async () => {}, timeoutMs: 2000, onExchange: (x) => als.getStore()?.recorder.addExchange(x) });
   const rt = {
-    spec: { profile: 'full', runId: 'r1', model: { operations: [], divergences: [], problems: [], hashes: {} }, deadline: Date.now() + 60_000 },
+    spec: { profile: 'full', runId: 'r1', model: { operations: [], divergences: [], problems: [], hashes: {} }, deadline: Date.now() + 60_000, service: SERVICE_BINDING },
     config: { baseUrl: 'http://127.0.0.1:1', fixtures: {}, clients: [{ role: 'main' }], limits: { tokenLifetimeSec: 300, windowSec: 60, tokenIssuancePerMinute: 20 } },
     http,
     tokens: {},

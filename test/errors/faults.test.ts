@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { HttpResponse } from '../../src/http/types.js';
 import { catalogError, operationOutcome } from '../../src/reference/outcome.js';
 import { faults } from '../../src/reference/faults/errors.js';
+import { FAULTS } from '../../src/reference/faults/index.js';
 import type { FaultResponse } from '../../src/reference/faults/types.js';
-import { catalogFindings, formatFindings, type ErrorSample } from '../../suites/errors/support.js';
+import { catalogFindings, formatFindings, type ErrorSample } from '../../src/service/errors.js';
 import checks from '../../suites/errors/checks.js';
 import { nonConforming, runInProcess } from '../../src/run/in-process.js';
 
@@ -40,7 +41,7 @@ describe('errors faults', () => {
   });
 
   it.each([...byStatus])('%s changes the status or issue code of the response it targets', (name) => {
-    const fault = faults.find((f) => f.name === name)!;
+    const fault = FAULTS.find((f) => f.name === name)!;
     const changed = REFERENCE_ERRORS.map((res) => fault.transformResponse!(structuredClone(res), { method: 'POST', path: '/fhir/R4/MedicationRequest' }));
     expect(changed).not.toEqual(REFERENCE_ERRORS);
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { HttpResponse } from '../../src/http/types.js';
-import { CATALOG_SYSTEM } from '../../src/spec/catalog.js';
-import { catalogCode, catalogFindings, formatFindings, type ErrorSample } from '../../suites/errors/support.js';
+import { CATALOG_SYSTEM } from '../../src/service/catalog.js';
+import { catalogCodeOf as catalogCode, catalogFindings, formatFindings, type ErrorSample } from '../../src/service/errors.js';
 
 function response(status: number, body: unknown): HttpResponse {
   const text = typeof body === 'string' ? body : JSON.stringify(body);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UnsecuredJWT } from 'jose';
-import { tokenFor } from '../../suites/generated/support.js';
+import { tokenFor } from '../../src/service/tokens.js';
 import type { CheckContext } from '../../src/engine/context.js';
 import { CheckFailure, ConformanceError, SkipSignal } from '../../src/errors.js';
 

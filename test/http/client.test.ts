@@ -7,11 +7,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Exchange, Finding } from '../../src/engine/types.js';
+import type { Exchange, ExchangeFacts } from '../../src/http/types.js';
 import { ConformanceError } from '../../src/errors.js';
 import { HttpClient } from '../../src/http/client.js';
 import { registerSecret } from '../../src/redact.js';
 import { conformingHeaders, startServer, type TestServer } from './servers.js';
+import { SERVICE_HTTP } from '../../src/service/http.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -25,8 +26,8 @@ async function serve(handler: Parameters<typeof startServer>[0]): Promise<TestSe
 }
 
 function client(baseUrl: string, extra: Partial<ConstructorParameters<typeof HttpClient>[0]> = {}) {
-  const exchanges: Array<{ ex: Exchange; findings: Finding[] }> = [];
-  const c = new HttpClient({ baseUrl, onExchange: (ex, findings) => exchanges.push({ ex, findings }), ...extra });
+  const exchanges: Array<{ ex: Exchange; facts: ExchangeFacts }> = [];
+  const c = new HttpClient({ baseUrl, onExchange: (ex, facts) => exchanges.push({ ex, facts }), protocol: SERVICE_HTTP, ...extra });
   cleanups.push(() => c.close());
   return { c, exchanges };
 }
@@ -109,7 +110,7 @@ describe('HttpClient: exchange recording and redaction', () => {
     expect(contentType).toBe('application/fhir+json');
     expect(JSON.parse(received)).toEqual({ resourceType: 'Encounter', status: 'planned' });
     expect(r.json).toEqual({ resourceType: 'Encounter', id: 'e1' });
-    expect(exchanges[0].findings).toEqual([]);
+    expect(exchanges[0].facts).toMatchObject({ path: '/fhir/R4/Encounter', authenticated: false, skipInvariants: true, complete: true, truncated: false, json: { resourceType: 'Encounter', id: 'e1' } });
     expect(exchanges[0].ex.curl).toContain(`--data-binary '{"resourceType":"Encounter","status":"planned"}'`);
 
     const html = await serve((_req, res) => {

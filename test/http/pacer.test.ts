@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HttpClient } from '../../src/http/client.js';
 import { Pacer } from '../../src/http/pacer.js';
 import { fakeClock, startServer } from './servers.js';
+import { rateLimitHints } from '../../src/service/rate-limit.js';
+import { SERVICE_HTTP } from '../../src/service/http.js';
 
 function pacer(opts: { ceilings?: Record<string, number>; defaultCeiling?: number } = {}) {
   const clock = fakeClock();
@@ -47,7 +49,7 @@ describe('Pacer: header-driven', () => {
   it('waits until X-RateLimit-Reset when Remaining <= 1', async () => {
     const { p, clock, waits } = pacer();
     const resetS = Math.floor(clock.now() / 1000) + 20;
-    p.observe('main', { 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '1', 'x-ratelimit-reset': String(resetS) });
+    p.observe('main', rateLimitHints({ 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '1', 'x-ratelimit-reset': String(resetS) }));
     await p.acquire('main', true);
     expect(waits).toEqual([{ ms: resetS * 1000 - 1_700_000_000_000, reason: 'rate-limit headers: remaining exhausted, waiting for reset', bucket: 'main' }]);
   });
@@ -55,21 +57,21 @@ describe('Pacer: header-driven', () => {
   it('does not wait while Remaining > 1, and bounds a hostile Reset by window + 5 s', async () => {
     const { p, clock, waits } = pacer();
     const nowS = Math.floor(clock.now() / 1000);
-    p.observe('anonymous', { 'x-ratelimit-remaining': '2', 'x-ratelimit-reset': String(nowS + 30) });
+    p.observe('anonymous', rateLimitHints({ 'x-ratelimit-remaining': '2', 'x-ratelimit-reset': String(nowS + 30) }));
     await p.acquire('anonymous', false);
     expect(waits).toEqual([]);
-    p.observe('anonymous', { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(clock.now()) }); // milliseconds
+    p.observe('anonymous', rateLimitHints({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(clock.now()) })); // milliseconds
     await p.acquire('anonymous', false);
     expect(waits.map((w) => w.ms)).toEqual([65_000]);
   });
 
   it('adopts a header limit lower than the configured ceiling, never a higher one', () => {
     const { p } = pacer();
-    p.observe('main', { 'x-ratelimit-limit': '10' });
+    p.observe('main', rateLimitHints({ 'x-ratelimit-limit': '10' }));
     expect(p.ceiling('main')).toBe(10);
-    p.observe('main', { 'x-ratelimit-limit': '100' });
+    p.observe('main', rateLimitHints({ 'x-ratelimit-limit': '100' }));
     expect(p.ceiling('main')).toBe(10);
-    p.observe('main', { 'x-ratelimit-limit': 'lots' });
+    p.observe('main', rateLimitHints({ 'x-ratelimit-limit': 'lots' }));
     expect(p.ceiling('main')).toBe(10);
   });
 });
@@ -133,7 +135,7 @@ describe('HttpClient pacing', () => {
     });
     cleanups.push(() => s.close());
     const waits: Array<{ ms: number; client?: string }> = [];
-    const c = new HttpClient({ baseUrl: s.url, now: clock.now, sleep: clock.sleep, onWait: ({ ms, client }) => waits.push({ ms, client }) });
+    const c = new HttpClient({ baseUrl: s.url, protocol: SERVICE_HTTP, now: clock.now, sleep: clock.sleep, onWait: ({ ms, client }) => waits.push({ ms, client }) });
     cleanups.push(() => c.close());
     await c.request({ url: '/fhir/R4/Encounter', client: 'main' });
     await c.request({ url: '/fhir/R4/Encounter', client: 'extra' });

@@ -4,6 +4,7 @@ import { HttpClient } from '../../src/http/client.js';
 import type { HttpClientOptions } from '../../src/http/types.js';
 import { backoffDelayMs, parseRetryAfterMs } from '../../src/http/retry.js';
 import { conformingHeaders, fakeClock, startServer, type TestServer } from './servers.js';
+import { SERVICE_HTTP } from '../../src/service/http.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -25,7 +26,7 @@ async function scripted(statuses: Array<{ status: number; headers?: Record<strin
 function client(baseUrl: string, extra: Partial<HttpClientOptions> = {}) {
   const clock = fakeClock(Date.now());
   const waits: Array<{ reason: string; ms: number; client?: string }> = [];
-  const c = new HttpClient({ baseUrl, now: clock.now, sleep: clock.sleep, random: () => 0.5, onWait: (w) => waits.push(w), ...extra });
+  const c = new HttpClient({ baseUrl, protocol: SERVICE_HTTP, now: clock.now, sleep: clock.sleep, random: () => 0.5, onWait: (w) => waits.push(w), ...extra });
   cleanups.push(() => c.close());
   return { c, clock, waits };
 }

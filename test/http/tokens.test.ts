@@ -9,6 +9,7 @@ import { HttpClient } from '../../src/http/client.js';
 import type { HttpClientOptions, TokenRenewal } from '../../src/http/types.js';
 import type { Exchange } from '../../src/engine/types.js';
 import { conformingHeaders, fakeClock, startServer } from './servers.js';
+import { SERVICE_HTTP } from '../../src/service/http.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -45,6 +46,7 @@ function client(baseUrl: string, clock: ReturnType<typeof fakeClock>, extra: Par
   const waits: Array<{ reason: string; ms: number; client?: string }> = [];
   const reissued: Array<{ exchange: Exchange; client?: string; ageMs: number; lifetimeMs: number }> = [];
   const c = new HttpClient({
+    protocol: SERVICE_HTTP,
     baseUrl,
     now: clock.now,
     sleep: clock.sleep,

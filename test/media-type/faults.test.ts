@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OPERATIONS } from '../../src/spec/api.js';
+import { OPERATIONS } from '../../src/service/api.js';
 import { faults } from '../../src/reference/faults/media-type.js';
 import type { FaultRequest, FaultResponse } from '../../src/reference/faults/types.js';
 import type { HttpResponse } from '../../src/http/types.js';

@@ -4,11 +4,13 @@
  * the checks of the rule it breaks fail.
  */
 import { describe, expect, it } from 'vitest';
-import checks from '../../suites/medication-request/checks.js';
+import mrChecks from '../../suites/medication-request/checks.js';
+import generalChecks from '../../suites/general/checks.js';
 import { faults as mrFaults } from '../../src/reference/faults/medication-request.js';
 import { faults as paginationFaults } from '../../src/reference/faults/pagination.js';
 import { describeResults, runChecks } from './target.js';
 
+const checks = [...mrChecks, ...generalChecks];
 const byId = new Map(checks.map((c) => [c.id, c]));
 
 /** Fault -> the checks that must fail with it planted (each fault names them in `checks`). */

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { CheckContext } from '../../src/engine/context.js';
 import type { HttpResponse } from '../../src/http/types.js';
-import { burstBound, burstUntil429, integerHeader, waitUntil, type Hit, type Probe } from '../../suites/rate-limit/support.js';
+import { burstBound, burstUntil429, waitUntil, type Hit, type Probe } from '../../suites/rate-limit/support.js';
+import { integerHeader } from '../../src/service/index.js';
 
 /** A context whose FHIR calls hit a key limited to `limit` requests (or never limited). */
 function limitedContext(limit: number | undefined) {

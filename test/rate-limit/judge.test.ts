@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import {
   judgeIssuanceBurst, judgeIssuanceCeiling, judgeKeyBurst, judgeRemainingSteps, judgeRetryAfterValue, judgeRetryAfterWait, judgeSlide,
   maxServedWithinWindow, type Timed,
-} from '../../suites/rate-limit/judge.js';
+} from '../../src/service/limits/judge.js';
 
 const T0 = 1_900_000_000_000;
 

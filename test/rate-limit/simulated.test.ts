@@ -11,7 +11,7 @@ import type { HttpResponse } from '../../src/http/types.js';
 import { SlidingWindowLog, rateLimitHeaders, retryAfterSeconds } from '../../src/reference/rate-limit.js';
 import { keyWindowLog } from '../../src/reference/faults/rate-limit.js';
 import { burstBound, burstUntil429, timed, type Probe } from '../../suites/rate-limit/support.js';
-import { judgeKeyBurst, type Timed } from '../../suites/rate-limit/judge.js';
+import { judgeKeyBurst, type Timed } from '../../src/service/limits/judge.js';
 import { runSliding } from '../../suites/rate-limit/scenarios.js';
 
 const T0 = 1_900_000_000_000;

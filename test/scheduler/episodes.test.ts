@@ -8,7 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { runInProcess, describeResults } from '../../src/run/in-process.js';
 import { exhaustionChecks } from '../../suites/rate-limit/checks.js';
 import issuanceChecks from '../../suites/issuance-limit/checks.js';
-import { faults as throttleFaults } from '../../src/reference/faults/throttle.js';
+import { faults as rateLimitFaults } from '../../src/reference/faults/rate-limit.js';
+
+const throttleFaults = rateLimitFaults.filter((f) => f.name.startsWith('throttled-without-code-'));
 import type { ReferenceLimits } from '../../src/reference/types.js';
 
 /**

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Pacer } from '../../src/http/pacer.js';
+import { rateLimitHints } from '../../src/service/rate-limit.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -36,7 +37,7 @@ describe('pacing from headers (fake clock)', () => {
     const { p, clock, waits } = pacer();
     for (let remaining = 5; remaining >= 1; remaining--) {
       await p.acquire('main', true);
-      p.observe('main', headers(60, remaining, 30_000));
+      p.observe('main', rateLimitHints(headers(60, remaining, 30_000)));
       clock.t += 100;
     }
     expect(waits).toEqual([]);
@@ -48,7 +49,7 @@ describe('pacing from headers (fake clock)', () => {
 
   it('adopts a lower X-RateLimit-Limit: the sliding limiter then paces at that ceiling, one below it', async () => {
     const { p, clock, waits } = pacer();
-    p.observe('main', { 'x-ratelimit-limit': '4' });
+    p.observe('main', rateLimitHints({ 'x-ratelimit-limit': '4' }));
     for (let i = 0; i < 3; i++) {
       await p.acquire('main', true);
       clock.t += 1000;
@@ -61,7 +62,7 @@ describe('pacing from headers (fake clock)', () => {
 
   it('keeps keys apart: a held key does not hold another one', async () => {
     const { p, waits } = pacer();
-    p.observe('extra', headers(60, 0, 45_000));
+    p.observe('extra', rateLimitHints(headers(60, 0, 45_000)));
     await p.acquire('main', true);
     expect(waits).toEqual([]);
     await p.acquire('extra', true);

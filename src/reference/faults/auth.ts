@@ -1,32 +1,11 @@
 /**
- * Faults caught by the auth suite (and the token-lifetime expiry checks): assertion checks
+ * Faults caught by the auth suite: assertion checks
  * skipped, malformed token requests answered, wrong codes, the origin rule broken.
  * Logic-level faults are checked with `faults.has(name)` in src/reference/auth.ts and server.ts.
  */
+import { hasCode, isFhirCall, issue0, recode } from './edit.js';
 import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
-import { CATALOG_SYSTEM } from '../../spec/catalog.js';
-
-interface Issue {
-  code?: unknown;
-  diagnostics?: unknown;
-  details?: { coding?: Array<{ code?: unknown }> };
-}
-
-function firstIssue(body: unknown): Issue | undefined {
-  return (body as { issue?: Issue[] } | undefined)?.issue?.[0];
-}
-
-function hasCode(res: FaultResponse, code: string): boolean {
-  return firstIssue(res.body)?.details?.coding?.some((c) => c.code === code) ?? false;
-}
-
-/** The same error with another catalog code (diagnostics prefix and details.coding). */
-function recode(res: FaultResponse, from: string, to: string): FaultResponse {
-  const outcome = res.body as { issue: Issue[] };
-  const [issue, ...rest] = outcome.issue;
-  const diagnostics = String(issue!.diagnostics).replace(`${from}: `, `${to}: `);
-  return { ...res, body: { ...outcome, issue: [{ ...issue, diagnostics, details: { coding: [{ system: CATALOG_SYSTEM, code: to }] } }, ...rest] } };
-}
+import { CATALOG_SYSTEM } from '../../service/catalog.js';
 
 const isToken = (req: FaultRequest) => req.path === '/auth/token';
 
@@ -39,7 +18,7 @@ function outcomeOf(status: number, code: string, message: string, issueCode: str
 }
 const serverError = (res: FaultResponse) => outcomeOf(500, 'SVC-00001', 'Internal server error', 'exception', res);
 const unavailable = (res: FaultResponse) => outcomeOf(503, 'SVC-00007', 'Service unavailable', 'transient', res);
-const isFhirCall = (req: FaultRequest) => req.op !== undefined;
+
 
 export const faults: FaultDef[] = [
   { name: 'assertion-signature-not-checked', area: 'auth', violates: ['auth.assertion-signature-checked'], symptom: 'An assertion whose signature does not verify with the client\'s key is accepted.', checks: ['auth.assertion-corrupted-signature', 'auth.assertion-foreign-key'] },
@@ -66,7 +45,7 @@ export const faults: FaultDef[] = [
     checks: ['auth.token-request-without-client-assertion', 'auth.token-request-malformed-client-assertion'],
     transformResponse: (res, req) =>
       isToken(req) && res.status >= 400
-        ? { ...res, headers: { ...res.headers, 'Content-Type': 'application/json' }, body: { error: res.status === 401 ? 'invalid_client' : 'invalid_request', error_description: String(firstIssue(res.body)?.diagnostics ?? '') } }
+        ? { ...res, headers: { ...res.headers, 'Content-Type': 'application/json' }, body: { error: res.status === 401 ? 'invalid_client' : 'invalid_request', error_description: String(issue0(res)?.diagnostics ?? '') } }
         : res,
   },
   {
@@ -89,14 +68,6 @@ export const faults: FaultDef[] = [
     symptom: 'A missing or invalid bearer token gives 401 HPB-00107 (token expired) instead of SVC-00004.',
     checks: ['auth.missing-bearer-401', 'auth.invalid-bearer-401'],
     transformResponse: (res, req) => (isFhirCall(req) && res.status === 401 && hasCode(res, 'SVC-00004') ? recode(res, 'SVC-00004', 'HPB-00107') : res),
-  },
-  {
-    name: 'expired-token-wrong-code',
-    area: 'token-lifetime',
-    violates: ['token-lifetime.expired-401-hpb-00107', 'catalog.hpb-00107'],
-    symptom: 'An expired access token gives 401 SVC-00004 instead of HPB-00107.',
-    checks: ['token-lifetime.expired-token-refused'],
-    transformResponse: (res, req) => (isFhirCall(req) && hasCode(res, 'HPB-00107') ? recode(res, 'HPB-00107', 'SVC-00004') : res),
   },
   { name: 'new-token-refused-after-expiry', area: 'auth', violates: ['token-lifetime.new-token-after-expiry'], symptom: 'Once a client presented an expired token, its new tokens are refused with 401 HPB-00107 too.', checks: ['auth.new-token-after-expiry'] },
   { name: 'production-origin-not-enforced', area: 'auth', violates: ['auth.production-key-browser-origin-403', 'catalog.hpb-00124'], symptom: 'A production key\'s token is accepted from a browser origin.', checks: ['auth.production-key-browser-origin-403'] },
@@ -133,4 +104,26 @@ export const faults: FaultDef[] = [
     checks: ['auth.key-set-unreachable-refused'],
   },
   { name: 'only-first-scope-granted', area: 'auth', violates: ['auth.token-scope-parameter'], symptom: 'A token request for several scopes gets a token for the first one only.', checks: ['auth.token-grants-requested-scopes'] },
+  {
+    name: 'aud-not-checked',
+    area: 'auth',
+    violates: ['auth.assertion-aud-checked'],
+    symptom: 'The token endpoint accepts a client assertion whose aud is not the token URL.',
+    checks: ['auth.assertion-wrong-aud', 'auth.assertion-missing-aud'],
+  },
+  {
+    name: 'token-endpoint-refuses-client-credentials',
+    area: 'auth',
+    violates: ['auth.client-credentials', 'auth.token-client-assertion', 'auth.token-grant-type', 'auth.token-assertion-type', 'auth.token-form-encoded'],
+    symptom: 'A valid client_credentials request with a valid client assertion gets 400 and no token.',
+    checks: ['auth.token-issued-for-valid-request'],
+    transformResponse: (res, req) =>
+      req.method === 'POST' && req.path === '/auth/token' && res.status === 200
+        ? {
+            status: 400,
+            headers: { ...res.headers, 'content-type': 'application/fhir+json; charset=utf-8' },
+            body: { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'not-supported', diagnostics: 'unsupported grant type' }] },
+          }
+        : res,
+  },
 ];

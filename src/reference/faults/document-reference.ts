@@ -6,7 +6,7 @@
  * resources/documents.ts, the write faults in resources/document-reference.ts.
  */
 import { catalogError, operationOutcome, plainError } from '../outcome.js';
-import { errorResponse, outcomeCode, recoded } from './encounter.js';
+import { errorResponse, outcomeCode, recoded } from './edit.js';
 import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
 
 type Json = Record<string, unknown>;

@@ -4,34 +4,8 @@
  * create/update answers, HPB-00138/00139/00142). Search faults are read by the
  * reference's search handlers through `searchQueryUnderFaults`.
  */
-import { catalogError, operationOutcome } from '../outcome.js';
+import { errorResponse, isObject, onPath, opIs, outcomeCode, recoded, type Json } from './edit.js';
 import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
-
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** The first issue's catalog code of an OperationOutcome body. */
-export function outcomeCode(body: unknown): string | undefined {
-  if (!isObject(body) || !Array.isArray(body.issue) || !isObject(body.issue[0])) return undefined;
-  const coding = (body.issue[0].details as { coding?: Array<{ code?: string }> } | undefined)?.coding;
-  return coding?.[0]?.code;
-}
-
-/** The same error body with another catalog code (details and diagnostics prefix). */
-export function recoded(body: unknown, code: string): unknown {
-  const copy = structuredClone(body) as { issue: Array<{ diagnostics?: string; details?: { coding?: Array<{ code?: string }> } }> };
-  const issue = copy.issue[0]!;
-  const old = issue.details?.coding?.[0]?.code;
-  if (issue.details?.coding?.[0]) issue.details.coding[0].code = code;
-  if (old && issue.diagnostics?.startsWith(`${old}: `)) issue.diagnostics = `${code}: ${issue.diagnostics.slice(old.length + 2)}`;
-  return copy;
-}
-
-/** An error response in the reference's format. */
-export function errorResponse(res: FaultResponse, status: number, code: string): FaultResponse {
-  return { ...res, status, body: operationOutcome(catalogError(code, { status })) };
-}
 
 /** Applies `edit` to every Encounter in a response body (a resource or a Bundle's entries). */
 function editEncounters(res: FaultResponse, req: FaultRequest, edit: (e: Json) => void): FaultResponse {
@@ -279,15 +253,6 @@ export const faults: FaultDef[] = [
     transformResponse: (res) => (res.status === 422 && outcomeCode(res.body) === 'HPB-00139' ? errorResponse(res, 400, 'HPB-00139') : res),
   },
   {
-    name: 'encounter-throttled-wrong-code',
-    area: 'encounter',
-    violates: ['encounter.read-429', 'encounter.search-429', 'encounter.create-429', 'encounter.update-429'],
-    checks: ['rate-limit.operations-429'],
-    symptom: 'Encounter requests over the key limit are refused with 429 HPB-00121 (sandbox volume cap) instead of HPB-00105.',
-    transformResponse: (res, req) =>
-      req.op?.resource === 'Encounter' && res.status === 429 && outcomeCode(res.body) === 'HPB-00105' ? { ...res, body: recoded(res.body, 'HPB-00121') } : res,
-  },
-  {
     name: 'encounter-normativa-not-enforced',
     area: 'encounter',
     violates: ['catalog.hpb-00142'],
@@ -344,5 +309,61 @@ export const faults: FaultDef[] = [
     violates: ['pagination.entry-is-read'],
     checks: ['encounter.search-entry-matches-read'],
     symptom: 'Search entries show the version each Encounter was created with, not the current one a read returns.',
+  },
+  {
+    name: 'encounter-read-without-status',
+    area: 'encounter',
+    violates: ['encounter.status-required'],
+    checks: ['encounter.read-shape'],
+    symptom: 'Encounter reads omit status.',
+    transformResponse: onPath(opIs('Encounter.read'), ({ status: _s, ...rest }) => rest),
+  },
+  {
+    name: 'encounter-read-without-class',
+    area: 'encounter',
+    violates: ['encounter.class-required'],
+    checks: ['encounter.read-shape'],
+    symptom: 'Encounter reads omit class.',
+    transformResponse: onPath(opIs('Encounter.read'), ({ class: _c, ...rest }) => rest),
+  },
+  {
+    name: 'encounter-read-wrong-resource-type',
+    area: 'encounter',
+    violates: ['encounter.resource-type'],
+    checks: ['encounter.read-shape'],
+    symptom: 'Encounter reads say resourceType "EpisodeOfCare".',
+    transformResponse: onPath(opIs('Encounter.read'), (b) => ({ ...b, resourceType: 'EpisodeOfCare' })),
+  },
+  {
+    name: 'encounter-read-status-203',
+    area: 'encounter',
+    violates: ['encounter.read-returns-200'],
+    checks: ['encounter.read-shape'],
+    symptom: 'Encounter reads answer 203 instead of 200.',
+    transformResponse: (res, req) => (opIs('Encounter.read')(req) && res.status === 200 ? { ...res, status: 203 } : res),
+  },
+  {
+    name: 'encounter-diagnosis-condition-missing',
+    area: 'encounter',
+    violates: ['encounter.contained-condition-per-diagnosis'],
+    checks: ['encounter.diagnosis-contained-conditions'],
+    symptom: 'An Encounter drops the contained Condition of its last diagnosis while the diagnosis still references it.',
+    transformResponse: onPath(opIs('Encounter.read'), (b) => {
+      const diagnoses = (b.diagnosis as Json[] | undefined) ?? [];
+      const last = diagnoses[diagnoses.length - 1];
+      const ref = String((last?.condition as Json | undefined)?.reference ?? '').replace(/^#/, '');
+      return ref ? { ...b, contained: ((b.contained as Json[] | undefined) ?? []).filter((c) => c.id !== ref) } : b;
+    }),
+  },
+  {
+    name: 'encounter-no-primary-diagnosis',
+    area: 'encounter',
+    violates: ['encounter.diagnosis-rank-primary'],
+    checks: ['encounter.diagnosis-ranks'],
+    symptom: 'The primary diagnosis carries rank 2: no diagnosis has rank 1.',
+    transformResponse: onPath(opIs('Encounter.read'), (b) => ({
+      ...b,
+      diagnosis: ((b.diagnosis as Json[] | undefined) ?? []).map((d) => (d.rank === 1 ? { ...d, rank: 2 } : d)),
+    })),
   },
 ];

@@ -3,23 +3,8 @@
  * (OperationOutcome bodies) so that one rule of Errors > Format, or one
  * catalog row, is broken.
  */
+import { issue0, issueCode, type Issue } from './edit.js';
 import type { FaultDef, FaultResponse } from './types.js';
-
-interface Issue {
-  severity?: string;
-  code?: string;
-  diagnostics?: string;
-  details?: { coding?: Array<{ system?: string; code?: string }> };
-}
-
-function issue0(res: FaultResponse): Issue | undefined {
-  const body = res.body as { resourceType?: string; issue?: Issue[] } | undefined;
-  return body?.resourceType === 'OperationOutcome' && Array.isArray(body.issue) ? body.issue[0] : undefined;
-}
-
-function catalogCodeOf(issue: Issue | undefined): string | undefined {
-  return issue?.details?.coding?.[0]?.code;
-}
 
 /** Rewrites issue[0] of error responses for which `when` holds. */
 function rewriteIssue(when: (res: FaultResponse, issue: Issue) => boolean, change: (issue: Issue) => Issue): FaultDef['transformResponse'] {
@@ -31,8 +16,8 @@ function rewriteIssue(when: (res: FaultResponse, issue: Issue) => boolean, chang
   };
 }
 
-const withCode = (code: string) => (_res: FaultResponse, issue: Issue) => catalogCodeOf(issue) === code;
-const anyCatalog = (_res: FaultResponse, issue: Issue) => catalogCodeOf(issue) !== undefined;
+const withCode = (code: string) => (_res: FaultResponse, issue: Issue) => issueCode(issue) === code;
+const anyCatalog = (_res: FaultResponse, issue: Issue) => issueCode(issue) !== undefined;
 const withoutPrefix = (issue: Issue) => (issue.diagnostics ?? '').replace(/^(HPB|SVC)-\d{5}: /, '');
 
 export const faults: FaultDef[] = [
@@ -78,7 +63,7 @@ export const faults: FaultDef[] = [
     violates: ['errors.catalog-code-format'],
     symptom: 'HPB-00104 (a 403 in the catalog) is sent with status 400.',
     checks: ['errors.catalog-code-format'],
-    transformResponse: (res) => (res.status === 403 && catalogCodeOf(issue0(res)) === 'HPB-00104' ? { ...res, status: 400 } : res),
+    transformResponse: (res) => (res.status === 403 && issueCode(issue0(res)) === 'HPB-00104' ? { ...res, status: 400 } : res),
   },
   {
     name: 'error-details-coding-without-system',
@@ -131,7 +116,7 @@ export const faults: FaultDef[] = [
     violates: ['errors.invalid-issue-code'],
     symptom: '400 HPB-00101 carries issue code structure instead of invalid.',
     checks: ['errors.invalid-body-hpb-00101', 'generated.medication-request-create.invalid-missing-subject'],
-    transformResponse: rewriteIssue((res, issue) => res.status === 400 && catalogCodeOf(issue) === 'HPB-00101', (issue) => ({ ...issue, code: 'structure' })),
+    transformResponse: rewriteIssue((res, issue) => res.status === 400 && issueCode(issue) === 'HPB-00101', (issue) => ({ ...issue, code: 'structure' })),
   },
   {
     name: 'malformed-json-500',
@@ -152,7 +137,7 @@ export const faults: FaultDef[] = [
     violates: ['catalog.svc-00002'],
     symptom: 'An unknown path gets SVC-00002 with status 400 instead of 404.',
     checks: ['errors.unknown-path-code'],
-    transformResponse: (res) => (res.status === 404 && catalogCodeOf(issue0(res)) === 'SVC-00002' ? { ...res, status: 400 } : res),
+    transformResponse: (res) => (res.status === 404 && issueCode(issue0(res)) === 'SVC-00002' ? { ...res, status: 400 } : res),
   },
   {
     name: 'malformed-json-svc-00003-wrong-status',
@@ -166,19 +151,6 @@ export const faults: FaultDef[] = [
       const coding = [{ ...issue.details?.coding?.[0], code: 'SVC-00003' }];
       const body = res.body as { issue: Issue[] };
       return { ...res, status: 422, body: { ...body, issue: [{ ...issue, diagnostics: `SVC-00003: ${withoutPrefix(issue)}`, details: { coding } }] } };
-    },
-  },
-  {
-    name: 'not-found-500',
-    area: 'errors',
-    violates: ['catalog.hpb-00102', 'tenancy.foreign-id-404'],
-    symptom: 'Every 404 HPB-00102 (an unknown id, another organization\'s id) is answered 500 SVC-00001, every time; other requests are served normally.',
-    checks: ['tenancy.foreign-read-404', 'headers.correlation-id-on-errors'],
-    transformResponse: (res) => {
-      const issue = issue0(res);
-      if (res.status !== 404 || catalogCodeOf(issue) !== 'HPB-00102') return res;
-      const coding = [{ ...issue!.details?.coding?.[0], code: 'SVC-00001' }];
-      return { ...res, status: 500, body: { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'exception', diagnostics: 'SVC-00001: Internal server error', details: { coding } }] } };
     },
   },
   {

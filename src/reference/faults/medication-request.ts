@@ -1,33 +1,12 @@
 /**
- * Faults of the MedicationRequest rules and of the resource conventions checked
- * on MedicationRequests (area `general`). Logic faults are guarded in
+ * Faults of the MedicationRequest rules (the conventions checked on them are
+ * faults/general.ts). Logic faults are guarded in
  * src/reference/resources/medication-request.ts; the others rewrite responses.
  */
-import { CATALOG_SYSTEM } from '../../spec/catalog.js';
+import { CATALOG_SYSTEM } from '../../service/catalog.js';
 import { catalogError, operationOutcome } from '../outcome.js';
-import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
-
-type Json = Record<string, unknown>;
-
-function isObject(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Applies `fn` to every MedicationRequest in a body (the resource itself or a Bundle's entries). */
-function eachMedicationRequest(res: FaultResponse, fn: (mr: Json) => void): FaultResponse {
-  const body = res.body;
-  if (!isObject(body)) return res;
-  if (body.resourceType === 'MedicationRequest') fn(body);
-  if (body.resourceType === 'Bundle' && Array.isArray(body.entry)) {
-    for (const e of body.entry) if (isObject(e) && isObject(e.resource) && e.resource.resourceType === 'MedicationRequest') fn(e.resource);
-  }
-  return res;
-}
-
-/** A 2xx response of this MedicationRequest interaction. */
-function successOf(res: FaultResponse, req: FaultRequest, interaction: string): boolean {
-  return res.status >= 200 && res.status < 300 && req.op?.resource === 'MedicationRequest' && req.op.interaction === interaction;
-}
+import { eachMedicationRequest, isObject, successOf } from './edit.js';
+import type { FaultDef } from './types.js';
 
 /** What a server that answers a write with a bare outcome sends instead of the resource. */
 const INFO_OUTCOME = { resourceType: 'OperationOutcome', issue: [{ severity: 'information', code: 'informational', diagnostics: 'All OK' }] };
@@ -152,50 +131,6 @@ export const faults: FaultDef[] = [
     'A search by patient returns every MedicationRequest of the organization.', ['medication-request.search-by-patient']),
   logic('mr-search-encounter-ignored', 'medication-request', ['medication-request.search-by-encounter'],
     'A search by encounter returns every MedicationRequest of the organization.', ['medication-request.search-by-encounter']),
-  logic('mr-client-id-kept', 'general', ['general.id-server-assigned'],
-    'A MedicationRequest created with a client-supplied UUID id is stored under that id.', ['general.id-server-assigned']),
-  {
-    name: 'mr-id-not-uuid',
-    area: 'general',
-    violates: ['general.id-uuid'],
-    checks: ['general.id-uuid'],
-    symptom: 'MedicationRequests read or searched carry their id as 32 hex digits without dashes.',
-    transformResponse: (res, req) => {
-      if (!successOf(res, req, 'read') && !successOf(res, req, 'search-type')) return res;
-      return eachMedicationRequest(res, (mr) => { if (typeof mr.id === 'string') mr.id = mr.id.replace(/-/g, ''); });
-    },
-  },
-  {
-    name: 'mr-reference-absolute-url',
-    area: 'general',
-    violates: ['general.reference-format'],
-    checks: ['general.reference-format'],
-    symptom: 'MedicationRequest.subject.reference is an absolute URL instead of Patient/<uuid>.',
-    transformResponse: (res) => eachMedicationRequest(res, (mr) => {
-      if (isObject(mr.subject) && typeof mr.subject.reference === 'string') mr.subject.reference = `https://clinical-records.example/fhir/R4/${mr.subject.reference}`;
-    }),
-  },
-  {
-    name: 'mr-reference-display-object',
-    area: 'general',
-    violates: ['general.reference-display'],
-    checks: ['general.reference-display'],
-    symptom: 'MedicationRequest.requester.display is an object instead of a string.',
-    transformResponse: (res) => eachMedicationRequest(res, (mr) => {
-      if (isObject(mr.requester) && typeof mr.requester.display === 'string') mr.requester.display = { text: mr.requester.display };
-    }),
-  },
-  {
-    name: 'mr-authored-on-local-format',
-    area: 'general',
-    violates: ['general.timestamps-iso8601'],
-    checks: ['general.timestamps-iso8601'],
-    symptom: 'MedicationRequest.authoredOn is emitted as DD/MM/YYYY hh:mm.',
-    transformResponse: (res) => eachMedicationRequest(res, (mr) => {
-      const m = typeof mr.authoredOn === 'string' ? /^(\d{4})-(\d{2})-(\d{2})T(\d{2}:\d{2})/.exec(mr.authoredOn) : null;
-      if (m) mr.authoredOn = `${m[3]}/${m[2]}/${m[1]} ${m[4]}`;
-    }),
-  },
   {
     name: 'mr-unknown-id-500',
     area: 'medication-request',

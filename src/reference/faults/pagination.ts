@@ -4,12 +4,10 @@
  * or of the MedicationRequest search's required parameters. Logic faults are
  * read in src/reference/resources/pagination.ts and medication-request.ts.
  */
+import { isObject, type Json } from './edit.js';
 import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
 
-type Json = Record<string, unknown>;
 type Link = { relation?: unknown; url?: unknown };
-
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The searchset Bundle of a successful search response, if this is one. */
 function searchset(res: FaultResponse, req: FaultRequest): Json | undefined {
@@ -228,5 +226,16 @@ export const faults: FaultDef[] = [
     violates: ['medication-request.search-by-patient', 'encounter.search-patient', 'document-reference.search-patient'],
     checks: ['medication-request.search-by-patient', 'encounter.search-patient', 'pagination.searchset.medication-request', 'pagination.searchset.encounter', 'pagination.searchset.document-reference'],
     symptom: 'Every search by patient answers an empty searchset, the records of the fixture patient included.',
+  },
+  {
+    name: 'empty-search-total-missing',
+    area: 'pagination',
+    violates: ['pagination.empty-total-zero'],
+    symptom: 'An empty searchset carries total 1.',
+    checks: ['pagination.empty-result.medication-request', 'pagination.empty-result.encounter', 'pagination.empty-result.document-reference'],
+    transformResponse: (res) => {
+      const b = res.body as Json | undefined;
+      return isObject(b) && b.resourceType === 'Bundle' && Array.isArray(b.entry) && b.entry.length === 0 ? { ...res, body: { ...b, total: 1 } } : res;
+    },
   },
 ];

@@ -4,8 +4,10 @@
  * used by the HTTP core) with one that breaks one rule.
  */
 import { SlidingWindowLog, type RateDecision, type SlidingWindowOptions } from '../rate-limit.js';
+import { OPERATIONS, type OperationDef } from '../../service/api.js';
+import { kebab, outcomeCode, recoded, SHORT } from './edit.js';
 import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
-import { CATALOG_SYSTEM } from '../../spec/catalog.js';
+import { CATALOG_SYSTEM } from '../../service/catalog.js';
 
 function header(res: FaultResponse, name: string): string | undefined {
   const key = Object.keys(res.headers).find((k) => k.toLowerCase() === name);
@@ -244,4 +246,42 @@ export const faults: FaultDef[] = [
     checks: ['rate-limit.excess-gives-429'],
     transformResponse: (res, req) => (isKeyThrottled(res, req) ? asServiceUnavailable(res) : res),
   },
+  {
+    name: 'encounter-throttled-wrong-code',
+    area: 'rate-limit',
+    violates: ['encounter.read-429', 'encounter.search-429', 'encounter.create-429', 'encounter.update-429'],
+    checks: ['rate-limit.operations-429'],
+    symptom: 'Encounter requests over the key limit are refused with 429 HPB-00121 (sandbox volume cap) instead of HPB-00105.',
+    transformResponse: (res, req) =>
+      req.op?.resource === 'Encounter' && res.status === 429 && outcomeCode(res.body) === 'HPB-00105' ? { ...res, body: recoded(res.body, 'HPB-00121') } : res,
+  },
 ];
+
+/*
+ * One fault per R4 MedicationRequest and Encounter operation: while the key is
+ * over its limit, that operation's 429 loses its catalog code (no `details`,
+ * plain-text diagnostics), breaking the "429 `HPB-00105`" cell of its row of
+ * the endpoint table. Caught by `rate-limit.operations-429`.
+ */
+/** The 429 body with its catalog code removed: issue code and a plain diagnostics text only. */
+function withoutCatalogCode(res: FaultResponse): FaultResponse {
+  const body = res.body as { issue?: Array<Record<string, unknown>> } | undefined;
+  const issue = body?.issue?.[0];
+  if (!issue) return res;
+  const { details: _details, ...rest } = issue;
+  const diagnostics = typeof rest.diagnostics === 'string' ? rest.diagnostics.replace(/^[A-Z]{3}-\d{5}: /, '') : 'Too many requests';
+  return { ...res, body: { ...body, issue: [{ ...rest, diagnostics }, ...body.issue!.slice(1)] } };
+}
+
+export const throttledWithoutCode = (op: OperationDef) => `throttled-without-code-${kebab(op.operationId)}`;
+
+faults.push(...OPERATIONS.filter(
+  (op) => op.release === 'R4' && (op.resource === 'MedicationRequest' || op.resource === 'Encounter') && op.interaction !== 'operation',
+).map((op): FaultDef => ({
+  name: throttledWithoutCode(op),
+  area: 'rate-limit',
+  violates: [`${kebab(op.resource)}.${SHORT[op.interaction]}-429`],
+  symptom: `${op.method} ${op.path} over the key's limit answers 429 without the catalog code HPB-00105.`,
+  checks: ['rate-limit.operations-429'],
+  transformResponse: (res, req) => (req.op?.operationId === op.operationId && res.status === 429 ? withoutCatalogCode(res) : res),
+})));

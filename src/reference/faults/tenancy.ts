@@ -3,7 +3,8 @@
  * (read, search) or reachable (update), or a search that finds nothing is
  * answered with a server error. The guards live in the Encounter handlers.
  */
-import { CATALOG_SYSTEM } from '../../spec/catalog.js';
+import { CATALOG_SYSTEM } from '../../service/catalog.js';
+import { issue0, issueCode } from './edit.js';
 import type { FaultDef } from './types.js';
 
 export const faults: FaultDef[] = [
@@ -42,6 +43,19 @@ export const faults: FaultDef[] = [
         headers: { ...res.headers, 'Content-Type': 'application/fhir+json; charset=utf-8' },
         body: { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'exception', diagnostics: 'SVC-00001: Internal server error', details: { coding: [{ system: CATALOG_SYSTEM, code: 'SVC-00001' }] } }] },
       };
+    },
+  },
+  {
+    name: 'not-found-500',
+    area: 'tenancy',
+    violates: ['catalog.hpb-00102', 'tenancy.foreign-id-404'],
+    symptom: 'Every 404 HPB-00102 (an unknown id, another organization\'s id) is answered 500 SVC-00001, every time; other requests are served normally.',
+    checks: ['tenancy.foreign-read-404', 'headers.correlation-id-on-errors'],
+    transformResponse: (res) => {
+      const issue = issue0(res);
+      if (res.status !== 404 || issueCode(issue) !== 'HPB-00102') return res;
+      const coding = [{ ...issue!.details?.coding?.[0], code: 'SVC-00001' }];
+      return { ...res, status: 500, body: { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'exception', diagnostics: 'SVC-00001: Internal server error', details: { coding } }] } };
     },
   },
 ];

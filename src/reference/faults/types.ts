@@ -4,7 +4,7 @@
  * HTTP core); logic-level faults are checked with `faults.has(name)` where the
  * rule lives. `violates` names requirement ids of suites/requirements.json.
  */
-import type { OperationDef } from '../../spec/api.js';
+import type { OperationDef } from '../../service/api.js';
 
 export interface FaultResponse {
   status: number;

@@ -1,9 +1,9 @@
 /**
  * The reference server's resources: the store loaded from fixtures and one
- * handler per operationId of OPERATIONS (src/spec/api.ts). The HTTP core routes,
+ * handler per operationId of OPERATIONS (src/service/api.ts). The HTTP core routes,
  * authenticates and renders any FhirError a handler throws.
  */
-import { OPERATIONS } from '../../spec/api.js';
+import { OPERATIONS } from '../../service/api.js';
 import type { Handler, ReferenceLimits, ReferenceModes } from '../types.js';
 import { createCursorCodec } from './cursor.js';
 import { documentReferenceHandlers } from './document-reference.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { operationsFor } from '../../../src/spec/api.js';
+import { operationsFor } from '../../../src/service/api.js';
 import { REQUIRED_SCOPE_EXTENSION, OPERATION_PATH_EXTENSION } from '../../../src/reference/discovery.js';
 import { schemaProblem } from '../../../src/reference/resources/fhir-schema.js';
 import type { ReferenceServer } from '../../../src/reference/server.js';

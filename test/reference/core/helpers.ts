@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import { importJWK, SignJWT } from 'jose';
 import type { JWK, CryptoKey } from 'jose';
-import { OPERATIONS } from '../../../src/spec/api.js';
+import { OPERATIONS } from '../../../src/service/api.js';
 import { catalogError } from '../../../src/reference/outcome.js';
 import { startReferenceServer } from '../../../src/reference/server.js';
 import type { ReferenceServer } from '../../../src/reference/server.js';

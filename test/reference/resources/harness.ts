@@ -1,7 +1,7 @@
 /** Calls resource handlers directly with a fabricated HandlerContext (no HTTP). */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { OPERATIONS } from '../../../src/spec/api.js';
+import { OPERATIONS } from '../../../src/service/api.js';
 import { createResources, type Resources } from '../../../src/reference/resources/index.js';
 import { DEFAULT_LIMITS, DEFAULT_MODES, FhirError, type HandlerResponse, type ReferenceLimits, type ReferenceModes } from '../../../src/reference/types.js';
 

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { OPERATIONS } from '../../../src/spec/api.js';
+import { OPERATIONS } from '../../../src/service/api.js';
 import { createCursorCodec } from '../../../src/reference/resources/cursor.js';
 import type { ResourceEnv } from '../../../src/reference/resources/env.js';
 import { medicationRequestHandlers } from '../../../src/reference/resources/medication-request.js';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   codingMatchesToken, dateFilter, dayCompares, daysOf, referencedId, searchUrl, tokenOf,
-} from '../../suites/encounter/search.js';
+} from '../../src/service/search.js';
 import { searchQueryUnderFaults } from '../../src/reference/faults/encounter.js';
 import { pdf } from '../../suites/document-reference/support.js';
 

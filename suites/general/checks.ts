@@ -3,14 +3,12 @@
  * on MedicationRequests, and the create/update success statuses the spec leaves
  * open (Endpoints > Pagination, Gaps).
  */
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import { UUID_PATTERN, isObject } from '../../src/engine/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  type Resource, READ_SCOPES, createOwn, createdIdOf, expectSuccess, newMedicationRequest, postMedicationRequest, putMedicationRequest, randomId,
-  readMedicationRequest, readUrl, refusalProbe, searchMedicationRequests,
-} from './support.js';
+  createdIdOf, createOwn, expectSuccess, isObject, newMedicationRequest, postMedicationRequest, putMedicationRequest, randomId, READ_SCOPES,
+  MEDICATION_REQUEST, readMedicationRequest, readUrl, refusalProbe, type Resource, searchMedicationRequests, UUID_PATTERN,
+} from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
 
 const area = 'general';
 
@@ -167,7 +165,7 @@ export const conventionChecks: CheckDefinition[] = [
         requirement: 'general.id-server-assigned', expected: 'a server-assigned id', actual: id, exchange: res.exchange.id,
       });
       // A 404 is the answer: a server error here is judged (no 5xx retries), not left without a verdict.
-      const probe = await refusalProbe(ctx, { scopes: READ_SCOPES, url: readUrl(ctx, clientId) });
+      const probe = await refusalProbe(ctx, { scopes: READ_SCOPES, url: readUrl(ctx, MEDICATION_REQUEST, clientId) });
       ctx.check(probe.status === 404, `GET of the client-supplied id answered ${probe.status}`, {
         requirement: 'general.id-server-assigned', expected: 404, actual: probe.status, exchange: probe.exchange.id,
       });
@@ -206,3 +204,5 @@ export const conventionChecks: CheckDefinition[] = [
     },
   }),
 ];
+
+export default conventionChecks;

@@ -5,9 +5,9 @@
  * "declared type does not match", HPB-00120).
  */
 import { crc32, deflateSync } from 'node:zlib';
-import type { DocumentType } from '../../src/config/index.js';
+import type { DocumentType } from '../config/index.js';
 
-export type { DocumentType } from '../../src/config/index.js';
+export type { DocumentType } from '../config/index.js';
 export const DOCUMENT_TYPES: readonly DocumentType[] = ['application/pdf', 'image/png', 'image/jpeg', 'text/plain'];
 
 const PDF_BODY = [

@@ -1,6 +1,6 @@
 /** The structural comparison of the round-trip checks: what a conforming server may change, and what it may not. */
 import { describe, expect, it } from 'vitest';
-import { sameResource, writtenIsRead } from '../../suites/medication-request/compare.js';
+import { sameResource, writtenIsRead } from '../../src/service/compare.js';
 
 describe('writtenIsRead', () => {
   const written = {

@@ -1,8 +1,17 @@
 /**
  * Generic invariants run on every exchange (Schemathesis style): plain functions,
  * registered once in INVARIANTS. Each finding names the requirement it traces to.
+ * `judgeExchanges` subscribes them (and the FHIR-body rule, fhir-bodies.ts) to a run's
+ * exchange events; the HTTP client knows nothing of them.
  */
+import type { RunEvents } from '../engine/events.js';
 import type { Exchange, Finding } from '../engine/types.js';
+import type { FhirValidator } from '../fhir/index.js';
+import type { ExchangeFacts } from '../http/types.js';
+import { detailCodes, outcomeIssues as issuesOf, type OperationOutcomeIssue } from './errors.js';
+import { CATALOG_CODE_PATTERN } from './catalog.js';
+import { fhirBodyValidator } from './fhir-bodies.js';
+import { isFhirPath, isTokenEndpointPath } from './paths.js';
 
 /**
  * Requirement ids (from suites/requirements.json; align them here only).
@@ -45,7 +54,7 @@ export interface Invariant {
 }
 
 const R = INVARIANT_REQUIREMENTS;
-const CATALOG_CODE = /^(HPB|SVC)-\d{5}$/;
+const CATALOG_CODE = CATALOG_CODE_PATTERN;
 const RESET_PAST_SLACK_S = 5;
 const RESET_FUTURE_SLACK_S = 60;
 
@@ -53,30 +62,19 @@ function finding(ex: Exchange, requirement: string, message: string, expected: u
   return { message, requirement, expected, actual, exchange: ex.id };
 }
 
-interface Issue {
-  severity?: unknown;
-  code?: unknown;
-  diagnostics?: unknown;
-  details?: { coding?: Array<{ system?: unknown; code?: unknown }> };
-}
-
-/** The issues of an OperationOutcome body, or undefined when the body is not one. */
-function outcomeIssues(ex: Exchange): Issue[] | undefined {
+/** The issues of an OperationOutcome body (the exchange's evidence), or undefined when the body is not one. */
+function outcomeIssues(ex: Exchange): OperationOutcomeIssue[] | undefined {
   const body = ex.response?.body;
   if (!body) return undefined;
   try {
-    const json = JSON.parse(body) as { resourceType?: unknown; issue?: unknown };
-    if (json?.resourceType !== 'OperationOutcome' || !Array.isArray(json.issue)) return undefined;
-    return json.issue.filter((i): i is Issue => i !== null && typeof i === 'object');
+    return issuesOf(JSON.parse(body));
   } catch {
     return undefined;
   }
 }
 
-function catalogCodes(issue: Issue | undefined): string[] {
-  const coding = issue?.details?.coding;
-  if (!Array.isArray(coding)) return [];
-  return coding.map((c) => c?.code).filter((c): c is string => typeof c === 'string');
+function catalogCodes(issue: OperationOutcomeIssue | undefined): string[] {
+  return issue ? detailCodes(issue).filter((c): c is string => typeof c === 'string') : [];
 }
 
 const isError = (ex: Exchange) => (ex.response?.status ?? 0) >= 400;
@@ -235,4 +233,34 @@ export const INVARIANTS: Invariant[] = [
 export function runInvariants(ex: Exchange, ctx: InvariantContext): Finding[] {
   if (!ex.response) return [];
   return INVARIANTS.flatMap((inv) => inv.check(ex, ctx));
+}
+
+export interface ExchangeRulesOptions {
+  /** Rate-limit window in seconds (the run's). */
+  windowSec: number;
+  /** Validates FHIR bodies against the HL7 schemas. */
+  validator: FhirValidator;
+}
+
+/** Every run-wide rule on one exchange: the invariants and the FHIR-body rule (none when the caller asked to skip it, or it got no whole answer). */
+export function exchangeFindings(ex: Exchange, facts: ExchangeFacts, opts: ExchangeRulesOptions, bodies = fhirBodyValidator(opts.validator)): Finding[] {
+  if (!facts.complete || facts.skipInvariants || !ex.response) return [];
+  const findings = runInvariants(ex, {
+    isFhir: isFhirPath(facts.path),
+    authenticated: facts.authenticated,
+    isTokenEndpoint: isTokenEndpointPath(facts.path),
+    windowSec: opts.windowSec,
+    now: facts.answeredAt,
+  });
+  findings.push(...bodies({ path: facts.path, status: ex.response.status, json: facts.json, truncated: facts.truncated }, ex));
+  return findings;
+}
+
+/** Subscribes the run-wide rules to a run's exchange events; what they find goes to `record` (the run's tally). */
+export function judgeExchanges(events: RunEvents, opts: ExchangeRulesOptions, record: (ex: Exchange, findings: readonly Finding[]) => void): () => void {
+  const bodies = fhirBodyValidator(opts.validator);
+  return events.on('exchange', (e) => {
+    const findings = exchangeFindings(e.exchange, e.facts, opts, bodies);
+    if (findings.length) record(e.exchange, findings);
+  });
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Exchange } from '../../src/engine/types.js';
-import { INVARIANT_REQUIREMENTS as R, INVARIANTS, runInvariants, type InvariantContext } from '../../src/http/invariants.js';
+import { INVARIANT_REQUIREMENTS as R, INVARIANTS, runInvariants, type InvariantContext } from '../../src/service/invariants.js';
 
 const NOW = 1_700_000_000_000;
 const NOW_S = NOW / 1000;

@@ -3,7 +3,7 @@
  * that validates against the official HL7 schema of its release (spec: "What
  * the service does"; issue: every returned resource validates).
  */
-import type { Exchange, Finding } from './types.js';
+import type { Exchange, Finding } from '../engine/types.js';
 import type { FhirValidator } from '../fhir/index.js';
 
 export const FHIR_BODY_REQUIREMENT = 'general.fhir-json-resources';

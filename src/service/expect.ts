@@ -4,40 +4,12 @@
  */
 import { CheckFailure } from '../errors.js';
 import type { HttpResponse } from '../http/types.js';
+import { firstIssue, isObject } from './errors.js';
 
-export interface OperationOutcomeIssue {
-  severity?: unknown;
-  code?: unknown;
-  diagnostics?: unknown;
-  details?: { coding?: Array<{ system?: unknown; code?: unknown }> };
-}
+export { catalogCodeOf, firstIssue, isObject, type OperationOutcomeIssue } from './errors.js';
 
 export function asArray<T>(v: T | readonly T[]): readonly T[] {
   return Array.isArray(v) ? (v as readonly T[]) : [v as T];
-}
-
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-export function firstIssue(res: HttpResponse): OperationOutcomeIssue | undefined {
-  const body = res.json;
-  if (!isObject(body) || body.resourceType !== 'OperationOutcome' || !Array.isArray(body.issue)) return undefined;
-  const issue = body.issue[0];
-  return isObject(issue) ? (issue as OperationOutcomeIssue) : undefined;
-}
-
-/** The catalog code of an error response: details.coding[].code, else the diagnostics prefix. */
-export function catalogCodeOf(res: HttpResponse): string | undefined {
-  const issue = firstIssue(res);
-  if (!issue) return undefined;
-  const coded = issue.details?.coding?.find((c) => typeof c.code === 'string' && /^(HPB|SVC)-\d{5}$/.test(c.code));
-  if (coded) return coded.code as string;
-  if (typeof issue.diagnostics === 'string') {
-    const i = issue.diagnostics.indexOf(': ');
-    if (i > 0 && /^(HPB|SVC)-\d{5}$/.test(issue.diagnostics.slice(0, i))) return issue.diagnostics.slice(0, i);
-  }
-  return undefined;
 }
 
 export function expectStatus(res: HttpResponse, expected: number | readonly number[], requirement?: string, what = 'status'): void {

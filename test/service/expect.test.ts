@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { catalogCodeOf, expectError, expectSearchset, bundleLink } from '../../src/engine/expect.js';
+import { catalogCodeOf, expectError, expectSearchset, bundleLink } from '../../src/service/expect.js';
 import { CheckFailure } from '../../src/errors.js';
 import type { HttpResponse } from '../../src/http/types.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { coversUnderSomeReading, isScopeForm, letterVerdict, parseScope } from '../../suites/generated/scope-letters.js';
+import { coversUnderSomeReading, isScopeForm, letterVerdict, parseScope } from '../../src/service/scope-letters.js';
 
 describe('parseScope / isScopeForm', () => {
   it('splits system/<ResourceType>.<letters>', () => {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { DOCUMENT_TYPES as REFERENCE_TYPES } from '../../src/reference/resources/documents.js';
 import { differences, missingFrom } from '../../suites/document-reference/compare.js';
-import { DOCUMENT_TYPES, documentOf, notOf, smallDocument } from '../../suites/document-reference/documents.js';
+import { DOCUMENT_TYPES, documentOf, notOf, smallDocument } from '../../src/service/documents.js';
 
 describe('documents', () => {
   it.each(DOCUMENT_TYPES)('%s: valid at the smallest size and padded to exact sizes; notOf is not of the type', (type) => {

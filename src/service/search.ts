@@ -4,11 +4,12 @@
  * data (each result satisfies the filter; every matching record of the base set
  * is present).
  */
-import type { CheckContext } from '../../src/engine/context.js';
-import { bundleLink, bundleResources, expectSearchset, isObject } from '../../src/engine/expect.js';
-import type { HttpResponse } from '../../src/http/types.js';
+import type { CheckContext } from '../engine/context.js';
+import { bundleLink, bundleResources, expectSearchset, isObject } from './expect.js';
+import type { HttpResponse } from '../http/types.js';
+import type { Json } from './bodies.js';
 
-export type Json = Record<string, unknown>;
+export type { Json } from './bodies.js';
 
 /** Pages followed at most; with `_count=100` that is 500 records. */
 const MAX_PAGES = 5;

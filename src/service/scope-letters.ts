@@ -9,7 +9,7 @@
  * A letter set that covers the operation under neither reading must be refused
  * (403 HPB-00104); one that covers it under one reading only is open.
  */
-import type { ModelInteraction } from '../../src/discovery/model.js';
+import type { ModelInteraction } from '../discovery/model.js';
 
 export interface ParsedScope {
   resource: string;

@@ -4,9 +4,9 @@
  */
 import { loadRequirements, specSha256 } from '../requirements/index.js';
 import { rollupRequirement } from '../report/index.js';
-import type { CheckResult, LedgerEntry, Profile, RequirementVerdict, RunInfo, RunResult } from './types.js';
+import type { CheckResult, LedgerEntry, Profile, RequirementVerdict, RunInfo, RunResult } from '../engine/types.js';
 import type { OperationModel } from '../discovery/index.js';
-import type { PacingFigures } from './schedule.js';
+import type { PacingFigures } from '../engine/schedule.js';
 import { TOOL_VERSION } from '../version.js';
 
 /** What a run knows about itself when it ends (or is cut short). */

@@ -1,0 +1,179 @@
+/**
+ * One family of faults per published operation, generated from the API
+ * description: the operation's scope is not enforced, its own required scope
+ * is refused, or a missing token is not answered with 401. Each breaks the
+ * operation's own rows of the spec's endpoint tables.
+ */
+import { OPERATIONS, type OperationDef } from '../../service/api.js';
+import { requirementById } from '../../requirements/index.js';
+import { asCatalogError, kebab, outcomeCode, SHORT, type Issue } from './edit.js';
+import type { FaultDef } from './types.js';
+
+const KNOWN = requirementById();
+
+
+/** Requirement ids of the operation's table row (only those the catalog has). */
+function rowIds(op: OperationDef, suffix: 'scope' | '401' | '403'): string[] {
+  const res = kebab(op.resource);
+  const ids = [`${res}.${SHORT[op.interaction]}-${suffix}`];
+  if (op.resource === 'DocumentReference' && suffix !== '401') ids.push(`document-reference.scope-${op.scope.endsWith('.rs') ? 'rs' : 'cru'}`);
+  if (suffix === '401') ids.push('auth.bearer-on-fhir-calls');
+  if (suffix === '403') ids.push('scopes.insufficient-403');
+  return ids.filter((id) => KNOWN.has(id));
+}
+
+export const scopeNotEnforced = (op: OperationDef) => `scope-not-enforced-${kebab(op.operationId)}`;
+export const requiredScopeRefused = (op: OperationDef) => `required-scope-refused-${kebab(op.operationId)}`;
+
+/** The scope decision a per-operation fault forces for this call, or undefined. */
+export function perOperationScopeOverride(planted: ReadonlySet<string>, op: OperationDef): boolean | undefined {
+  if (planted.has(scopeNotEnforced(op))) return true;
+  if (planted.has(requiredScopeRefused(op))) return false;
+  return undefined;
+}
+
+/** Id of the generated check of this operation (suites/generated: the slug is the kebab-case operationId). */
+const generatedCheck = (op: OperationDef, suffix: string) => `generated.${kebab(op.operationId)}.${suffix}`;
+
+export const faults: FaultDef[] = OPERATIONS.flatMap((op): FaultDef[] => [
+  {
+    name: scopeNotEnforced(op),
+    area: 'generated',
+    violates: rowIds(op, '403'),
+    symptom: `${op.method} ${op.path} serves a token that lacks ${op.scope}.`,
+    checks: [generatedCheck(op, 'other-resource-scope')],
+  },
+  {
+    name: requiredScopeRefused(op),
+    area: 'generated',
+    violates: rowIds(op, 'scope'),
+    symptom: `${op.method} ${op.path} refuses a token holding exactly ${op.scope} with 403.`,
+    checks: [generatedCheck(op, 'required-scope')],
+  },
+  {
+    name: `missing-token-not-401-${kebab(op.operationId)}`,
+    area: 'generated',
+    violates: rowIds(op, '401'),
+    symptom: `${op.method} ${op.path} without a bearer token answers 400 instead of 401.`,
+    checks: [generatedCheck(op, 'no-token')],
+    transformResponse: (res, req) => (req.op?.operationId === op.operationId && res.status === 401 ? { ...res, status: 400 } : res),
+  },
+]).filter((f) => f.violates.length > 0);
+
+faults.push(
+  {
+    name: 'invalid-body-accepted',
+    area: 'generated',
+    violates: ['catalog.hpb-00101-schema', 'catalog.hpb-00101-required-fields'],
+    symptom: 'A create or update whose body breaks the schema or lacks required fields is answered 200 instead of 400/422 HPB-00101.',
+    checks: ['generated.medication-request-create.invalid-missing-subject', 'generated.medication-request-update.invalid-wrong-type-subject', 'generated.encounter-create.invalid-missing-class', 'generated.encounter-update.invalid-wrong-resource-type'],
+    transformResponse: (res, req) => {
+      const issue = (res.body as { issue?: Array<{ details?: { coding?: Array<{ code?: unknown }> } }> } | undefined)?.issue?.[0];
+      const validation = issue?.details?.coding?.some((c) => c.code === 'HPB-00101');
+      return (req.method === 'POST' || req.method === 'PUT') && req.op && validation && (res.status === 400 || res.status === 422) ? { ...res, status: 200 } : res;
+    },
+  },
+  {
+    name: 'encounter-read-scope-not-enforced',
+    area: 'generated',
+    violates: ['encounter.read-403'],
+    symptom: 'GET /fhir/R4/Encounter/{id} answers any valid token, whatever its scopes.',
+    checks: ['generated.encounter-read.other-resource-scope'],
+  },
+  {
+    name: 'rs-accepted-for-update',
+    area: 'generated',
+    violates: ['scopes.cru-for-update-and-create'],
+    symptom: 'An update succeeds with a token holding only system/<ResourceType>.rs.',
+    checks: ['generated.encounter-update.letters-rs', 'generated.medication-request-update.letters-rs', 'generated.document-reference-update.letters-rs'],
+  },
+  {
+    name: 'rs-refused-for-read-search',
+    area: 'generated',
+    violates: ['scopes.rs-for-read-search'],
+    symptom: 'Read and search refuse a token holding exactly the .rs scope (403 HPB-00104).',
+    checks: ['generated.encounter-read.required-scope', 'generated.medication-request-search.required-scope', 'generated.document-reference-read.required-scope'],
+  },
+  {
+    name: 'cru-refused-for-update',
+    area: 'generated',
+    violates: ['scopes.cru-for-update-and-create'],
+    symptom: 'Updates refuse a token holding exactly the .cru scope (403 HPB-00104).',
+    checks: ['generated.encounter-update.required-scope', 'generated.medication-request-update.required-scope', 'generated.document-reference-update.required-scope'],
+  },
+  {
+    name: 'cru-refused-for-create',
+    area: 'generated',
+    violates: ['scopes.cru-for-update-and-create'],
+    symptom: 'Encounter and DocumentReference create refuse a token holding exactly the .cru scope (403 HPB-00104).',
+    checks: ['generated.encounter-create.required-scope', 'generated.document-reference-create.required-scope'],
+  },
+  {
+    name: 'upload-refuses-cru',
+    area: 'generated',
+    violates: ['document-reference.scope-cru'],
+    symptom: 'The DocumentReference $upload operation refuses a token holding exactly system/DocumentReference.cru (403 HPB-00104).',
+    checks: ['generated.document-reference-upload.required-scope'],
+  },
+  {
+    name: 'scope-refusal-wrong-code',
+    area: 'generated',
+    violates: ['catalog.hpb-00104'],
+    symptom: 'A token without the needed scope gets 403 SVC-00005 instead of HPB-00104.',
+    checks: ['scopes.medication-request-c-refused-for-others', 'generated.encounter-read.other-resource-scope', 'generated.medication-request-search.letters-c'],
+    transformResponse: (res) => (res.status === 403 && outcomeCode(res.body) === 'HPB-00104' ? asCatalogError(res, 'SVC-00005') : res),
+  },
+  {
+    name: 'missing-token-403',
+    area: 'generated',
+    violates: ['auth.missing-bearer-401'],
+    symptom: 'A FHIR call without a bearer token gets 403 SVC-00005 instead of 401.',
+    checks: ['auth.missing-bearer-401', 'generated.encounter-read.no-token', 'generated.document-reference-upload.no-token'],
+    transformResponse: (res) => (res.status === 401 && outcomeCode(res.body) === 'SVC-00004' ? asCatalogError(res, 'SVC-00005') : res),
+  },
+  {
+    name: 'missing-token-wrong-code',
+    area: 'generated',
+    violates: ['catalog.svc-00004'],
+    symptom: 'A FHIR call without a bearer token gets 401 carrying HPB-00104 (a 403 code) instead of SVC-00004.',
+    checks: ['generated.medication-request-read.no-token', 'generated.encounter-update.no-token'],
+    transformResponse: (res) => (res.status === 401 && outcomeCode(res.body) === 'SVC-00004' ? asCatalogError(res, 'HPB-00104', 401) : res),
+  },
+  {
+    name: 'validation-error-500',
+    area: 'generated',
+    violates: ['catalog.hpb-00101'],
+    symptom: 'An invalid write body gets 500 SVC-00001 instead of 400/422 HPB-00101.',
+    checks: ['generated.medication-request-create.invalid-missing-subject', 'generated.encounter-update.invalid-wrong-type-class'],
+    transformResponse: (res, req) =>
+      req.method !== 'GET' && req.path.startsWith('/fhir/') && outcomeCode(res.body) === 'HPB-00101' ? asCatalogError(res, 'SVC-00001') : res,
+  },
+  {
+    name: 'validation-error-issue-processing',
+    area: 'generated',
+    violates: ['errors.invalid-issue-code'],
+    symptom: 'A 400 HPB-00101 carries issue code processing instead of invalid.',
+    checks: ['generated.medication-request-create.invalid-missing-subject', 'errors.invalid-body-hpb-00101'],
+    transformResponse: (res) => {
+      if (res.status !== 400 || outcomeCode(res.body) !== 'HPB-00101') return res;
+      const body = res.body as { issue: Issue[] };
+      return { ...res, body: { ...body, issue: body.issue.map((i, n) => (n === 0 ? { ...i, code: 'processing' } : i)) } };
+    },
+  },
+  {
+    name: 'encounter-read-scope-refusal-500',
+    area: 'generated',
+    violates: ['encounter.read-403', 'catalog.hpb-00104'],
+    symptom: 'GET /fhir/R4/Encounter/{id} with a token lacking system/Encounter.rs answers 500 SVC-00001, every time, instead of 403 HPB-00104.',
+    checks: ['generated.encounter-read.other-resource-scope'],
+    transformResponse: (res, req) => (req.op?.operationId === 'Encounter.read' && res.status === 403 && outcomeCode(res.body) === 'HPB-00104' ? asCatalogError(res, 'SVC-00001') : res),
+  },
+  {
+    name: 'encounter-update-500',
+    area: 'generated',
+    violates: ['encounter.update-returns-resource'],
+    symptom: 'A valid PUT /fhir/R4/Encounter/{id} answers 500 SVC-00001, every time; other calls are served normally.',
+    checks: ['generated.encounter-update.required-scope'],
+    transformResponse: (res, req) => (req.op?.operationId === 'Encounter.update' && res.status < 300 ? asCatalogError(res, 'SVC-00001') : res),
+  },
+);

@@ -1,0 +1,21 @@
+/** Faults of the token lifetime (suites/token-lifetime): tokens that end early or are refused with the wrong code once expired. */
+import { hasCode, isFhirCall, recode } from './edit.js';
+import type { FaultDef } from './types.js';
+
+export const faults: FaultDef[] = [
+  {
+    name: 'access-token-dies-early',
+    area: 'token-lifetime',
+    violates: ['token-lifetime.five-minutes'],
+    symptom: 'Access tokens expire at a third of their lifetime (expires_in still announces the full lifetime).',
+    checks: ['token-lifetime.valid-before-expiry'],
+  },
+  {
+    name: 'expired-token-wrong-code',
+    area: 'token-lifetime',
+    violates: ['token-lifetime.expired-401-hpb-00107', 'catalog.hpb-00107'],
+    symptom: 'An expired access token gives 401 SVC-00004 instead of HPB-00107.',
+    checks: ['token-lifetime.expired-token-refused'],
+    transformResponse: (res, req) => (isFhirCall(req) && hasCode(res, 'HPB-00107') ? recode(res, 'HPB-00107', 'SVC-00004') : res),
+  },
+];

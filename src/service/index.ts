@@ -1,0 +1,54 @@
+/**
+ * The Clinical Records FHIR Service in one place: what the suites and the reference
+ * server know of it. The engine and the HTTP layer know none of it; the run path
+ * passes SERVICE_BINDING / SERVICE_HTTP into them.
+ */
+// The API, its error catalogs, paths, scopes and protocol.
+export { OPERATIONS, operationsFor, type OperationDef } from './api.js';
+export { CATALOG_CODE_PATTERN, CATALOG_SYSTEM, GENERIC_CATALOG, PUBLIC_CATALOG, catalogEntry, type CatalogEntry } from './catalog.js';
+export { PATHS, isFhirPath, isServicePath, isTokenEndpointPath, operationDefinitionPath, pathOf, resourcePath, type Release, type SpecInteraction } from './paths.js';
+export { SCOPES, scopeOf } from './scopes.js';
+export { coversUnderSomeReading, isScopeForm, letterVerdict, parseScope, type LetterVerdict, type ParsedScope } from './scope-letters.js';
+export { SERVICE_HTTP, TOKEN_EXPIRED_CODE, isTokenExpired } from './http.js';
+export { SERVICE_BINDING, discoverTokenUrl } from './run.js';
+export { RATE_LIMIT_HEADERS, integerHeader, rateHeaders, rateLimitHints, retryAfterMs, type RateHeaders } from './rate-limit.js';
+
+// The error format, the assertions and the run-wide rules on every exchange.
+export {
+  ISSUE_SEVERITIES, ISSUE_TYPES, catalogCodeOf, catalogEntryOf, catalogFindings, detailCodes, diagnosticsPrefix, firstIssue, formatFindings,
+  isObject, issueCatalogCode, outcomeIssues, reportFindings, type ErrorSample, type OperationOutcomeIssue,
+} from './errors.js';
+export { asArray, bundleLink, bundleResources, expectError, expectSearchset, expectStatus, UUID_PATTERN, type ExpectedError } from './expect.js';
+export { FHIR_BODY_REQUIREMENT } from './fhir-bodies.js';
+export { INVARIANTS, INVARIANT_REQUIREMENTS, exchangeFindings, judgeExchanges, runInvariants, type Invariant, type InvariantContext } from './invariants.js';
+
+// Resources: bodies, the typed client, searches, comparisons, documents, tokens.
+export {
+  CATEGORY, RUN_TAG_SYSTEM, documentBody, documentType, encounterBody, hasRunTag, inlineAttachment, minimalResource, newMedicationRequest, runMeta, runTag,
+  wholeSecondNow, type Json, type Resource,
+} from './bodies.js';
+export {
+  DOCUMENT_REFERENCE, ENCOUNTER, FHIR_HEADERS, MEDICATION_REQUEST, READ_SCOPES, WRITE_SCOPES, checkValid, createDocument, createEncounter, createOwn,
+  createResource, createdIdOf, expectCreated, expectCreatedId, expectResource, expectSuccess, isSuccess, outcomeSummary, postDocument, postEncounter,
+  postMedicationRequest, postResource, putDocument, putEncounter, putMedicationRequest, putResource, randomId, readDocument, readEncounter,
+  readMedicationRequest, readObject, readUrl, refusalProbe, searchDocuments, searchEncounters, searchMedicationRequests, searchResources,
+  type ResourceKind, type WriteOptions,
+} from './resources.js';
+export {
+  DATE_PREFIXES, checkFiltered, codingMatchesToken, codingsOf, collect, dateFilter, dayCompares, daysOf, idOf, referencedId, searchUrl, tokenOf,
+  type Collected, type DatePrefix,
+} from './search.js';
+export { describeDifferences, sameResource, sameScalar, writtenIsRead, type CompareOptions, type Comparison, type Difference } from './compare.js';
+export { DOCUMENT_TYPES, documentOf, notOf, smallDocument, type DocumentType } from './documents.js';
+export { tokenFor } from './tokens.js';
+
+// Rate and issuance limits: judging timed requests against a window.
+export {
+  certainlyBefore, firstRefusalCandidates, judgeIssuanceBurst, judgeIssuanceCeiling, judgeKeyBurst, judgeRemainingSteps, judgeRetryAfterValue,
+  judgeRetryAfterWait, judgeSlide, maxServedWithinWindow, possiblyBefore, refusedBy, served, windowSlackMs, type BurstFigures, type IssuanceCeilingFigures,
+  type IssuanceCeilingInput, type KeyBurstInput, type RemainingFigures, type RemainingInput, type SlideFigures, type SlideInput, type Timed, type Verdict,
+  type WaitFigures, type WaitInput,
+} from './limits/judge.js';
+export {
+  ISSUANCE_RECOVERY_TAGS, issued, issuanceEpisode, issuanceRecovery, timings, type IssuanceBurst, type IssuanceEpisode, type Recovery, type TokenHit,
+} from './limits/issuance.js';

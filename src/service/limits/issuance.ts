@@ -1,0 +1,216 @@
+/**
+ * The token issuance limit's one exhaustion episode (spec: Authentication > Token
+ * issuance rule 3; Limits: "20 requests per minute per source IP; 1-minute fixed
+ * window"): timed bursts of token requests until a 429, the wait its Retry-After
+ * advises, and a second burst. Started once per run, by the first issuance-limit
+ * check that needs it or by the rate-limit suite beside its own episodes (so the
+ * waits overlap); the issuance-limit checks judge it with judge.ts.
+ */
+import type { CheckContext, CheckTag } from '../../engine/index.js';
+import { episode } from '../../engine/index.js';
+import type { HttpResponse } from '../../http/index.js';
+import { retryAfterMs } from '../../auth/token-response.js';
+import { isObject } from '../errors.js';
+import { RATE_LIMIT_HEADERS } from '../rate-limit.js';
+import { scopeOf } from '../scopes.js';
+import { judgeIssuanceBurst, refusedBy, type BurstFigures, type Timed, type Verdict } from './judge.js';
+
+/** The scope of the token requests (any scope the clients hold). */
+const SCOPE = scopeOf('MedicationRequest', 'rs');
+
+/** The tags of the check that needs the whole episode (burst, wait, second burst): whoever starts it beside other work asks whether the profile runs such a check. */
+export const ISSUANCE_RECOVERY_TAGS: readonly CheckTag[] = ['exhausts-issuance-limit', 'waits'];
+
+/** One token request: its timing and answer. */
+export interface TokenHit extends Timed {
+  res: HttpResponse;
+  /** The endpoint's X-RateLimit-Remaining, when an integer. */
+  remaining?: number;
+}
+
+export interface IssuanceBurst {
+  hits: TokenHit[];
+  /** Every 429 (requests in flight when the first came may be refused too). */
+  refusals: TokenHit[];
+  issued: number;
+  sent: number;
+  /** From the first send to the last response, ms. */
+  spanMs: number;
+  concurrency: number;
+  /** Spread over the window (the first try) or sent at once. */
+  spread: boolean;
+}
+
+/** Most requests in flight at once. */
+const BATCH = 10;
+/** The share of the window the first burst is spread over. */
+const SPREAD = 0.8;
+
+/** A token response that issued a token. */
+export function issued(res: HttpResponse): boolean {
+  return res.status >= 200 && res.status < 300 && isObject(res.json) && typeof res.json.access_token === 'string';
+}
+
+/** The roles the bursts rotate over: the limit is per source IP, not per client. */
+function rolesOf(ctx: CheckContext): string[] {
+  return [...new Set(ctx.config.clients.map((c) => c.role))];
+}
+
+async function tokenHit(ctx: CheckContext, role: string): Promise<TokenHit> {
+  const sentAt = Date.now();
+  const res = await ctx.tokens.request(role, { scopes: [SCOPE], pace: false, expect429: true });
+  if (res.status < 300 && !issued(res)) throw new Error(`a valid token request got HTTP ${res.status} without an access_token (exchange ${res.exchange.id})`);
+  const remaining = res.headers[RATE_LIMIT_HEADERS.remaining];
+  return { sentAt, receivedAt: Date.now(), status: res.status, res, ...(remaining !== undefined && /^\s*\d+\s*$/.test(remaining) ? { remaining: Number(remaining) } : {}) };
+}
+
+function summarize(hits: TokenHit[], concurrency: number, spread: boolean): IssuanceBurst {
+  const t0 = hits[0]?.sentAt ?? Date.now();
+  return {
+    hits, concurrency, spread,
+    refusals: hits.filter((h) => h.res.status === 429),
+    issued: hits.filter((h) => issued(h.res)).length,
+    sent: hits.length,
+    spanMs: hits.length ? Math.max(...hits.map((h) => h.receivedAt)) - t0 : 0,
+  };
+}
+
+/**
+ * Up to `max` token requests until a refusal, paced `intervalMs` apart at the most (0: as
+ * fast as allowed), several in flight only while the endpoint's X-RateLimit-Remaining says
+ * it has room: one at a time near the limit or without that header, so no request is in
+ * flight when the 429 comes and none extends the window by retrying sooner than its
+ * Retry-After.
+ */
+async function burst(ctx: CheckContext, max: number, intervalMs: number): Promise<IssuanceBurst> {
+  const roles = rolesOf(ctx);
+  const hits: TokenHit[] = [];
+  const start = Date.now();
+  const inFlight = new Set<Promise<TokenHit>>();
+  let room = 1;
+  let widest = 0;
+  for (let i = 0; i < max && !hits.some(refusedBy); i++) {
+    while (inFlight.size >= room) await Promise.race(inFlight);
+    if (hits.some(refusedBy)) break;
+    const due = start + i * intervalMs - Date.now();
+    if (due > 0) await ctx.sleep(due);
+    const p: Promise<TokenHit> = tokenHit(ctx, roles[i % roles.length]!).then((h) => {
+      hits[i] = h;
+      inFlight.delete(p);
+      room = h.remaining === undefined ? 1 : Math.max(1, Math.min(BATCH, h.remaining - 1));
+      return h;
+    });
+    inFlight.add(p);
+    widest = Math.max(widest, inFlight.size);
+  }
+  await Promise.all(inFlight);
+  return summarize(hits.filter(Boolean), widest, intervalMs > 0);
+}
+
+export interface IssuanceEpisode {
+  /** The judged burst (the faster re-send when the first could not fill a window). */
+  first: IssuanceBurst;
+  verdict: Verdict;
+  attempts: Array<{ spread: boolean; figures: BurstFigures; message?: string }>;
+}
+
+export interface Recovery {
+  /** The wait before the second burst, ms. */
+  waitMs: number;
+  /** Retry-After of the refusals, as sent ('' when none had one). */
+  header: string;
+  advised: boolean;
+  /** The 429 whose Retry-After elapses last (the wait honours it). */
+  waitedFor: TokenHit;
+  /** The token request after the wait; absent when Retry-After asked for more than three windows (not waited out). */
+  res?: HttpResponse;
+  /** The second burst: the request after the wait, then `limit` more at once. */
+  second?: IssuanceBurst;
+}
+
+const BURST_KEY = 'issuance-limit.burst';
+const RECOVERY_KEY = 'issuance-limit.recovery';
+
+/**
+ * The run's one issuance exhaustion: the first burst until 429, then (when a check or
+ * the scheduler asks for it) the wait it advises and the second burst. Each part starts
+ * once per run, by the first check that needs it or by the rate-limit suite beside its
+ * own episodes, so the window is waited out once and overlaps the other waits.
+ */
+export function issuanceEpisode(ctx: CheckContext): Promise<IssuanceEpisode> {
+  return episode(ctx.shared, BURST_KEY, () => firstBurst(ctx));
+}
+
+export function issuanceRecovery(ctx: CheckContext): Promise<Recovery | undefined> {
+  const first = issuanceEpisode(ctx);
+  return episode(ctx.shared, RECOVERY_KEY, async () => recover(ctx, await first));
+}
+
+async function firstBurst(ctx: CheckContext): Promise<IssuanceEpisode> {
+  const limit = ctx.limits.tokenIssuancePerMinute;
+  const windowMs = ctx.limits.windowSec * 1000;
+  const attempts: IssuanceEpisode['attempts'] = [];
+  let result: IssuanceEpisode | undefined;
+  for (const spread of [true, false]) {
+    const b = await burst(ctx, 2 * limit + 1, spread ? (SPREAD * windowMs) / (2 * limit + 1) : 0);
+    const verdict = judgeIssuanceBurst({ limit, windowMs, requests: b.hits, concurrency: b.concurrency });
+    attempts.push({ spread, figures: verdict.figures, ...(verdict.verdict === 'pass' ? {} : { message: verdict.message }) });
+    result = { first: b, verdict, attempts };
+    if (verdict.verdict !== 'inconclusive' || !spread) break;
+    // Sent at once, as many as in flight at a time and each as slow as they were: would it fit a window?
+    const { medianAnswerMs } = timings(b.hits);
+    const atOnceMs = Math.ceil((2 * limit + 1) / BATCH) * medianAnswerMs;
+    if (atOnceMs >= windowMs) {
+      attempts.push({ spread: false, figures: verdict.figures, message: `not re-sent at once: at ${medianAnswerMs} ms per answer and ${BATCH} in flight, ${2 * limit + 1} requests need about ${(atOnceMs / 1000).toFixed(1)} s, more than one window` });
+      break;
+    }
+    // Too slow to fill a window: let its tokens leave the window, then send at once.
+    const lastAnswer = Math.max(...b.hits.map((h) => h.receivedAt));
+    const ms = lastAnswer + windowMs + 500 - Date.now();
+    if (ms > 0) {
+      ctx.waiting('token issuance: the spread burst could not fill a window; waiting a window before sending at once', ms);
+      await ctx.sleep(ms);
+    }
+  }
+  return result!;
+}
+
+/** When a refusal's Retry-After elapses (client clock); one window without a readable one. */
+function advisedAt(r: TokenHit, windowMs: number): number {
+  return r.receivedAt + (retryAfterMs(r.res.headers['retry-after'], r.receivedAt) ?? windowMs);
+}
+
+async function recover(ctx: CheckContext, ep: IssuanceEpisode): Promise<Recovery | undefined> {
+  const refusals = ep.first.refusals;
+  if (refusals.length === 0) return undefined;
+  const windowMs = ctx.limits.windowSec * 1000;
+  const limit = ctx.limits.tokenIssuancePerMinute;
+  // Each 429 before the reset may extend it: wait for the latest reset any of them announced.
+  const headers = refusals.map((r) => r.res.headers['retry-after']);
+  const advised = headers.some((h) => h !== undefined);
+  const header = headers.filter((h) => h !== undefined).join(', ');
+  const waitedFor = refusals.reduce((a, b) => (advisedAt(b, windowMs) > advisedAt(a, windowMs) ? b : a));
+  const waitMs = Math.max(0, advisedAt(waitedFor, windowMs) - Date.now()) + 100;
+  if (waitMs > 3 * windowMs + 5000) return { waitMs, header, advised, waitedFor };
+  ctx.waiting('waiting out the token issuance window', waitMs);
+  await ctx.sleep(waitMs);
+  const after = await tokenHit(ctx, 'main');
+  if (!issued(after.res)) return { waitMs, header, advised, waitedFor, res: after.res };
+  // The limit at once: with the request after the wait, one more than a window may issue. A
+  // conforming endpoint refuses only the last to arrive, so none of them retries sooner than a Retry-After.
+  const roles = rolesOf(ctx);
+  const rest = await Promise.all(Array.from({ length: limit }, (_, i) => tokenHit(ctx, roles[(i + 1) % roles.length]!)));
+  const second = summarize([after, ...rest], limit, false);
+  return { waitMs, header, advised, waitedFor, res: after.res, second };
+}
+
+/** How long the requests took (median and slowest answer) and the longest pause between two sends, ms. */
+export function timings(hits: readonly TokenHit[]): { medianAnswerMs: number; slowestAnswerMs: number; longestSendGapMs: number } {
+  const answers = hits.map((h) => h.receivedAt - h.sentAt).sort((a, b) => a - b);
+  const sends = hits.map((h) => h.sentAt).sort((a, b) => a - b);
+  return {
+    medianAnswerMs: answers[Math.floor(answers.length / 2)] ?? 0,
+    slowestAnswerMs: answers.at(-1) ?? 0,
+    longestSendGapMs: Math.max(0, ...sends.slice(1).map((t, i) => t - sends[i]!)),
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * What the engine must know of this service, in the form it takes it
+ * (src/engine/runtime.ts ServiceBinding); the run path passes SERVICE_BINDING in.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ServiceBinding } from '../engine/runtime.js';
+import type { HttpClient } from '../http/client.js';
+import { SERVICE_HTTP } from './http.js';
+import { PATHS, isServicePath, resourcePath } from './paths.js';
+import { scopeOf } from './scopes.js';
+
+/** The token URL from smart-configuration; the spec's fixed path when that is unusable. */
+export async function discoverTokenUrl(http: HttpClient, baseUrl: string): Promise<string> {
+  const fallback = `${baseUrl.replace(/\/$/, '')}${PATHS.tokenEndpoint}`;
+  try {
+    const res = await http.request({ url: PATHS.smartConfiguration, headers: { accept: 'application/json' } });
+    const endpoint = (res.json as { token_endpoint?: unknown } | undefined)?.token_endpoint;
+    return res.status === 200 && typeof endpoint === 'string' ? endpoint : fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+export const SERVICE_BINDING: ServiceBinding = {
+  http: SERVICE_HTTP,
+  tokenUrl: discoverTokenUrl,
+  // A read of a MedicationRequest that does not exist: a valid token gets 404, an expired one 401.
+  expiryProbe: { scopes: [scopeOf('MedicationRequest', 'rs')], url: () => resourcePath('R4', 'MedicationRequest', randomUUID()) },
+  controlPaths: [PATHS.metadata.R4, PATHS.smartConfiguration],
+  isServicePath,
+  resourcePath: (resourceType, id) => resourcePath('R4', resourceType, id),
+};
