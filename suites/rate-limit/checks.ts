@@ -15,7 +15,7 @@ import { pathOf } from '../errors/support.js';
 import { excessScenario, slidingScenario, type Attempt } from './scenarios.js';
 import { operationsCheck } from './operations-check.js';
 import { judgeRemainingSteps, judgeRetryAfterValue, judgeRetryAfterWait, type Timed, type Verdict } from './judge.js';
-import { PROBE_SCOPES, hit, integerHeader, keyTraffic, probeFor, timed, wait, waitUntil, type Hit } from './support.js';
+import { PROBE_SCOPES, hit, integerHeader, keyTraffic, othersThan, probeFor, timed, wait, waitUntil, type Hit } from './support.js';
 
 /** How far before Retry-After elapses an early retry must be answered to be judged. */
 const EARLY_MARGIN_MS = 300;
@@ -47,16 +47,6 @@ async function authenticatedSamples(ctx: CheckContext): Promise<HttpResponse[]> 
 
 function attachAll(ctx: CheckContext, hits: Array<Hit | undefined>): void {
   for (const h of hits) if (h) ctx.attach(h.res.exchange);
-}
-
-/** The run log's requests of a key minus one entry per hit (the hit's own exchange, sent within its span). */
-function othersThan(log: readonly Timed[], hits: readonly Hit[]): Timed[] {
-  const rest = [...log];
-  for (const h of hits) {
-    const i = rest.findIndex((r) => r.sentAt >= h.sentAt - 5 && r.sentAt <= h.receivedAt);
-    if (i >= 0) rest.splice(i, 1);
-  }
-  return rest;
 }
 
 /** One line per attempt: what it sent, how fast, how close it came. */
