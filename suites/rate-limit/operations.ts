@@ -129,7 +129,7 @@ export interface ThrottlePlan {
   tickMs: number;
   /** Groups in one window. */
   ticks: number;
-  /** Longest the phase may take, ms: two windows and, per operation, two groups and two seconds. */
+  /** Longest the phase may take, ms: two windows and, per operation, three groups and three seconds. */
   budgetMs: number;
   /** Round trip the plan assumes, ms. */
   rttMs: number;
@@ -149,15 +149,15 @@ export function throttlePlan(probe: Probe, rttMs: number, operations: number): T
   const slack = windowSlackMs(probe.windowMs);
   const tickMs = Math.round(Math.min(probe.windowMs / 2, Math.max(1100, 2 * slack) + 5 * rttMs + 300));
   const ticks = Math.max(2, Math.floor(probe.windowMs / tickMs));
-  return { tickMs, ticks, budgetMs: 2 * probe.windowMs + operations * 2 * (tickMs + 1000), rttMs };
+  return { tickMs, ticks, budgetMs: 2 * probe.windowMs + operations * 3 * (tickMs + 1000), rttMs };
 }
 
 /**
- * When to start a fill that needs `needMs` before any request of the key may leave the window
- * (stop being counted): the latest start in the first gap between leaves, from `now`, that is
- * wide enough. Leaves as in mayLeaveWithin; `now` when nothing is due to leave.
+ * The first gap from `now` between the moments requests of the key may leave the window (stop
+ * being counted) that is at least `needMs` wide: from `start` (`now`, or the end of a leave under
+ * way) to `end` (when the next request may leave; Infinity when none is due). Leaves as in mayLeaveWithin.
  */
-export function fillSlot(requests: readonly Timed[], now: number, windowMs: number, needMs: number): number {
+export function leaveGap(requests: readonly Timed[], now: number, windowMs: number, needMs: number): { start: number; end: number } {
   const slack = windowSlackMs(windowMs);
   const bands = requests
     .map((r) => [r.sentAt + windowMs - slack, r.receivedAt + windowMs + slack] as const)
@@ -165,10 +165,10 @@ export function fillSlot(requests: readonly Timed[], now: number, windowMs: numb
     .sort((a, b) => a[0] - b[0]);
   let t = now;
   for (const [start, end] of bands) {
-    if (start - t >= needMs) return start - needMs;
+    if (start - t >= needMs) return { start: t, end: start };
     t = Math.max(t, end + 1);
   }
-  return t;
+  return { start: t, end: Infinity };
 }
 
 /** The operations this target can be asked: published, with their fixtures configured. */
@@ -275,7 +275,7 @@ export async function sendThrottled(ctx: CheckContext, probe: Probe, rttMs: numb
     while (!answer.hit) {
       const wake = phase.lastRefusal ? waitUntil(phase.lastRefusal, probe) : Date.now();
       if (Math.max(wake, Date.now()) >= deadline) {
-        answer.unjudged = `not sent: the throttled operations' time budget (${s(plan.budgetMs)}: two ${s(W)} windows and ${s(2 * (plan.tickMs + 1000))} per operation) `
+        answer.unjudged = `not sent: the throttled operations' time budget (${s(plan.budgetMs)}: two ${s(W)} windows and ${s(3 * (plan.tickMs + 1000))} per operation) `
           + `ran out${phase.lastRefusal?.headers.retryAfter !== undefined ? ` (the key's last 429 said Retry-After ${phase.lastRefusal.headers.retryAfter} s)` : ''}; `
           + `${phase.refusedFills} fill request(s) were refused before X-RateLimit-Remaining said 0`;
         break;
@@ -283,9 +283,10 @@ export async function sendThrottled(ctx: CheckContext, probe: Probe, rttMs: numb
       await holdOver();
       await Promise.all([tokenFor(ctx, probe.role, Math.min(lifetimeMs, 2 * plan.tickMs + 10_000)), ctx.tokens.token(probe.role, [...t.scopes], { validForMs: Math.min(lifetimeMs, 2 * plan.tickMs + 10_000) })]);
       // A request of the key leaving the window between the fill and the operation's answer would free the slot the
-      // operation meets; as late as the gap allows, so the Retry-After that follows ends soon after the next group leaves.
-      const at = fillSlot(log(), Date.now(), W, fillMs + opMs + 100);
-      await wait(ctx, at - Date.now(), 'rate-limit: filling the key just before its next group of requests leaves the window');
+      // operation meets: both go in a gap between leaves, the fill at its start, the operation as late as it allows,
+      // so the Retry-After that follows ends soon after the next group has left.
+      const gap = leaveGap(log(), Date.now(), W, fillMs + opMs + 100);
+      await wait(ctx, gap.start - Date.now(), 'rate-limit: letting the key\'s next group of requests leave the window before filling it');
       // Full already when the key's last answer said nothing is left and none of its requests can have left since.
       const full = (h?: Hit): h is Hit => h?.headers.remaining !== undefined && h.headers.remaining <= fullAt;
       let before = full(lastServed) && !mayLeaveWithin(othersThan(log(), [lastServed]), lastServed.sentAt, Date.now() + opMs, W).length ? lastServed : undefined;
@@ -302,8 +303,11 @@ export async function sendThrottled(ctx: CheckContext, probe: Probe, rttMs: numb
         fillMs = fillEstimate(Date.now() - first.sentAt);
         if (fill.refused) continue;
         before = fill.last ?? first;
-        if (mayLeaveWithin(othersThan(log(), [before]), before.sentAt, Date.now() + opMs, W).length) continue;
       }
+      // At once when nothing is due to leave; else just before the next leave, unless the fill ran into it.
+      const sendAt = gap.end === Infinity ? Date.now() : Math.max(Date.now(), gap.end - opMs - 100);
+      if (mayLeaveWithin(othersThan(log(), [before]), before.sentAt, sendAt + opMs, W).length) continue;
+      await wait(ctx, sendAt - Date.now(), 'rate-limit: sending the operation just before the key\'s next group of requests leaves the window');
       const sentAt = Date.now();
       const res = await ctx.fhir({ role: probe.role, scopes: [...t.scopes], pace: false, retry: 'none', expect429: true, ...t.request(ctx, op) });
       const h: Hit = { sentAt, receivedAt: Date.now(), res, headers: rateHeaders(res) };

@@ -9,7 +9,7 @@ import {
   judgeIssuanceBurst, judgeIssuanceCeiling, judgeKeyBurst, judgeRemainingSteps, judgeRetryAfterValue, judgeRetryAfterWait, judgeSlide,
   judgeThrottled, mayLeaveWithin, maxServedWithinWindow, type Timed,
 } from '../../suites/rate-limit/judge.js';
-import { fillSlot, throttlePlan } from '../../suites/rate-limit/operations.js';
+import { leaveGap, throttlePlan } from '../../suites/rate-limit/operations.js';
 
 const T0 = 1_900_000_000_000;
 
@@ -235,7 +235,7 @@ describe('judgeThrottled (an operation sent on a full key)', () => {
   });
 });
 
-describe('placing a fill and an operation between the key\'s leaves (mayLeaveWithin, fillSlot, throttlePlan)', () => {
+describe('placing a fill and an operation between the key\'s leaves (mayLeaveWithin, leaveGap, throttlePlan)', () => {
   const slack = 300; // windowSlackMs(6 s)
   const a = { sentAt: T0, receivedAt: T0 + 10, status: 200 };
   const b = { sentAt: T0 + 2_000, receivedAt: T0 + 2_010, status: 200 };
@@ -247,19 +247,18 @@ describe('placing a fill and an operation between the key\'s leaves (mayLeaveWit
     expect(mayLeaveWithin([a], T0 + W + 11 + slack, T0 + W + 1_000, W)).toEqual([]);
   });
 
-  it('starts a fill as late as the gap before the next leave allows; past a leave already under way, or a gap too narrow, in the next one', () => {
-    // Gap from now to a's leave: fill so that it ends `need` before it.
-    expect(fillSlot([a, b], T0 + 5_000, W, 400)).toBe(T0 + W - slack - 400);
-    // Inside a's leave: the gap after it, up to b's leave.
-    expect(fillSlot([a, b], T0 + W, W, 400)).toBe(T0 + 2_000 + W - slack - 400);
-    // A gap of 1.4 s between the two leaves is too narrow for 1.5 s: after b's.
-    expect(fillSlot([a, b], T0 + W, W, 1_500)).toBe(T0 + 2_010 + W + slack + 1);
-    // Nothing due to leave: now.
-    expect(fillSlot([], T0, W, 400)).toBe(T0);
+  it('finds the first gap between leaves wide enough for a fill and an operation: past a leave under way, or a gap too narrow, the next one', () => {
+    // From now to a's leave.
+    expect(leaveGap([a, b], T0 + 5_000, W, 400)).toEqual({ start: T0 + 5_000, end: T0 + W - slack });
+    // Inside a's leave: from its end to b's leave.
+    expect(leaveGap([a, b], T0 + W, W, 400)).toEqual({ start: T0 + 10 + W + slack + 1, end: T0 + 2_000 + W - slack });
+    // A gap of 1.4 s between the two leaves is too narrow for 1.5 s: after b's, with nothing left to leave.
+    expect(leaveGap([a, b], T0 + W, W, 1_500)).toEqual({ start: T0 + 2_010 + W + slack + 1, end: Infinity });
+    expect(leaveGap([], T0, W, 400)).toEqual({ start: T0, end: Infinity });
   });
 
   it('spaces the groups a second and the step slack apart at least, at most half a window', () => {
-    expect(throttlePlan({ role: 'extra', url: '/x', limit: 60, windowMs: 60_000 }, 100, 8)).toMatchObject({ tickMs: 2_800, ticks: 21 });
+    expect(throttlePlan({ role: 'extra', url: '/x', limit: 60, windowMs: 60_000 }, 100, 8)).toMatchObject({ tickMs: 2_800, ticks: 21, budgetMs: 120_000 + 8 * 3 * 3_800 });
     expect(throttlePlan({ role: 'extra', url: '/x', limit: 1_000, windowMs: 5_000 }, 2, 8)).toMatchObject({ tickMs: 1_410, ticks: 3 });
     expect(throttlePlan({ role: 'extra', url: '/x', limit: 30, windowMs: 2_000 }, 2, 8)).toMatchObject({ tickMs: 1_000, ticks: 2 });
   });
