@@ -213,7 +213,11 @@ export async function sendThrottled(ctx: CheckContext, probe: Probe, rttMs: numb
    */
   let fullAt = 0;
   const refused = (h: Hit) => h.res.status === 429 || (h.res.status >= 400 && h.headers.retryAfter !== undefined);
-  /** A fill request refused: its Retry-After is waited out; the target's count of what is left is learnt. */
+  /**
+   * A fill request refused: its Retry-After is waited out. Refused after the key's last served answer
+   * (of its batch, else before it) said more was left, with nothing leaving the window in between, it
+   * shows what that target calls full.
+   */
   const fillRefused = (h: Hit) => {
     const said = lastServed?.headers.remaining;
     if (h.res.status === 429 && said !== undefined && said > fullAt && !mayLeaveWithin(othersThan(log(), [lastServed!, h]), lastServed!.sentAt, h.receivedAt, W).length) fullAt = said;
@@ -225,23 +229,25 @@ export async function sendThrottled(ctx: CheckContext, probe: Probe, rttMs: numb
   };
   /**
    * Sends up to `n` probes while the key has room (`room`, by its last answer), never more in flight
-   * than that, the last one alone: a refusal meets a single request. Stops once the key is full or at
-   * a refusal.
+   * than that, the last one alone (and the first, with `firstAlone`): a refusal meets a single request.
+   * Stops once the key is full or at a refusal.
    */
-  const send = async (n: number, room: number): Promise<{ last?: Hit; refused?: Hit }> => {
+  const send = async (n: number, room: number, firstAlone = false): Promise<{ last?: Hit; refused?: Hit }> => {
     let last: Hit | undefined;
     for (let sent = 0; sent < n && room > 0;) {
-      const width = Math.max(1, Math.min(FAST_CONCURRENCY, room - 1, n - sent));
+      const width = firstAlone && sent === 0 ? 1 : Math.max(1, Math.min(FAST_CONCURRENCY, room - 1, n - sent));
       const batch = await Promise.all(Array.from({ length: width }, () => hit(ctx, probe)));
       phase.fillers += width;
       sent += width;
+      const lowest = (hits: Hit[]) => hits.reduce((a, b) => ((b.headers.remaining ?? Infinity) < (a.headers.remaining ?? Infinity) ? b : a));
+      const served = batch.filter((h) => !refused(h));
+      if (served.length) lastServed = lowest(served);
       const no = batch.find(refused);
       if (no) {
         fillRefused(no);
         return { refused: no };
       }
-      last = batch.reduce((a, b) => ((b.headers.remaining ?? Infinity) < (a.headers.remaining ?? Infinity) ? b : a));
-      lastServed = last;
+      last = lowest(batch);
       room = last.headers.remaining !== undefined ? last.headers.remaining - fullAt : Math.min(room - width, freeSlots());
     }
     return { last };
@@ -253,10 +259,11 @@ export async function sendThrottled(ctx: CheckContext, probe: Probe, rttMs: numb
   for (let i = 0; i < plan.ticks; i++) {
     await wait(ctx, phase.startedAt + i * plan.tickMs - Date.now(), 'rate-limit: spreading the key\'s requests over a window before the throttled operations');
     await holdOver();
+    // Room by the run's own count; the group's first request goes alone, and the rest by what its answer says is left.
     const room = freeSlots();
     if (room <= 0) continue;
     const from = Date.now();
-    await send(Math.min(share, room), room);
+    await send(Math.min(share, room), room, true);
     phase.groupMs = Math.max(phase.groupMs ?? 0, Date.now() - from);
   }
 

@@ -26,7 +26,7 @@
  * figures of both. Each episode ends with its key served again.
  */
 import type { CheckContext } from '../../src/engine/context.js';
-import { episode } from '../../src/engine/schedule.js';
+import { episode, planned } from '../../src/engine/schedule.js';
 import { excludedBy } from '../../src/engine/check.js';
 import { checks as issuanceChecks, issuanceEpisode, issuanceRecovery } from '../issuance-limit/checks.js';
 import { THROTTLED_OPERATIONS, operationTokens, sendThrottled, sendable, type ThrottledAnswer, type ThrottlePhase } from './operations.js';
@@ -37,6 +37,8 @@ import {
 } from './support.js';
 
 const EXCESS_KEY = 'rate-limit.excess-scenario';
+/** The check that judges the throttled operations (operations-check.ts, which imports this file). */
+const OPERATIONS_CHECK = 'rate-limit.operations-429';
 
 /** One try at filling the key's window: its figures and how it ended. */
 export interface Attempt {
@@ -207,6 +209,8 @@ async function runExcess(ctx: CheckContext, probe: Probe): Promise<ExcessScenari
     return s;
   }
   // Every operation as the first refusal of a fresh block: nothing leaves on the key before a Retry-After elapses.
+  // Only when this run judges them (a run selecting other rate-limit checks spares the window it takes).
+  if (!planned(ctx.shared, OPERATIONS_CHECK)) return s;
   s.throttle = await sendThrottled(ctx, probe, roundTripMs(s.burst.hits));
   s.operations = s.throttle.answers;
   if (s.throttle.lastRefusal) await recover(ctx, probe, s.throttle.lastRefusal);
