@@ -9,7 +9,7 @@ export { RunEvents, type EventOf, type PlannedCheck, type RunEvent, type RunEven
 export { executePlan, DEFAULT_CHECK_TIMEOUT_MS } from './executor.js';
 export { SCHEDULE, planChecks, slotOf, type CatalogCheck, type Slot } from './plan.js';
 export { EXPIRY_PROBE_KEY, JWKS_CONTROL_KEY, Runtime, expiryProbe, type ExpiryProbe, type RunSpec, type ServiceBinding } from './runtime.js';
-export { episode, pacingFigures, renderPacing, type PacingFigures, type RunStats } from './schedule.js';
+export { episode, planned, pacingFigures, renderPacing, type PacingFigures, type RunStats } from './schedule.js';
 export {
   OUTCOMES, PROFILES, type CheckResult, type Exchange, type Finding, type InvariantTally, type KeyRequest, type LedgerEntry, type Level, type Observation,
   type Outcome, type Profile, type RequirementVerdict, type RunInfo, type RunResult,

@@ -91,6 +91,15 @@ function round(v: number, digits: number): number {
   return Math.round(v * k) / k;
 }
 
+/** Key in the run's shared state of the ids of the checks this run executes (a Set; set by the executor). */
+export const PLANNED_KEY = 'schedule.planned';
+
+/** Whether this run executes check `id` (true when the run did not say: a check run on its own). */
+export function planned(shared: Map<string, unknown>, id: string): boolean {
+  const ids = shared.get(PLANNED_KEY) as ReadonlySet<string> | undefined;
+  return ids === undefined || ids.has(id);
+}
+
 /** Key in the run's shared state of the function that detaches work from the current check. */
 export const DETACH_KEY = 'schedule.detach';
 

@@ -12,7 +12,8 @@
  * And one rule above both: after a 429 with Retry-After, nothing of that bucket leaves
  * before Retry-After has elapsed (spec Retry rule 1: "retrying sooner gives another 429
  * and extends the reset time"), paced or not, urgent or not. Only an `earlyRetry`
- * request (a check that retries early on purpose) passes the hold.
+ * request passes the hold: the rate-limit suite's one deliberate early retry (it checks that the
+ * reset moves); everything else, the throttled operations included, waits the Retry-After out.
  */
 import { ConformanceError } from '../errors.js';
 import type { RateLimitHints } from './types.js';

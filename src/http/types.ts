@@ -107,7 +107,8 @@ export interface RequestOptions {
   expect429?: boolean;
   /**
    * Sent even while its key is held by an earlier 429 (Retry rule 1: never retry before
-   * Retry-After elapses). Only for the check that retries early on purpose to see the reset move.
+   * Retry-After elapses). Only for the one early retry the rate-limit suite sends on purpose to
+   * see the reset move (a target may extend the wait steeply on every early request).
    */
   earlyRetry?: boolean;
   timeoutMs?: number;

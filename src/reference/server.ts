@@ -328,7 +328,9 @@ class HttpCore {
     const org = this.orgWindows.hit(caller.org, limits.perOrgPerWindow, ex.now);
     ex.headers = { ...ex.headers, ...rateLimitHeaders(key) };
     if (!limits.enforceRateLimits) return;
-    if (!key.allowed) this.refuse(key, ex, 'per-key limit');
+    // Fault rate-limit-writes-not-throttled: creates and updates count against the key but are never refused.
+    const writeBypass = this.cfg.faults.has('rate-limit-writes-not-throttled') && (ex.op?.interaction === 'create' || ex.op?.interaction === 'update');
+    if (!key.allowed && !writeBypass) this.refuse(key, ex, 'per-key limit');
     if (!org.allowed) this.refuse(org, ex, 'per-organization limit');
   }
 

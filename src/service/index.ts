@@ -45,7 +45,7 @@ export { tokenFor } from './tokens.js';
 // Rate and issuance limits: judging timed requests against a window.
 export {
   certainlyBefore, firstRefusalCandidates, judgeIssuanceBurst, judgeIssuanceCeiling, judgeKeyBurst, judgeRemainingSteps, judgeRetryAfterValue,
-  judgeRetryAfterWait, judgeSlide, maxServedWithinWindow, possiblyBefore, refusedBy, served, windowSlackMs, type BurstFigures, type IssuanceCeilingFigures,
+  judgeRetryAfterWait, judgeSlide, judgeThrottled, mayLeaveWithin, maxServedWithinWindow, possiblyBefore, refusedBy, served, windowSlackMs, type BurstFigures, type ThrottledFigures, type IssuanceCeilingFigures,
   type IssuanceCeilingInput, type KeyBurstInput, type RemainingFigures, type RemainingInput, type SlideFigures, type SlideInput, type Timed, type Verdict,
   type WaitFigures, type WaitInput,
 } from './limits/judge.js';

@@ -14,7 +14,7 @@ import {
 import type { HttpResponse } from '../../src/http/index.js';
 import { type Attempt, excessScenario, slidingScenario } from './scenarios.js';
 import { operationsCheck } from './operations-check.js';
-import { type Hit, hit, keyTraffic, PROBE_SCOPES, probeFor, timed, wait, waitUntil } from './support.js';
+import { type Hit, hit, keyTraffic, othersThan, PROBE_SCOPES, probeFor, timed, wait, waitUntil } from './support.js';
 
 /** How far before Retry-After elapses an early retry must be answered to be judged. */
 const EARLY_MARGIN_MS = 300;
@@ -46,16 +46,6 @@ async function authenticatedSamples(ctx: CheckContext): Promise<HttpResponse[]> 
 
 function attachAll(ctx: CheckContext, hits: Array<Hit | undefined>): void {
   for (const h of hits) if (h) ctx.attach(h.res.exchange);
-}
-
-/** The run log's requests of a key minus one entry per hit (the hit's own exchange, sent within its span). */
-function othersThan(log: readonly Timed[], hits: readonly Hit[]): Timed[] {
-  const rest = [...log];
-  for (const h of hits) {
-    const i = rest.findIndex((r) => r.sentAt >= h.sentAt - 5 && r.sentAt <= h.receivedAt);
-    if (i >= 0) rest.splice(i, 1);
-  }
-  return rest;
 }
 
 /** One line per attempt: what it sent, how fast, how close it came. */

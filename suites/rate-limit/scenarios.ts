@@ -5,12 +5,13 @@
  *
  * - Excess, on the throttle key (`extra` when configured), once the run has left the
  *   key and its organization's other keys idle for a window: two requests, a gap
- *   of over a second, a burst until 429, an early retry, a request of `main`
- *   (another key of the organization), every R4 MedicationRequest and Encounter
- *   operation while the key is refused, and a request once the last 429's
- *   Retry-After has elapsed. In a sliding window that counts refused requests,
- *   the first 429 displaces the oldest request and the early retry the second:
- *   the gap makes the reset move by whole seconds, so X-RateLimit-Reset can show it.
+ *   of over a second, a burst until 429, an early retry (the episode's only request
+ *   sent before a Retry-After elapsed), a request of `main` (another key of the
+ *   organization), a request once the early retry's Retry-After has elapsed, then
+ *   every R4 MedicationRequest and Encounter operation, each the first refusal of a
+ *   fresh block on the refilled key (operations.ts). In a sliding window that counts
+ *   refused requests, the first 429 displaces the oldest request and the early retry
+ *   the second: the gap makes the reset move by whole seconds, so X-RateLimit-Reset can show it.
  * - Sliding, on the `second-org` key when configured (another organization, so
  *   it never meets the first one's shared ceiling; else on the throttle key,
  *   after the excess episode): half the limit, about half a window later the rest
@@ -24,9 +25,9 @@
  * more requests in flight; a second inconclusive try makes the checks skip with the
  * figures of both. Each episode ends with its key served again.
  */
-import { type CheckContext, episode, excludedBy } from '../../src/engine/index.js';
+import { type CheckContext, episode, excludedBy, planned } from '../../src/engine/index.js';
 import { ISSUANCE_RECOVERY_TAGS, issuanceEpisode, issuanceRecovery } from '../../src/service/index.js';
-import { operationTokens, sendThrottled, type ThrottledAnswer } from './operations.js';
+import { THROTTLED_OPERATIONS, operationTokens, sendThrottled, sendable, type ThrottledAnswer, type ThrottlePhase } from './operations.js';
 import { type BurstFigures, judgeKeyBurst, judgeSlide, type SlideFigures, type Verdict, windowSlackMs } from '../../src/service/index.js';
 import {
   type Burst, BURST_CONCURRENCY, burstBound, burstUntil429, FAST_CONCURRENCY, type Hit, hit, type Probe, PROBE_SCOPES, probeFor, quietKey, recover,
@@ -34,6 +35,8 @@ import {
 } from './support.js';
 
 const EXCESS_KEY = 'rate-limit.excess-scenario';
+/** The check that judges the throttled operations (operations-check.ts, which imports this file). */
+const OPERATIONS_CHECK = 'rate-limit.operations-429';
 
 /** One try at filling the key's window: its figures and how it ended. */
 export interface Attempt {
@@ -56,8 +59,10 @@ export interface ExcessScenario {
   earlyRetry?: Hit;
   /** A request of `main` (another key of the organization) while the throttled key is refused. */
   otherKey?: Hit;
-  /** Every R4 MedicationRequest and Encounter operation, sent while the key is refused. */
+  /** Every R4 MedicationRequest and Encounter operation, each sent on the full key once the last Retry-After elapsed. */
   operations?: ThrottledAnswer[];
+  /** How the operations were sent (operations.ts). */
+  throttle?: ThrottlePhase;
   /** The 429 whose Retry-After elapses last: the wait before `afterWait` honours it. */
   waitedFor?: Hit;
   /** The request sent once the last 429's Retry-After had elapsed. */
@@ -91,7 +96,13 @@ export function slidingRole(ctx: CheckContext): string {
   return ctx.config.clients.some((c) => c.role === 'second-org') && ctx.hasFixture('otherOrgMedicationRequest') ? 'second-org' : throttleRole(ctx);
 }
 
-/** How long the key episodes last when their first try is conclusive, ms (the sliding one: 2.5 windows and its bursts). */
+/**
+ * How long the key episodes last when their first try is conclusive, ms: the sliding one 2.5
+ * windows and its bursts; the excess one about as long when the target extends an early retry's
+ * wait by little (a window of quiet, a Retry-After, a window spreading the key, then the operations).
+ * Tokens that do not outlive the excess one (its operations, or a target that doubles the wait) are
+ * renewed when they are used, outside the timed requests (normally after the issuance episode beside these has ended).
+ */
 function episodesMs(ctx: CheckContext): number {
   return 3 * ctx.limits.windowSec * 1000 + 30_000;
 }
@@ -148,7 +159,7 @@ async function episodeTokens(ctx: CheckContext, probes: Probe[]): Promise<void> 
   await operationTokens(ctx, probes[0]!.role, ms);
 }
 
-/** Time for one attempt's burst and what follows it (early retry, operations), ms. */
+/** Time for one attempt's burst and what follows it (the early retry), ms. */
 function phaseMs(probe: Probe): number {
   return probe.windowMs + 10_000;
 }
@@ -161,7 +172,6 @@ async function runExcess(ctx: CheckContext, probe: Probe): Promise<ExcessScenari
     const traffic = trafficBefore(ctx, probe.role, first.sentAt);
     const second = await hit(ctx, probe);
     await tokenFor(ctx, probe.role, validForMs(ctx, phaseMs(probe)));
-    await operationTokens(ctx, probe.role, validForMs(ctx, phaseMs(probe)));
     await ctx.sleep(Math.max(0, first.sentAt + GAP_MS - Date.now()));
     const burst = await burstUntil429(ctx, probe, burstBound(probe) - 2, concurrency, second);
     const verdict = judgeKeyBurst({ limit: probe.limit, windowMs: probe.windowMs, requests: [first, second, ...burst.hits].map(timed), ...traffic, concurrency });
@@ -179,17 +189,35 @@ async function runExcess(ctx: CheckContext, probe: Probe): Promise<ExcessScenari
   // The one request sent before Retry-After on purpose (rate-limit.early-retry-refused-and-extends-reset).
   s.earlyRetry = await hit(ctx, probe, { earlyRetry: true });
   if (probe.role !== 'main') s.otherKey = await hit(ctx, probeFor(ctx, 'main'));
-  s.operations = await sendThrottled(ctx, probe.role);
 
-  const refusals = [...s.burst.hits, s.earlyRetry, ...s.operations.flatMap((a) => (a.hit ? [a.hit] : []))].filter((h) => h.res.status === 429);
+  const refusals = [...s.burst.hits, s.earlyRetry].filter((h) => h.res.status === 429);
   if (refusals.length === 0) return s;
   const last = refusals.reduce((a, b) => (waitUntil(b, probe) > waitUntil(a, probe) ? b : a));
   s.waitedFor = last;
   await wait(ctx, waitUntil(last, probe) - Date.now(), 'rate-limit: waiting the Retry-After of the last 429');
   s.waitedMs = Date.now() - last.receivedAt;
   s.afterWait = await hit(ctx, probe);
-  await recover(ctx, probe, s.afterWait);
+  const served = await recover(ctx, probe, s.afterWait);
+  if (served.res.status === 429) {
+    s.operations = THROTTLED_OPERATIONS.map((t) => {
+      const { notSent } = sendable(ctx, t);
+      return { requirement: t.requirement, ...(notSent ? { notSent } : { unjudged: 'not sent: the key was not served again after the Retry-After of its last 429 (see rate-limit.served-after-retry-after)' }) };
+    });
+    return s;
+  }
+  // Every operation as the first refusal of a fresh block: nothing leaves on the key before a Retry-After elapses.
+  // Only when this run judges them (a run selecting other rate-limit checks spares the window it takes).
+  if (!planned(ctx.shared, OPERATIONS_CHECK)) return s;
+  s.throttle = await sendThrottled(ctx, probe, roundTripMs(s.burst.hits));
+  s.operations = s.throttle.answers;
+  if (s.throttle.lastRefusal) await recover(ctx, probe, s.throttle.lastRefusal);
   return s;
+}
+
+/** The key's round trip: the median of a burst's send-to-answer times, ms. */
+function roundTripMs(hits: readonly Hit[]): number {
+  const d = hits.map((h) => h.receivedAt - h.sentAt).sort((a, b) => a - b);
+  return d.length ? d[Math.floor(d.length / 2)]! : 100;
 }
 
 export interface SlidingScenario {

@@ -120,6 +120,16 @@ export function keyTraffic(ctx: CheckContext, role: string): Timed[] | undefined
   return log ? log(role).map((r) => ({ ...r })) : undefined;
 }
 
+/** The run log's requests of a key minus one entry per hit (the hit's own exchange, sent within its span). */
+export function othersThan(log: readonly Timed[], hits: readonly Hit[]): Timed[] {
+  const rest = [...log];
+  for (const h of hits) {
+    const i = rest.findIndex((r) => r.sentAt >= h.sentAt - 5 && r.sentAt <= h.receivedAt);
+    if (i >= 0) rest.splice(i, 1);
+  }
+  return rest;
+}
+
 /** The key's own earlier traffic (sent before `from`) and its organization's other keys' traffic, from the run log. */
 export function trafficBefore(ctx: CheckContext, role: string, from: number): { earlier?: Timed[]; orgOthers?: Timed[] } {
   const own = keyTraffic(ctx, role);

@@ -7,8 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   judgeIssuanceBurst, judgeIssuanceCeiling, judgeKeyBurst, judgeRemainingSteps, judgeRetryAfterValue, judgeRetryAfterWait, judgeSlide,
-  maxServedWithinWindow, type Timed,
+  judgeThrottled, mayLeaveWithin, maxServedWithinWindow, type Timed,
 } from '../../src/service/limits/judge.js';
+import { leaveGap, throttlePlan } from '../../suites/rate-limit/operations.js';
 
 const T0 = 1_900_000_000_000;
 
@@ -195,5 +196,70 @@ describe('token issuance (fixed window, alignment open)', () => {
     expect(judgeIssuanceCeiling({ limit: 20, windowMs: W, anchor, later: sequence(21, { from: T0 + 5_000, status: (i) => (i === 20 ? 429 : 200) }) }).verdict).toBe('pass');
     const v = judgeIssuanceCeiling({ limit: 20, windowMs: W, anchor, later: sequence(41, { from: T0 + 5_900, status: (i) => (i === 40 ? 429 : 200) }) });
     expect(v).toMatchObject({ verdict: 'inconclusive', figures: { issuedBeforeRefusal: 40, answeredInWindow: 10 } });
+  });
+});
+
+describe('judgeThrottled (an operation sent on a full key)', () => {
+  // Six groups of five, 1 s apart, the last answered at T0 + 5 010: the window (6 s) holds all 30 until T0 + 6 000 - slack.
+  const groups = Array.from({ length: 6 }, (_, g) => sequence(5, { from: T0 + g * 1_000, gap: 1, rtt: 5 })).flat();
+  const before = { ...groups.at(-1)!, remaining: 0 };
+  const others = groups.slice(0, -1);
+  const op = (status: number, sentAt = T0 + 5_020) => ({ sentAt, receivedAt: sentAt + 10, status });
+  const input = { requirement: 'encounter.create-429', limit: 30, windowMs: W, before, others };
+
+  it('a 429 is the refusal due: pass (its code is judged by the check)', () => {
+    expect(judgeThrottled({ ...input, op: op(429) }).verdict).toBe('pass');
+  });
+
+  it('served right after Remaining 0, with nothing able to leave the window in between: fail', () => {
+    const v = judgeThrottled({ ...input, op: op(201) });
+    expect(v).toMatchObject({ verdict: 'fail', requirement: 'encounter.create-429', figures: { beforeRemaining: 0, mayHaveLeft: 0, servedInWindow: 30 } });
+    expect(v.verdict === 'fail' && v.message).toMatch(/answered 201 while the key was over its limit/);
+  });
+
+  it('served when a request of the key may have left the window since the fill: inconclusive, never a fail', () => {
+    // Sent as the first group may leave (T0 + 6 000 - 300 ms slack): a slot may have freed.
+    const late = { ...before, sentAt: T0 + 5_690, receivedAt: T0 + 5_695 };
+    const v = judgeThrottled({ ...input, before: late, op: op(201, T0 + 5_700) });
+    expect(v.verdict).toBe('inconclusive');
+    expect(v.figures.mayHaveLeft).toBeGreaterThan(0);
+  });
+
+  it('served after a Remaining above 0, or with no Remaining, and fewer than the limit certainly in the window: inconclusive', () => {
+    expect(judgeThrottled({ ...input, before: { ...before, remaining: 1 }, others: others.slice(1), op: op(200) }).verdict).toBe('inconclusive');
+    expect(judgeThrottled({ ...input, before: { ...before, remaining: undefined }, others: others.slice(1), op: op(200) }).verdict).toBe('inconclusive');
+  });
+
+  it('served with the limit of served requests certainly in the window, whatever the headers said: fail', () => {
+    expect(judgeThrottled({ ...input, before: { ...before, remaining: undefined }, op: op(404) })).toMatchObject({ verdict: 'fail', figures: { servedInWindow: 30 } });
+  });
+});
+
+describe('placing a fill and an operation between the key\'s leaves (mayLeaveWithin, leaveGap, throttlePlan)', () => {
+  const slack = 300; // windowSlackMs(6 s)
+  const a = { sentAt: T0, receivedAt: T0 + 10, status: 200 };
+  const b = { sentAt: T0 + 2_000, receivedAt: T0 + 2_010, status: 200 };
+
+  it('a request may leave a window after its send, give or take the slack, until a window after its answer', () => {
+    expect(mayLeaveWithin([a], T0 + W - slack - 50, T0 + W - slack - 1, W)).toEqual([]);
+    expect(mayLeaveWithin([a], T0 + W - slack - 50, T0 + W - slack, W)).toEqual([a]);
+    expect(mayLeaveWithin([a], T0 + W + 10 + slack, T0 + W + 1_000, W)).toEqual([a]);
+    expect(mayLeaveWithin([a], T0 + W + 11 + slack, T0 + W + 1_000, W)).toEqual([]);
+  });
+
+  it('finds the first gap between leaves wide enough for a fill and an operation: past a leave under way, or a gap too narrow, the next one', () => {
+    // From now to a's leave.
+    expect(leaveGap([a, b], T0 + 5_000, W, 400)).toEqual({ start: T0 + 5_000, end: T0 + W - slack });
+    // Inside a's leave: from its end to b's leave.
+    expect(leaveGap([a, b], T0 + W, W, 400)).toEqual({ start: T0 + 10 + W + slack + 1, end: T0 + 2_000 + W - slack });
+    // A gap of 1.4 s between the two leaves is too narrow for 1.5 s: after b's, with nothing left to leave.
+    expect(leaveGap([a, b], T0 + W, W, 1_500)).toEqual({ start: T0 + 2_010 + W + slack + 1, end: Infinity });
+    expect(leaveGap([], T0, W, 400)).toEqual({ start: T0, end: Infinity });
+  });
+
+  it('spaces the groups a second and the step slack apart at least, at most half a window', () => {
+    expect(throttlePlan({ role: 'extra', url: '/x', limit: 60, windowMs: 60_000 }, 100, 8)).toMatchObject({ tickMs: 2_800, ticks: 21, budgetMs: 120_000 + 8 * 3 * 3_800 });
+    expect(throttlePlan({ role: 'extra', url: '/x', limit: 1_000, windowMs: 5_000 }, 2, 8)).toMatchObject({ tickMs: 1_410, ticks: 3 });
+    expect(throttlePlan({ role: 'extra', url: '/x', limit: 30, windowMs: 2_000 }, 2, 8)).toMatchObject({ tickMs: 1_000, ticks: 2 });
   });
 });

@@ -12,6 +12,7 @@ import { faults as rateLimitFaults } from '../../src/reference/faults/rate-limit
 
 const throttleFaults = rateLimitFaults.filter((f) => f.name.startsWith('throttled-without-code-'));
 import type { ReferenceLimits } from '../../src/reference/types.js';
+import type { Exchange } from '../../src/http/index.js';
 
 /**
  * Short windows and low ceilings: a burst fills a window in well under a second. 6 s, not
@@ -36,7 +37,7 @@ describe('exhaustion episodes (certification schedule)', () => {
     for (const r of results.values()) expect(r.stats?.unplanned429, r.id).toBe(0);
     // The issuance burst ran once, beside the key episodes: the recovery check's only exchange is the token request after the wait.
     expect(results.get('issuance-limit.window-recovers')!.evidence.map((x) => x.response?.status)).toEqual([200]);
-    // Every operation was sent while the key was refused, and judged.
+    // Every operation was refused on the full key, and judged.
     const ops = results.get('rate-limit.operations-429')!;
     expect(ops.requirements).toHaveLength(8);
     expect(ops.evidence.filter((x) => x.response?.status === 429)).toHaveLength(8);
@@ -45,7 +46,31 @@ describe('exhaustion episodes (certification schedule)', () => {
     expect(new Set(sliding.evidence.map((x) => x.client))).toEqual(new Set(['second-org']));
   }, 120_000);
 
-  it.concurrent.each(throttleFaults.map((f) => [f.name, f.violates[0]!] as const))('%s fails rate-limit.operations-429 on %s', async (fault, requirement) => {
+  it('a target that doubles the wait on every early request: no request but the one early retry leaves on a key before its Retry-After, and every check passes', async () => {
+    const exchanges: Exchange[] = [];
+    const results = await runInProcess([...exhaustionChecks, ...issuanceChecks], {
+      limits: LIMITS, profile: 'full', modes: { prematureRetry: 'extend-steep' },
+      subscribers: [(e) => { if (e.type === 'exchange') exchanges.push(e.exchange); }],
+    });
+    expect(describeResults(results).filter((l) => !/: (pass|observation)\b/.test(l))).toEqual([]);
+    // Per key: every request that started after a 429 was sent (or while it was in flight) and before its
+    // Retry-After elapsed from its answer. Exact: the client records both times and holds the key until then.
+    const early: string[] = [];
+    for (const client of new Set(exchanges.map((x) => x.client).filter((c) => c !== undefined))) {
+      const own = exchanges.filter((x) => x.client === client).map((x) => ({ x, start: Date.parse(x.startedAt), end: Date.parse(x.startedAt) + x.durationMs }));
+      for (const p of own.filter((o) => o.x.response?.status === 429)) {
+        const until = p.end + Number(p.x.response!.headers['retry-after'] ?? 0) * 1000;
+        for (const o of own) if (o !== p && o.start >= p.start && o.start < until) early.push(`${client} ${o.x.id} ${o.x.request.method} ${o.x.request.url}`);
+      }
+    }
+    const retry = results.get('rate-limit.early-retry-refused-and-extends-reset')!;
+    expect(early).toHaveLength(1);
+    expect(retry.evidence.map((x) => x.id)).toContain(early[0]!.split(' ')[1]);
+    expect(results.get('rate-limit.operations-429')!.evidence.filter((x) => x.response?.status === 429)).toHaveLength(8);
+  }, 180_000);
+
+  const writesServed = rateLimitFaults.find((f) => f.name === 'rate-limit-writes-not-throttled')!;
+  it.concurrent.each([...throttleFaults, writesServed].map((f) => [f.name, f.violates[0]!] as const))('%s fails rate-limit.operations-429 on %s', async (fault, requirement) => {
     const results = await runInProcess(operations, { limits: LIMITS, profile: 'full', faults: [fault] });
     const r = results.get('rate-limit.operations-429')!;
     expect(r.outcome, describeResults(results).join('\n')).toBe('fail');

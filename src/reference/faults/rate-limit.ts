@@ -239,6 +239,13 @@ export const faults: FaultDef[] = [
     transformResponse: (res, req) => (isKeyThrottled(res, req) ? withHeaders(res, { 'retry-after': '0' }) : res),
   },
   {
+    name: 'rate-limit-writes-not-throttled',
+    area: 'rate-limit',
+    violates: ['medication-request.create-429', 'medication-request.update-429', 'encounter.create-429', 'encounter.update-429'],
+    symptom: 'Creates and updates of a key over its limit are served: they count against the key, but the limiter never refuses a write.',
+    checks: ['rate-limit.operations-429'],
+  },
+  {
     name: 'rate-limit-exhausted-503',
     area: 'rate-limit',
     violates: ['rate-limit.excess-429', 'catalog.hpb-00105'],

@@ -500,3 +500,73 @@ export function judgeIssuanceBurst(input: { limit: number; windowMs: number; req
   }
   return { verdict: 'pass', figures };
 }
+
+/**
+ * The requests of a key that may leave its window (stop being counted) at some moment in
+ * `[from, to]`: each leaves a window after its arrival (between its send and its answer),
+ * give or take the slack of a target that counts in steps.
+ */
+export function mayLeaveWithin(requests: readonly Timed[], from: number, to: number, windowMs: number): Timed[] {
+  const slack = windowSlackMs(windowMs);
+  return requests.filter((r) => r.sentAt + windowMs - slack <= to && r.receivedAt + windowMs + slack >= from);
+}
+
+export interface ThrottledInput {
+  /** The requirement the operation's answer is judged on (e.g. `encounter.create-429`). */
+  requirement: string;
+  limit: number;
+  windowMs: number;
+  /** The operation, sent once the key was full. */
+  op: Timed;
+  /** The key's answer just before the operation (the fill's last), with its X-RateLimit-Remaining. */
+  before?: Timed & { remaining?: number };
+  /** Every other request of the key the run made (any status). */
+  others: readonly Timed[];
+}
+
+export interface ThrottledFigures {
+  /** Served requests of the key certainly in the window when the operation arrived. */
+  servedInWindow: number;
+  /** X-RateLimit-Remaining of the answer just before the operation. */
+  beforeRemaining?: number;
+  /** Requests of the key that may have left the window between that answer's send and the operation's answer. */
+  mayHaveLeft: number;
+}
+
+/**
+ * An operation sent on a full key (spec: every R4 MedicationRequest and Encounter row
+ * lists 429 `HPB-00105`): a 429 is the refusal due (its code is judged by the check).
+ * Any other answer fails when the key was certainly full as it arrived, which the client
+ * proves either way:
+ * - `limit` served requests of the key certainly inside the window ending at its arrival; or
+ * - the answer just before it (sent after every other) said X-RateLimit-Remaining 0, and no
+ *   request of the key can have left the window since that answer's request was sent.
+ * Else a slot may have freed meanwhile: inconclusive (the episode sends the operation again).
+ */
+export function judgeThrottled(input: ThrottledInput): Verdict<ThrottledFigures> {
+  const { limit, windowMs, op, before, others, requirement } = input;
+  const slack = windowSlackMs(windowMs);
+  const all = before ? [...others, before] : [...others];
+  const servedInWindow = certainlyBefore(op, all, windowMs - slack);
+  const left = before ? mayLeaveWithin(all.filter((r) => r !== before), before.sentAt, op.receivedAt, windowMs).length : 0;
+  const figures: ThrottledFigures = { servedInWindow, mayHaveLeft: left, ...(before?.remaining !== undefined ? { beforeRemaining: before.remaining } : {}) };
+  if (op.status === 429) return { verdict: 'pass', figures };
+  const fullByCount = servedInWindow >= limit;
+  const fullByHeader = before !== undefined && before.remaining === 0 && before.receivedAt <= op.sentAt && left === 0;
+  if (fullByCount || fullByHeader) {
+    const why = fullByCount
+      ? `${servedInWindow} requests of the key were served within the ${s(windowMs)} window before it (its limit is ${limit})`
+      : `the key's answer just before it said X-RateLimit-Remaining 0, and none of the key's requests can have left the ${s(windowMs)} window in between`;
+    return {
+      verdict: 'fail', rule: 'not-throttled', requirement, figures,
+      message: `${requirement}: answered ${op.status ?? 'nothing'} while the key was over its limit (${why}): the excess must give 429 HPB-00105`,
+      expected: { status: 429, code: 'HPB-00105' },
+      actual: { status: op.status, servedInWindow, beforeRemaining: before?.remaining, mayHaveLeft: left },
+    };
+  }
+  return {
+    verdict: 'inconclusive', figures,
+    message: `${requirement}: answered ${op.status ?? 'nothing'}, but the key may have had room (${servedInWindow} served certainly in the window of ${limit}; `
+      + `${before?.remaining === undefined ? 'no X-RateLimit-Remaining before it' : `Remaining ${before.remaining} before it, ${left} request(s) may have left the window since`})`,
+  };
+}
