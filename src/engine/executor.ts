@@ -14,8 +14,13 @@ import type { CheckResult } from './types.js';
 export const DEFAULT_CHECK_TIMEOUT_MS = 120_000;
 
 /** Runs the checks in schedule order; stops early (keeping what finished) when the run is interrupted. */
-export async function executePlan(checks: readonly (CheckDefinition | CatalogCheck)[], rt: Runtime, events: RunEvents): Promise<CheckResult[]> {
-  const planned = planChecks(checks);
+export async function executePlan(
+  checks: readonly (CheckDefinition | CatalogCheck)[],
+  rt: Runtime,
+  events: RunEvents,
+  opts: { rank?: (check: CheckDefinition) => number } = {},
+): Promise<CheckResult[]> {
+  const planned = planChecks(checks, opts.rank);
   const results: CheckResult[] = [];
   for (const [index, check] of planned.entries()) {
     if (rt.signal.aborted) break;

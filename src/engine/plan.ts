@@ -68,14 +68,19 @@ export function folderRank(folder: string | undefined): number {
 /** A check as the catalog found it: its suite folder travels with it. */
 export type CatalogCheck = CheckDefinition & { readonly folder?: string };
 
-/** The checks in run order (a stable sort: slot, folder rank, folder name, catalog order). */
-export function planChecks<T extends CatalogCheck>(checks: readonly T[]): T[] {
+/**
+ * The checks in run order (a stable sort: slot, then `rank` when a profile gives one (the
+ * gate's: src/engine/budget.ts), folder rank, folder name, catalog order).
+ */
+export function planChecks<T extends CatalogCheck>(checks: readonly T[], rank?: (check: T) => number): T[] {
   const slotRank = (c: T) => SCHEDULE.slots.indexOf(slotOf(c));
+  const extra = rank ?? (() => 0);
   return checks
     .map((c, i) => ({ c, i }))
     .sort(
       (a, b) =>
         slotRank(a.c) - slotRank(b.c) ||
+        extra(a.c) - extra(b.c) ||
         folderRank(a.c.folder) - folderRank(b.c.folder) ||
         (a.c.folder ?? '').localeCompare(b.c.folder ?? '') ||
         a.i - b.i,

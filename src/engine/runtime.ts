@@ -23,6 +23,7 @@ import { RunEvents } from './events.js';
 import type { RecentAnswer } from './outcome.js';
 import type { JwksControl } from '../auth/jwks.js';
 import { registerSecret } from '../redact.js';
+import { ExchangeCache } from './exchange-cache.js';
 
 /** What a run is about: resolved once by the caller, shared by every check. */
 export interface RunSpec {
@@ -34,6 +35,8 @@ export interface RunSpec {
   model: OperationModel;
   /** Epoch ms after which no request is sent. */
   deadline: number;
+  /** Checks the profile leaves out beyond what their tags say (the `gate` selection), with why. */
+  exclusions?: ReadonlyMap<string, string>;
   /** The suite's hosted client key set (config `jwksHosting`, embedded runs): its control endpoint. */
   jwksControl?: JwksControl;
   startedAt: string;
@@ -68,7 +71,14 @@ export type { KeyRequest } from './types.js';
 const KEY_LOG_MAX = 20_000;
 
 export class Runtime {
-  readonly als = new AsyncLocalStorage<{ recorder: CheckRecorder }>();
+  /** The check (or detached episode, by the area of the check that started it) whose requests are being made. */
+  readonly als = new AsyncLocalStorage<{ recorder: CheckRecorder; area?: string; check?: string }>();
+  /** The run's shared exchanges (src/engine/exchange-cache.ts). */
+  readonly exchanges = new ExchangeCache();
+  /** Requests to the token endpoint, every attempt. */
+  tokenRequests = 0;
+  /** Recorders of detached episodes, by the check that started them (their requests count for its area). */
+  private readonly episodes = new Map<string, { area: string; recorder: CheckRecorder }>();
   readonly invariants = new Map<string, InvariantTally>();
   readonly shared = new Map<string, unknown>();
   readonly validator = sharedFhirValidator();
@@ -84,6 +94,7 @@ export class Runtime {
     readonly tokens: TokenBroker,
     private readonly abort: AbortController,
     readonly events: RunEvents,
+    readonly tokenUrl: string,
   ) {}
 
   /** Waits of the HTTP layer and the token broker, and those checks announce. */
@@ -185,14 +196,19 @@ export class Runtime {
       sleep: (ms) => sleepWithinRun(ms, spec.deadline, abort.signal),
       onWait: (w: WaitInfo) => runtime?.onWait(w),
     }));
-    runtime = new Runtime(spec, config, http, tokens, abort, events);
+    runtime = new Runtime(spec, config, http, tokens, abort, events, tokenUrl);
     const rt = runtime;
-    rt.shared.set(DETACH_KEY, <T>(fn: () => Promise<T>) => rt.als.exit(fn));
+    // Detached work belongs to no check: its exchanges count for the area of the check that started it.
+    rt.shared.set(DETACH_KEY, <T>(fn: () => Promise<T>) => {
+      const { area = 'unattributed', check = 'unattributed' } = rt.als.getStore() ?? {};
+      return rt.als.run({ recorder: rt.episodeRecorder(check, area), area, check }, fn);
+    });
     if (spec.jwksControl) {
       registerSecret(spec.jwksControl.url);
       rt.shared.set(JWKS_CONTROL_KEY, spec.jwksControl);
     }
-    if (spec.profile !== 'quick') runtime.startExpiryProbe();
+    // The quick and gate profiles wait out no token lifetime: no probe token.
+    if (spec.profile !== 'quick' && spec.profile !== 'gate') runtime.startExpiryProbe();
     return runtime;
   }
 
@@ -208,8 +224,24 @@ export class Runtime {
     });
   }
 
+  private episodeRecorder(check: string, area: string): CheckRecorder {
+    let e = this.episodes.get(check);
+    if (!e) this.episodes.set(check, (e = { area, recorder: new CheckRecorder() }));
+    return e.recorder;
+  }
+
+  /** Requests sent by detached episodes, by the check that started them (with its area). */
+  episodeRequests(): Map<string, { area: string; requests: number; tokenRequests: number; mainKeyRequests: number }> {
+    return new Map(
+      [...this.episodes].map(([check, e]) => [check, { area: e.area, requests: e.recorder.requests, tokenRequests: e.recorder.tokenRequests, mainKeyRequests: e.recorder.mainKeyRequests }]),
+    );
+  }
+
   /** Called by the HTTP client for every exchange. */
   private record(ex: Exchange, findings: Finding[]): void {
+    this.exchanges.sent(ex.request.method, ex.request.url);
+    const token = this.isTokenEndpoint(ex.request.url);
+    if (token) this.tokenRequests++;
     this.events.emit({ type: 'exchange', exchange: ex, findings });
     if (ex.response) this.exchangesSeen++;
     this.recentAnswers.push(recentAnswer(ex));
@@ -217,6 +249,8 @@ export class Runtime {
     if (ex.client) this.logKeyRequest(ex.client, ex);
     const store = this.als.getStore();
     store?.recorder.addExchange(ex);
+    if (store && token) store.recorder.tokenRequests++;
+    if (store && ex.client === 'main') store.recorder.mainKeyRequests++;
     for (const f of findings) {
       const id = f.requirement ?? 'unknown';
       const t = this.tally(id);
@@ -231,6 +265,11 @@ export class Runtime {
     const sentAt = Date.parse(ex.startedAt);
     log.push({ sentAt, receivedAt: sentAt + ex.durationMs, ...(ex.response ? { status: ex.response.status } : {}) });
     if (log.length > KEY_LOG_MAX) log.splice(0, log.length - KEY_LOG_MAX);
+  }
+
+  private isTokenEndpoint(url: string): boolean {
+    const bare = (u: string) => u.split(/[?#]/)[0]!.replace(/\/$/, '');
+    return bare(url) === bare(this.tokenUrl);
   }
 
   /** The completed requests the run made with `role`'s token, oldest first. */
