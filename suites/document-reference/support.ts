@@ -15,7 +15,7 @@ export const LARGE_REQUEST_MS = 120_000;
 
 export async function readDocument(ctx: CheckContext, id: string, requirement = 'document-reference.read'): Promise<{ res: HttpResponse; document: Json }> {
   const op = ctx.operation('DocumentReference', 'read', 'R5');
-  const res = await ctx.fhir({ scopes: RS, url: ctx.path(op.path, { id }) });
+  const res = await ctx.fhir({ scopes: RS, url: ctx.path(op.path, { id }), share: true });
   expectStatus(res, 200, requirement);
   if (!isObject(res.json)) ctx.fail('the read response body is not a JSON object', { requirement, actual: res.text.slice(0, 120), exchange: res.exchange.id });
   return { res, document: res.json };

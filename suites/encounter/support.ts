@@ -22,7 +22,7 @@ export function runTag(ctx: CheckContext): { system: string; code: string } {
 /** GET the Encounter; must answer 200 with a JSON object. */
 export async function readEncounter(ctx: CheckContext, id: string, requirement = 'encounter.read-returns-200'): Promise<{ res: HttpResponse; encounter: Json }> {
   const op = ctx.operation('Encounter', 'read', 'R4');
-  const res = await ctx.fhir({ scopes: RS, url: ctx.path(op.path, { id }) });
+  const res = await ctx.fhir({ scopes: RS, url: ctx.path(op.path, { id }), share: true });
   expectStatus(res, 200, requirement);
   if (!isObject(res.json)) ctx.fail('the read response body is not a JSON object', { requirement, actual: res.text.slice(0, 120), exchange: res.exchange.id });
   return { res, encounter: res.json };

@@ -71,7 +71,7 @@ export function readUrl(ctx: CheckContext, id: string): string {
 }
 
 export async function readMedicationRequest(ctx: CheckContext, id: string, requirement = 'medication-request.read-returns-resource'): Promise<{ res: HttpResponse; resource: Resource }> {
-  const res = await ctx.fhir({ scopes: READ_SCOPES, url: readUrl(ctx, id) });
+  const res = await ctx.fhir({ scopes: READ_SCOPES, url: readUrl(ctx, id), share: true });
   expectStatus(res, 200, requirement);
   return { res, resource: expectResource(ctx, res, 'MedicationRequest', requirement) };
 }
@@ -190,7 +190,7 @@ export async function searchMedicationRequests(
   const resources: Resource[] = [];
   const pages: HttpResponse[] = [];
   while (url !== undefined && pages.length < maxPages) {
-    const res = await ctx.fhir({ scopes: READ_SCOPES, url });
+    const res = await ctx.fhir({ scopes: READ_SCOPES, url, share: true });
     const bundle = expectSearchset(res, requirement);
     checkValid(ctx, res, bundle, requirement);
     pages.push(res);
