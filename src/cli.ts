@@ -95,7 +95,7 @@ function buildProgram(io: Out, setExit: (code: number) => void): Command {
         'fhir-conformance run --profile quick',
         'fhir-conformance run --config target.json --profile full --report-dir out',
         'fhir-conformance run --config target.json --only "^pagination\\." --quiet',
-        'fhir-conformance run --config target.json --requirements AUTH-001,AUTH-002',
+        'fhir-conformance run --config target.json --requirements auth.client-credentials,auth.token-grant-type',
         'fhir-conformance run --fault no-correlation-id --quiet     # a faulty reference: exit 1',
       ]) + '\nA filter that selects no check, an unknown requirement id or an invalid pattern exits 2; so does a set-up problem the preflight finds.\n',
     )

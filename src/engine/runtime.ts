@@ -55,7 +55,14 @@ export interface ExpiryProbe {
   /** The response to the probe token used shortly before its expiry. */
   beforeExpiry?: Promise<HttpResponse | undefined>;
   error?: string;
+  /** When the probe request left, ms after the token was requested. */
+  sentAfterMs?: number;
+  /** Set when a wait on the key (a 429's Retry-After) held the probe request until the token may have ended. */
+  heldPastExpiry?: { sentAfterMs: number; earliestEndMs: number };
 }
+
+/** Whole-second token times (up to 1 s) and the probe's transit (500 ms): how much earlier than issuedAt + lifetime a token may end. */
+export const PROBE_EXPIRY_SLACK_MS = 1500;
 
 export type { InvariantTally } from './types.js';
 
@@ -121,10 +128,15 @@ export class Runtime {
         // Urgent: a pacing wait here could outlast the token it is meant to use before expiry.
         token ? this.http.request({ url: probe.probeUrl, token, client: 'main', urgent: true, headers: { accept: 'application/fhir+json' } }) : undefined,
       ).then((res) => {
-        // Urgent requests still wait out a 429's Retry-After on the key: one held past the token's end proves nothing.
-        const late = res ? Date.parse(res.exchange.startedAt) - (issuedAt + lifetimeMs) : -1;
-        if (late < 0) return res;
-        probe.error = `the probe request left ${late} ms after the token's lifetime ended (held by a wait on client main, e.g. a 429's Retry-After), so it cannot show the token valid before expiry`;
+        // Urgent requests still wait out a 429's Retry-After on the key: one held to the token's end proves nothing.
+        // The earliest the token may end: token times are whole seconds (exp = iat + lifetime with iat
+        // truncated), so up to 1 s before issuedAt + lifetime, less the request's own transit.
+        if (!res) return res;
+        const sentAfterMs = Date.parse(res.exchange.startedAt) - issuedAt;
+        const earliestEndMs = lifetimeMs - PROBE_EXPIRY_SLACK_MS;
+        probe.sentAfterMs = sentAfterMs;
+        if (sentAfterMs < earliestEndMs) return res;
+        probe.heldPastExpiry = { sentAfterMs, earliestEndMs };
         return undefined;
       }).catch((e: unknown) => {
         probe.error = e instanceof Error ? e.message : String(e);

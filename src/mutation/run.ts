@@ -96,7 +96,7 @@ export const RATE_LIMIT_MUTATION_LIMITS: Partial<ReferenceLimits> = {
 };
 
 /** Areas whose faults run under RATE_LIMIT_MUTATION_LIMITS. */
-const WINDOW_AREAS = new Set(['rate-limit', 'issuance-limit']);
+export const WINDOW_AREAS: ReadonlySet<string> = new Set(['rate-limit', 'issuance-limit']);
 
 /**
  * Plants the fault in a fresh reference and runs, in-process, the checks that

@@ -227,6 +227,17 @@ describe('fhir-conformance CLI', () => {
     for (const area of ['discovery', 'auth', 'pagination', 'tenancy']) expect(r.stdout).toMatch(new RegExp(`^${area}\\s+\\d+`, 'm'));
   });
 
+  test('every help example names requirement ids and faults that exist', async () => {
+    const requirements = JSON.parse(await readFile('suites/requirements.json', 'utf8')) as { requirements?: Array<{ id: string }> } | Array<{ id: string }>;
+    const ids = new Set((Array.isArray(requirements) ? requirements : requirements.requirements!).map((r) => r.id));
+    const faults = new Set(FAULTS.map((f) => f.name));
+    for (const command of ['run', 'serve', 'init', 'report', 'diff', 'faults']) {
+      const help = (await runCli([command, '--help'], { timeoutMs: 30_000 })).stdout;
+      for (const m of help.matchAll(/--requirements ([A-Za-z][^\s]+)/g)) for (const id of m[1]!.split(',')) expect(ids.has(id), `${command} --help names requirement ${id}`).toBe(true);
+      for (const m of help.matchAll(/--fault ([A-Za-z][A-Za-z0-9-]+)/g)) expect(faults.has(m[1]!), `${command} --help names fault ${m[1]}`).toBe(true);
+    }
+  }, 120_000);
+
   test('faults lists the catalog', async () => {
     const r = await runCli(['faults'], { timeoutMs: 30_000 });
     expect(r.code).toBe(0);
@@ -282,6 +293,26 @@ describe('fhir-conformance CLI', () => {
       const run = await runCli(['run', '--config', path, '--profile', 'quick', '--only', '^(discovery|tenancy)\\.', '--report-dir', dir, '--quiet'], { timeoutMs: 90_000 });
       expect(run.code, run.stderr.slice(-1500)).toBe(0);
       expect((await readLatestReport(dir)).summary.byOutcome.pass).toBeGreaterThan(5);
+      await serve.stop();
+    }, 120_000);
+
+    test('the README\'s example config (fixtures/example-target.json) works against serve as written, but for the port', async () => {
+      const serve = await startServe(['--port', '0']);
+      const example = JSON.parse(await readFile('fixtures/example-target.json', 'utf8')) as { baseUrl: string; tokenUrl: string; clients: Array<{ privateKey: { file: string } }> };
+      // Only the port differs from the README's `serve` (4780 may be taken here); key files resolve from fixtures/.
+      const port = new URL(serve.url).port;
+      const moved = (u: string) => u.replace(':4780', `:${port}`);
+      const config = {
+        ...example, baseUrl: moved(example.baseUrl), tokenUrl: moved(example.tokenUrl),
+        clients: example.clients.map((c) => ({ ...c, privateKey: { file: join(process.cwd(), 'fixtures', c.privateKey.file) } })),
+      };
+      const dir = await tempDir('cli-example');
+      await writeFile(join(dir, 'target.json'), JSON.stringify(config));
+      const run = await runCli(['run', '--config', join(dir, 'target.json'), '--profile', 'quick', '--only', '^(discovery|tenancy|errors)\\.', '--report-dir', dir, '--quiet'], { timeoutMs: 90_000 });
+      expect(run.code, run.stderr.slice(-1500)).toBe(0);
+      const report = await readLatestReport(dir);
+      expect(report.summary.byOutcome.pass).toBeGreaterThan(5);
+      expect(report.summary.byOutcome.fail ?? 0).toBe(0);
       await serve.stop();
     }, 120_000);
 
