@@ -11,7 +11,8 @@ import type { ModelOperation } from '../discovery/index.js';
 import { excludedBy, type CheckDefinition } from './check.js';
 import { CheckRecorder, throwSkip, type CheckContext } from './context.js';
 import { controlPath, decideOutcome, normalElsewhere, type Ending, type Health } from './outcome.js';
-import type { Runtime } from './runtime.js';
+import { spreadRoles, type Runtime } from './runtime.js';
+import { slotOf } from './plan.js';
 import { shareKey } from './exchange-cache.js';
 import { plannedRequests } from './budget.js';
 import type { CheckResult, Exchange, Finding } from './types.js';
@@ -125,6 +126,20 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
   const open = () => {
     if (recorder.closed) throw new ConformanceError('ERR_TIMEOUT', recorder.closed);
   };
+  /**
+   * The key of a request that names no role: `main`; with a declared organization ceiling, a
+   * paced request of a check in the paced slot goes out with the organization key that can
+   * send soonest (Runtime.spreadKey), and the check keeps that key for its other requests
+   * while it holds their scopes (one check, one key: its answers follow one key's window).
+   */
+  let pinned: string | undefined;
+  const keyOf = (scopes: string[], o: RequestOptions): string => {
+    if (!rt.config.organization || o.pace === false || slotOf(check) !== 'paced') return 'main';
+    if (pinned !== undefined && spreadRoles(rt.config, scopes).includes(pinned)) return pinned;
+    const chosen = rt.spreadKey(scopes);
+    pinned ??= chosen;
+    return chosen;
+  };
   /** A shareable request: another check's exchange for the same key, or sent (and kept for the next). */
   const sharedRequest = async (key: string, request: RequestOptions): Promise<HttpResponse> => {
     const { res, shared } = await rt.exchanges.get(
@@ -168,8 +183,10 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
     },
     async fhir(opts): Promise<HttpResponse> {
       open();
-      const { scopes, role = 'main', share, ...rest } = opts;
-      ctx.client(role);
+      const { scopes, role: asked, share, ...rest } = opts;
+      const logical = asked ?? 'main';
+      ctx.client(logical);
+      const role = asked === undefined ? keyOf(scopes, rest) : logical;
       const request: RequestOptions = {
         ...rest,
         // Taken when the request leaves (after pacing, holds and back-off), never before a wait.
@@ -177,7 +194,8 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
         client: role,
         headers: { accept: 'application/fhir+json', ...(rest.headers ?? {}) },
       };
-      const key = (share ?? check.shareReads) && shareableOptions(rest) ? shareKey({ ...request, role, scopes }) : undefined;
+      // Keys of one organization holding the same scopes get the same answer: shared by the role asked for.
+      const key = (share ?? check.shareReads) && shareableOptions(rest) ? shareKey({ ...request, role: logical, scopes }) : undefined;
       return key === undefined ? rt.http.request(request) : sharedRequest(key, request);
     },
     findOperation: (resource, interaction, release) => findOperation(rt, resource, interaction, release),

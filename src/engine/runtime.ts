@@ -147,6 +147,39 @@ export class Runtime {
     this.shared.set(EXPIRY_PROBE_KEY, probe);
   }
 
+  /**
+   * The key a paced request without an explicit role uses: `main`, or with a declared
+   * organization ceiling the one of `spreadRoles` that can send soonest (the fewest requests
+   * in its window for its ceiling next; `main` on a tie). The pacer keeps each key and the
+   * organization within its ceiling whichever is chosen.
+   */
+  spreadKey(scopes: readonly string[]): string {
+    const roles = spreadRoles(this.config, scopes);
+    if (roles.length === 1) return roles[0]!;
+    const ceiling = ratesByRole(this.config);
+    const load = (r: string) => {
+      const l = this.http.keyLoad(r);
+      return { wait: l.waitMs, share: l.inWindow / (ceiling[r] ?? 60) };
+    };
+    return roles.map((r) => ({ r, ...load(r) })).reduce((a, b) => (b.wait < a.wait || (b.wait === a.wait && b.share < a.share) ? b : a)).r;
+  }
+
+  /** The keys that carried paced requests, and why (every report's `budget.keys`). */
+  keysUsed(): { roles: string[]; reason: string } {
+    const paced = this.http.pacedByClient();
+    const org = this.config.organization;
+    const spread = spreadRoles(this.config, []);
+    const used = spread.filter((r) => (paced[r] ?? 0) > 0);
+    if (!org)
+      return { roles: ['main'], reason: 'one key: the config declares no organization ceiling (organization.requestsPerMinute), which the spec does not show, so spreading requests over the organization\'s keys could exceed it' };
+    if (spread.length === 1)
+      return { roles: ['main'], reason: `one key: organization ceiling ${org.requestsPerMinute} per window declared, but no extra client declares the scopes it holds (clients[].scopes)` };
+    return {
+      roles: used.length ? used : ['main'],
+      reason: `organization ceiling ${org.requestsPerMinute} per window declared: paced requests spread over ${spread.join(' and ')}, each within its own ceiling and together within the organization's (${Object.entries(paced).filter(([r]) => spread.includes(r)).map(([r, n]) => `${r} ${n}`).join(', ')} paced)`,
+    };
+  }
+
   /** Cumulative traffic of the run so far (the reporter computes the pacing figures from it). */
   runStats(): RunStats {
     const limits = this.config.limits;
@@ -158,12 +191,23 @@ export class Runtime {
       tokenRequests: this.tokens.issued,
       tokenReissues: this.http.stats.tokenReissues,
       limits: {
+        ...this.pacedRate(),
         perKeyPerWindow: main?.rateLimitPerMinute ?? 60,
         windowSec: limits.windowSec,
         tokenLifetimeSec: limits.tokenLifetimeSec,
         tokenIssuancePerWindow: limits.tokenIssuancePerMinute,
       },
     };
+  }
+
+  /** With a declared organization ceiling: the paced rate of the keys spread over (their ceilings, capped by the organization's). */
+  private pacedRate(): { pacedPerWindow?: number; usableKeys?: number } {
+    const org = this.config.organization;
+    if (!org) return {};
+    const spread = spreadRoles(this.config, []);
+    const ceiling = ratesByRole(this.config);
+    const sum = spread.reduce((n, r) => n + (ceiling[r] ?? 60), 0);
+    return { pacedPerWindow: Math.min(org.requestsPerMinute, sum), usableKeys: spread.length };
   }
 
   get signal(): AbortSignal {
@@ -184,6 +228,7 @@ export class Runtime {
       signal: abort.signal,
       windowSec: config.limits.windowSec,
       ratePerMinute: ratesByRole(config),
+      ...(config.organization ? { organization: { ceiling: config.organization.requestsPerMinute, members: organizationRoles(config) } } : {}),
       onExchange: (ex, findings) => runtime?.record(ex, findings),
       validateResponse: fhirBodyValidator(sharedFhirValidator()),
       onWait: (w) => runtime?.onWait(w),
@@ -331,6 +376,27 @@ async function sleepWithinRun(ms: number, deadline: number, signal: AbortSignal)
   } catch {
     throw new ConformanceError('ERR_INTERRUPTED', 'the run was interrupted');
   }
+}
+
+/**
+ * The roles whose requests count against the main organization's ceiling: every role but
+ * `second-org` (another organization). A `production` key's organization is not declared;
+ * counting it can only keep the run further below the ceiling.
+ */
+export function organizationRoles(config: ResolvedConfig): string[] {
+  return [...new Set(config.clients.map((c) => c.role as string))].filter((r) => r !== 'second-org');
+}
+
+/**
+ * The keys paced requests may spread over: `main`, and with a declared organization ceiling
+ * the `extra` key when it is declared to hold `scopes` (clients[].scopes). Several `extra`
+ * clients act as one key (the first), as everywhere in the suite.
+ */
+export function spreadRoles(config: ResolvedConfig, scopes: readonly string[]): string[] {
+  if (!config.organization) return ['main'];
+  const extra = config.clients.find((c) => c.role === 'extra');
+  const holds = extra?.scopes !== undefined && scopes.every((s) => extra.scopes!.includes(s));
+  return holds ? ['main', 'extra'] : ['main'];
 }
 
 /** Pacing is keyed by role; several `extra` keys share the lowest ceiling. */

@@ -98,6 +98,8 @@ export interface HttpClientOptions {
   ratePerMinute?: Record<string, number>;
   /** Window length in seconds (default 60). */
   windowSec?: number;
+  /** A declared organization ceiling per window shared by these client roles (see Pacer). */
+  organization?: { ceiling: number; members: readonly string[] };
   /** Reports waits (rate-limit pacing, Retry-After, backoff) for live progress. */
   onWait?: (info: { reason: string; ms: number; client?: string }) => void;
   /** Extra per-exchange validation (e.g. HL7 schema of FHIR bodies); its findings join the invariants'. */

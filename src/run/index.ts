@@ -216,7 +216,7 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
       episodeRequests: rt.episodeRequests(),
       requests: rt.http.stats.requests + setupRequests.count,
       tokenRequests: rt.tokenRequests,
-      keys: { roles: ['main'], reason: 'one key: paced requests use the main client\'s key (see docs/config.md, organization)' },
+      keys: rt.keysUsed(),
       ...(leftToFull ? { leftToFull } : {}),
     });
   }
