@@ -79,15 +79,86 @@ export interface GateInput {
   levels: ReadonlyMap<string, Level>;
 }
 
+const measured = (check: CheckDefinition): Estimate | undefined => (check.requests === undefined ? loadEstimates().get(check.id) : undefined);
+
+export interface TokenSpreadLimits {
+  /** The main key's ceiling per window (the pacer sends one less). */
+  keyCeiling: number;
+  /** Token requests allowed per window. */
+  issuancePerWindow: number;
+  /** Token requests the first window has already spent (the preflight's). */
+  reserved: number;
+  /** Whether a check runs (one the profile leaves out sends nothing); default: every check. */
+  runs?: (check: CheckDefinition) => boolean;
+  /** The checks' estimates (default: suites/request-budget.json, for checks that declare no `requests`). */
+  estimate?: (check: CheckDefinition) => Estimate | undefined;
+}
+
 /**
- * The gate's order within a slot: checks that only talk to the token endpoint (by their
- * estimates: token requests and no request with the main key) run after the others, so a
- * full issuance window (20 a minute) holds up no check of the paced key; by the end of a
- * gate run the window has turned.
+ * Spreads the checks that only talk to the token endpoint (the auth checks' deliberate token
+ * requests) through a slot, so that a full issuance window (20 a minute) never holds up the
+ * checks of the paced key. From the plan's estimates: the other checks, in order, fill the main
+ * key's windows (its ceiling less one each); each window's token requests are theirs plus the
+ * token-only checks placed in it, at most the issuance limit less one; a token-only check goes
+ * in the earliest window with room after the first (whose token requests, the first use of each
+ * scope set, are the least certain), after the other checks that start in it (when the key waits
+ * for its next window anyway). What finds no room runs at the end of the slot.
  */
-export function gateRank(check: Pick<CheckDefinition, 'id' | 'requests'>): number {
-  const est = check.requests === undefined ? loadEstimates().get(check.id) : undefined;
-  return est && est.tokens > 0 && est.mainKey === 0 ? 1 : 0;
+export function spreadTokenChecks<T extends CheckDefinition>(ordered: readonly T[], limits: TokenSpreadLimits): T[] {
+  const estimate = limits.estimate ?? measured;
+  // Token requests of a check that only talks to the token endpoint (none with the main key), else 0.
+  const tokenOnly = (c: T) => {
+    const est = estimate(c);
+    return est && est.tokens > 0 && est.mainKey === 0 ? est.tokens : 0;
+  };
+  const tokenChecks = ordered.filter((c) => tokenOnly(c) > 0 && (!limits.runs || limits.runs(c)));
+  if (tokenChecks.length === 0) return [...ordered];
+  const rest = ordered.filter((c) => !tokenChecks.includes(c));
+  const perWindow = Math.max(1, limits.keyCeiling - 1);
+  const cap = Math.max(1, limits.issuancePerWindow - 1);
+  const used = new Map<number, number>([[0, limits.reserved]]);
+  const windowOf: number[] = [];
+  let main = 0;
+  for (const c of rest) {
+    const w = Math.floor(main / perWindow);
+    windowOf.push(w);
+    if (limits.runs && !limits.runs(c)) continue;
+    const est = estimate(c);
+    used.set(w, (used.get(w) ?? 0) + (est?.tokens ?? 0));
+    main += est ? est.mainKey : plannedRequests(c);
+  }
+  const last = Math.floor(main / perWindow);
+  // The key never waits for a window (a short-window reference, a high ceiling): nothing to gain.
+  if (last === 0) return [...ordered];
+  const placed = new Map<number, T[]>();
+  const tail: T[] = [];
+  // Not in the first window when there is a later one: its token requests (first uses of each scope set) are the hardest to estimate.
+  let w = last >= 1 ? 1 : 0;
+  for (const c of tokenChecks) {
+    const t = tokenOnly(c);
+    while (w <= last && (used.get(w) ?? 0) + t > cap) w++;
+    if (w > last) {
+      tail.push(c);
+      continue;
+    }
+    used.set(w, (used.get(w) ?? 0) + t);
+    placed.set(w, [...(placed.get(w) ?? []), c]);
+  }
+  const out: T[] = [];
+  let emitted = -1;
+  const emitUpTo = (w: number) => {
+    for (; emitted < w; ) out.push(...(placed.get(++emitted) ?? []));
+  };
+  rest.forEach((c, i) => {
+    out.push(c);
+    // After the last check that starts in window w (and any window no check starts in).
+    const next = windowOf[i + 1];
+    if (next !== windowOf[i]) emitUpTo(next === undefined ? last : next - 1);
+  });
+  emitUpTo(last);
+  const arranged = [...out, ...tail];
+  // A reordering, never a selection: should a check go missing, the plan keeps its order.
+  return arranged.length === ordered.length ? arranged : [...ordered];
 }
 
 export interface GateSelection {

@@ -6,7 +6,7 @@
 import type { CheckDefinition } from './check.js';
 import { executeCheck } from './execute.js';
 import { plannedCheck, type RunEvents } from './events.js';
-import { planChecks, slotOf, type CatalogCheck } from './plan.js';
+import { planChecks, slotOf, type CatalogCheck, type Slot } from './plan.js';
 import type { Runtime } from './runtime.js';
 import type { CheckResult } from './types.js';
 
@@ -18,9 +18,9 @@ export async function executePlan(
   checks: readonly (CheckDefinition | CatalogCheck)[],
   rt: Runtime,
   events: RunEvents,
-  opts: { rank?: (check: CheckDefinition) => number } = {},
+  opts: { arrange?: (slot: Slot, checks: Array<CheckDefinition | CatalogCheck>) => Array<CheckDefinition | CatalogCheck> } = {},
 ): Promise<CheckResult[]> {
-  const planned = planChecks(checks, opts.rank);
+  const planned = planChecks(checks, opts.arrange);
   const results: CheckResult[] = [];
   for (const [index, check] of planned.entries()) {
     if (rt.signal.aborted) break;

@@ -69,21 +69,22 @@ export function folderRank(folder: string | undefined): number {
 export type CatalogCheck = CheckDefinition & { readonly folder?: string };
 
 /**
- * The checks in run order (a stable sort: slot, then `rank` when a profile gives one (the
- * gate's: src/engine/budget.ts), folder rank, folder name, catalog order).
+ * The checks in run order (a stable sort: slot, folder rank, folder name, catalog order).
+ * `arrange` may reorder the checks of a slot (the run path spreads the checks that only talk
+ * to the token endpoint through the paced slot: src/engine/budget.ts, spreadTokenChecks).
  */
-export function planChecks<T extends CatalogCheck>(checks: readonly T[], rank?: (check: T) => number): T[] {
+export function planChecks<T extends CatalogCheck>(checks: readonly T[], arrange?: (slot: Slot, checks: T[]) => T[]): T[] {
   const slotRank = (c: T) => SCHEDULE.slots.indexOf(slotOf(c));
-  const extra = rank ?? (() => 0);
-  return checks
+  const sorted = checks
     .map((c, i) => ({ c, i }))
     .sort(
       (a, b) =>
         slotRank(a.c) - slotRank(b.c) ||
-        extra(a.c) - extra(b.c) ||
         folderRank(a.c.folder) - folderRank(b.c.folder) ||
         (a.c.folder ?? '').localeCompare(b.c.folder ?? '') ||
         a.i - b.i,
     )
     .map((x) => x.c);
+  if (!arrange) return sorted;
+  return SCHEDULE.slots.flatMap((slot) => arrange(slot, sorted.filter((c) => slotOf(c) === slot)));
 }

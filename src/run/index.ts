@@ -16,11 +16,11 @@ import { RunEvents, plannedCheck, type Subscriber } from '../engine/events.js';
 import { executePlan } from '../engine/executor.js';
 import { preflight, renderPreflight } from '../engine/preflight.js';
 import { buildRunResult, requirementVerdicts, type RunRecord } from '../engine/result.js';
-import { gateRank, requestBudget, selectGate, type GateInput } from '../engine/budget.js';
+import { requestBudget, selectGate, spreadTokenChecks, type GateInput } from '../engine/budget.js';
 import { Runtime } from '../engine/runtime.js';
 import { pacingFigures } from '../engine/schedule.js';
-import type { CheckDefinition } from '../engine/check.js';
-import { planChecks, slotOf, type CatalogCheck } from '../engine/plan.js';
+import { excludedBy, type CheckDefinition } from '../engine/check.js';
+import { planChecks, slotOf, type CatalogCheck, type Slot } from '../engine/plan.js';
 import type { CheckResult, LeftToFull, Profile, RunResult } from '../engine/types.js';
 import { ConformanceError, describeError } from '../errors.js';
 import { PROJECT_ROOT } from '../paths.js';
@@ -181,10 +181,12 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
       const line = await probeTokens(runtime, { startedAt: startedAt.getTime() });
       if (progress) say(`preflight: ${line}`);
     }
-    const rank = gate ? gateRank : undefined;
-    const planned = planChecks(checks, rank).map((c) => plannedCheck(c, slotOf(c)));
+    // Checks that only talk to the token endpoint are spread through the paced slot (src/engine/budget.ts).
+    const arrange = <T extends CheckDefinition>(slot: Slot, cs: T[]): T[] =>
+      slot === 'paced' ? spreadTokenChecks(cs, { keyCeiling: config.clients.find((c) => c.role === 'main')?.rateLimitPerMinute ?? 60, issuancePerWindow: config.limits.tokenIssuancePerMinute, reserved: target.embedded ? 0 : config.clients.length, runs: (c) => !excludedBy(config.profile, c) && !gate?.excluded.has(c.id) }) : cs;
+    const planned = planChecks(checks, arrange).map((c) => plannedCheck(c, slotOf(c)));
     events.emit({ type: 'run-started', runId: record.runId, profile: config.profile, baseUrl: config.baseUrl, embedded: target.embedded, planned });
-    const results = await executePlan(checks, runtime, events, rank ? { rank } : {});
+    const results = await executePlan(checks, runtime, events, { arrange });
     if (config.profile === 'certification') {
       const waits = checks.filter((c) => c.waitWindows !== undefined && results.some((r) => r.id === c.id && r.outcome !== 'skip')).map((c) => c.waitWindows!);
       record.pacing = pacingFigures(runtime.runStats(), Date.now() - startedAt.getTime(), waits);

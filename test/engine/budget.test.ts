@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import { selectGate } from '../../src/engine/budget.js';
+import { selectGate, spreadTokenChecks, type Estimate } from '../../src/engine/budget.js';
 import type { Exchange, Level } from '../../src/engine/types.js';
 import { runConformance } from '../../src/run/index.js';
 import { createOwn as postOwn } from '../../suites/medication-request/support.js';
@@ -183,5 +183,29 @@ describe('the gate profile', () => {
     const checks = [c('x.ab', 'x', ['r.a', 'r.b'], 1), c('y.a', 'y', ['r.a'], 5)];
     const g = selectGate(checks, input);
     expect([...g.excluded.keys()]).toEqual([]);
+  });
+});
+
+describe('checks that only talk to the token endpoint', () => {
+  const noop = async () => {};
+  const c = (id: string): CheckDefinition => ({ id, title: id, area: 'x', level: 'MUST', requirements: ['r.a'], run: noop });
+  // Paced checks of 20 main-key requests and one token each; token-only checks of one token each.
+  const est = new Map<string, Estimate>();
+  const paced = Array.from({ length: 9 }, (_, i) => (est.set(`p.${i}`, { requests: 21, tokens: 1, mainKey: 20 }), c(`p.${i}`)));
+  const tokenOnly = Array.from({ length: 12 }, (_, i) => (est.set(`t.${i}`, { requests: 1, tokens: 1, mainKey: 0 }), c(`t.${i}`)));
+  const limits = { keyCeiling: 61, issuancePerWindow: 6, reserved: 2, estimate: (x: CheckDefinition) => est.get(x.id) };
+
+  it('are spread over the main key\'s windows after the first, within the issuance limit, the rest at the end', () => {
+    // Key windows of 60 requests: p.0-p.2 in window 0, p.3-p.5 in 1, p.6-p.8 in 2 (3 tokens each), then window 3 (no check starts in it).
+    const order = spreadTokenChecks([...tokenOnly, ...paced], limits).map((x) => x.id);
+    // At most 5 a window: 2 token-only checks in window 1, 2 in window 2, after the checks that start in them, 5 in window 3; 3 run last.
+    const t = tokenOnly.map((x) => x.id);
+    expect(order).toEqual(['p.0', 'p.1', 'p.2', 'p.3', 'p.4', 'p.5', 't.0', 't.1', 'p.6', 'p.7', 'p.8', 't.2', 't.3', ...t.slice(4)]);
+    expect(order).toHaveLength(21);
+  });
+
+  it('keep their order when the key never waits for a window', () => {
+    const order = spreadTokenChecks([...tokenOnly, ...paced], { ...limits, keyCeiling: 1000 }).map((x) => x.id);
+    expect(order).toEqual([...tokenOnly, ...paced].map((x) => x.id));
   });
 });
