@@ -1,6 +1,9 @@
 /**
  * Run figures, in one run on this machine:
  * - wall time of the quick profile against the embedded reference (the CLI, as `npm start`);
+ * - wall time and request count of the gate profile against the reference at the spec's
+ *   default limits (`fhir-conformance serve` in a child process, the CLI with `--config` in
+ *   another, start-up and discovery included): what a CI gate costs against a real deployment;
  * - wall time and request count of the certification profile against the reference at the
  *   spec's default limits (in this process), next to its lower bound and the ratio
  *   (src/engine/schedule.ts); requests per covered requirement; 429s outside the
@@ -8,22 +11,45 @@
  * - FHIR schema compile time and report-writing time for 1,000 checks (bench/fhir-schema.ts,
  *   bench/reports.ts), as those scripts print them.
  * The LAST line is one JSON object with the headline figures.
- * Run: npm run bench   (about 7 minutes: the certification run waits out 5-minute tokens)
+ * Run: npm run bench   (about 10 minutes: the certification run waits out 5-minute tokens)
+ *      npm run bench -- --skip-certification   (about 3 minutes)
  */
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PROJECT_ROOT } from '../src/paths.js';
 import { runConformance } from '../src/run/index.js';
-import type { CheckResult, RequirementVerdict } from '../src/engine/types.js';
+import type { CheckResult, RequestBudget, RequirementVerdict, RunInfo } from '../src/engine/types.js';
+
+const skipCertification = process.argv.includes('--skip-certification');
 
 const CLI = resolve(PROJECT_ROOT, 'bin/fhir-conformance.js');
 const TSX = ['--import', 'tsx'];
 
 interface Report {
+  run: RunInfo;
   checks: CheckResult[];
   requirements: RequirementVerdict[];
+}
+
+/** `fhir-conformance serve` at the spec's limits on a free port, its config written to `configOut`; stopped by PID. */
+async function startServe(configOut: string): Promise<{ stop: () => void }> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--host', '127.0.0.1', '--config-out', configOut], { cwd: PROJECT_ROOT, stdio: 'ignore' });
+  for (let i = 0; i < 600; i++) {
+    if (await stat(configOut).then(() => true, () => false)) return { stop: () => void child.kill('SIGTERM') };
+    if (child.exitCode !== null) break;
+    await sleep(100);
+  }
+  child.kill('SIGTERM');
+  throw new Error('fhir-conformance serve did not write its config within 60 s');
+}
+
+function budgetLine(b: RequestBudget | undefined): string {
+  if (!b) return 'no request budget in the report';
+  const areas = Object.entries(b.byArea).filter(([, a]) => a.requests > 0).map(([n, a]) => `${n} ${a.requests}`).join(', ');
+  return `${b.requests} requests (${b.tokenRequests} token, ${b.shared} answered from shared exchanges), ${b.coveredRequirements} requirements judged, ${b.requestsPerRequirement} per requirement; per area: ${areas}`;
 }
 
 function node(args: string[], timeoutMs: number): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -56,6 +82,37 @@ try {
   const quickReport = JSON.parse(await readFile(join(dir, 'quick', 'latest', 'report.json'), 'utf8')) as Report;
   console.log(`quick: ${quickS.toFixed(1)} s wall (exit ${quick.code}); ${quickReport.checks.length} checks (${outcomes(quickReport.checks)})`);
 
+  console.log(`  ${budgetLine(quickReport.run.budget)}`);
+
+  // The gate at the spec's default limits: serve + run --config, both through the CLI.
+  const configPath = join(dir, 'served-spec.json');
+  const served = await startServe(configPath);
+  let gateS: number;
+  let gateReport: Report;
+  try {
+    const t = performance.now();
+    const gate = await node([CLI, 'run', '--config', configPath, '--profile', 'gate', '--quiet', '--report-dir', join(dir, 'gate')], 900_000);
+    gateS = (performance.now() - t) / 1000;
+    gateReport = JSON.parse(await readFile(join(dir, 'gate', 'latest', 'report.json'), 'utf8')) as Report;
+    console.log(`gate at the spec's limits (serve, one key): ${gateS.toFixed(1)} s wall (exit ${gate.code}); ${gateReport.checks.length} checks (${outcomes(gateReport.checks)})`);
+  } finally {
+    served.stop();
+  }
+  const gateBudget = gateReport.run.budget;
+  console.log(`  ${budgetLine(gateBudget)}`);
+  const left = gateBudget?.leftToFull ?? [];
+  console.log(`  left to full: ${left.length} MUST requirements (${[...new Set(left.map((l) => l.reason))].join('; ')})`);
+  const slowestGate = [...gateReport.checks].sort((a, b) => b.durationMs - a.durationMs).slice(0, 3);
+  console.log(`  slowest checks (waits included): ${slowestGate.map((c) => `${c.id} ${(c.durationMs / 1000).toFixed(1)} s`).join(', ')}`);
+
+  const headline: Record<string, number | null> = { quick_s: round(quickS), gate_spec_limits_s: round(gateS), gate_requests: gateBudget?.requests ?? null };
+  if (skipCertification) {
+    console.log('certification: skipped (--skip-certification)');
+    console.log(JSON.stringify({ ...headline, certification_s: null, certification_bound_s: null, ratio: null, requests: null, requests_per_requirement: null, unplanned_429: null }));
+    await rm(dir, { recursive: true, force: true });
+    process.exit(0);
+  }
+
   // Certification at the spec's default limits, in this process (its peak memory is ours).
   const t1 = performance.now();
   const cert = await runConformance({ profile: 'certification', reportsRoot: join(dir, 'certification'), progress: false });
@@ -70,6 +127,7 @@ try {
   console.log(`  ${pacing.requests} requests (${pacing.pacedRequests} paced) for ${requirements} covered requirements: ${perRequirement.toFixed(2)} per requirement`);
   console.log(`  lower bound ${pacing.boundS} s (${pacing.boundBy}); run ${pacing.wallS} s from its start; ratio ${pacing.ratio}`);
   console.log(`  unplanned 429: ${pacing.unplanned429}${pacing.unplanned429 ? ` (${unplannedBy(cert.results).join(', ')})` : ''}`);
+  console.log(`  ${budgetLine(certReport.run.budget)}`);
   console.log(`  slowest checks: ${slowest.map((c) => `${c.id} ${(c.durationMs / 1000).toFixed(1)} s`).join(', ')}`);
   console.log(`peak RSS (this process, certification run included): ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
 
@@ -82,7 +140,7 @@ try {
 
   console.log(
     JSON.stringify({
-      quick_s: round(quickS),
+      ...headline,
       certification_s: round(certS),
       certification_bound_s: pacing.boundS,
       ratio: round(certS / pacing.boundS, 3),

@@ -153,6 +153,26 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
     return fresh === token ? undefined : { token: fresh, ageMs, lifetimeMs };
   }
 
+  /** The client role and scopes of a token `token()` handed out; undefined for any other token. */
+  grantOf(token: string): { role: string; scopes: string[] } | undefined {
+    const entry = this.handed.get(token);
+    return entry ? { role: entry.role, scopes: [...entry.scopes] } : undefined;
+  }
+
+  /**
+   * Caches the token a raw `request` for (role, scopes) obtained (the preflight's probe of each
+   * client), as if `token()` had issued it, so the run does not spend another token request on
+   * it. Nothing happens when the answer carries no token or the role already has one for these scopes.
+   */
+  adopt(role: string, scopes: string[], res: HttpResponse): void {
+    const key = scopeKey(role, scopes);
+    if (this.cache.has(key) || this.pending.has(key)) return;
+    const entry = this.entryOf(res);
+    if (!entry) return;
+    this.cache.set(key, entry);
+    this.handed.set(entry.token, { ...entry, key, role, scopes: [...scopes] });
+  }
+
   async freshToken(role: string, scopes: string[]): Promise<string> {
     return (await this.issue(role, scopes)).token;
   }
@@ -202,6 +222,18 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
     const form: Record<string, string> = {};
     for (const [name, value] of Object.entries(fields)) if (typeof value === 'string') form[name] = value;
     return { form };
+  }
+
+  /** The token of a 2xx token response with an access_token, timed from the exchange; undefined otherwise. */
+  private entryOf(res: HttpResponse): CachedToken | undefined {
+    // The lifetime started when the target got the request, no earlier than it was sent.
+    const issuedAt = Date.parse(res.exchange.startedAt);
+    const body = (res.json ?? {}) as Record<string, unknown>;
+    const token = body.access_token;
+    if (!(res.status >= 200 && res.status < 300 && typeof token === 'string' && token !== '')) return undefined;
+    registerSecret(token);
+    const expiresAt = tokenExpiry(body, token, issuedAt, this.opts.tokenLifetimeSec);
+    return { token, refreshAt: refreshAt(expiresAt, issuedAt), issuedAt, expiresAt };
   }
 
   private async issue(role: string, scopes: string[]): Promise<CachedToken> {

@@ -41,6 +41,8 @@ export interface ResolvedConfig {
   limits: Limits;
   /** One readable line per declared limit that differs from the spec's default. */
   deviations: string[];
+  /** The organization's declared request ceiling per window; absent: unknown (the spec does not show it). */
+  organization?: { requestsPerMinute: number };
   profile: Profile;
   timeouts: { requestMs: number; runMs: number };
   jwksHosting?: { host: string; port: number; path: string };
@@ -182,6 +184,7 @@ export async function resolveConfig(raw: unknown, baseDir: string, overrides: Co
     fixtures: { ...cfg.fixtures },
     limits,
     deviations: deviations.map((d) => d.line),
+    ...(cfg.organization ? { organization: { requestsPerMinute: cfg.organization.requestsPerMinute } } : {}),
     profile,
     timeouts: { ...DEFAULT_TIMEOUTS, ...cfg.timeouts },
     jwksHosting: cfg.jwksHosting,
@@ -237,6 +240,7 @@ export function redactedConfig(c: ResolvedConfig): unknown {
     ...(c.jwksHosting ? { jwksHosting: c.jwksHosting } : {}),
     fixtures: c.fixtures,
     limits: c.limits,
+    ...(c.organization ? { organization: c.organization } : {}),
     deviations: c.deviations,
     profile: c.profile,
     timeouts: c.timeouts,

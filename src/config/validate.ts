@@ -30,6 +30,8 @@ export interface RawConfig {
   jwksHosting?: { host: string; port: number; path: string };
   fixtures?: Record<string, string>;
   limits?: Partial<Limits>;
+  /** The organization's request ceiling (spec: not shown); with it, paced requests spread over the organization's keys. */
+  organization?: { requestsPerMinute: number };
   profile?: Profile;
   timeouts?: { requestMs?: number; runMs?: number };
   redactPhi?: boolean;

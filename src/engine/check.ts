@@ -42,6 +42,18 @@ export interface CheckDefinition {
    * scenario); the run's lower bound in the pacing figures counts the largest that ran.
    */
   waitWindows?: number;
+  /**
+   * Requests the check plans to send (token requests included). Undeclared: the measured
+   * estimate of suites/request-budget.json, else a default (src/engine/budget.ts). The
+   * request budget of every report and the `gate` profile's selection use it.
+   */
+  requests?: number;
+  /**
+   * Its FHIR reads (GET through `ctx.fhir`) may be answered with an exchange another check
+   * of the run made for the same request (src/engine/exchange-cache.ts); `share` on one
+   * request overrides it.
+   */
+  shareReads?: boolean;
   run(ctx: CheckContext): Promise<void>;
 }
 
@@ -65,10 +77,16 @@ export interface CheckContext {
   client(role?: string): ResolvedClient;
   /** A cached access token for the role (default `main`) and scopes. */
   token(scopes: string[], role?: string): Promise<string>;
-  /** A raw request (no token unless `opts.token`). */
-  request(opts: RequestOptions): Promise<HttpResponse>;
-  /** An authenticated FHIR request with a token for these scopes. */
-  fhir(opts: RequestOptions & { scopes: string[]; role?: string }): Promise<HttpResponse>;
+  /**
+   * A raw request (no token unless `opts.token`). `share: true` with a token `token()` handed
+   * out: a GET that may be answered with the exchange another check made for the same request.
+   */
+  request(opts: RequestOptions & { share?: boolean }): Promise<HttpResponse>;
+  /**
+   * An authenticated FHIR request with a token for these scopes. `share: true`: a GET that
+   * may be answered with the exchange another check of the run made for the same request.
+   */
+  fhir(opts: RequestOptions & { scopes: string[]; role?: string; share?: boolean }): Promise<HttpResponse>;
   /** The target's published operation, or a skip when it publishes none. */
   operation(resource: string, interaction: ModelOperation['interaction'], release?: 'R4' | 'R5'): ModelOperation;
   findOperation(resource: string, interaction: ModelOperation['interaction'], release?: 'R4' | 'R5'): ModelOperation | undefined;
@@ -114,5 +132,9 @@ export function excludedBy(profile: Profile, check: Pick<CheckDefinition, 'tags'
   if (profile === 'read-only' && (tags.includes('exhausts-key-limit') || tags.includes('exhausts-issuance-limit')))
     return 'the read-only profile does not exhaust rate limits';
   if (profile === 'quick' && tags.includes('waits')) return 'the quick profile skips checks that wait out a token lifetime or a rate window';
+  if (profile === 'gate' && GATE_EXCLUDED_TAGS.some((t) => tags.includes(t))) return 'left to full: needs waiting/exhaustion (the gate profile runs no check that waits out a token lifetime or a rate window, or drives a limit to 429)';
   return undefined;
 }
+
+/** Tags of the checks the `gate` profile leaves to `full`. */
+export const GATE_EXCLUDED_TAGS: readonly CheckTag[] = ['waits', 'exhausts-key-limit', 'exhausts-issuance-limit', 'expiry-probe'];

@@ -14,15 +14,39 @@ export class CheckRecorder {
   readonly findings: Finding[] = [];
   readonly observations: Observation[] = [];
   readonly created: LedgerEntry[] = [];
+  /** Requests sent while the check ran (its own, and the control request the outcome policy sent for it). */
   requests = 0;
+  /** Requests answered with an exchange another check made (the run's shared exchanges). */
+  shared = 0;
+  /** Of `requests`, those to the token endpoint. */
+  tokenRequests = 0;
+  /** Of `requests`, those made with the main client's key (the paced key a run's wall time depends on). */
+  mainKeyRequests = 0;
+  /** Of `shared`, exchanges made with the main client's key. */
+  sharedMainKey = 0;
   /** Set when the check's time budget has passed: why it may send nothing more. */
   closed?: string;
+  private readonly held = new Set<string>();
 
-  addExchange(ex: Exchange): void {
-    this.requests++;
+  /**
+   * `sent`: the check's own request; `attached`: an exchange made outside the check (an episode's,
+   * the expiry probe's); `shared`: an exchange another check made, shared with this one.
+   */
+  addExchange(ex: Exchange, how: 'sent' | 'attached' | 'shared' = 'sent'): void {
+    if (how === 'sent') this.requests++;
+    else if (how === 'shared') {
+      this.shared++;
+      if (ex.client === 'main') this.sharedMainKey++;
+    }
+    this.held.add(ex.id);
     // Keep evidence bounded: the first 40 and the last 10 exchanges.
     if (this.evidence.length < 50) this.evidence.push(ex);
     else this.evidence.splice(40, 1), this.evidence.push(ex);
+  }
+
+  /** Whether this check already holds the exchange (sent, attached or shared). */
+  holds(exchangeId: string): boolean {
+    return this.held.has(exchangeId);
   }
 }
 

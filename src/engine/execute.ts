@@ -11,7 +11,10 @@ import type { ModelOperation } from '../discovery/model.js';
 import { excludedBy, type CheckDefinition } from './check.js';
 import { CheckRecorder, throwSkip, type CheckContext } from './context.js';
 import { controlPath, decideOutcome, normalElsewhere, type Ending, type Health } from './outcome.js';
-import type { Runtime } from './runtime.js';
+import { spreadRoles, type Runtime } from './runtime.js';
+import { slotOf } from './plan.js';
+import { shareKey } from './exchange-cache.js';
+import { plannedRequests } from './budget.js';
 import type { CheckResult, Exchange, Finding } from './types.js';
 
 export interface ExecuteOptions {
@@ -26,7 +29,7 @@ export async function executeCheck(check: CheckDefinition, rt: Runtime, opts: Ex
   const unplannedBefore = rt.http.stats.unplanned429;
   let ending: Ending = { kind: 'completed' };
 
-  const excluded = excludedBy(rt.spec.profile, check);
+  const excluded = excludedBy(rt.spec.profile, check) ?? rt.spec.exclusions?.get(check.id);
   try {
     if (excluded) throwSkip(excluded);
     const missing = (check.fixtures ?? []).filter((k) => !rt.config.fixtures[k]);
@@ -34,7 +37,7 @@ export async function executeCheck(check: CheckDefinition, rt: Runtime, opts: Ex
     const roles = (check.clients ?? []).filter((r) => !rt.config.clients.some((c) => c.role === r));
     if (roles.length) throwSkip(`no client with role ${roles.join(', ')} in the config`);
     const ctx = createContext(check, rt, recorder);
-    await withinBudget(opts.timeoutMs, recorder, () => rt.als.run({ recorder }, () => check.run(ctx)));
+    await withinBudget(opts.timeoutMs, recorder, () => rt.als.run({ recorder, area: check.area, check: check.id }, () => check.run(ctx)));
   } catch (e) {
     ending = { kind: 'thrown', error: e };
   }
@@ -66,7 +69,7 @@ export async function executeCheck(check: CheckDefinition, rt: Runtime, opts: Ex
     startedAt: startedAt.toISOString(),
     durationMs: Math.round(performance.now() - t0),
     created: recorder.created,
-    stats: { requests: recorder.requests, unplanned429: rt.http.stats.unplanned429 - unplannedBefore },
+    stats: { requests: recorder.requests, tokenRequests: recorder.tokenRequests, mainKeyRequests: recorder.mainKeyRequests, shared: recorder.shared, sharedMainKey: recorder.sharedMainKey, planned: plannedRequests(check), unplanned429: rt.http.stats.unplanned429 - unplannedBefore },
   };
 }
 
@@ -124,6 +127,32 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
   const open = () => {
     if (recorder.closed) throw new ConformanceError('ERR_TIMEOUT', recorder.closed);
   };
+  /**
+   * The key of a request that names no role: `main`; with a declared organization ceiling, a
+   * paced request of a check in the paced slot goes out with the organization key that can
+   * send soonest (Runtime.spreadKey), and the check keeps that key for its other requests
+   * while it holds their scopes (one check, one key: its answers follow one key's window).
+   */
+  let pinned: string | undefined;
+  const keyOf = (scopes: string[], o: RequestOptions): string => {
+    if (!rt.config.organization || o.pace === false || slotOf(check) !== 'paced') return 'main';
+    if (pinned !== undefined && spreadRoles(rt.config, scopes).includes(pinned)) return pinned;
+    const chosen = rt.spreadKey(scopes);
+    pinned ??= chosen;
+    return chosen;
+  };
+  /** A shareable request: another check's exchange for the same key, or sent (and kept for the next). */
+  const sharedRequest = async (key: string, request: RequestOptions): Promise<HttpResponse> => {
+    const { res, shared } = await rt.exchanges.get(
+      key,
+      request.url,
+      () => rt.http.request(request),
+      (r) => shareableAnswer(rt, r),
+      (id) => recorder.holds(id),
+    );
+    if (shared) recorder.addExchange(res.exchange, 'shared');
+    return res;
+  };
   const ctx: CheckContext = {
     definition: check,
     config,
@@ -145,18 +174,30 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
       return c;
     },
     token: (scopes, role = 'main') => (open(), rt.tokens.token(role, scopes)),
-    request: (opts: RequestOptions) => (open(), rt.http.request(opts)),
+    async request(opts) {
+      open();
+      const { share, ...rest } = opts;
+      // Shared only with a broker token: its client role and scopes are the request's identity.
+      const grant = share && typeof rest.token === 'string' ? rt.tokens.grantOf(rest.token) : undefined;
+      const key = grant && rest.client === grant.role && shareableOptions({ ...rest, token: undefined }) ? shareKey({ ...rest, ...grant }) : undefined;
+      return key === undefined ? rt.http.request(rest) : sharedRequest(key, rest);
+    },
     async fhir(opts): Promise<HttpResponse> {
       open();
-      const { scopes, role = 'main', ...rest } = opts;
-      ctx.client(role);
-      return rt.http.request({
+      const { scopes, role: asked, share, ...rest } = opts;
+      const logical = asked ?? 'main';
+      ctx.client(logical);
+      const role = asked === undefined ? keyOf(scopes, rest) : logical;
+      const request: RequestOptions = {
         ...rest,
         // Taken when the request leaves (after pacing, holds and back-off), never before a wait.
         token: () => rt.tokens.token(role, scopes),
         client: role,
         headers: { accept: 'application/fhir+json', ...(rest.headers ?? {}) },
-      });
+      };
+      // Keys of one organization holding the same scopes get the same answer: shared by the role asked for.
+      const key = (share ?? check.shareReads) && shareableOptions(rest) ? shareKey({ ...request, role: logical, scopes }) : undefined;
+      return key === undefined ? rt.http.request(request) : sharedRequest(key, request);
     },
     findOperation: (resource, interaction, release) => findOperation(rt, resource, interaction, release),
     operation(resource, interaction, release) {
@@ -198,11 +239,22 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
     },
     validate: (release, resource) => rt.validator.validate(release, resource),
     sleep: (ms) => (open(), rt.sleep(ms)),
-    attach: (ex) => recorder.addExchange(ex),
+    attach: (ex) => recorder.addExchange(ex, 'attached'),
     run: { exchangesSeen: () => rt.exchangesSeen, invariant: (id) => rt.tally(id), keyRequests: (role) => rt.keyRequests(role) },
     waiting: (reason, ms) => rt.onWait({ reason, ms }),
   };
   return ctx;
+}
+
+/** Requests with options of their own (no retry, no pacing, a deliberate 429, a cap) are never shared. */
+function shareableOptions(o: RequestOptions): boolean {
+  return o.retry !== 'none' && o.pace !== false && !o.urgent && !o.expect429 && !o.earlyRetry && o.timeoutMs === undefined &&
+    o.maxBodyBytes === undefined && !o.skipInvariants && o.form === undefined && o.token === undefined && o.secretFields === undefined;
+}
+
+/** An answer worth sharing: below 500, not a 429, whole, and ground for a verdict. */
+function shareableAnswer(rt: Runtime, r: HttpResponse): boolean {
+  return r.status < 500 && r.status !== 429 && !r.bodyTruncated && !r.exchange.error && rt.http.unjudgeableAnswer(r.exchange.id) === undefined;
 }
 
 /**

@@ -6,7 +6,7 @@
 import type { CheckDefinition } from './check.js';
 import { executeCheck } from './execute.js';
 import { plannedCheck, type RunEvents } from './events.js';
-import { planChecks, slotOf, type CatalogCheck } from './plan.js';
+import { planChecks, slotOf, type CatalogCheck, type Slot } from './plan.js';
 import { PLANNED_KEY } from './schedule.js';
 import type { Runtime } from './runtime.js';
 import type { CheckResult } from './types.js';
@@ -15,8 +15,13 @@ import type { CheckResult } from './types.js';
 export const DEFAULT_CHECK_TIMEOUT_MS = 120_000;
 
 /** Runs the checks in schedule order; stops early (keeping what finished) when the run is interrupted. */
-export async function executePlan(checks: readonly (CheckDefinition | CatalogCheck)[], rt: Runtime, events: RunEvents): Promise<CheckResult[]> {
-  const planned = planChecks(checks);
+export async function executePlan(
+  checks: readonly (CheckDefinition | CatalogCheck)[],
+  rt: Runtime,
+  events: RunEvents,
+  opts: { arrange?: (slot: Slot, checks: Array<CheckDefinition | CatalogCheck>) => Array<CheckDefinition | CatalogCheck> } = {},
+): Promise<CheckResult[]> {
+  const planned = planChecks(checks, opts.arrange);
   // Episodes shared by several checks skip the parts no executed check judges.
   rt.shared.set(PLANNED_KEY, new Set(planned.map((c) => c.id)));
   const results: CheckResult[] = [];

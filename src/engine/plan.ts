@@ -69,10 +69,14 @@ export function folderRank(folder: string | undefined): number {
 /** A check as the catalog found it: its suite folder travels with it. */
 export type CatalogCheck = CheckDefinition & { readonly folder?: string };
 
-/** The checks in run order (a stable sort: slot, folder rank, folder name, catalog order). */
-export function planChecks<T extends CatalogCheck>(checks: readonly T[]): T[] {
+/**
+ * The checks in run order (a stable sort: slot, folder rank, folder name, catalog order).
+ * `arrange` may reorder the checks of a slot (the run path spreads the checks that only talk
+ * to the token endpoint through the paced slot: src/engine/budget.ts, spreadTokenChecks).
+ */
+export function planChecks<T extends CatalogCheck>(checks: readonly T[], arrange?: (slot: Slot, checks: T[]) => T[]): T[] {
   const slotRank = (c: T) => SCHEDULE.slots.indexOf(slotOf(c));
-  return checks
+  const sorted = checks
     .map((c, i) => ({ c, i }))
     .sort(
       (a, b) =>
@@ -82,4 +86,6 @@ export function planChecks<T extends CatalogCheck>(checks: readonly T[]): T[] {
         a.i - b.i,
     )
     .map((x) => x.c);
+  if (!arrange) return sorted;
+  return SCHEDULE.slots.flatMap((slot) => arrange(slot, sorted.filter((c) => slotOf(c) === slot)));
 }

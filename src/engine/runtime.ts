@@ -22,6 +22,7 @@ import { RunEvents } from './events.js';
 import type { RecentAnswer } from './outcome.js';
 import type { JwksControl } from '../auth/jwks.js';
 import { registerSecret } from '../redact.js';
+import { ExchangeCache } from './exchange-cache.js';
 
 /**
  * What the engine must know of the service under test, passed in by the run path
@@ -53,6 +54,8 @@ export interface RunSpec {
   model: OperationModel;
   /** Epoch ms after which no request is sent. */
   deadline: number;
+  /** Checks the profile leaves out beyond what their tags say (the `gate` selection), with why. */
+  exclusions?: ReadonlyMap<string, string>;
   /** The suite's hosted client key set (config `jwksHosting`, embedded runs): its control endpoint. */
   jwksControl?: JwksControl;
   startedAt: string;
@@ -104,7 +107,14 @@ export type { KeyRequest } from './types.js';
 const KEY_LOG_MAX = 20_000;
 
 export class Runtime {
-  readonly als = new AsyncLocalStorage<{ recorder: CheckRecorder }>();
+  /** The check (or detached episode, by the area of the check that started it) whose requests are being made. */
+  readonly als = new AsyncLocalStorage<{ recorder: CheckRecorder; area?: string; check?: string }>();
+  /** The run's shared exchanges (src/engine/exchange-cache.ts). */
+  readonly exchanges = new ExchangeCache();
+  /** Requests to the token endpoint, every attempt. */
+  tokenRequests = 0;
+  /** Recorders of detached episodes, by the check that started them (their requests count for its area). */
+  private readonly episodes = new Map<string, { area: string; recorder: CheckRecorder }>();
   readonly invariants = new Map<string, InvariantTally>();
   readonly shared = new Map<string, unknown>();
   readonly validator = sharedFhirValidator();
@@ -120,6 +130,7 @@ export class Runtime {
     readonly tokens: TokenBroker,
     private readonly abort: AbortController,
     readonly events: RunEvents,
+    readonly tokenUrl: string,
   ) {}
 
   /** Waits of the HTTP layer and the token broker, and those checks announce. */
@@ -166,6 +177,39 @@ export class Runtime {
     this.shared.set(EXPIRY_PROBE_KEY, probe);
   }
 
+  /**
+   * The key a paced request without an explicit role uses: `main`, or with a declared
+   * organization ceiling the one of `spreadRoles` that can send soonest (the fewest requests
+   * in its window for its ceiling next; `main` on a tie). The pacer keeps each key and the
+   * organization within its ceiling whichever is chosen.
+   */
+  spreadKey(scopes: readonly string[]): string {
+    const roles = spreadRoles(this.config, scopes);
+    if (roles.length === 1) return roles[0]!;
+    const ceiling = ratesByRole(this.config);
+    const load = (r: string) => {
+      const l = this.http.keyLoad(r);
+      return { wait: l.waitMs, share: l.inWindow / (ceiling[r] ?? 60) };
+    };
+    return roles.map((r) => ({ r, ...load(r) })).reduce((a, b) => (b.wait < a.wait || (b.wait === a.wait && b.share < a.share) ? b : a)).r;
+  }
+
+  /** The keys that carried paced requests, and why (every report's `budget.keys`). */
+  keysUsed(): { roles: string[]; reason: string } {
+    const paced = this.http.pacedByClient();
+    const org = this.config.organization;
+    const spread = spreadRoles(this.config, []);
+    const used = spread.filter((r) => (paced[r] ?? 0) > 0);
+    if (!org)
+      return { roles: ['main'], reason: 'one key: the config declares no organization ceiling (organization.requestsPerMinute), which the spec does not show, so spreading requests over the organization\'s keys could exceed it' };
+    if (spread.length === 1)
+      return { roles: ['main'], reason: `one key: organization ceiling ${org.requestsPerMinute} per window declared, but no extra client declares the scopes it holds (clients[].scopes)` };
+    return {
+      roles: used.length ? used : ['main'],
+      reason: `organization ceiling ${org.requestsPerMinute} per window declared: paced requests spread over ${spread.join(' and ')}, each within its own ceiling and together within the organization's (${Object.entries(paced).filter(([r]) => spread.includes(r)).map(([r, n]) => `${r} ${n}`).join(', ')} paced)`,
+    };
+  }
+
   /** Cumulative traffic of the run so far (the reporter computes the pacing figures from it). */
   runStats(): RunStats {
     const limits = this.config.limits;
@@ -177,12 +221,23 @@ export class Runtime {
       tokenRequests: this.tokens.issued,
       tokenReissues: this.http.stats.tokenReissues,
       limits: {
+        ...this.pacedRate(),
         perKeyPerWindow: main?.rateLimitPerMinute ?? 60,
         windowSec: limits.windowSec,
         tokenLifetimeSec: limits.tokenLifetimeSec,
         tokenIssuancePerWindow: limits.tokenIssuancePerMinute,
       },
     };
+  }
+
+  /** With a declared organization ceiling: the paced rate of the keys spread over (their ceilings, capped by the organization's). */
+  private pacedRate(): { pacedPerWindow?: number; usableKeys?: number } {
+    const org = this.config.organization;
+    if (!org) return {};
+    const spread = spreadRoles(this.config, []);
+    const ceiling = ratesByRole(this.config);
+    const sum = spread.reduce((n, r) => n + (ceiling[r] ?? 60), 0);
+    return { pacedPerWindow: Math.min(org.requestsPerMinute, sum), usableKeys: spread.length };
   }
 
   get signal(): AbortSignal {
@@ -203,6 +258,7 @@ export class Runtime {
       signal: abort.signal,
       windowSec: config.limits.windowSec,
       ratePerMinute: ratesByRole(config),
+      ...(config.organization ? { organization: { ceiling: config.organization.requestsPerMinute, members: organizationRoles(config) } } : {}),
       onExchange: (ex, facts) => runtime?.record(ex, facts),
       protocol: spec.service.http,
       onWait: (w) => runtime?.onWait(w),
@@ -227,14 +283,19 @@ export class Runtime {
       sleep: (ms) => sleepWithinRun(ms, spec.deadline, abort.signal),
       onWait: (w: WaitInfo) => runtime?.onWait(w),
     }));
-    runtime = new Runtime(spec, config, http, tokens, abort, events);
+    runtime = new Runtime(spec, config, http, tokens, abort, events, tokenUrl);
     const rt = runtime;
-    rt.shared.set(DETACH_KEY, <T>(fn: () => Promise<T>) => rt.als.exit(fn));
+    // Detached work belongs to no check: its exchanges count for the area of the check that started it.
+    rt.shared.set(DETACH_KEY, <T>(fn: () => Promise<T>) => {
+      const { area = 'unattributed', check = 'unattributed' } = rt.als.getStore() ?? {};
+      return rt.als.run({ recorder: rt.episodeRecorder(check, area), area, check }, fn);
+    });
     if (spec.jwksControl) {
       registerSecret(spec.jwksControl.url);
       rt.shared.set(JWKS_CONTROL_KEY, spec.jwksControl);
     }
-    if (spec.profile !== 'quick') runtime.startExpiryProbe();
+    // The quick and gate profiles wait out no token lifetime: no probe token.
+    if (spec.profile !== 'quick' && spec.profile !== 'gate') runtime.startExpiryProbe();
     return runtime;
   }
 
@@ -250,8 +311,24 @@ export class Runtime {
     });
   }
 
+  private episodeRecorder(check: string, area: string): CheckRecorder {
+    let e = this.episodes.get(check);
+    if (!e) this.episodes.set(check, (e = { area, recorder: new CheckRecorder() }));
+    return e.recorder;
+  }
+
+  /** Requests sent by detached episodes, by the check that started them (with its area). */
+  episodeRequests(): Map<string, { area: string; requests: number; tokenRequests: number; mainKeyRequests: number }> {
+    return new Map(
+      [...this.episodes].map(([check, e]) => [check, { area: e.area, requests: e.recorder.requests, tokenRequests: e.recorder.tokenRequests, mainKeyRequests: e.recorder.mainKeyRequests }]),
+    );
+  }
+
   /** Called by the HTTP client for every exchange; the run-wide rules subscribe to its event (src/service/invariants.ts). */
   private record(ex: Exchange, facts: ExchangeFacts): void {
+    this.exchanges.sent(ex.request.method, ex.request.url);
+    const token = this.isTokenEndpoint(ex.request.url);
+    if (token) this.tokenRequests++;
     this.events.emit({ type: 'exchange', exchange: ex, facts });
     if (ex.response) this.exchangesSeen++;
     this.recentAnswers.push(recentAnswer(ex));
@@ -259,6 +336,8 @@ export class Runtime {
     if (ex.client) this.logKeyRequest(ex.client, ex);
     const store = this.als.getStore();
     store?.recorder.addExchange(ex);
+    if (store && token) store.recorder.tokenRequests++;
+    if (store && ex.client === 'main') store.recorder.mainKeyRequests++;
   }
 
   /** Findings of the run-wide rules on an exchange, into the run's tally (read by checks through ctx.run.invariant). */
@@ -277,6 +356,11 @@ export class Runtime {
     const sentAt = Date.parse(ex.startedAt);
     log.push({ sentAt, receivedAt: sentAt + ex.durationMs, ...(ex.response ? { status: ex.response.status } : {}) });
     if (log.length > KEY_LOG_MAX) log.splice(0, log.length - KEY_LOG_MAX);
+  }
+
+  private isTokenEndpoint(url: string): boolean {
+    const bare = (u: string) => u.split(/[?#]/)[0]!.replace(/\/$/, '');
+    return bare(url) === bare(this.tokenUrl);
   }
 
   /** The completed requests the run made with `role`'s token, oldest first. */
@@ -326,6 +410,27 @@ async function sleepWithinRun(ms: number, deadline: number, signal: AbortSignal)
   } catch {
     throw new ConformanceError('ERR_INTERRUPTED', 'the run was interrupted');
   }
+}
+
+/**
+ * The roles whose requests count against the main organization's ceiling: every role but
+ * `second-org` (another organization). A `production` key's organization is not declared;
+ * counting it can only keep the run further below the ceiling.
+ */
+export function organizationRoles(config: ResolvedConfig): string[] {
+  return [...new Set(config.clients.map((c) => c.role as string))].filter((r) => r !== 'second-org');
+}
+
+/**
+ * The keys paced requests may spread over: `main`, and with a declared organization ceiling
+ * the `extra` key when it is declared to hold `scopes` (clients[].scopes). Several `extra`
+ * clients act as one key (the first), as everywhere in the suite.
+ */
+export function spreadRoles(config: ResolvedConfig, scopes: readonly string[]): string[] {
+  if (!config.organization) return ['main'];
+  const extra = config.clients.find((c) => c.role === 'extra');
+  const holds = extra?.scopes !== undefined && scopes.every((s) => extra.scopes!.includes(s));
+  return holds ? ['main', 'extra'] : ['main'];
 }
 
 /** Pacing is keyed by role; several `extra` keys share the lowest ceiling. */

@@ -10,8 +10,9 @@
  * - Paced requests: authenticated requests sent through client-side pacing (the
  *   deliberately unpaced probes of the exhaustion checks are their own cost, counted
  *   as their waits instead).
- * - Usable keys: one. Requests are not spread over the organization's other keys:
- *   they share its ceiling, whose value the spec does not show.
+ * - Usable keys: one, unless the config declares the organization's ceiling (the spec
+ *   does not show it): then the keys paced requests spread over, at the sum of their
+ *   ceilings capped by the organization's (src/engine/runtime.ts, spreadKey).
  * - Required waits: each check declares the windows it must wait out at least
  *   (`CheckDefinition.waitWindows`: the sliding-window scenario 1.5, the excess and
  *   issuance episodes 1 each); the episodes run side by side on independent limits, so
@@ -30,8 +31,11 @@ export interface RunStats {
   tokenRequests: number;
   /** Requests re-sent with a re-issued token after an expired-token answer to a token the suite held valid. */
   tokenReissues?: number;
-  /** The limits in force. */
-  limits: { perKeyPerWindow: number; windowSec: number; tokenLifetimeSec: number; tokenIssuancePerWindow: number };
+  /**
+   * The limits in force. `pacedPerWindow`/`usableKeys`: with a declared organization ceiling,
+   * the rate paced requests may go at over the keys they spread over.
+   */
+  limits: { perKeyPerWindow: number; windowSec: number; tokenLifetimeSec: number; tokenIssuancePerWindow: number; pacedPerWindow?: number; usableKeys?: number };
 }
 
 export interface PacingFigures {
@@ -60,7 +64,7 @@ export function pacingFigures(stats: RunStats, wallMs: number, waitWindows: read
   const waits = requiredWaitsSec(windowSec, waitWindows);
   const terms: Array<[PacingFigures['boundBy'], number]> = [
     ['token lifetime', tokenLifetimeSec],
-    ['request pacing', (paced / (perKeyPerWindow * USABLE_KEYS)) * windowSec + waits],
+    ['request pacing', (paced / (stats.limits.pacedPerWindow ?? perKeyPerWindow * USABLE_KEYS)) * windowSec + waits],
     ['token issuance', (stats.tokenRequests / tokenIssuancePerWindow) * windowSec],
   ];
   const [boundBy, boundS] = terms.reduce((a, b) => (b[1] > a[1] ? b : a));
@@ -72,7 +76,7 @@ export function pacingFigures(stats: RunStats, wallMs: number, waitWindows: read
     requests: stats.requests,
     pacedRequests: paced,
     unplanned429: stats.unplanned429,
-    usableKeys: USABLE_KEYS,
+    usableKeys: stats.limits.usableKeys ?? USABLE_KEYS,
     requiredWaitsS: waits,
     boundBy,
   };

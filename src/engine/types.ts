@@ -13,8 +13,8 @@ export const OUTCOMES: readonly Outcome[] = ['pass', 'fail', 'skip', 'error', 'o
 /** MUST/SHOULD: the spec states the rule. observation: the spec leaves it open. */
 export type Level = 'MUST' | 'SHOULD' | 'observation';
 
-export type Profile = 'quick' | 'full' | 'certification' | 'read-only';
-export const PROFILES: readonly Profile[] = ['quick', 'full', 'certification', 'read-only'];
+export type Profile = 'quick' | 'full' | 'certification' | 'read-only' | 'gate';
+export const PROFILES: readonly Profile[] = ['quick', 'full', 'certification', 'read-only', 'gate'];
 
 /** A recorded fact about a point the spec leaves open. Never a failure. */
 export interface Observation {
@@ -68,8 +68,11 @@ export interface CheckResult {
   durationMs: number;
   /** Resources this check created on the target (the run's ledger is their union). */
   created?: LedgerEntry[];
-  /** Requests this check sent, and 429s it did not provoke on purpose. */
-  stats?: { requests: number; unplanned429: number };
+  /**
+   * Requests this check sent, those answered with another check's exchange (`shared`), the
+   * requests it planned (its budget) and 429s it did not provoke on purpose.
+   */
+  stats?: { requests: number; tokenRequests?: number; mainKeyRequests?: number; shared?: number; sharedMainKey?: number; planned?: number; unplanned429: number };
 }
 
 export interface RequirementVerdict {
@@ -116,6 +119,50 @@ export interface RunInfo {
   setupError?: string;
   /** Certification runs: wall time against the run's lower bound at the limits in force (src/engine/schedule.ts). */
   pacing?: PacingFigures;
+  /** The run's requests against its plan: per area, shared exchanges, requests per covered requirement (src/engine/budget.ts). */
+  budget?: RequestBudget;
+}
+
+/** The requests of one area's checks. */
+export interface AreaRequests {
+  checks: number;
+  /** Requests the area's checks planned (declared or estimated) before the run. */
+  planned: number;
+  /** Requests sent by the area's checks and the episodes they started. */
+  requests: number;
+  /** Requests answered with an exchange another check had made (sent once, counted once, under the check that sent it). */
+  shared: number;
+}
+
+/** A requirement the run did not judge, and why (the `gate` profile lists what it leaves to `full`). */
+export interface LeftToFull {
+  requirement: string;
+  reason: string;
+}
+
+export interface RequestBudget {
+  profile: Profile;
+  /** Requests the checks that ran planned. */
+  planned: number;
+  /** Every HTTP request the run sent: discovery, preflight, checks, episodes, token requests (every attempt). */
+  requests: number;
+  /** Of which to the token endpoint. */
+  tokenRequests: number;
+  /** Requests answered from the run's shared exchanges instead of being sent. */
+  shared: number;
+  byArea: Record<string, AreaRequests>;
+  /** Requests no check sent: discovery and the preflight. */
+  setup: number;
+  /** Requirements with a verdict (not untested, not skip). */
+  coveredRequirements: number;
+  /** requests / coveredRequirements. */
+  requestsPerRequirement: number;
+  /** Client roles whose keys carried the paced requests, and why (one key unless the config declares the organization's ceiling). */
+  keys: { roles: string[]; reason: string };
+  /** Requests sent by the detached episodes a check started (the exhaustion episodes), by that check's id. */
+  episodes?: Record<string, { requests: number; tokenRequests: number; mainKeyRequests: number }>;
+  /** `gate`: the MUST requirements it does not judge, each with why. */
+  leftToFull?: LeftToFull[];
 }
 
 export interface RunResult {

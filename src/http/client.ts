@@ -82,6 +82,7 @@ export class HttpClient {
       ceilings: opts.ratePerMinute,
       now: this.now,
       maxHoldMs: opts.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS,
+      ...(opts.organization ? { organization: opts.organization } : {}),
       wait: (ms, reason, bucket) => this.wait(ms, reason, bucket === ANONYMOUS_BUCKET || bucket === PER_SOURCE_BUCKET ? undefined : bucket),
     });
   }
@@ -93,6 +94,11 @@ export class HttpClient {
   /** Authenticated requests sent through client-side pacing, per client role. */
   pacedByClient(): Record<string, number> {
     return this.pacer.limitedRequests();
+  }
+
+  /** How long a paced request with `client`'s key would wait now, and how many it sent in the current window. */
+  keyLoad(client: string): { waitMs: number; inWindow: number } {
+    return { waitMs: this.pacer.waitFor(client), inWindow: this.pacer.inWindow(client) };
   }
 
   /**

@@ -30,6 +30,12 @@ export interface PacerOptions {
   wait: (ms: number, reason: string, bucket: string) => Promise<void>;
   /** Longest hold a request waits out; a longer one fails it (default: no bound). */
   maxHoldMs?: number;
+  /**
+   * A declared organization ceiling shared by the member buckets (client roles): every request
+   * of a member counts (paced or not), and a paced one also waits until the organization's
+   * sliding window has room, with the same one request of headroom as a key.
+   */
+  organization?: { ceiling: number; members: readonly string[] };
 }
 
 export interface AcquireOptions {
@@ -57,6 +63,8 @@ const MAX_ACQUIRE_ROUNDS = 1_000;
 export class Pacer {
   private readonly buckets = new Map<string, BucketState>();
   private readonly limitedCounts = new Map<string, number>();
+  /** Send times of the organization's members within the window (when a ceiling is declared). */
+  private orgSent: number[] = [];
 
   constructor(private readonly opts: PacerOptions) {}
 
@@ -102,6 +110,7 @@ export class Pacer {
         headerWait = urgent && (b.lastRemaining ?? 0) >= 1 ? 0 : b.blockedUntil - now;
         const allowed = Math.max(1, b.ceiling - (urgent ? 0 : 1));
         limiterWait = limited && b.sent.length >= allowed ? b.sent[b.sent.length - allowed] + this.windowMs - now : 0;
+        if (limited && this.isMember(name)) limiterWait = Math.max(limiterWait, this.orgWait(now, urgent));
       }
       if (holdWait <= 0 && headerWait <= 0 && limiterWait <= 0) break;
       if (holdWait > 0 && holdWait >= headerWait && holdWait >= limiterWait) {
@@ -111,9 +120,43 @@ export class Pacer {
       } else if (headerWait >= limiterWait) await this.opts.wait(headerWait, 'rate-limit headers: remaining exhausted, waiting for reset', name);
       else await this.opts.wait(limiterWait, `client-side pacing at ${b.ceiling} per ${this.opts.windowSec} s`, name);
     }
+    // The organization counts every request of its keys, the deliberately unpaced ones too.
+    if (this.isMember(name)) this.orgSent.push(this.opts.now());
     if (!paced) return;
     b.sent.push(this.opts.now());
     if (limited) this.limitedCounts.set(name, (this.limitedCounts.get(name) ?? 0) + 1);
+  }
+
+  private isMember(name: string): boolean {
+    return this.opts.organization?.members.includes(name) ?? false;
+  }
+
+  /** Wait until the organization's window has room for one more paced request (0 when no ceiling is declared). */
+  private orgWait(now: number, urgent: boolean): number {
+    const org = this.opts.organization;
+    if (!org) return 0;
+    this.orgSent = this.orgSent.filter((t) => t > now - this.windowMs);
+    const allowed = Math.max(1, org.ceiling - (urgent ? 0 : 1));
+    return this.orgSent.length >= allowed ? this.orgSent[this.orgSent.length - allowed]! + this.windowMs - now : 0;
+  }
+
+  /**
+   * How long a paced request of `name` would wait now for its own key (a 429's hold, the
+   * headers, its sliding window), without reserving anything: which of several keys can send soonest.
+   */
+  waitFor(name: string): number {
+    const b = this.bucket(name);
+    const now = this.opts.now();
+    const sent = b.sent.filter((t) => t > now - this.windowMs);
+    const allowed = Math.max(1, b.ceiling - 1);
+    const limiter = sent.length >= allowed ? sent[sent.length - allowed]! + this.windowMs - now : 0;
+    return Math.max(0, b.heldUntil - now, b.blockedUntil - now, limiter);
+  }
+
+  /** Requests sent in the current window by `name` (its sliding window). */
+  inWindow(name: string): number {
+    const now = this.opts.now();
+    return this.bucket(name).sent.filter((t) => t > now - this.windowMs).length;
   }
 
   /** Takes the rate-limit hints of a response of `bucket` (its headers, read by HttpProtocol.rateLimit) into account. */

@@ -177,6 +177,8 @@ export interface HttpClientOptions {
   ratePerMinute?: Record<string, number>;
   /** Window length in seconds (default 60). */
   windowSec?: number;
+  /** A declared organization ceiling per window shared by these client roles (see Pacer). */
+  organization?: { ceiling: number; members: readonly string[] };
   /** Reports waits (rate-limit pacing, Retry-After, backoff) for live progress. */
   onWait?: (info: { reason: string; ms: number; client?: string }) => void;
   /** Whole-run deadline as epoch ms; requests after it fail with ERR_DEADLINE. */

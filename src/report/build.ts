@@ -94,7 +94,7 @@ function canonicalRunInfo(info: RunInfo): RunInfo {
     target: pick(info.target, ['baseUrl', 'embedded', 'openapiSha256', 'capabilitySha256']),
     ...pick(info, ['profile', 'config']),
     deviations: [...info.deviations],
-    ...pick(info, ['startedAt', 'endedAt', 'interrupted', 'exitCode', 'setupError', 'pacing']),
+    ...pick(info, ['startedAt', 'endedAt', 'interrupted', 'exitCode', 'setupError', 'pacing', 'budget']),
   };
 }
 
@@ -106,7 +106,7 @@ function canonicalCheck(c: CheckResult): CheckResult {
     findings: c.findings.map((f) => pick(f, ['message', 'requirement', 'expected', 'actual', 'exchange'])),
     observations: c.observations.map((o) => pick(o, ['key', 'value', 'note'])),
     evidence: c.evidence.map(canonicalExchange),
-    ...pick(c, ['curl', 'startedAt', 'durationMs']),
+    ...pick(c, ['curl', 'startedAt', 'durationMs', 'stats']),
   } as CheckResult;
 }
 

@@ -3,6 +3,7 @@
  * comment. Verdict line, per-area table, failed/errored checks (at most 25),
  * skips grouped by reason, where the full report is.
  */
+import { renderBudget } from '../engine/budget.js';
 import type { Outcome } from '../engine/types.js';
 import { compareIds } from './build.js';
 import { durationText, oneLine, runDurationMs } from './text.js';
@@ -75,6 +76,17 @@ export function renderMarkdown(doc: ReportDocument, opts: { location?: string } 
   for (const area of Object.keys(summary.byArea).sort(compareIds)) {
     const n = summary.byArea[area]!;
     out.push(`| ${mdText(area)} | ${COLUMNS.map((o) => n[o]).join(' | ')} |`);
+  }
+
+  if (run.budget) {
+    out.push('', '### Requests', '', ...renderBudget(run.budget).map((l) => `- ${mdText(l, 2000)}`));
+    if (run.budget.leftToFull?.length) {
+      const byReason = new Map<string, string[]>();
+      for (const l of run.budget.leftToFull) byReason.set(l.reason, [...(byReason.get(l.reason) ?? []), l.requirement]);
+      out.push('', '<details><summary>MUST requirements left to <code>full</code></summary>', '');
+      for (const [reason, ids] of byReason) out.push(`- ${mdText(reason)} (${ids.length}): ${ids.map(code).join(', ')}`);
+      out.push('', '</details>');
+    }
   }
 
   const problems = doc.checks.filter((c) => c.outcome === 'fail' || c.outcome === 'error');

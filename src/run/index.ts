@@ -16,13 +16,14 @@ import { collectChecks, materialize, type ChecksExport } from '../engine/catalog
 import { RunEvents, plannedCheck, type Subscriber } from '../engine/events.js';
 import { executePlan } from '../engine/executor.js';
 import { preflight, renderPreflight } from '../engine/preflight.js';
-import { buildRunResult, type RunRecord } from './result.js';
+import { buildRunResult, requirementVerdicts, type RunRecord } from './result.js';
 import { SERVICE_BINDING, SERVICE_HTTP, judgeExchanges } from '../service/index.js';
+import { requestBudget, selectGate, spreadTokenChecks, type GateInput } from '../engine/budget.js';
 import { Runtime } from '../engine/runtime.js';
 import { pacingFigures } from '../engine/schedule.js';
-import type { CheckDefinition } from '../engine/check.js';
-import { planChecks, slotOf, type CatalogCheck } from '../engine/plan.js';
-import type { CheckResult, Profile, RunResult } from '../engine/types.js';
+import { excludedBy, type CheckDefinition } from '../engine/check.js';
+import { planChecks, slotOf, type CatalogCheck, type Slot } from '../engine/plan.js';
+import type { CheckResult, LeftToFull, Profile, RunResult } from '../engine/types.js';
 import { ConformanceError, describeError } from '../errors.js';
 import { PROJECT_ROOT } from '../paths.js';
 import type { ReferenceServer } from '../reference/index.js';
@@ -116,6 +117,9 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
 
   const target = await resolveTarget(options);
   let runtime: Runtime | undefined;
+  let leftToFull: LeftToFull[] | undefined;
+  /** Requests of discovery and the preflight (their own HTTP clients). */
+  const setupRequests = { count: 0 };
   let jwks: JwksServer | undefined;
   let hardStop: NodeJS.Timeout | undefined;
   let reportDir: string | undefined;
@@ -150,10 +154,10 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     // Can the run work at all? (A target of ours, the embedded reference, is known to answer.)
     if (!target.embedded) {
       checkClientIds(config);
-      const line = await probeTarget(config, { deadline });
+      const line = await probeTarget(config, { deadline, counter: setupRequests });
       if (progress) say(`preflight: ${line}`);
     }
-    const model = await discoverTarget(config, deadline, record);
+    const model = await discoverTarget(config, deadline, record, setupRequests);
     record.model = model;
 
     const catalog = options.checks ? materialize(options.checks, model) : await collectChecks(model);
@@ -167,17 +171,26 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
 
     // The run-wide rules (the invariants, the FHIR-body rule) judge every exchange of the runtime, into its tally.
     judgeExchanges(events, { windowSec: config.limits.windowSec, validator: sharedFhirValidator() }, (ex, findings) => runtime?.tallyFindings(ex, findings));
+    // The gate: the cheapest checks that need no waiting and judge every MUST requirement such checks judge (src/engine/budget.ts).
+    const gate = config.profile === 'gate' ? selectGate(checks, gateInput(config)) : undefined;
     runtime = await Runtime.create(
-      { runId: record.runId, profile: config.profile, config, embedded: target.embedded, model, deadline, startedAt: record.startedAt, service: SERVICE_BINDING, ...(jwks ? { jwksControl: jwks.control } : {}) },
+      {
+        runId: record.runId, profile: config.profile, config, embedded: target.embedded, model, deadline, startedAt: record.startedAt, service: SERVICE_BINDING,
+        ...(jwks ? { jwksControl: jwks.control } : {}), ...(gate ? { exclusions: gate.excluded } : {}),
+      },
       events,
     );
+    leftToFull = gate?.leftToFull;
     if (!target.embedded) {
       const line = await probeTokens(runtime, { startedAt: startedAt.getTime() });
       if (progress) say(`preflight: ${line}`);
     }
-    const planned = planChecks(checks).map((c) => plannedCheck(c, slotOf(c)));
+    // Checks that only talk to the token endpoint are spread through the paced slot (src/engine/budget.ts).
+    const arrange = <T extends CheckDefinition>(slot: Slot, cs: T[]): T[] =>
+      slot === 'paced' ? spreadTokenChecks(cs, { keyCeiling: config.clients.find((c) => c.role === 'main')?.rateLimitPerMinute ?? 60, issuancePerWindow: config.limits.tokenIssuancePerMinute, reserved: target.embedded ? 0 : config.clients.length, runs: (c) => !excludedBy(config.profile, c) && !gate?.excluded.has(c.id) }) : cs;
+    const planned = planChecks(checks, arrange).map((c) => plannedCheck(c, slotOf(c)));
     events.emit({ type: 'run-started', runId: record.runId, profile: config.profile, baseUrl: config.baseUrl, embedded: target.embedded, planned });
-    const results = await executePlan(checks, runtime, events);
+    const results = await executePlan(checks, runtime, events, { arrange });
     if (config.profile === 'certification') {
       const waits = checks.filter((c) => c.waitWindows !== undefined && results.some((r) => r.id === c.id && r.outcome !== 'skip')).map((c) => c.waitWindows!);
       record.pacing = pacingFigures(runtime.runStats(), Date.now() - startedAt.getTime(), waits);
@@ -200,6 +213,19 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
   }
   clearTimeout(hardStop);
   const stats = runtime?.runStats();
+  if (runtime) {
+    const rt = runtime;
+    record.budget = requestBudget({
+      profile: record.profile,
+      results: record.results,
+      requirements: requirementVerdicts(record.results),
+      episodeRequests: rt.episodeRequests(),
+      requests: rt.http.stats.requests + setupRequests.count,
+      tokenRequests: rt.tokenRequests,
+      keys: rt.keysUsed(),
+      ...(leftToFull ? { leftToFull } : {}),
+    });
+  }
   const result = await write();
   await events.emitAsync({ type: 'run-finished', results: record.results, ...(stats ? { stats } : {}), interrupted: record.interrupted, ...(record.setupError ? { setupError: record.setupError } : {}) });
   if (progress && !(record.setupError && record.results.length === 0)) for (const line of summaryLines(result)) out(line);
@@ -291,7 +317,7 @@ async function resolveTarget(options: RunOptions): Promise<Target> {
 }
 
 /** The target's operation model from what it publishes; a failure is recorded and the run goes on with what it has. */
-async function discoverTarget(config: ResolvedConfig, deadline: number, record: RunRecord): Promise<OperationModel> {
+async function discoverTarget(config: ResolvedConfig, deadline: number, record: RunRecord, counter: { count: number }): Promise<OperationModel> {
   const http = new HttpClient({ baseUrl: config.baseUrl, timeoutMs: config.timeouts.requestMs, deadline, protocol: SERVICE_HTTP });
   try {
     return await discover(http);
@@ -299,8 +325,18 @@ async function discoverTarget(config: ResolvedConfig, deadline: number, record: 
     record.setupError = `discovery failed: ${describeError(e)}`;
     return { operations: [], divergences: [], problems: [record.setupError], hashes: {} };
   } finally {
+    counter.count += http.stats.requests;
     await http.close();
   }
+}
+
+/** What the gate's selection needs to know of the config and the catalog. */
+function gateInput(config: ResolvedConfig): GateInput {
+  return {
+    fixtures: new Set(Object.keys(config.fixtures).filter((k) => config.fixtures[k])),
+    roles: new Set(config.clients.map((c) => c.role)),
+    levels: new Map(loadRequirements().map((r) => [r.id, r.level])),
+  };
 }
 
 /** The checks the options select (--only, --requirements, ids). */

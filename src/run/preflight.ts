@@ -61,7 +61,7 @@ export function checkClientIds(config: Pick<ResolvedConfig, 'clients' | 'source'
 type Probe = { path: string; res: HttpResponse; usable: boolean } | { path: string; error: ConformanceError };
 
 /** Step 2: the target answers. Returns one progress line; throws SetupStop(3) when nothing usable comes back. */
-export async function probeTarget(config: ResolvedConfig, opts: { deadline: number }): Promise<string> {
+export async function probeTarget(config: ResolvedConfig, opts: { deadline: number; counter?: { count: number } }): Promise<string> {
   const timeoutMs = Math.min(config.timeouts.requestMs, PROBE_TIMEOUT_MS);
   // Bounded by the probe timeout (all three in parallel), and by the run's own deadline.
   const http = new HttpClient({ baseUrl: config.baseUrl, timeoutMs, deadline: opts.deadline, protocol: SERVICE_HTTP });
@@ -84,6 +84,7 @@ export async function probeTarget(config: ResolvedConfig, opts: { deadline: numb
       }),
     );
   } finally {
+    if (opts.counter) opts.counter.count += http.stats.requests;
     await http.close();
   }
   if (probes.some((p) => 'res' in p && p.usable)) {
@@ -172,6 +173,8 @@ export async function probeTokens(rt: Runtime, opts: { startedAt: number }): Pro
     );
   }
   const ok = results.filter((r) => r.res && r.res.status < 300 && typeof (r.res.json as { access_token?: unknown } | undefined)?.access_token === 'string');
+  // The run uses these tokens instead of spending another token request on each (the issuance limit is 20 a minute).
+  for (const r of ok) if (rt.tokens.client(r.client.role).clientId === r.client.clientId) rt.tokens.adopt(r.client.role, [PROBE_SCOPE], r.res!);
   return `tokens issued for ${ok.length} of ${results.length} client(s)${ok.length ? ` (${ok.map((r) => r.client.role).join(', ')})` : ''}`;
 }
 

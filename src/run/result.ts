@@ -4,7 +4,7 @@
  */
 import { loadRequirements, specSha256 } from '../requirements/index.js';
 import { rollupRequirement } from '../report/index.js';
-import type { CheckResult, LedgerEntry, Profile, RequirementVerdict, RunInfo, RunResult } from '../engine/types.js';
+import type { CheckResult, LedgerEntry, Profile, RequestBudget, RequirementVerdict, RunInfo, RunResult } from '../engine/types.js';
 import type { OperationModel } from '../discovery/index.js';
 import type { PacingFigures } from '../engine/schedule.js';
 import { TOOL_VERSION } from '../version.js';
@@ -27,6 +27,7 @@ export interface RunRecord {
   /** The exit code of a run the preflight stopped: 2 for the user's set-up, 3 for a target that cannot be reached. */
   setupExitCode?: 2 | 3;
   pacing?: PacingFigures;
+  budget?: RequestBudget;
 }
 
 export function buildRunResult(state: RunRecord, endedAt = new Date()): RunResult {
@@ -50,6 +51,7 @@ export function buildRunResult(state: RunRecord, endedAt = new Date()): RunResul
     exitCode: exitCodeOf(checks, state),
     ...(state.setupError ? { setupError: state.setupError } : {}),
     ...(state.pacing ? { pacing: state.pacing } : {}),
+    ...(state.budget ? { budget: state.budget } : {}),
   };
   return {
     info,

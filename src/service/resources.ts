@@ -142,7 +142,7 @@ export function readUrl(ctx: CheckContext, kind: ResourceKind, id: string): stri
 
 /** GET one resource with the read scopes; must answer 200 with a JSON object. */
 export async function readObject(ctx: CheckContext, kind: ResourceKind, id: string, requirement: string): Promise<{ res: HttpResponse; resource: Json }> {
-  const res = await ctx.fhir({ scopes: kind.read, url: readUrl(ctx, kind, id) });
+  const res = await ctx.fhir({ scopes: kind.read, url: readUrl(ctx, kind, id), share: true });
   expectStatus(res, 200, requirement);
   if (!isObject(res.json)) ctx.fail('the read response body is not a JSON object', { requirement, actual: res.text.slice(0, 120), exchange: res.exchange.id });
   return { res, resource: res.json };
@@ -189,7 +189,7 @@ export function expectCreatedId(ctx: CheckContext, res: HttpResponse, type: stri
 // ---- MedicationRequest (R4) -----------------------------------------------
 
 export async function readMedicationRequest(ctx: CheckContext, id: string, requirement = 'medication-request.read-returns-resource'): Promise<{ res: HttpResponse; resource: Resource }> {
-  const res = await ctx.fhir({ scopes: READ_SCOPES, url: readUrl(ctx, MEDICATION_REQUEST, id) });
+  const res = await ctx.fhir({ scopes: READ_SCOPES, url: readUrl(ctx, MEDICATION_REQUEST, id), share: true });
   expectStatus(res, 200, requirement);
   return { res, resource: expectResource(ctx, res, 'MedicationRequest', requirement) };
 }
@@ -234,7 +234,7 @@ export async function searchMedicationRequests(
   const resources: Resource[] = [];
   const pages: HttpResponse[] = [];
   while (url !== undefined && pages.length < maxPages) {
-    const res = await ctx.fhir({ scopes: READ_SCOPES, url });
+    const res = await ctx.fhir({ scopes: READ_SCOPES, url, share: true });
     const bundle = expectSearchset(res, requirement);
     checkValid(ctx, res, bundle, requirement);
     pages.push(res);

@@ -30,7 +30,7 @@ export function searchUrl(path: string, params: Array<[string, string]>): string
 
 /** Follows `next` links (at most MAX_PAGES pages); every page must be a searchset Bundle. */
 export async function collect(ctx: CheckContext, opts: { url: string; scopes: string[]; role?: string; requirement?: string }): Promise<Collected> {
-  let res = await ctx.fhir({ scopes: opts.scopes, role: opts.role, url: opts.url });
+  let res = await ctx.fhir({ scopes: opts.scopes, role: opts.role, url: opts.url, share: true });
   const first = res;
   const resources: Json[] = [];
   for (let page = 1; ; page++) {
@@ -39,7 +39,7 @@ export async function collect(ctx: CheckContext, opts: { url: string; scopes: st
     const next = bundleLink(bundle, 'next');
     if (next === undefined) return { resources, complete: true, first };
     if (page >= MAX_PAGES) return { resources, complete: false, first };
-    res = await ctx.fhir({ scopes: opts.scopes, role: opts.role, url: next });
+    res = await ctx.fhir({ scopes: opts.scopes, role: opts.role, url: next, share: true });
   }
 }
 

@@ -78,5 +78,6 @@ export async function prepareCall(ctx: CheckContext, op: ModelOperation, body?: 
 
 /** Sends a prepared call with a token (or none). */
 export function send(ctx: CheckContext, call: PreparedCall, token: string | undefined, opts: { retry?: 'spec' | 'none' } = {}): Promise<HttpResponse> {
-  return ctx.request({ ...call, ...(token ? { token, client: 'main' } : {}), ...opts });
+  // A GET with the spec's retries may be answered with the exchange another check made for it (src/engine/exchange-cache.ts).
+  return ctx.request({ ...call, ...(token ? { token, client: 'main', share: opts.retry === undefined } : {}), ...opts });
 }

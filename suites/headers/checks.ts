@@ -41,7 +41,7 @@ export const checks: CheckDefinition[] = [
     quote: AUDIT_QUOTE,
     fixtures: ['medicationRequest'],
     async run(ctx) {
-      const res = await ctx.fhir({ scopes: [SCOPE], url: readUrl(ctx, ctx.fixture('medicationRequest')), headers: FHIR_JSON });
+      const res = await ctx.fhir({ scopes: [SCOPE], url: readUrl(ctx, ctx.fixture('medicationRequest')), headers: FHIR_JSON, share: true });
       expectStatus(res, 200, 'headers.correlation-id');
       expectCorrelationId(ctx, res, 'the read', 'headers.correlation-id');
     },

@@ -43,11 +43,11 @@ export const checks: CheckDefinition[] = [
       const mr = ['system/MedicationRequest.rs'];
       const doc = ['system/DocumentReference.rs'];
       const samples: Array<[string, HttpResponse]> = [
-        ['R4 read', await ctx.fhir({ scopes: mr, url: ctx.path(mrRead, { id: ctx.fixture('medicationRequest') }) })],
-        ['R4 search', await ctx.fhir({ scopes: mr, url: `${mrSearch}?patient=${encodeURIComponent(ctx.fixture('patient'))}&_count=1` })],
+        ['R4 read', await ctx.fhir({ scopes: mr, url: ctx.path(mrRead, { id: ctx.fixture('medicationRequest') }), share: true })],
+        ['R4 search', await ctx.fhir({ scopes: mr, url: `${mrSearch}?patient=${encodeURIComponent(ctx.fixture('patient'))}&_count=1`, share: true })],
         ['R4 error (unknown id)', await ctx.fhir({ scopes: mr, url: ctx.path(mrRead, { id: randomUUID() }) })],
         ['R4 error (no token)', await ctx.request({ url: ctx.path(mrRead, { id: ctx.fixture('medicationRequest') }), headers: ACCEPT })],
-        ['R5 read', await ctx.fhir({ scopes: doc, url: ctx.path(docRead, { id: ctx.fixture('documentReference') }) })],
+        ['R5 read', await ctx.fhir({ scopes: doc, url: ctx.path(docRead, { id: ctx.fixture('documentReference') }), share: true })],
         ['R5 error (unknown id)', await ctx.fhir({ scopes: doc, url: ctx.path(docRead, { id: randomUUID() }) })],
         ['R4 metadata', await ctx.request({ url: PATHS.metadata.R4, headers: ACCEPT })],
       ];

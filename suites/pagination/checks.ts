@@ -57,7 +57,7 @@ async function patientHasRecords(ctx: CheckContext, ep: SearchEndpoint): Promise
   if (!ctx.hasFixture(ep.fixture)) return false;
   const op = ctx.findOperation(ep.resource, 'read', ep.release);
   if (!op) return false;
-  const res = await ctx.fhir({ scopes: [op.scope ?? `system/${ep.resource}.rs`], url: ctx.path(op.path, { id: ctx.fixture(ep.fixture) }) });
+  const res = await ctx.fhir({ scopes: [op.scope ?? `system/${ep.resource}.rs`], url: ctx.path(op.path, { id: ctx.fixture(ep.fixture) }), share: true });
   return res.status === 200 && isObject(res.json) && refersToPatient(res.json, ctx.fixture('patient'));
 }
 

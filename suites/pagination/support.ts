@@ -49,7 +49,8 @@ export function searchOf(ctx: CheckContext, endpoint: SearchEndpoint): Search {
     path: op.path,
     scopes,
     url: (params) => `${op.path}?${new URLSearchParams(params).toString()}`,
-    get: (url, opts) => ctx.fhir({ scopes, method: 'GET', url, retry: opts?.retry }),
+    // A plain GET may be answered with the exchange another check made for the same page (src/engine/exchange-cache.ts).
+    get: (url, opts) => ctx.fhir({ scopes, method: 'GET', url, retry: opts?.retry, share: opts?.retry === undefined }),
   };
 }
 

@@ -54,7 +54,7 @@ const scope = (t: Target, letters: 'rs' | 'cru') => [`system/${t.resource}.${let
 /** The record as its owner reads it, or why the owner cannot read it (the fixture is not the owner's). */
 async function ownerRead(ctx: CheckContext, d: Direction, t: Target): Promise<Json | string> {
   const op = ctx.operation(t.resource, 'read', t.release);
-  const res = await ctx.fhir({ scopes: scope(t, 'rs'), role: d.owner, url: ctx.path(op.path, { id: ctx.fixture(t.fixture) }) });
+  const res = await ctx.fhir({ scopes: scope(t, 'rs'), role: d.owner, url: ctx.path(op.path, { id: ctx.fixture(t.fixture) }), share: true });
   if (res.status !== 200 || !isObject(res.json)) return `${t.fixture} (${d.owner}: ${res.status})`;
   return res.json;
 }

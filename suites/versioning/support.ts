@@ -61,7 +61,7 @@ export async function versionedReads(ctx: CheckContext, requirement: string): Pr
   for (const t of READ_TARGETS) {
     const op = ctx.findOperation(t.resource, 'read', t.release);
     if (!op || !ctx.hasFixture(t.fixture)) continue;
-    const res = await ctx.fhir({ scopes: [t.scope], url: ctx.path(op.path, { id: ctx.fixture(t.fixture) }) });
+    const res = await ctx.fhir({ scopes: [t.scope], url: ctx.path(op.path, { id: ctx.fixture(t.fixture) }), share: true });
     expectStatus(res, 200, requirement, `read of ${t.label}`);
     reads.push({ label: t.label, res, resource: expectResource(ctx, res, t.resource, requirement, t.release) });
   }

@@ -81,7 +81,7 @@ describe('fhir-conformance CLI', () => {
       {
         name: 'a profile that does not exist',
         args: ['run', '--profile', 'quik'],
-        stderr: "error: option '-p, --profile <profile>' argument 'quik' is invalid. Allowed choices are quick, full, certification, read-only.\n(add --help for usage and examples)\n",
+        stderr: "error: option '-p, --profile <profile>' argument 'quik' is invalid. Allowed choices are quick, full, certification, read-only, gate.\n(add --help for usage and examples)\n",
       },
       {
         name: 'an invalid --only pattern',

@@ -1,0 +1,92 @@
+/**
+ * Several keys, soundly: with the organization's ceiling declared, paced requests spread over
+ * the organization's keys and neither a key's ceiling nor the organization's is exceeded; without
+ * it the run stays on the main key and says why. Against the embedded reference with short
+ * windows, whose per-organization limit is the declared ceiling (a 429 would show an excess).
+ * Nothing here is timed: the windows are counted over the run's own send times.
+ */
+import { describe, expect, it } from 'vitest';
+import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
+import type { Exchange } from '../../src/engine/types.js';
+import { runConformance } from '../../src/run/index.js';
+
+const WINDOW_MS = 2000;
+const PER_KEY = 8;
+const PER_ORG = 12;
+const limits = { perKeyPerWindow: PER_KEY, perOrgPerWindow: PER_ORG, windowMs: WINDOW_MS, tokenWindowMs: WINDOW_MS, tokenIssuancePerWindow: 100, tokenLifetimeSec: 60 };
+
+/** Ten checks of three reads each (distinct URLs: nothing is shared). */
+const checks: CheckDefinition[] = Array.from({ length: 10 }, (_, i) =>
+  defineCheck({
+    id: `demo.reads-${i}`,
+    title: `three reads (${i})`,
+    area: 'medication-request',
+    level: 'MUST',
+    requirements: ['medication-request.read-returns-resource'],
+    fixtures: ['medicationRequest'],
+    async run(ctx) {
+      for (let j = 0; j < 3; j++) {
+        const res = await ctx.fhir({ scopes: ['system/MedicationRequest.rs'], url: `/fhir/R4/MedicationRequest/${ctx.fixture('medicationRequest')}?_probe=${i}-${j}` });
+        ctx.check(res.status !== 429, `429 on ${res.exchange.client}`);
+      }
+    },
+  }),
+);
+
+async function run(organization?: number) {
+  const sent: Exchange[] = [];
+  const outcome = await runConformance({
+    checks,
+    profile: 'full',
+    progress: false,
+    writeReports: false,
+    reference: { limits },
+    ...(organization ? { configOverlay: { organization: { requestsPerMinute: organization } } } : {}),
+    subscribers: [(e) => void (e.type === 'exchange' && e.exchange.client && sent.push(e.exchange))],
+  });
+  return { outcome, sent };
+}
+
+/** The most requests among `sent` within any window (by their send times). */
+function mostInAWindow(sent: readonly Exchange[]): number {
+  const t = sent.map((x) => Date.parse(x.startedAt)).sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < t.length; i++) {
+    while (t[i]! - t[j]! >= WINDOW_MS) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}
+
+describe('paced requests over the organization\'s keys', () => {
+  it('with the organization ceiling declared: both keys carry requests, no key and not the organization exceeds its ceiling', async () => {
+    const { outcome, sent } = await run(PER_ORG);
+    for (const r of outcome.results) expect(r.outcome, `${r.id}: ${r.message}`).toBe('pass');
+    const byKey = (role: string) => sent.filter((x) => x.client === role);
+    expect(byKey('main').length).toBeGreaterThan(0);
+    expect(byKey('extra').length).toBeGreaterThan(0);
+    expect(byKey('main').length + byKey('extra').length).toBe(30);
+    expect(sent.filter((x) => x.response?.status === 429)).toEqual([]);
+    expect(outcome.result.info.budget?.requests).toBeGreaterThanOrEqual(30);
+    expect(mostInAWindow(byKey('main'))).toBeLessThanOrEqual(PER_KEY);
+    expect(mostInAWindow(byKey('extra'))).toBeLessThanOrEqual(PER_KEY);
+    expect(mostInAWindow(sent.filter((x) => x.client !== 'second-org'))).toBeLessThanOrEqual(PER_ORG);
+    // The run reached the organization's ceiling at some point, so the bound held because of the pacing.
+    expect(mostInAWindow(sent.filter((x) => x.client !== 'second-org'))).toBeGreaterThan(PER_KEY);
+    const keys = outcome.result.info.budget!.keys;
+    expect(keys.roles).toEqual(['main', 'extra']);
+    expect(keys.reason).toContain(`organization ceiling ${PER_ORG} per window declared`);
+    // One check, one key: every check's reads went out with one key.
+    for (const r of outcome.results) expect(new Set(r.evidence.filter((x) => x.client).map((x) => x.client)).size, r.id).toBe(1);
+  });
+
+  it('without it: one key, within its ceiling, and the report says why', async () => {
+    const { outcome, sent } = await run();
+    expect(new Set(sent.map((x) => x.client))).toEqual(new Set(['main']));
+    expect(sent.filter((x) => x.response?.status === 429)).toEqual([]);
+    expect(mostInAWindow(sent)).toBeLessThanOrEqual(PER_KEY);
+    const keys = outcome.result.info.budget!.keys;
+    expect(keys.roles).toEqual(['main']);
+    expect(keys.reason).toMatch(/^one key: the config declares no organization ceiling/);
+  });
+});
