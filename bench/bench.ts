@@ -36,9 +36,18 @@ interface Report {
 
 /** `fhir-conformance serve` at the spec's limits on a free port, its config written to `configOut`; stopped by PID. */
 async function startServe(configOut: string): Promise<{ stop: () => void }> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--host', '127.0.0.1', '--config-out', configOut], { cwd: PROJECT_ROOT, stdio: 'ignore' });
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--host', '127.0.0.1', '--config-out', configOut], {
+    cwd: PROJECT_ROOT,
+    stdio: 'ignore',
+  });
   for (let i = 0; i < 600; i++) {
-    if (await stat(configOut).then(() => true, () => false)) return { stop: () => void child.kill('SIGTERM') };
+    if (
+      await stat(configOut).then(
+        () => true,
+        () => false,
+      )
+    )
+      return { stop: () => void child.kill('SIGTERM') };
     if (child.exitCode !== null) break;
     await sleep(100);
   }
@@ -48,7 +57,10 @@ async function startServe(configOut: string): Promise<{ stop: () => void }> {
 
 function budgetLine(b: RequestBudget | undefined): string {
   if (!b) return 'no request budget in the report';
-  const areas = Object.entries(b.byArea).filter(([, a]) => a.requests > 0).map(([n, a]) => `${n} ${a.requests}`).join(', ');
+  const areas = Object.entries(b.byArea)
+    .filter(([, a]) => a.requests > 0)
+    .map(([n, a]) => `${n} ${a.requests}`)
+    .join(', ');
   return `${b.requests} requests (${b.tokenRequests} token, ${b.shared} answered from shared exchanges), ${b.coveredRequirements} requirements judged, ${b.requestsPerRequirement} per requirement; per area: ${areas}`;
 }
 
@@ -94,7 +106,9 @@ try {
     const gate = await node([CLI, 'run', '--config', configPath, '--profile', 'gate', '--quiet', '--report-dir', join(dir, 'gate')], 900_000);
     gateS = (performance.now() - t) / 1000;
     gateReport = JSON.parse(await readFile(join(dir, 'gate', 'latest', 'report.json'), 'utf8')) as Report;
-    console.log(`gate at the spec's limits (serve, one key): ${gateS.toFixed(1)} s wall (exit ${gate.code}); ${gateReport.checks.length} checks (${outcomes(gateReport.checks)})`);
+    console.log(
+      `gate at the spec's limits (serve, one key): ${gateS.toFixed(1)} s wall (exit ${gate.code}); ${gateReport.checks.length} checks (${outcomes(gateReport.checks)})`,
+    );
   } finally {
     served.stop();
   }
@@ -108,7 +122,17 @@ try {
   const headline: Record<string, number | null> = { quick_s: round(quickS), gate_spec_limits_s: round(gateS), gate_requests: gateBudget?.requests ?? null };
   if (skipCertification) {
     console.log('certification: skipped (--skip-certification)');
-    console.log(JSON.stringify({ ...headline, certification_s: null, certification_bound_s: null, ratio: null, requests: null, requests_per_requirement: null, unplanned_429: null }));
+    console.log(
+      JSON.stringify({
+        ...headline,
+        certification_s: null,
+        certification_bound_s: null,
+        ratio: null,
+        requests: null,
+        requests_per_requirement: null,
+        unplanned_429: null,
+      }),
+    );
     await rm(dir, { recursive: true, force: true });
     process.exit(0);
   }
@@ -124,7 +148,9 @@ try {
   const perRequirement = pacing.requests / requirements;
   const slowest = [...certReport.checks].sort((a, b) => b.durationMs - a.durationMs).slice(0, 5);
   console.log(`certification: ${certS.toFixed(1)} s wall (exit ${cert.exitCode}); ${certReport.checks.length} checks (${outcomes(certReport.checks)})`);
-  console.log(`  ${pacing.requests} requests (${pacing.pacedRequests} paced) for ${requirements} covered requirements: ${perRequirement.toFixed(2)} per requirement`);
+  console.log(
+    `  ${pacing.requests} requests (${pacing.pacedRequests} paced) for ${requirements} covered requirements: ${perRequirement.toFixed(2)} per requirement`,
+  );
   console.log(`  lower bound ${pacing.boundS} s (${pacing.boundBy}); run ${pacing.wallS} s from its start; ratio ${pacing.ratio}`);
   console.log(`  unplanned 429: ${pacing.unplanned429}${pacing.unplanned429 ? ` (${unplannedBy(cert.results).join(', ')})` : ''}`);
   console.log(`  ${budgetLine(certReport.run.budget)}`);

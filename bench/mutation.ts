@@ -16,5 +16,6 @@ const missed = runs.filter((r) => !r.detected);
 if (missed.length) console.log(`undetected: ${missed.map((r) => r.fault).join(', ')}`);
 console.log(`wall time: ${wallS.toFixed(1)} s for ${runs.length} faults (2 at a time)`);
 console.log('slowest faults:');
-for (const r of [...runs].sort((a, b) => b.durationMs - a.durationMs).slice(0, 8)) console.log(`  ${(r.durationMs / 1000).toFixed(1).padStart(6)} s  ${r.fault}`);
+for (const r of [...runs].sort((a, b) => b.durationMs - a.durationMs).slice(0, 8))
+  console.log(`  ${(r.durationMs / 1000).toFixed(1).padStart(6)} s  ${r.fault}`);
 console.log(JSON.stringify({ detected: score.detected, faults: score.total, wall_s: Number(wallS.toFixed(1)) }));

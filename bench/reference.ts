@@ -33,7 +33,14 @@ const startupMs = performance.now() - t0;
 
 const config = await resolveConfig(server.targetConfig(), PROJECT_ROOT);
 const http = new HttpClient({ baseUrl: server.url, protocol: SERVICE_HTTP });
-const broker = new TokenBroker({ http, tokenUrl: `${server.url}/auth/token`, clients: config.clients, issuancePerMinute: 20, windowSec: 60, tokenLifetimeSec: 300 });
+const broker = new TokenBroker({
+  http,
+  tokenUrl: `${server.url}/auth/token`,
+  clients: config.clients,
+  issuancePerMinute: 20,
+  windowSec: 60,
+  tokenLifetimeSec: 300,
+});
 const token = await broker.token('main', ['system/MedicationRequest.rs']);
 const id = server.fixtureIds.medicationRequest;
 
@@ -54,6 +61,10 @@ const figures = {
   non_2xx: result.non2xx,
   errors: result.errors,
 };
-console.log(`reference start-up: ${figures.startup_ms} ms in-process; ${figures.cold_start_ms} ms from \`fhir-conformance serve\` to listening, process start included (target < 1000)`);
-console.log(`authenticated reads: ${figures.reads_per_s}/s over 10 s, 20 connections, p99 ${figures.latency_p99_ms} ms, non-2xx ${figures.non_2xx} (target >= 2000/s)`);
+console.log(
+  `reference start-up: ${figures.startup_ms} ms in-process; ${figures.cold_start_ms} ms from \`fhir-conformance serve\` to listening, process start included (target < 1000)`,
+);
+console.log(
+  `authenticated reads: ${figures.reads_per_s}/s over 10 s, 20 connections, p99 ${figures.latency_p99_ms} ms, non-2xx ${figures.non_2xx} (target >= 2000/s)`,
+);
 console.log(JSON.stringify(figures));

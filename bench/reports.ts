@@ -24,7 +24,9 @@ try {
   }
   const sorted = [...times].sort((a, b) => a - b);
   const sizes = await Promise.all(Object.entries(files).map(async ([k, f]) => `${k} ${((await stat(f)).size / 1024).toFixed(0)} KiB`));
-  console.log(`writeReports, ${CHECKS} checks, ${ROUNDS} rounds: first ${times[0]!.toFixed(0)} ms, median ${sorted[Math.floor(ROUNDS / 2)]!.toFixed(0)} ms, best ${sorted[0]!.toFixed(0)} ms (target < 1000 ms)`);
+  console.log(
+    `writeReports, ${CHECKS} checks, ${ROUNDS} rounds: first ${times[0]!.toFixed(0)} ms, median ${sorted[Math.floor(ROUNDS / 2)]!.toFixed(0)} ms, best ${sorted[0]!.toFixed(0)} ms (target < 1000 ms)`,
+  );
   console.log(`sizes: ${sizes.join(', ')}`);
 } finally {
   await rm(root, { recursive: true, force: true });

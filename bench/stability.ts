@@ -66,7 +66,12 @@ for (const l of values.limit ?? []) {
   }
   limits[k] = v;
 }
-const args = ['--profile', values.profile!, ...Object.entries(limits).flatMap(([k, v]) => ['--limit', `${k}=${v}`]), ...(values.mode ?? []).flatMap((m) => ['--mode', m])];
+const args = [
+  '--profile',
+  values.profile!,
+  ...Object.entries(limits).flatMap(([k, v]) => ['--limit', `${k}=${v}`]),
+  ...(values.mode ?? []).flatMap((m) => ['--mode', m]),
+];
 
 interface Run {
   index: number;
@@ -102,7 +107,9 @@ const short = (s: string | undefined, n = 300) => (s === undefined ? '' : s.leng
 
 console.log(`stability: ${runs} run(s) at once, ${load} CPU burner(s) beside them; node ${process.version}; ${new Date().toISOString()}`);
 console.log(`  each: fhir-conformance run --quiet ${args.join(' ')}`);
-console.log(`  limits: ${limits.perKeyPerWindow} requests per key per ${Number(limits.windowMs) / 1000} s window, ${limits.tokenLifetimeSec} s tokens, ${limits.tokenIssuancePerWindow} token requests per ${Number(limits.tokenWindowMs) / 1000} s`);
+console.log(
+  `  limits: ${limits.perKeyPerWindow} requests per key per ${Number(limits.windowMs) / 1000} s window, ${limits.tokenLifetimeSec} s tokens, ${limits.tokenIssuancePerWindow} token requests per ${Number(limits.tokenWindowMs) / 1000} s`,
+);
 
 const burners = Array.from({ length: load }, () => burner(timeoutMs + 60_000));
 const t0 = Date.now();
@@ -115,8 +122,12 @@ try {
 const wallS = (Date.now() - t0) / 1000;
 
 for (const r of results) {
-  const counts = Object.entries(outcomeCounts(r.checks.values())).map(([o, n]) => `${o} ${n}`).join(', ');
-  console.log(`run ${r.index}: ${(r.wallMs / 1000).toFixed(1)} s, exit ${r.exitCode}, ${r.checks.size} checks (${counts || 'no report'}), token re-issues ${r.tokenReissues}`);
+  const counts = Object.entries(outcomeCounts(r.checks.values()))
+    .map(([o, n]) => `${o} ${n}`)
+    .join(', ');
+  console.log(
+    `run ${r.index}: ${(r.wallMs / 1000).toFixed(1)} s, exit ${r.exitCode}, ${r.checks.size} checks (${counts || 'no report'}), token re-issues ${r.tokenReissues}`,
+  );
   if (r.checks.size === 0) console.log(`  stderr: ${short(r.stderr, 1500)}`);
 }
 
@@ -135,7 +146,8 @@ if (disagreed.length || bad.length) {
   for (const r of [...new Set([...disagreed, ...bad])]) {
     console.log(`  ${r.agreed}/${runs} ${r.verdict.padEnd(11)} ${r.id}`);
     r.per.forEach((c, i) => {
-      if (c?.outcome !== r.verdict || c.outcome === 'fail' || c.outcome === 'error') console.log(`      run ${i + 1}: ${c?.outcome ?? 'missing'}${c?.message ? `: ${short(c.message)}` : ''}`);
+      if (c?.outcome !== r.verdict || c.outcome === 'fail' || c.outcome === 'error')
+        console.log(`      run ${i + 1}: ${c?.outcome ?? 'missing'}${c?.message ? `: ${short(c.message)}` : ''}`);
     });
   }
 }
@@ -155,6 +167,8 @@ const summary = {
   token_reissues: results.map((r) => r.tokenReissues),
   limits: Object.fromEntries(Object.entries(limits).map(([k, v]) => [k, Number(v)])),
 };
-console.log(`\nagreed on ${ids.length - disagreed.length}/${ids.length} checks; ${summary.fail} fail and ${summary.error} error in all runs together; ${wallS.toFixed(1)} s wall`);
+console.log(
+  `\nagreed on ${ids.length - disagreed.length}/${ids.length} checks; ${summary.fail} fail and ${summary.error} error in all runs together; ${wallS.toFixed(1)} s wall`,
+);
 console.log(JSON.stringify(summary));
 process.exitCode = disagreed.length || summary.fail || summary.error || results.some((r) => r.checks.size === 0) ? 1 : 0;

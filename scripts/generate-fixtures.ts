@@ -9,8 +9,15 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type {
-  AppointmentRow, ClinicRow, DocumentReferenceRow, EncounterRow, FixtureData, MedicationRequestRow,
-  PatientRow, PractitionerRow, PrescriptionRow,
+  AppointmentRow,
+  ClinicRow,
+  DocumentReferenceRow,
+  EncounterRow,
+  FixtureData,
+  MedicationRequestRow,
+  PatientRow,
+  PractitionerRow,
+  PrescriptionRow,
 } from '../src/reference/resources/records.js';
 
 const DIR = join(import.meta.dirname, '..', 'fixtures', 'reference');
@@ -27,7 +34,11 @@ function uuidFor(label: string): string {
 const HOUR = 3_600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 const meta = (id: string, org: string, createdMs: number, version = 1, updatedAfterMs = (version - 1) * HOUR) => ({
-  id, org, versionId: version, createdAt: iso(createdMs), lastUpdated: iso(createdMs + updatedAfterMs),
+  id,
+  org,
+  versionId: version,
+  createdAt: iso(createdMs),
+  lastUpdated: iso(createdMs + updatedAfterMs),
 });
 const DAY = 24 * HOUR;
 
@@ -56,8 +67,12 @@ const appointments: AppointmentRow[] = [
 const displayOf = (practitionerId: string) => practitioners.find((p) => p.id === practitionerId)!.name;
 
 // ---------------------------------------------------------------- prescriptions
-const rx = (label: string, org: string, patientId: string, state: PrescriptionRow['state']): PrescriptionRow =>
-  ({ id: uuidFor(`prescription:${label}`), org, patientId, state });
+const rx = (label: string, org: string, patientId: string, state: PrescriptionRow['state']): PrescriptionRow => ({
+  id: uuidFor(`prescription:${label}`),
+  org,
+  patientId,
+  state,
+});
 const rxDraft1 = rx('draft-1', A, ids.patient!, 'draft');
 const rxDraft2 = rx('draft-2', A, ids.patient!, 'draft');
 const rxSigned = rx('signed', A, ids.patient!, 'signed');
@@ -70,12 +85,20 @@ const prescriptions = [rxDraft1, rxDraft2, rxSigned, rxCancelled, rxDeceased, rx
 // ---------------------------------------------------------------- medication requests
 const RXNORM = 'http://www.nlm.nih.gov/research/umls/rxnorm';
 const MEDICATIONS: Array<[string, string]> = [
-  ['197361', 'amlodipine 5 MG Oral Tablet'], ['860975', 'metformin hydrochloride 500 MG Oral Tablet'],
-  ['310965', 'ibuprofen 200 MG Oral Tablet'], ['308182', 'amoxicillin 250 MG Oral Capsule'],
-  ['314076', 'lisinopril 10 MG Oral Tablet'], ['198211', 'simvastatin 40 MG Oral Tablet'],
-  ['313782', 'acetaminophen 325 MG Oral Tablet'], ['197806', 'ibuprofen 600 MG Oral Tablet'],
+  ['197361', 'amlodipine 5 MG Oral Tablet'],
+  ['860975', 'metformin hydrochloride 500 MG Oral Tablet'],
+  ['310965', 'ibuprofen 200 MG Oral Tablet'],
+  ['308182', 'amoxicillin 250 MG Oral Capsule'],
+  ['314076', 'lisinopril 10 MG Oral Tablet'],
+  ['198211', 'simvastatin 40 MG Oral Tablet'],
+  ['313782', 'acetaminophen 325 MG Oral Tablet'],
+  ['197806', 'ibuprofen 600 MG Oral Tablet'],
 ];
-const REASONS: Array<[string, string]> = [['I10', 'Essential (primary) hypertension'], ['E11.9', 'Type 2 diabetes mellitus without complications'], ['J06.9', 'Acute upper respiratory infection, unspecified']];
+const REASONS: Array<[string, string]> = [
+  ['I10', 'Essential (primary) hypertension'],
+  ['E11.9', 'Type 2 diabetes mellitus without complications'],
+  ['J06.9', 'Acute upper respiratory infection, unspecified'],
+];
 const FHIR_STATUS_CYCLE = ['active', 'active', 'active', 'completed', 'on-hold', 'stopped', 'active', 'draft'];
 const MR_BASE = Date.parse('2025-01-06T08:00:00.000Z');
 
@@ -89,8 +112,16 @@ const backDated = (i: number) => i % 10 === 4;
 const updatedLate = (i: number) => i % 10 === 3;
 
 function medicationRow(opts: {
-  id: string; org: string; createdMs: number; i: number; subjectId: string; prescriptionId: string;
-  status: string; encounterId?: string; version?: number; reordered?: boolean;
+  id: string;
+  org: string;
+  createdMs: number;
+  i: number;
+  subjectId: string;
+  prescriptionId: string;
+  status: string;
+  encounterId?: string;
+  version?: number;
+  reordered?: boolean;
 }): Omit<MedicationRequestRow, 'seq'> {
   const [code, display] = MEDICATIONS[opts.i % MEDICATIONS.length]!;
   const [reason, reasonDisplay] = REASONS[opts.i % REASONS.length]!;
@@ -100,18 +131,23 @@ function medicationRow(opts: {
     ...(late ? meta(opts.id, opts.org, opts.createdMs, 2, 3 * DAY) : meta(opts.id, opts.org, opts.createdMs, opts.version)),
     status: opts.status,
     medication: { coding: [{ system: RXNORM, code, display }], text: display },
-    dosageInstruction: [{
-      sequence: 1,
-      text: `1 unit every ${8 + (opts.i % 3) * 4} hours`,
-      timing: { repeat: { frequency: 1, period: 8 + (opts.i % 3) * 4, periodUnit: 'h' } },
-      doseAndRate: [{ doseQuantity: { value: 1, unit: 'unit' } }],
-    }],
+    dosageInstruction: [
+      {
+        sequence: 1,
+        text: `1 unit every ${8 + (opts.i % 3) * 4} hours`,
+        timing: { repeat: { frequency: 1, period: 8 + (opts.i % 3) * 4, periodUnit: 'h' } },
+        doseAndRate: [{ doseQuantity: { value: 1, unit: 'unit' } }],
+      },
+    ],
     dispenseRequest: { numberOfRepeatsAllowed: opts.i % 2, quantity: { value: 30, unit: 'unit' } },
     reasonCode: [{ coding: [{ system: 'http://hl7.org/fhir/sid/icd-10', code: reason, display: reasonDisplay }] }],
     ...(opts.i % 4 === 0 ? { note: [{ text: 'Take with food.' }] } : {}),
     subjectId: opts.subjectId,
     ...(opts.encounterId ? { encounterId: opts.encounterId } : {}),
-    requester: { reference: `Practitioner/${opts.org === A ? requester : ids.otherOrgPractitioner!}`, display: opts.org === A ? displayOf(requester) : 'Dr. Pablo Núñez' },
+    requester: {
+      reference: `Practitioner/${opts.org === A ? requester : ids.otherOrgPractitioner!}`,
+      display: opts.org === A ? displayOf(requester) : 'Dr. Pablo Núñez',
+    },
     authoredOn: iso(opts.reordered === true && backDated(opts.i) ? opts.createdMs - 30 * DAY : opts.createdMs),
     prescriptionId: opts.prescriptionId,
     app: {
@@ -137,19 +173,53 @@ for (let i = 0; i < PATIENT_MR_COUNT; i++) {
   const named = NAMED_MR[i];
   // Every fifth record shares its time with the previous one (exercises the tie-break).
   const createdMs = MR_BASE + (i - Math.floor(i / 5)) * HOUR;
-  const prescriptionId = named?.prescriptionId
-    ?? (i % 20 === 7 ? rxSigned.id : i % 20 === 13 ? rxCancelled.id : i < 80 ? rxDraft1.id : rxDraft2.id);
+  const prescriptionId = named?.prescriptionId ?? (i % 20 === 7 ? rxSigned.id : i % 20 === 13 ? rxCancelled.id : i < 80 ? rxDraft1.id : rxDraft2.id);
   const status = named?.status ?? (i % 37 === 11 ? 'legacy-suspended' : FHIR_STATUS_CYCLE[i % FHIR_STATUS_CYCLE.length]!);
   const encounterId = i >= 100 && i < 112 ? ids.encounter! : i >= 112 && i < 115 ? ids.encounterInProgress! : undefined;
-  medicationRequests.push(medicationRow({
-    id: named ? ids[named.key]! : uuidFor(`mr:patient:${i}`), org: A, createdMs, i, subjectId: ids.patient!,
-    prescriptionId, status, encounterId, version: named?.version, reordered: named === undefined,
-  }));
+  medicationRequests.push(
+    medicationRow({
+      id: named ? ids[named.key]! : uuidFor(`mr:patient:${i}`),
+      org: A,
+      createdMs,
+      i,
+      subjectId: ids.patient!,
+      prescriptionId,
+      status,
+      encounterId,
+      version: named?.version,
+      reordered: named === undefined,
+    }),
+  );
 }
 medicationRequests.push(
-  medicationRow({ id: ids.medicationRequestDeceasedPatient!, org: A, createdMs: MR_BASE - 48 * HOUR, i: 1, subjectId: ids.patientDeceased!, prescriptionId: rxDeceased.id, status: 'active' }),
-  medicationRow({ id: ids.medicationRequestMergedPatient!, org: A, createdMs: MR_BASE - 47 * HOUR, i: 2, subjectId: ids.patientMerged!, prescriptionId: rxMerged.id, status: 'active' }),
-  medicationRow({ id: ids.otherOrgMedicationRequest!, org: B, createdMs: MR_BASE, i: 3, subjectId: ids.otherOrgPatient!, prescriptionId: rxOther.id, status: 'active', encounterId: ids.otherOrgEncounter! }),
+  medicationRow({
+    id: ids.medicationRequestDeceasedPatient!,
+    org: A,
+    createdMs: MR_BASE - 48 * HOUR,
+    i: 1,
+    subjectId: ids.patientDeceased!,
+    prescriptionId: rxDeceased.id,
+    status: 'active',
+  }),
+  medicationRow({
+    id: ids.medicationRequestMergedPatient!,
+    org: A,
+    createdMs: MR_BASE - 47 * HOUR,
+    i: 2,
+    subjectId: ids.patientMerged!,
+    prescriptionId: rxMerged.id,
+    status: 'active',
+  }),
+  medicationRow({
+    id: ids.otherOrgMedicationRequest!,
+    org: B,
+    createdMs: MR_BASE,
+    i: 3,
+    subjectId: ids.otherOrgPatient!,
+    prescriptionId: rxOther.id,
+    status: 'active',
+    encounterId: ids.otherOrgEncounter!,
+  }),
 );
 
 // ---------------------------------------------------------------- encounters
@@ -195,31 +265,37 @@ function encounterRow(i: number, id: string, overrides: Partial<EncounterRow> = 
 const encounters: Array<Omit<EncounterRow, 'seq'>> = [];
 for (let i = 0; i < 30; i++) {
   if (i === 0) {
-    encounters.push(encounterRow(i, ids.encounter!, {
-      status: 'finished',
-      class: classCoding('AMB'),
-      participants: [
-        { practitionerId: ids.practitioner!, display: displayOf(ids.practitioner!) },
-        { practitionerId: ids.practitioner2!, display: displayOf(ids.practitioner2!) },
-      ],
-      diagnoses: [
-        { kind: 'primary', code: dx('I10', 'Essential (primary) hypertension') },
-        { kind: 'secondary', code: dx('E11.9', 'Type 2 diabetes mellitus without complications') },
-        { kind: 'legacy', code: dx('R51', 'Headache') },
-        { kind: 'secondary', code: dx('E78.5', 'Hyperlipidaemia, unspecified') },
-      ],
-      summaries: {
-        subjectiveObjective: 'S: occasional headaches. O: BP 142/90, HR 78, BMI 29.',
-        diagnosticImpression: 'Hypertension not at goal; diabetes controlled.',
-        carePlan: 'Increase amlodipine; review in 4 weeks with labs.',
-      },
-      serviceProviderId: ids.clinicConfigured!,
-    }));
+    encounters.push(
+      encounterRow(i, ids.encounter!, {
+        status: 'finished',
+        class: classCoding('AMB'),
+        participants: [
+          { practitionerId: ids.practitioner!, display: displayOf(ids.practitioner!) },
+          { practitionerId: ids.practitioner2!, display: displayOf(ids.practitioner2!) },
+        ],
+        diagnoses: [
+          { kind: 'primary', code: dx('I10', 'Essential (primary) hypertension') },
+          { kind: 'secondary', code: dx('E11.9', 'Type 2 diabetes mellitus without complications') },
+          { kind: 'legacy', code: dx('R51', 'Headache') },
+          { kind: 'secondary', code: dx('E78.5', 'Hyperlipidaemia, unspecified') },
+        ],
+        summaries: {
+          subjectiveObjective: 'S: occasional headaches. O: BP 142/90, HR 78, BMI 29.',
+          diagnosticImpression: 'Hypertension not at goal; diabetes controlled.',
+          carePlan: 'Increase amlodipine; review in 4 weeks with labs.',
+        },
+        serviceProviderId: ids.clinicConfigured!,
+      }),
+    );
   } else if (i === 1) {
-    encounters.push(encounterRow(i, ids.encounterInProgress!, {
-      status: 'in-progress', class: classCoding('AMB'), appointmentId: ids.appointmentWithActiveEncounter!,
-      period: { start: iso(ENC_BASE + 2 * HOUR) },
-    }));
+    encounters.push(
+      encounterRow(i, ids.encounterInProgress!, {
+        status: 'in-progress',
+        class: classCoding('AMB'),
+        appointmentId: ids.appointmentWithActiveEncounter!,
+        period: { start: iso(ENC_BASE + 2 * HOUR) },
+      }),
+    );
   } else {
     encounters.push(encounterRow(i, uuidFor(`encounter:patient:${i}`)));
   }
@@ -232,9 +308,18 @@ encounters.push({
 
 // ---------------------------------------------------------------- document references
 const LOINC = 'http://loinc.org';
-const DOC_TYPES: Array<[string, string]> = [['11488-4', 'Consult note'], ['18842-5', 'Discharge summary'], ['57133-1', 'Referral note'], ['34117-2', 'History and physical note']];
+const DOC_TYPES: Array<[string, string]> = [
+  ['11488-4', 'Consult note'],
+  ['18842-5', 'Discharge summary'],
+  ['57133-1', 'Referral note'],
+  ['34117-2', 'History and physical note'],
+];
 const CATEGORY_SYSTEM = 'https://clinical-records.example/fhir/CodeSystem/document-category';
-const DOC_CATEGORIES: Array<[string, string]> = [['clinical-note', 'Clinical note'], ['imaging', 'Imaging'], ['lab-report', 'Laboratory report']];
+const DOC_CATEGORIES: Array<[string, string]> = [
+  ['clinical-note', 'Clinical note'],
+  ['imaging', 'Imaging'],
+  ['lab-report', 'Laboratory report'],
+];
 const DOC_BASE = Date.parse('2025-03-03T10:00:00.000Z');
 
 function documentRow(i: number, id: string, org: string, subjectId: string): Omit<DocumentReferenceRow, 'seq'> {
@@ -253,12 +338,17 @@ function documentRow(i: number, id: string, org: string, subjectId: string): Omi
     subjectId,
     date: iso(dateMs),
     description: `${typeDisplay} #${i + 1}`,
-    content: [{
-      attachment: {
-        contentType: 'application/pdf', size: String(bytes.length),
-        hash: createHash('sha1').update(bytes).digest('base64'), title: `${typeDisplay}.pdf`, creation: iso(dateMs),
+    content: [
+      {
+        attachment: {
+          contentType: 'application/pdf',
+          size: String(bytes.length),
+          hash: createHash('sha1').update(bytes).digest('base64'),
+          title: `${typeDisplay}.pdf`,
+          creation: iso(dateMs),
+        },
       },
-    }],
+    ],
   };
 }
 const documentReferences: Array<Omit<DocumentReferenceRow, 'seq'>> = [];
@@ -269,12 +359,24 @@ documentReferences.push(documentRow(0, ids.otherOrgDocumentReference!, B, ids.ot
 
 // ---------------------------------------------------------------- write
 const data: FixtureData = {
-  patients, practitioners, organizations, appointments, prescriptions, medicationRequests, encounters, documentReferences,
+  patients,
+  practitioners,
+  organizations,
+  appointments,
+  prescriptions,
+  medicationRequests,
+  encounters,
+  documentReferences,
 };
 const FILES: Record<keyof FixtureData, string> = {
-  patients: 'patients.json', practitioners: 'practitioners.json', organizations: 'organizations.json',
-  appointments: 'appointments.json', prescriptions: 'prescriptions.json', medicationRequests: 'medication-requests.json',
-  encounters: 'encounters.json', documentReferences: 'document-references.json',
+  patients: 'patients.json',
+  practitioners: 'practitioners.json',
+  organizations: 'organizations.json',
+  appointments: 'appointments.json',
+  prescriptions: 'prescriptions.json',
+  medicationRequests: 'medication-requests.json',
+  encounters: 'encounters.json',
+  documentReferences: 'document-references.json',
 };
 for (const [key, file] of Object.entries(FILES) as Array<[keyof FixtureData, string]>) {
   writeFileSync(join(DIR, file), `${JSON.stringify(data[key], null, 2)}\n`);

@@ -11,9 +11,13 @@ import { join } from 'node:path';
 import { generateKeyPair, exportJWK, calculateJwkThumbprint } from 'jose';
 
 const GRANT = [
-  'system/MedicationRequest.rs', 'system/MedicationRequest.cru', 'system/MedicationRequest.c',
-  'system/Encounter.rs', 'system/Encounter.cru',
-  'system/DocumentReference.rs', 'system/DocumentReference.cru',
+  'system/MedicationRequest.rs',
+  'system/MedicationRequest.cru',
+  'system/MedicationRequest.c',
+  'system/Encounter.rs',
+  'system/Encounter.cru',
+  'system/DocumentReference.rs',
+  'system/DocumentReference.cru',
 ];
 
 const CLIENTS = [
@@ -32,8 +36,8 @@ for (const c of CLIENTS) {
   const pub = await exportJWK(publicKey);
   const kid = await calculateJwkThumbprint(pub);
   const priv = { ...(await exportJWK(privateKey)), kid, alg: c.alg, use: 'sig' };
-  await writeFile(join(dir, 'keys', `${c.clientId}.test-key.private.jwk.json`), JSON.stringify(priv, null, 2) + '\n');
+  await writeFile(join(dir, 'keys', `${c.clientId}.test-key.private.jwk.json`), `${JSON.stringify(priv, null, 2)}\n`);
   registry.push({ ...c, scopes: GRANT, jwks: { keys: [{ ...pub, kid, alg: c.alg, use: 'sig' }] } });
 }
-await writeFile(join(dir, 'clients.json'), JSON.stringify({ clients: registry }, null, 2) + '\n');
+await writeFile(join(dir, 'clients.json'), `${JSON.stringify({ clients: registry }, null, 2)}\n`);
 console.log(`wrote ${registry.length} test clients to ${dir}`);

@@ -39,11 +39,14 @@ for (const r of [...run.results].sort((a, b) => a.id.localeCompare(b.id))) {
   ];
 }
 const doc = {
-  description: 'Requests each check sent against the embedded reference ([requests, of which token requests, of which with the main client key]); the engine plans with them when a check declares no `requests`. Written by `npm run budget`.',
+  description:
+    'Requests each check sent against the embedded reference ([requests, of which token requests, of which with the main client key]); the engine plans with them when a check declares no `requests`. Written by `npm run budget`.',
   limits,
   exitCode: run.exitCode,
   checks,
 };
 const out = values.out ?? BUDGET_ESTIMATES_PATH;
 writeFileSync(out, `${JSON.stringify(doc, null, 1).replace(/\[\n\s+(\d+),\n\s+(\d+),\n\s+(\d+)\n\s+\]/g, '[$1, $2, $3]')}\n`);
-console.log(`${Object.keys(checks).length} checks, ${budget.requests} requests (exit ${run.exitCode}) in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${out}`);
+console.log(
+  `${Object.keys(checks).length} checks, ${budget.requests} requests (exit ${run.exitCode}) in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${out}`,
+);

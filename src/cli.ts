@@ -45,7 +45,14 @@ function reportError(e: unknown, io: Out): number {
   const sys = e as NodeJS.ErrnoException;
   if (typeof sys?.code === 'string' && typeof sys.path === 'string') {
     // A file the user named cannot be read or written.
-    const what = { ENOENT: 'no such file or directory', EACCES: 'permission denied', EISDIR: 'is a directory', ENOTDIR: 'a parent is not a directory', EEXIST: 'already exists' }[sys.code] ?? sys.code;
+    const what =
+      {
+        ENOENT: 'no such file or directory',
+        EACCES: 'permission denied',
+        EISDIR: 'is a directory',
+        ENOTDIR: 'a parent is not a directory',
+        EEXIST: 'already exists',
+      }[sys.code] ?? sys.code;
     io.err(`error: cannot ${sys.syscall ?? 'use'} ${sys.path}: ${what}\n  fix: check the path and its folder\n`);
     return 2;
   }
@@ -91,13 +98,13 @@ function buildProgram(io: Out, setExit: (code: number) => void): Command {
     .option('--limit <key=value>', 'embedded reference only: a reference limit (repeatable)', collect)
     .addHelpText(
       'after',
-      examples([
+      `${examples([
         'fhir-conformance run --profile quick',
         'fhir-conformance run --config target.json --profile full --report-dir out',
         'fhir-conformance run --config target.json --only "^pagination\\." --quiet',
         'fhir-conformance run --config target.json --requirements auth.client-credentials,auth.token-grant-type',
         'fhir-conformance run --fault no-correlation-id --quiet     # a faulty reference: exit 1',
-      ]) + '\nA filter that selects no check, an unknown requirement id or an invalid pattern exits 2; so does a set-up problem the preflight finds.\n',
+      ])}\nA filter that selects no check, an unknown requirement id or an invalid pattern exits 2; so does a set-up problem the preflight finds.\n`,
     )
     .action(async (opts: RunFlags) => setExit(await cmdRun(opts, io)));
 
@@ -107,7 +114,11 @@ function buildProgram(io: Out, setExit: (code: number) => void): Command {
     .description('run the embedded reference server on its own and print a ready-to-use target config')
     .option('--port <n>', 'port to listen on (0 picks a free one)', '4780')
     .option('--host <host>', 'address to bind', '127.0.0.1')
-    .addOption(new Option('--limits <preset>', "rate windows and token lifetime: the spec's, or the short ones `npm start` uses").choices(['spec', 'short']).default('spec'))
+    .addOption(
+      new Option('--limits <preset>', "rate windows and token lifetime: the spec's, or the short ones `npm start` uses")
+        .choices(['spec', 'short'])
+        .default('spec'),
+    )
     .option('--client <id=jwks>', 'register a client: its id and public key set (a JWKS file, e.g. from init, or an http(s) URL); repeatable', collect)
     .option('--client-scopes <scopes>', "scopes of the --client clients (space or comma separated; default: the fixture clients')")
     .option('--client-org <org>', 'organization of the --client clients (org-a or org-b)', 'org-a')
@@ -118,7 +129,7 @@ function buildProgram(io: Out, setExit: (code: number) => void): Command {
     .addHelpText(
       'after',
       examples([
-        'fhir-conformance serve                                        # 127.0.0.1:4780, the spec\'s limits',
+        "fhir-conformance serve                                        # 127.0.0.1:4780, the spec's limits",
         'fhir-conformance serve --limits short --config-out target.json   # then: run --config target.json',
         'fhir-conformance serve --client my-client=conformance/keys/main.public.jwks.json',
         'fhir-conformance serve --fault no-correlation-id',
@@ -140,7 +151,10 @@ function buildProgram(io: Out, setExit: (code: number) => void): Command {
     .addOption(new Option('-f, --format <format>', 'output format').choices(['html', 'junit', 'md', 'json']).default('html'))
     .option('-o, --out <file>', 'write here (default: report.html, junit.xml or summary.md next to the report.json)')
     .option('--stdout', 'write to standard output instead of a file')
-    .addHelpText('after', examples(['fhir-conformance report reports/latest/report.json', 'fhir-conformance report reports/latest/report.json --format md --stdout']))
+    .addHelpText(
+      'after',
+      examples(['fhir-conformance report reports/latest/report.json', 'fhir-conformance report reports/latest/report.json --format md --stdout']),
+    )
     .action(async (file: string, opts: ReportFlags) => setExit(await cmdReport(file, opts, io)));
 
   // ---- diff ---------------------------------------------------------------
@@ -197,7 +211,9 @@ async function cmdRun(opts: RunFlags, io: Out): Promise<number> {
   const modes = parseKeyValues(opts.mode, '--mode');
   const limits = parseKeyValues(opts.limit, '--limit');
   if (opts.config && (opts.fault?.length || Object.keys(modes).length || Object.keys(limits).length))
-    throw new ConformanceError('ERR_USAGE', '--fault, --mode and --limit apply to the embedded reference', { fix: 'drop --config to use them, or drop them to run against your target' });
+    throw new ConformanceError('ERR_USAGE', '--fault, --mode and --limit apply to the embedded reference', {
+      fix: 'drop --config to use them, or drop them to run against your target',
+    });
   const keep = keepOf(opts.keep);
   const { runConformance } = await import('./run/index.js');
   const { exitCode, reportDir } = await runConformance(
@@ -206,7 +222,10 @@ async function cmdRun(opts: RunFlags, io: Out): Promise<number> {
       profile: opts.profile,
       reportsRoot: opts.reportDir,
       only: opts.only,
-      requirements: opts.requirements?.split(',').map((r) => r.trim()).filter(Boolean),
+      requirements: opts.requirements
+        ?.split(',')
+        .map((r) => r.trim())
+        .filter(Boolean),
       redactPhi: opts.redactPhi,
       progress: !opts.quiet,
       liveProgress: io === std && process.stderr.isTTY === true && (process.stderr.columns ?? 0) > 0 && !process.env.CI,
@@ -248,7 +267,8 @@ interface ServeFlags {
 
 async function cmdServe(opts: ServeFlags, io: Out): Promise<number> {
   const port = Number(opts.port);
-  if (!/^\d+$/.test(opts.port) || port > 65535) throw new ConformanceError('ERR_USAGE', `--port must be an integer from 0 to 65535, got "${opts.port}"`, { field: 'port' });
+  if (!/^\d+$/.test(opts.port) || port > 65535)
+    throw new ConformanceError('ERR_USAGE', `--port must be an integer from 0 to 65535, got "${opts.port}"`, { field: 'port' });
   const modes = parseKeyValues(opts.mode, '--mode');
   const { serve } = await import('./reference/index.js');
   const { parseClientFlag, loadClientsFile } = await import('./reference/clients.js');
@@ -287,8 +307,16 @@ async function cmdServe(opts: ServeFlags, io: Out): Promise<number> {
     });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new ConformanceError('ERR_USAGE', `port ${port} on ${opts.host} is already in use (another \`serve\`?)`, { field: 'port', fix: 'stop the other server, or pick another port with --port N (--port 0 picks a free one)' });
-    if (code === 'EACCES' || code === 'EADDRNOTAVAIL') throw new ConformanceError('ERR_USAGE', `cannot listen on ${opts.host}:${port} (${code})`, { field: 'port', fix: 'use a port above 1023 and an address of this machine' });
+    if (code === 'EADDRINUSE')
+      throw new ConformanceError('ERR_USAGE', `port ${port} on ${opts.host} is already in use (another \`serve\`?)`, {
+        field: 'port',
+        fix: 'stop the other server, or pick another port with --port N (--port 0 picks a free one)',
+      });
+    if (code === 'EACCES' || code === 'EADDRNOTAVAIL')
+      throw new ConformanceError('ERR_USAGE', `cannot listen on ${opts.host}:${port} (${code})`, {
+        field: 'port',
+        fix: 'use a port above 1023 and an address of this machine',
+      });
     if (e instanceof Error && /client|clients\.json/.test(e.message)) throw new ConformanceError('ERR_USAGE', e.message);
     throw e;
   }
@@ -338,7 +366,8 @@ async function cmdReport(file: string, opts: ReportFlags, io: Out): Promise<numb
   const target = opts.stdout ? undefined : (opts.out ?? (RUN_FILE[opts.format] ? join(dirname(file), RUN_FILE[opts.format]!) : undefined));
   if (!opts.stdout && target === undefined)
     throw new ConformanceError('ERR_USAGE', '--format json would overwrite the report.json it reads', { fix: 'pass --out FILE or --stdout' });
-  if (target && resolve(target) === resolve(file)) throw new ConformanceError('ERR_USAGE', `--out ${target} is the report being read`, { fix: 'pass another --out FILE, or --stdout' });
+  if (target && resolve(target) === resolve(file))
+    throw new ConformanceError('ERR_USAGE', `--out ${target} is the report being read`, { fix: 'pass another --out FILE, or --stdout' });
   const r = await import('./report/index.js');
   const doc = await r.readReport(file);
   const render: Record<ReportFlags['format'], () => string> = {
@@ -370,13 +399,22 @@ async function cmdDiff(a: string, b: string, io: Out): Promise<number> {
 async function cmdFaults(opts: { json?: boolean }, io: Out): Promise<number> {
   const { FAULTS } = await import('./reference/faults/index.js');
   if (opts.json) {
-    io.out(`${JSON.stringify(FAULTS.map(({ name, area, violates, checks, symptom }) => ({ name, area, violates, checks: checks ?? [], symptom })), null, 2)}\n`);
+    io.out(
+      `${JSON.stringify(
+        FAULTS.map(({ name, area, violates, checks, symptom }) => ({ name, area, violates, checks: checks ?? [], symptom })),
+        null,
+        2,
+      )}\n`,
+    );
     return 0;
   }
   const width = Math.max(...FAULTS.map((f) => f.name.length), 4);
   io.out(`${FAULTS.length} faults\n\n`);
   const pad = ' '.repeat(width + 2);
-  for (const f of FAULTS) io.out(`${f.name.padEnd(width)}  ${f.area.padEnd(18)}  ${f.symptom}\n${pad}violates: ${f.violates.join(', ')}\n${pad}must fail: ${(f.checks ?? []).join(', ')}\n`);
+  for (const f of FAULTS)
+    io.out(
+      `${f.name.padEnd(width)}  ${f.area.padEnd(18)}  ${f.symptom}\n${pad}violates: ${f.violates.join(', ')}\n${pad}must fail: ${(f.checks ?? []).join(', ')}\n`,
+    );
   return 0;
 }
 
@@ -389,7 +427,9 @@ async function cmdInit(opts: { baseUrl: string; out: string }, io: Out): Promise
     const r = relative(process.cwd(), p);
     return r && !r.startsWith('..') && !isAbsolute(r) ? r : p;
   };
-  io.out(`wrote ${rel(r.configPath)}\nwrote ${rel(r.keyPath)} (private key: keep it out of version control)\nwrote ${rel(r.publicJwksPath)} (public key set)\n\n`);
+  io.out(
+    `wrote ${rel(r.configPath)}\nwrote ${rel(r.keyPath)} (private key: keep it out of version control)\nwrote ${rel(r.publicJwksPath)} (public key set)\n\n`,
+  );
   io.out(`register this public key set for your client with the target:\n${JSON.stringify(r.publicJwks, null, 2)}\n\n`);
   if (r.missing.length) io.out(`still missing:\n${r.missing.map((m) => `  - ${m}`).join('\n')}\n\n`);
   io.out(

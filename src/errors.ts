@@ -61,6 +61,6 @@ export function isConformanceError(e: unknown): e is ConformanceError {
 /** One readable line for any thrown value (no stack). */
 export function describeError(e: unknown): string {
   if (e instanceof ConformanceError) return `${e.code}: ${e.message}${e.field ? ` (field ${e.field})` : ''}`;
-  if (e instanceof Error) return `${e.name === 'Error' ? '' : e.name + ': '}${e.message}`.split('\n')[0]!;
+  if (e instanceof Error) return `${e.name === 'Error' ? '' : `${e.name}: `}${e.message}`.split('\n')[0]!;
   return String(e).split('\n')[0]!;
 }

@@ -6,8 +6,17 @@
 
 /** JSON fields whose values are always secrets (tokens, assertions, private JWK members). */
 export const SECRET_JSON_FIELDS: ReadonlySet<string> = new Set([
-  'access_token', 'refresh_token', 'id_token', 'client_assertion',
-  'd', 'p', 'q', 'dp', 'dq', 'qi', 'k',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'client_assertion',
+  'd',
+  'p',
+  'q',
+  'dp',
+  'dq',
+  'qi',
+  'k',
 ]);
 
 const MIN_SECRET_LENGTH = 8;
@@ -28,9 +37,7 @@ export function registerSecret(value: string): void {
 function pattern(): RegExp | undefined {
   if (secrets.size === 0) return undefined;
   if (!secretPattern) {
-    const alternatives = [...secrets]
-      .sort((a, b) => b.length - a.length)
-      .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+    const alternatives = [...secrets].sort((a, b) => b.length - a.length).map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
     secretPattern = new RegExp(alternatives.join('|'), 'g');
   }
   return secretPattern;

@@ -73,7 +73,13 @@ function checkRoles(clients: RawConfig['clients'], source: string): void {
     const prev = firstIndex.get(c.role);
     if (prev !== undefined && SINGLE_ROLES.includes(c.role)) {
       throw configError(
-        [{ field: `clients[${i}].role`, message: `repeats role "${c.role}" (already clients[${prev}])`, fix: `keep one "${c.role}" client; use "extra" for additional ones` }],
+        [
+          {
+            field: `clients[${i}].role`,
+            message: `repeats role "${c.role}" (already clients[${prev}])`,
+            fix: `keep one "${c.role}" client; use "extra" for additional ones`,
+          },
+        ],
         source,
       );
     }
@@ -95,7 +101,13 @@ function checkKeyKinds(clients: RawConfig['clients'], source: string): void {
   clients.forEach((c, i) => {
     if (c.role === 'production' && c.keyKind === 'sandbox') {
       throw configError(
-        [{ field: `clients[${i}].keyKind`, message: 'is "sandbox" on the client with role "production"', fix: 'give a production key the role "production", or a sandbox key another role' }],
+        [
+          {
+            field: `clients[${i}].keyKind`,
+            message: 'is "sandbox" on the client with role "production"',
+            fix: 'give a production key the role "production", or a sandbox key another role',
+          },
+        ],
         source,
       );
     }
@@ -121,14 +133,28 @@ function checkDocumentReference(declared: DocumentReferenceDeclarations | undefi
   const upload = declared.upload;
   const pathLevel = upload.path.includes('{id}') ? 'instance' : 'type';
   if (upload.level !== undefined && upload.level !== pathLevel) {
-    throw configError([{
-      field: 'documentReference.upload.level',
-      message: `is "${upload.level}" but the path ${upload.path} is ${pathLevel}-level`,
-      fix: pathLevel === 'instance' ? 'set "level": "instance", or drop {id} from the path' : 'set "level": "type", or put {id} in the path',
-    }], source);
+    throw configError(
+      [
+        {
+          field: 'documentReference.upload.level',
+          message: `is "${upload.level}" but the path ${upload.path} is ${pathLevel}-level`,
+          fix: pathLevel === 'instance' ? 'set "level": "instance", or drop {id} from the path' : 'set "level": "type", or put {id} in the path',
+        },
+      ],
+      source,
+    );
   }
   if (pathLevel === 'instance' && upload.payload === 'document-reference') {
-    throw configError([{ field: 'documentReference.upload.payload', message: 'is "document-reference", which creates a document: a type-level form', fix: 'use a path without {id}, or another payload' }], source);
+    throw configError(
+      [
+        {
+          field: 'documentReference.upload.payload',
+          message: 'is "document-reference", which creates a document: a type-level form',
+          fix: 'use a path without {id}, or another payload',
+        },
+      ],
+      source,
+    );
   }
   return { ...declared, upload: { ...upload, level: pathLevel } };
 }

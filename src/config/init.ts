@@ -95,7 +95,7 @@ export async function initConfig(opts: { baseUrl: string; outDir: string; fetch?
     publicJwks,
     missing: [
       `clients[0].clientId: register the public JWKS with the target, then replace "${CLIENT_ID_PLACEHOLDER}" with the client id it assigns`,
-      'fixtures: the ids of the target\'s fixture records (keys listed in docs/config.md); checks needing a missing fixture are skipped',
+      "fixtures: the ids of the target's fixture records (keys listed in docs/config.md); checks needing a missing fixture are skipped",
       'clients: a "second-org" client (another organization) for the isolation checks',
       'clients: a "production" client (production key) for the browser-origin checks',
     ],

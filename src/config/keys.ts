@@ -33,7 +33,11 @@ async function readKeyText(source: KeySource, baseDir: string, field: string): P
   }
   const value = process.env[source.env];
   if (value === undefined || value.trim() === '') {
-    throw invalid(`${field}.env`, `names the environment variable ${source.env}, which is not set`, `export ${source.env} with the private key (JWK JSON or PKCS#8 PEM)`);
+    throw invalid(
+      `${field}.env`,
+      `names the environment variable ${source.env}, which is not set`,
+      `export ${source.env} with the private key (JWK JSON or PKCS#8 PEM)`,
+    );
   }
   return value;
 }
@@ -92,13 +96,7 @@ function checkKeyType(key: KeyObject, alg: SigningAlg, field: string, algField: 
  * Loads and checks one client's key. `field` is the config path of the client, e.g. `clients[0]`.
  * The kid is the configured one, else the JWK's own `kid`, else the RFC 7638 thumbprint.
  */
-export async function loadClientKey(
-  source: KeySource,
-  alg: SigningAlg,
-  configuredKid: string | undefined,
-  baseDir: string,
-  field: string,
-): Promise<LoadedKey> {
+export async function loadClientKey(source: KeySource, alg: SigningAlg, configuredKid: string | undefined, baseDir: string, field: string): Promise<LoadedKey> {
   const keyField = `${field}.privateKey`;
   const text = await readKeyText(source, baseDir, keyField);
   const { key, jwkKid, jwkAlg } = parseKey(text, keyField);

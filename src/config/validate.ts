@@ -66,7 +66,10 @@ const validateSchema = ajv.compile<RawConfig>(CONFIG_SCHEMA);
 
 /** `/clients/1/alg` -> `clients[1].alg`. */
 export function fieldPath(pointer: string, child?: string): string {
-  const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) parts.push(child);
   return parts.reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '') || '(root)';
 }
@@ -117,10 +120,18 @@ function describe(e: ErrorObject): Problem {
       if (/(Url|Uri)$/.test(e.instancePath)) {
         return { field: fieldPath(e.instancePath), message: 'is not an http(s) URL', fix: 'give an absolute URL starting with http:// or https://' };
       }
-      return { field: fieldPath(e.instancePath), message: `does not match ${String(p.pattern ?? p.format)}`, fix: `give a value matching ${String(p.pattern ?? p.format)}` };
+      return {
+        field: fieldPath(e.instancePath),
+        message: `does not match ${String(p.pattern ?? p.format)}`,
+        fix: `give a value matching ${String(p.pattern ?? p.format)}`,
+      };
     case 'minimum':
     case 'maximum':
-      return { field: fieldPath(e.instancePath), message: `must be ${String(p.comparison)} ${String(p.limit)}`, fix: `give a value ${String(p.comparison)} ${String(p.limit)}` };
+      return {
+        field: fieldPath(e.instancePath),
+        message: `must be ${String(p.comparison)} ${String(p.limit)}`,
+        fix: `give a value ${String(p.comparison)} ${String(p.limit)}`,
+      };
     case 'minItems':
       return { field: fieldPath(e.instancePath), message: `must have at least ${String(p.limit)} item(s)`, fix: 'add a client with "role": "main"' };
     case 'minLength':

@@ -45,7 +45,12 @@ export function operationsFromCapability(cs: Json, release: Release, note: (p: s
       const type = resource.type;
       if (typeof type !== 'string') continue;
       const params = mergeParams(searchParams(resource), common);
-      const base = (interaction: ModelInteraction, route: { method: string; path: string }, scope: string | undefined, operationName?: string): ModelOperation => ({
+      const base = (
+        interaction: ModelInteraction,
+        route: { method: string; path: string },
+        scope: string | undefined,
+        operationName?: string,
+      ): ModelOperation => ({
         operationId: `${type}.${shortName(interaction, operationName)}`,
         release,
         resource: type,

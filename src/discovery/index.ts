@@ -75,13 +75,7 @@ export async function discover(http: HttpClient, opts: { onProblem?: (p: string)
 }
 
 /** GETs a JSON document; reports a problem and returns undefined when it cannot be used. */
-async function fetchDocument(
-  http: HttpClient,
-  path: string,
-  accept: string,
-  problem: (p: string) => void,
-  optional404 = false,
-): Promise<Fetched | undefined> {
+async function fetchDocument(http: HttpClient, path: string, accept: string, problem: (p: string) => void, optional404 = false): Promise<Fetched | undefined> {
   let res: HttpResponse;
   try {
     res = await http.request({ url: path, headers: { accept }, maxBodyBytes: MAX_DOCUMENT_BYTES });

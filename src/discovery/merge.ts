@@ -31,7 +31,9 @@ export function divergences(openapiOps: ModelOperation[], capabilityOps: ModelOp
       const onlyA = [...a].filter((n) => !b.has(n)).sort();
       const onlyB = [...b].filter((n) => !a.has(n)).sort();
       if (onlyA.length || onlyB.length) {
-        out.push(`${label(op)}: search parameters differ: only in ${OPENAPI}: ${onlyA.join(', ') || '(none)'}; only in ${CAPABILITY}: ${onlyB.join(', ') || '(none)'}`);
+        out.push(
+          `${label(op)}: search parameters differ: only in ${OPENAPI}: ${onlyA.join(', ') || '(none)'}; only in ${CAPABILITY}: ${onlyB.join(', ') || '(none)'}`,
+        );
       }
     }
     if (op.scope && other.scope && op.scope !== other.scope) {

@@ -43,7 +43,11 @@ export async function loadOpenApi(doc: unknown, problem: (p: string) => void): P
     });
     return api as unknown as Json;
   } catch (e) {
-    const detail = (e instanceof Error ? e.message : String(e)).split('\n').filter((l) => l.trim() !== '').slice(0, 2).join(' ');
+    const detail = (e instanceof Error ? e.message : String(e))
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .slice(0, 2)
+      .join(' ');
     problem(`${OPENAPI_DOCUMENT} is not a valid OpenAPI document: ${detail}`);
     return undefined;
   }
@@ -77,7 +81,10 @@ export function operationsFromOpenApi(api: Json, problem: (p: string) => void): 
         ...optional('requestSchema', bodySchema(isObject(op.requestBody) ? op.requestBody : undefined)),
         ...mediaTypes(isObject(op.requestBody) ? op.requestBody : undefined),
         ...optional('responseSchema', successSchema(responses)),
-        errorStatuses: Object.keys(responses).filter((s) => /^[45]\d\d$/.test(s)).map(Number).sort((a, b) => a - b),
+        errorStatuses: Object.keys(responses)
+          .filter((s) => /^[45]\d\d$/.test(s))
+          .map(Number)
+          .sort((a, b) => a - b),
         errorCodes: catalogCodes(op, responses),
         sources: ['openapi'],
       });
@@ -114,7 +121,9 @@ function mediaTypes(body: Json | undefined): { requestMediaTypes?: string[] } {
 }
 
 function successSchema(responses: Json): object | undefined {
-  const status = Object.keys(responses).filter((s) => /^2\d\d$/.test(s)).sort()[0];
+  const status = Object.keys(responses)
+    .filter((s) => /^2\d\d$/.test(s))
+    .sort()[0];
   const response = status === undefined ? undefined : responses[status];
   return isObject(response) ? bodySchema(response) : undefined;
 }

@@ -26,7 +26,14 @@ const SEARCH_PARAMS = [
   { name: '_offset', type: 'number' },
 ];
 
-function stated(interaction: ModelOperation['interaction'], method: string, path: string, scope: string, errorStatuses: number[], errorCodes: string[]): ModelOperation {
+function stated(
+  interaction: ModelOperation['interaction'],
+  method: string,
+  path: string,
+  scope: string,
+  errorStatuses: number[],
+  errorCodes: string[],
+): ModelOperation {
   const short = interaction === 'search-type' ? 'search' : interaction;
   return {
     operationId: `DocumentReference.${short}`,
@@ -54,7 +61,14 @@ export function specStatedOperations(): ModelOperation[] {
     stated('read', 'GET', `${DOCUMENT_REFERENCE}/{id}`, RS, [401, 403, 404, 429], ['HPB-00102', 'HPB-00104', 'HPB-00105', 'HPB-00106', 'HPB-00118']),
     stated('search-type', 'GET', DOCUMENT_REFERENCE, RS, [401, 403, 429], ['HPB-00104', 'HPB-00105', 'HPB-00106']),
     stated('create', 'POST', DOCUMENT_REFERENCE, CRU, [400, 401, 403, 422, 429], ['HPB-00101', 'HPB-00104', 'HPB-00105', 'HPB-00106']),
-    stated('update', 'PUT', `${DOCUMENT_REFERENCE}/{id}`, CRU, [400, 401, 403, 404, 422, 429], ['HPB-00101', 'HPB-00102', 'HPB-00104', 'HPB-00105', 'HPB-00106', 'HPB-00118']),
+    stated(
+      'update',
+      'PUT',
+      `${DOCUMENT_REFERENCE}/{id}`,
+      CRU,
+      [400, 401, 403, 404, 422, 429],
+      ['HPB-00101', 'HPB-00102', 'HPB-00104', 'HPB-00105', 'HPB-00106', 'HPB-00118'],
+    ),
   ];
 }
 
@@ -65,7 +79,12 @@ const SOURCE_NAMES: Record<string, string> = {
 };
 
 function publishedBy(op: ModelOperation): string {
-  return op.sources.filter((s) => s !== 'spec').map((s) => SOURCE_NAMES[s] ?? s).join(' and ') || 'the target';
+  return (
+    op.sources
+      .filter((s) => s !== 'spec')
+      .map((s) => SOURCE_NAMES[s] ?? s)
+      .join(' and ') || 'the target'
+  );
 }
 
 /**
@@ -84,7 +103,9 @@ export function withSpecStated(published: ModelOperation[]): { operations: Model
     if (same.length === 0) {
       const clash = operations.find((o) => operationKey(o) === operationKey(spec));
       if (clash) {
-        divergences.push(`${what}: the spec states ${spec.method} ${spec.path}; ${publishedBy(clash)} publishes that path as ${clash.resource} ${clash.interaction}`);
+        divergences.push(
+          `${what}: the spec states ${spec.method} ${spec.path}; ${publishedBy(clash)} publishes that path as ${clash.resource} ${clash.interaction}`,
+        );
         continue;
       }
       operations.push(spec);

@@ -176,8 +176,7 @@ const needsWaiting = (c: CheckDefinition) => GATE_EXCLUDED_TAGS.some((t) => (c.t
 export function selectGate(checks: readonly (CheckDefinition | CatalogCheck)[], input: GateInput): GateSelection {
   const planned = planChecks(checks);
   const isMust = (id: string) => input.levels.get(id) === 'MUST';
-  const runnable = (c: CheckDefinition) =>
-    (c.fixtures ?? []).every((f) => input.fixtures.has(f)) && (c.clients ?? []).every((r) => input.roles.has(r));
+  const runnable = (c: CheckDefinition) => (c.fixtures ?? []).every((f) => input.fixtures.has(f)) && (c.clients ?? []).every((r) => input.roles.has(r));
   const candidates = planned.filter((c) => c.level !== 'observation' && !needsWaiting(c) && runnable(c));
   const chosen = new Set<CheckDefinition>();
   const covered = new Set<string>();
@@ -212,7 +211,7 @@ export function selectGate(checks: readonly (CheckDefinition | CatalogCheck)[], 
   // Every area with a candidate runs at least its cheapest one.
   const areas = new Set([...chosen].map((c) => c.area));
   for (const c of [...candidates].sort((a, b) => plannedCost(a) - plannedCost(b))) {
-    if (!areas.has(c.area)) (areas.add(c.area), take(c));
+    if (!areas.has(c.area)) areas.add(c.area), take(c);
   }
 
   const excluded = new Map<string, string>();
@@ -220,7 +219,7 @@ export function selectGate(checks: readonly (CheckDefinition | CatalogCheck)[], 
     if (chosen.has(c) || !runnable(c)) continue; // a check that cannot run says why itself (a fixture or role missing)
     if (needsWaiting(c)) excluded.set(c.id, 'left to full: needs waiting/exhaustion');
     else if (c.level === 'observation') excluded.set(c.id, 'left to full: an observation (a point the spec leaves open); the gate judges rules only');
-    else excluded.set(c.id, 'left to full: the gate runs the cheapest checks that judge each MUST requirement, and other checks judge this one\'s here');
+    else excluded.set(c.id, "left to full: the gate runs the cheapest checks that judge each MUST requirement, and other checks judge this one's here");
   }
 
   const leftToFull: LeftToFull[] = [];
@@ -281,7 +280,11 @@ export function requestBudget(input: {
     requestsPerRequirement: coveredRequirements ? Math.round((input.requests / coveredRequirements) * 100) / 100 : 0,
     keys: input.keys,
     ...(input.episodeRequests.size
-      ? { episodes: Object.fromEntries([...input.episodeRequests].map(([id, e]) => [id, { requests: e.requests, tokenRequests: e.tokenRequests, mainKeyRequests: e.mainKeyRequests }])) }
+      ? {
+          episodes: Object.fromEntries(
+            [...input.episodeRequests].map(([id, e]) => [id, { requests: e.requests, tokenRequests: e.tokenRequests, mainKeyRequests: e.mainKeyRequests }]),
+          ),
+        }
       : {}),
     ...(input.leftToFull ? { leftToFull: input.leftToFull } : {}),
   };

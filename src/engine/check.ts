@@ -132,7 +132,8 @@ export function excludedBy(profile: Profile, check: Pick<CheckDefinition, 'tags'
   if (profile === 'read-only' && (tags.includes('exhausts-key-limit') || tags.includes('exhausts-issuance-limit')))
     return 'the read-only profile does not exhaust rate limits';
   if (profile === 'quick' && tags.includes('waits')) return 'the quick profile skips checks that wait out a token lifetime or a rate window';
-  if (profile === 'gate' && GATE_EXCLUDED_TAGS.some((t) => tags.includes(t))) return 'left to full: needs waiting/exhaustion (the gate profile runs no check that waits out a token lifetime or a rate window, or drives a limit to 429)';
+  if (profile === 'gate' && GATE_EXCLUDED_TAGS.some((t) => tags.includes(t)))
+    return 'left to full: needs waiting/exhaustion (the gate profile runs no check that waits out a token lifetime or a rate window, or drives a limit to 429)';
   return undefined;
 }
 

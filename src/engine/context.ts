@@ -3,7 +3,7 @@
  * resources), and the signals that end a check. The context a check sees is
  * declared with the check (`CheckContext` in check.ts).
  */
-import { CheckFailure, SkipSignal } from '../errors.js';
+import { type CheckFailure, SkipSignal } from '../errors.js';
 import type { Exchange, Finding, LedgerEntry, Observation } from './types.js';
 
 export type { CheckContext } from './check.js';

@@ -105,11 +105,21 @@ export class ExchangeCache {
     this.stats.misses++;
     const sending = send();
     const { type, id, search } = resourceOf(url);
-    const mine: Entry = { ...(type ? { type } : {}), ...(id && !search ? { id } : {}), response: sending.then((r) => (shareable(r) ? r : undefined), () => undefined) };
+    const mine: Entry = {
+      ...(type ? { type } : {}),
+      ...(id && !search ? { id } : {}),
+      response: sending.then(
+        (r) => (shareable(r) ? r : undefined),
+        () => undefined,
+      ),
+    };
     this.entries.set(key, mine);
-    mine.response.then((r) => {
-      if (!r && this.entries.get(key) === mine) this.entries.delete(key);
-    }, () => undefined);
+    mine.response.then(
+      (r) => {
+        if (!r && this.entries.get(key) === mine) this.entries.delete(key);
+      },
+      () => undefined,
+    );
     const res = await sending;
     return { res: copyOf(res), shared: false };
   }

@@ -69,7 +69,15 @@ export async function executeCheck(check: CheckDefinition, rt: Runtime, opts: Ex
     startedAt: startedAt.toISOString(),
     durationMs: Math.round(performance.now() - t0),
     created: recorder.created,
-    stats: { requests: recorder.requests, tokenRequests: recorder.tokenRequests, mainKeyRequests: recorder.mainKeyRequests, shared: recorder.shared, sharedMainKey: recorder.sharedMainKey, planned: plannedRequests(check), unplanned429: rt.http.stats.unplanned429 - unplannedBefore },
+    stats: {
+      requests: recorder.requests,
+      tokenRequests: recorder.tokenRequests,
+      mainKeyRequests: recorder.mainKeyRequests,
+      shared: recorder.shared,
+      sharedMainKey: recorder.sharedMainKey,
+      planned: plannedRequests(check),
+      unplanned429: rt.http.stats.unplanned429 - unplannedBefore,
+    },
   };
 }
 
@@ -85,7 +93,12 @@ async function targetHealth(rt: Runtime, besides: readonly Exchange[]): Promise<
   if (seen) return { normal: true, how: `${seen.method} ${seen.path} answered ${seen.status} meanwhile` };
   const url = controlPath(besides, service.controlPaths);
   try {
-    const res = await rt.http.request({ url, headers: { accept: url.endsWith('metadata') ? 'application/fhir+json' : 'application/json' }, retry: 'none', skipInvariants: true });
+    const res = await rt.http.request({
+      url,
+      headers: { accept: url.endsWith('metadata') ? 'application/fhir+json' : 'application/json' },
+      retry: 'none',
+      skipInvariants: true,
+    });
     return { normal: res.status < 500, how: `control request GET ${url} answered ${res.status}`, control: res.exchange };
   } catch (e) {
     return { normal: false, how: `control request GET ${url} failed: ${e instanceof Error ? e.message : String(e)}` };
@@ -248,8 +261,19 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
 
 /** Requests with options of their own (no retry, no pacing, a deliberate 429, a cap) are never shared. */
 function shareableOptions(o: RequestOptions): boolean {
-  return o.retry !== 'none' && o.pace !== false && !o.urgent && !o.expect429 && !o.earlyRetry && o.timeoutMs === undefined &&
-    o.maxBodyBytes === undefined && !o.skipInvariants && o.form === undefined && o.token === undefined && o.secretFields === undefined;
+  return (
+    o.retry !== 'none' &&
+    o.pace !== false &&
+    !o.urgent &&
+    !o.expect429 &&
+    !o.earlyRetry &&
+    o.timeoutMs === undefined &&
+    o.maxBodyBytes === undefined &&
+    !o.skipInvariants &&
+    o.form === undefined &&
+    o.token === undefined &&
+    o.secretFields === undefined
+  );
 }
 
 /** An answer worth sharing: below 500, not a 429, whole, and ground for a verdict. */
@@ -267,15 +291,8 @@ function discoveryFailure(rt: Runtime, release?: 'R4' | 'R5'): string | undefine
   return `discovery failed (${problems[0]})`;
 }
 
-function findOperation(
-  rt: Runtime,
-  resource: string,
-  interaction: ModelOperation['interaction'],
-  release?: 'R4' | 'R5',
-): ModelOperation | undefined {
-  return rt.spec.model.operations.find(
-    (o) => o.resource === resource && o.interaction === interaction && (release === undefined || o.release === release),
-  );
+function findOperation(rt: Runtime, resource: string, interaction: ModelOperation['interaction'], release?: 'R4' | 'R5'): ModelOperation | undefined {
+  return rt.spec.model.operations.find((o) => o.resource === resource && o.interaction === interaction && (release === undefined || o.release === release));
 }
 
 /** The read URL of a resource, from the target's published read operation (R4 before R5). */

@@ -11,6 +11,19 @@ export { SCHEDULE, planChecks, slotOf, type CatalogCheck, type Slot } from './pl
 export { EXPIRY_PROBE_KEY, JWKS_CONTROL_KEY, Runtime, expiryProbe, type ExpiryProbe, type RunSpec, type ServiceBinding } from './runtime.js';
 export { episode, planned, pacingFigures, renderPacing, type PacingFigures, type RunStats } from './schedule.js';
 export {
-  OUTCOMES, PROFILES, type CheckResult, type Exchange, type Finding, type InvariantTally, type KeyRequest, type LedgerEntry, type Level, type Observation,
-  type Outcome, type Profile, type RequirementVerdict, type RunInfo, type RunResult,
+  OUTCOMES,
+  PROFILES,
+  type CheckResult,
+  type Exchange,
+  type Finding,
+  type InvariantTally,
+  type KeyRequest,
+  type LedgerEntry,
+  type Level,
+  type Observation,
+  type Outcome,
+  type Profile,
+  type RequirementVerdict,
+  type RunInfo,
+  type RunResult,
 } from './types.js';

@@ -20,9 +20,7 @@ import type { Unjudgeable } from '../http/client.js';
 import type { Exchange, Finding, Level, Observation, Outcome } from './types.js';
 
 /** How the check's `run` ended. */
-export type Ending =
-  | { kind: 'completed' }
-  | { kind: 'thrown'; error: unknown };
+export type Ending = { kind: 'completed' } | { kind: 'thrown'; error: unknown };
 
 export interface Happened {
   level: Level;
@@ -74,7 +72,8 @@ export async function decideOutcome(h: Happened, env: OutcomeEnv): Promise<Decid
   if (ending.kind === 'thrown' && !(ending.error instanceof CheckFailure)) {
     let message = describeError(ending.error);
     // A run that spent its time in discovery: say what discovery met.
-    if (ending.error instanceof ConformanceError && ending.error.code === 'ERR_DEADLINE' && env.discoveryProblem) message += ` (discovery: ${env.discoveryProblem})`;
+    if (ending.error instanceof ConformanceError && ending.error.code === 'ERR_DEADLINE' && env.discoveryProblem)
+      message += ` (discovery: ${env.discoveryProblem})`;
     return { outcome: 'error', message, findings, observations, extraEvidence: [] };
   }
   if (ending.kind === 'thrown') {
@@ -99,7 +98,8 @@ export async function decideOutcome(h: Happened, env: OutcomeEnv): Promise<Decid
 
   const message = findings.map((f) => f.message).join('; ');
   const verdict = await judgeAnswers(h.evidence, findings, env);
-  if (verdict.kind === 'error') return { outcome: 'error', message: `${verdict.reason}; no verdict (${message})`, findings, observations, extraEvidence: verdict.extra };
+  if (verdict.kind === 'error')
+    return { outcome: 'error', message: `${verdict.reason}; no verdict (${message})`, findings, observations, extraEvidence: verdict.extra };
   return {
     outcome: 'fail',
     message: verdict.prefix ? `${verdict.prefix}: ${message}` : message,
@@ -125,7 +125,11 @@ async function judgeAnswers(evidence: readonly Exchange[], findings: readonly Fi
     else if (u) return { kind: 'error', reason: u.reason, extra: [] };
     const res = x.response;
     if (res && res.status >= 300 && res.status < 400 && res.headers.location !== undefined)
-      return { kind: 'error', reason: `the target redirected ${x.request.method} ${x.request.url} to ${res.headers.location} (redirects are not followed; check baseUrl)`, extra: [] };
+      return {
+        kind: 'error',
+        reason: `the target redirected ${x.request.method} ${x.request.url} to ${res.headers.location} (redirects are not followed; check baseUrl)`,
+        extra: [],
+      };
   }
   if (serverErrors.length === 0) return { kind: 'fail', extra: [] };
   // A finding about another answer the target gave stands on its own.
@@ -141,7 +145,11 @@ async function judgeAnswers(evidence: readonly Exchange[], findings: readonly Fi
   const health = await env.health(attempts);
   const extra = health.control ? [health.control] : [];
   if (!health.normal) {
-    return { kind: 'error', reason: `the target answered ${first.u.status} to ${what} after ${first.u.attempts - 1} retries and does not answer normally elsewhere either (${health.how}): it looks down`, extra };
+    return {
+      kind: 'error',
+      reason: `the target answered ${first.u.status} to ${what} after ${first.u.attempts - 1} retries and does not answer normally elsewhere either (${health.how}): it looks down`,
+      extra,
+    };
   }
   const named = findings.find((f) => f.exchange !== undefined && serverErrors.some((s) => s.x.id === f.exchange));
   const required = named?.expected ?? findings.find((f) => f.expected !== undefined)?.expected;
@@ -188,7 +196,11 @@ export interface RecentAnswer {
  * ended after the first of them started and was answered below 500. Older
  * answers prove nothing: the target may have gone down since.
  */
-export function normalElsewhere(recent: readonly RecentAnswer[], besides: readonly Exchange[], isServicePath: (path: string) => boolean): RecentAnswer | undefined {
+export function normalElsewhere(
+  recent: readonly RecentAnswer[],
+  besides: readonly Exchange[],
+  isServicePath: (path: string) => boolean,
+): RecentAnswer | undefined {
   const paths = new Set(besides.map((x) => pathOf(x.request.url).split('?')[0]));
   const since = Math.min(...besides.map((x) => Date.parse(x.startedAt)));
   for (let i = recent.length - 1; i >= 0; i--) {

@@ -80,12 +80,14 @@ export function planChecks<T extends CatalogCheck>(checks: readonly T[], arrange
     .map((c, i) => ({ c, i }))
     .sort(
       (a, b) =>
-        slotRank(a.c) - slotRank(b.c) ||
-        folderRank(a.c.folder) - folderRank(b.c.folder) ||
-        (a.c.folder ?? '').localeCompare(b.c.folder ?? '') ||
-        a.i - b.i,
+        slotRank(a.c) - slotRank(b.c) || folderRank(a.c.folder) - folderRank(b.c.folder) || (a.c.folder ?? '').localeCompare(b.c.folder ?? '') || a.i - b.i,
     )
     .map((x) => x.c);
   if (!arrange) return sorted;
-  return SCHEDULE.slots.flatMap((slot) => arrange(slot, sorted.filter((c) => slotOf(c) === slot)));
+  return SCHEDULE.slots.flatMap((slot) =>
+    arrange(
+      slot,
+      sorted.filter((c) => slotOf(c) === slot),
+    ),
+  );
 }

@@ -153,26 +153,32 @@ export class Runtime {
     });
     // Use the token once shortly before it expires: it must still be accepted.
     const margin = Math.max(3000, lifetimeMs * 0.1);
-    const timer = setTimeout(() => {
-      probe.beforeExpiry = probe.token!.then((token) =>
-        // Urgent: a pacing wait here could outlast the token it is meant to use before expiry.
-        token ? this.http.request({ url: probe.probeUrl, token, client: 'main', urgent: true, headers: { accept: 'application/fhir+json' } }) : undefined,
-      ).then((res) => {
-        // Urgent requests still wait out a 429's Retry-After on the key: one held to the token's end proves nothing.
-        // The earliest the token may end: token times are whole seconds (exp = iat + lifetime with iat
-        // truncated), so up to 1 s before issuedAt + lifetime, less the request's own transit.
-        if (!res) return res;
-        const sentAfterMs = Date.parse(res.exchange.startedAt) - issuedAt;
-        const earliestEndMs = lifetimeMs - PROBE_EXPIRY_SLACK_MS;
-        probe.sentAfterMs = sentAfterMs;
-        if (sentAfterMs < earliestEndMs) return res;
-        probe.heldPastExpiry = { sentAfterMs, earliestEndMs };
-        return undefined;
-      }).catch((e: unknown) => {
-        probe.error = e instanceof Error ? e.message : String(e);
-        return undefined;
-      });
-    }, Math.max(0, lifetimeMs - margin));
+    const timer = setTimeout(
+      () => {
+        probe.beforeExpiry = probe
+          .token!.then((token) =>
+            // Urgent: a pacing wait here could outlast the token it is meant to use before expiry.
+            token ? this.http.request({ url: probe.probeUrl, token, client: 'main', urgent: true, headers: { accept: 'application/fhir+json' } }) : undefined,
+          )
+          .then((res) => {
+            // Urgent requests still wait out a 429's Retry-After on the key: one held to the token's end proves nothing.
+            // The earliest the token may end: token times are whole seconds (exp = iat + lifetime with iat
+            // truncated), so up to 1 s before issuedAt + lifetime, less the request's own transit.
+            if (!res) return res;
+            const sentAfterMs = Date.parse(res.exchange.startedAt) - issuedAt;
+            const earliestEndMs = lifetimeMs - PROBE_EXPIRY_SLACK_MS;
+            probe.sentAfterMs = sentAfterMs;
+            if (sentAfterMs < earliestEndMs) return res;
+            probe.heldPastExpiry = { sentAfterMs, earliestEndMs };
+            return undefined;
+          })
+          .catch((e: unknown) => {
+            probe.error = e instanceof Error ? e.message : String(e);
+            return undefined;
+          });
+      },
+      Math.max(0, lifetimeMs - margin),
+    );
     timer.unref();
     this.shared.set(EXPIRY_PROBE_KEY, probe);
   }
@@ -201,12 +207,24 @@ export class Runtime {
     const spread = spreadRoles(this.config, []);
     const used = spread.filter((r) => (paced[r] ?? 0) > 0);
     if (!org)
-      return { roles: ['main'], reason: 'one key: the config declares no organization ceiling (organization.requestsPerMinute), which the spec does not show, so spreading requests over the organization\'s keys could exceed it' };
+      return {
+        roles: ['main'],
+        reason:
+          "one key: the config declares no organization ceiling (organization.requestsPerMinute), which the spec does not show, so spreading requests over the organization's keys could exceed it",
+      };
     if (spread.length === 1)
-      return { roles: ['main'], reason: `one key: organization ceiling ${org.requestsPerMinute} per window declared, but no extra client declares the scopes it holds (clients[].scopes)` };
+      return {
+        roles: ['main'],
+        reason: `one key: organization ceiling ${org.requestsPerMinute} per window declared, but no extra client declares the scopes it holds (clients[].scopes)`,
+      };
     return {
       roles: used.length ? used : ['main'],
-      reason: `organization ceiling ${org.requestsPerMinute} per window declared: paced requests spread over ${spread.join(' and ')}, each within its own ceiling and together within the organization's (${Object.entries(paced).filter(([r]) => spread.includes(r)).map(([r, n]) => `${r} ${n}`).join(', ')} paced)`,
+      reason: `organization ceiling ${org.requestsPerMinute} per window declared: paced requests spread over ${spread.join(' and ')}, each within its own ceiling and together within the organization's (${Object.entries(
+        paced,
+      )
+        .filter(([r]) => spread.includes(r))
+        .map(([r, n]) => `${r} ${n}`)
+        .join(', ')} paced)`,
     };
   }
 
@@ -306,8 +324,13 @@ export class Runtime {
   private tokenReissued(info: { exchange: Exchange; client?: string; ageMs: number; lifetimeMs: number }): void {
     this.als.getStore()?.recorder.observations.push({
       key: 'suite.token-reissued',
-      value: { exchange: info.exchange.id, client: info.client, tokenAgeS: Math.round(info.ageMs / 100) / 10, lifetimeS: Math.round(info.lifetimeMs / 100) / 10 },
-      note: 'the target refused as expired (e.g. 401 HPB-00107) a token the suite held valid; the suite re-issued it and re-sent the request once (the suite\'s token handling, not a finding against the target)',
+      value: {
+        exchange: info.exchange.id,
+        client: info.client,
+        tokenAgeS: Math.round(info.ageMs / 100) / 10,
+        lifetimeS: Math.round(info.lifetimeMs / 100) / 10,
+      },
+      note: "the target refused as expired (e.g. 401 HPB-00107) a token the suite held valid; the suite re-issued it and re-sent the request once (the suite's token handling, not a finding against the target)",
     });
   }
 
@@ -320,7 +343,10 @@ export class Runtime {
   /** Requests sent by detached episodes, by the check that started them (with its area). */
   episodeRequests(): Map<string, { area: string; requests: number; tokenRequests: number; mainKeyRequests: number }> {
     return new Map(
-      [...this.episodes].map(([check, e]) => [check, { area: e.area, requests: e.recorder.requests, tokenRequests: e.recorder.tokenRequests, mainKeyRequests: e.recorder.mainKeyRequests }]),
+      [...this.episodes].map(([check, e]) => [
+        check,
+        { area: e.area, requests: e.recorder.requests, tokenRequests: e.recorder.tokenRequests, mainKeyRequests: e.recorder.mainKeyRequests },
+      ]),
     );
   }
 
@@ -404,7 +430,8 @@ function recentAnswer(ex: Exchange): RecentAnswer {
 /** Sleeps unless interrupted; a wait the run deadline would cut short fails at once instead. */
 async function sleepWithinRun(ms: number, deadline: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) throw new ConformanceError('ERR_INTERRUPTED', 'the run was interrupted');
-  if (ms > deadline - Date.now()) throw new ConformanceError('ERR_DEADLINE', `the run deadline (timeouts.runMs) passes before a wait of ${Math.ceil(ms / 1000)} s ends`);
+  if (ms > deadline - Date.now())
+    throw new ConformanceError('ERR_DEADLINE', `the run deadline (timeouts.runMs) passes before a wait of ${Math.ceil(ms / 1000)} s ends`);
   try {
     await delay(ms, undefined, { signal });
   } catch {

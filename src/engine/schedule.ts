@@ -35,7 +35,14 @@ export interface RunStats {
    * The limits in force. `pacedPerWindow`/`usableKeys`: with a declared organization ceiling,
    * the rate paced requests may go at over the keys they spread over.
    */
-  limits: { perKeyPerWindow: number; windowSec: number; tokenLifetimeSec: number; tokenIssuancePerWindow: number; pacedPerWindow?: number; usableKeys?: number };
+  limits: {
+    perKeyPerWindow: number;
+    windowSec: number;
+    tokenLifetimeSec: number;
+    tokenIssuancePerWindow: number;
+    pacedPerWindow?: number;
+    usableKeys?: number;
+  };
 }
 
 export interface PacingFigures {

@@ -72,7 +72,15 @@ export interface CheckResult {
    * Requests this check sent, those answered with another check's exchange (`shared`), the
    * requests it planned (its budget) and 429s it did not provoke on purpose.
    */
-  stats?: { requests: number; tokenRequests?: number; mainKeyRequests?: number; shared?: number; sharedMainKey?: number; planned?: number; unplanned429: number };
+  stats?: {
+    requests: number;
+    tokenRequests?: number;
+    mainKeyRequests?: number;
+    shared?: number;
+    sharedMainKey?: number;
+    planned?: number;
+    unplanned429: number;
+  };
 }
 
 export interface RequirementVerdict {

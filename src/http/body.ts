@@ -10,7 +10,10 @@ export interface CappedBody {
 
 /** A failure while reading the body; carries what was received before it. */
 export class BodyReadError extends Error {
-  constructor(readonly reason: unknown, readonly partial: CappedBody) {
+  constructor(
+    readonly reason: unknown,
+    readonly partial: CappedBody,
+  ) {
     super('response body read failed');
     this.name = 'BodyReadError';
   }

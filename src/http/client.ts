@@ -118,7 +118,10 @@ export class HttpClient {
     for (;;) {
       // A token issuance that must wait (the issuance limit) waits before pacing, not between the pacing slot and the send.
       if (token !== undefined) await this.bearer(token);
-      await this.pacer.acquire(bucket, opts.client !== undefined && bucket !== PER_SOURCE_BUCKET, opts.urgent, { paced: opts.pace !== false, earlyRetry: opts.earlyRetry });
+      await this.pacer.acquire(bucket, opts.client !== undefined && bucket !== PER_SOURCE_BUCKET, opts.urgent, {
+        paced: opts.pace !== false,
+        earlyRetry: opts.earlyRetry,
+      });
       const bearer = await this.bearer(token);
       const attempt = await this.sendOnce(withBearer(prepared, bearer), opts);
       this.pacer.observe(bucket, this.protocol.rateLimit?.(attempt.headers) ?? {});
@@ -154,7 +157,9 @@ export class HttpClient {
         // retries5xx already counts the retry that will not happen.
         if (kind === '5xx') return this.giveUp(attempt, retries5xx);
         const { method, url } = attempt.exchange.request;
-        return opts.expect429 ? attempt : this.giveUp(attempt, 1, `the target asked to wait ${seconds(delay)} (Retry-After) before ${method} ${url}, longer than the run allows`);
+        return opts.expect429
+          ? attempt
+          : this.giveUp(attempt, 1, `the target asked to wait ${seconds(delay)} (Retry-After) before ${method} ${url}, longer than the run allows`);
       }
       await this.wait(delay, kind === '429' ? `429: Retry-After ${seconds(delay)}` : `${attempt.status}: backoff ${seconds(delay)}`, opts.client);
     }
@@ -189,7 +194,12 @@ export class HttpClient {
     this.unjudgeable.set(
       attempt.exchange.id,
       reason === undefined
-        ? { kind: 'server-error', status: attempt.status, attempts, reason: `the target kept answering ${attempt.status} to ${method} ${url} after the spec's retries (server error)` }
+        ? {
+            kind: 'server-error',
+            status: attempt.status,
+            attempts,
+            reason: `the target kept answering ${attempt.status} to ${method} ${url} after the spec's retries (server error)`,
+          }
         : { kind: 'retry-after', status: attempt.status, attempts, reason },
     );
     return attempt;
@@ -331,7 +341,13 @@ export class HttpClient {
     const { text, binary } = decodeBody(body.buffer);
     const json = binary ? undefined : parseJson(text);
     const exchange = this.record(id, started, startedAt, req, opts, { status, headers, body, text, json, binary });
-    if (body.truncated) this.unjudgeable.set(id, { kind: 'truncated', status, attempts: 1, reason: `the response to ${exchange.request.method} ${exchange.request.url} was cut at the ${sizeOf(cap)} body cap` });
+    if (body.truncated)
+      this.unjudgeable.set(id, {
+        kind: 'truncated',
+        status,
+        attempts: 1,
+        reason: `the response to ${exchange.request.method} ${exchange.request.url} was cut at the ${sizeOf(cap)} body cap`,
+      });
     this.emit(exchange, { ...this.facts(req, opts, answeredAt), json, truncated: body.truncated });
     return { status, headers, text, json, bodyTruncated: body.truncated, exchange };
   }
@@ -412,4 +428,3 @@ function flattenHeaders(h: Record<string, string | string[] | undefined>): Recor
   }
   return out;
 }
-

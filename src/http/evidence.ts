@@ -18,10 +18,7 @@ export interface Excerpt {
  * A redacted, capped excerpt of a body. `json` is the parsed body when it parses;
  * JSON secret fields (and `secretFields`) are redacted by name, form bodies by field.
  */
-export function bodyExcerpt(
-  text: string,
-  opts: { json?: unknown; form?: boolean; secretFields?: readonly string[]; alreadyTruncated?: boolean },
-): Excerpt {
+export function bodyExcerpt(text: string, opts: { json?: unknown; form?: boolean; secretFields?: readonly string[]; alreadyTruncated?: boolean }): Excerpt {
   let redacted: string;
   if (opts.form) {
     redacted = redactForm(text, opts.secretFields);

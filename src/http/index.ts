@@ -5,5 +5,15 @@
 export { HttpClient, type Unjudgeable } from './client.js';
 export { MAX_429_RETRIES, MAX_5XX_RETRIES, backoffDelayMs, parseRetryAfterMs, retryKind, type RetryKind } from './retry.js';
 export type {
-  Exchange, ExchangeFacts, HttpClientOptions, HttpProtocol, HttpResponse, HttpStats, RateLimitHints, RequestOptions, TokenRenewal, TokenReissue, TokenSource,
+  Exchange,
+  ExchangeFacts,
+  HttpClientOptions,
+  HttpProtocol,
+  HttpResponse,
+  HttpStats,
+  RateLimitHints,
+  RequestOptions,
+  TokenRenewal,
+  TokenReissue,
+  TokenSource,
 } from './types.js';

@@ -115,7 +115,10 @@ export class Pacer {
       if (holdWait <= 0 && headerWait <= 0 && limiterWait <= 0) break;
       if (holdWait > 0 && holdWait >= headerWait && holdWait >= limiterWait) {
         if (this.opts.maxHoldMs !== undefined && holdWait > this.opts.maxHoldMs)
-          throw new ConformanceError('ERR_DEADLINE', `an earlier 429 holds key ${name} for ${Math.ceil(holdWait / 1000)} s more (Retry-After), longer than the longest wait allowed (${Math.ceil(this.opts.maxHoldMs / 1000)} s); not sent early`);
+          throw new ConformanceError(
+            'ERR_DEADLINE',
+            `an earlier 429 holds key ${name} for ${Math.ceil(holdWait / 1000)} s more (Retry-After), longer than the longest wait allowed (${Math.ceil(this.opts.maxHoldMs / 1000)} s); not sent early`,
+          );
         await this.opts.wait(holdWait, `429 on this key: no request before its Retry-After elapses`, name);
       } else if (headerWait >= limiterWait) await this.opts.wait(headerWait, 'rate-limit headers: remaining exhausted, waiting for reset', name);
       else await this.opts.wait(limiterWait, `client-side pacing at ${b.ceiling} per ${this.opts.windowSec} s`, name);

@@ -48,10 +48,15 @@ export async function runCli(args: string[], timeoutMs = 300_000): Promise<RunSu
   const t0 = Date.now();
   try {
     const { code, stderr } = await new Promise<{ code: number; stderr: string }>((done) => {
-      execFile(process.execPath, [CLI, 'run', '--quiet', '--report-dir', dir, ...args], { cwd: PROJECT_ROOT, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (err, _out, errOut) => {
-        const c = err && typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : err ? -1 : 0;
-        done({ code: c, stderr: String(errOut) });
-      });
+      execFile(
+        process.execPath,
+        [CLI, 'run', '--quiet', '--report-dir', dir, ...args],
+        { cwd: PROJECT_ROOT, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 },
+        (err, _out, errOut) => {
+          const c = err && typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : err ? -1 : 0;
+          done({ code: c, stderr: String(errOut) });
+        },
+      );
     });
     let checks: RunSummary['checks'] = [];
     try {
@@ -128,7 +133,18 @@ async function runFaultOnce(fault: FaultDef, profile: Profile): Promise<FaultRun
   const missedChecks = (fault.checks ?? []).filter((id) => !checks.some((c) => c.id === id && c.outcome === 'fail'));
   const detected = fault.checks ? missedChecks.length === 0 : detectedBy.length > 0;
   const exitCode = checks.some((c) => c.outcome === 'fail') ? 1 : checks.some((c) => c.outcome === 'error') || stderr ? 3 : 0;
-  return { exitCode, checks, durationMs: Date.now() - t0, stderr, fault: fault.name, area: fault.area, violates: fault.violates, detected, detectedBy, missedChecks };
+  return {
+    exitCode,
+    checks,
+    durationMs: Date.now() - t0,
+    stderr,
+    fault: fault.name,
+    area: fault.area,
+    violates: fault.violates,
+    detected,
+    detectedBy,
+    missedChecks,
+  };
 }
 
 /** Deterministic shard of the catalog: shard i of n. */
@@ -184,7 +200,11 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'orderDirection=descending', modes: { orderDirection: 'descending' } },
   { label: 'diagnosisOrder=reversed', modes: { diagnosisOrder: 'reversed' } },
   { label: 'registrationWindowDays=3650', limits: { registrationWindowDays: 3650 } },
-  { label: 'other limits', profile: 'full', limits: { windowMs: 3000, tokenLifetimeSec: 7, tokenWindowMs: 4000, perKeyPerWindow: 700, tokenIssuancePerWindow: 60 } },
+  {
+    label: 'other limits',
+    profile: 'full',
+    limits: { windowMs: 3000, tokenLifetimeSec: 7, tokenWindowMs: 4000, perKeyPerWindow: 700, tokenIssuancePerWindow: 60 },
+  },
 ];
 
 export async function runMode(spec: ModeSpec): Promise<ModeRun> {

@@ -8,8 +8,18 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
-  SignJWT, jwtVerify, decodeProtectedHeader, decodeJwt, createLocalJWKSet, createRemoteJWKSet, generateKeyPair,
-  exportJWK, calculateJwkThumbprint, errors as joseErrors, UnsecuredJWT, base64url,
+  SignJWT,
+  jwtVerify,
+  decodeProtectedHeader,
+  decodeJwt,
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  generateKeyPair,
+  exportJWK,
+  calculateJwkThumbprint,
+  errors as joseErrors,
+  UnsecuredJWT,
+  base64url,
 } from 'jose';
 import type { JWK, JWTVerifyGetKey, CryptoKey, JWTPayload, JWTVerifyOptions } from 'jose';
 import { catalogError } from './outcome.js';
@@ -48,8 +58,13 @@ export async function loadClients(fixturesDir: string): Promise<ClientRecord[]> 
   const parsed = JSON.parse(await readFile(file, 'utf8')) as { clients?: unknown };
   if (!Array.isArray(parsed.clients)) throw new Error(`${file}: expected { "clients": [...] }`);
   parsed.clients.forEach((c: Partial<ClientRecord>, i) => {
-    if (typeof c.clientId !== 'string' || typeof c.org !== 'string' || !Array.isArray(c.scopes)
-      || (c.keyKind !== 'sandbox' && c.keyKind !== 'production') || (!c.jwks && !c.jwksUri)) {
+    if (
+      typeof c.clientId !== 'string' ||
+      typeof c.org !== 'string' ||
+      !Array.isArray(c.scopes) ||
+      (c.keyKind !== 'sandbox' && c.keyKind !== 'production') ||
+      (!c.jwks && !c.jwksUri)
+    ) {
       throw new Error(`${file}: clients[${i}] needs clientId, org, keyKind (sandbox|production), scopes and jwks or jwksUri`);
     }
   });
@@ -102,7 +117,10 @@ export interface TokenResponse {
   scope?: string;
 }
 
-interface VerifiedToken { caller: Caller; expMs: number }
+interface VerifiedToken {
+  caller: Caller;
+  expMs: number;
+}
 
 function assertionInvalid(reason: string) {
   return catalogError('HPB-00106', { message: `Authentication failed (assertion invalid): ${reason}` });
@@ -163,7 +181,8 @@ export class Authority {
       if (form.getAll(name).length !== 1 || !form.get(name)) throw badRequest(`form parameter ${name} is required once`);
     }
     if (paramsChecked && form.get('grant_type') !== 'client_credentials') throw badRequest('grant_type must be client_credentials');
-    if (paramsChecked && form.get('client_assertion_type') !== CLIENT_ASSERTION_TYPE) throw badRequest(`client_assertion_type must be ${CLIENT_ASSERTION_TYPE}`);
+    if (paramsChecked && form.get('client_assertion_type') !== CLIENT_ASSERTION_TYPE)
+      throw badRequest(`client_assertion_type must be ${CLIENT_ASSERTION_TYPE}`);
     if (form.getAll('scope').length > 1) throw badRequest('scope may be given once (space separated)');
 
     const client = await this.verifyAssertion(form.get('client_assertion')!);
@@ -235,9 +254,10 @@ export class Authority {
       return (await jwtVerify(assertion, this.keySetFor(client), options)).payload;
     } catch (e) {
       const { faults } = this.init;
-      const skipped = (e instanceof joseErrors.JWSSignatureVerificationFailed && faults.has('assertion-signature-not-checked'))
-        || (e instanceof joseErrors.JWKSNoMatchingKey && faults.has('assertion-unknown-kid-accepted'))
-        || (keySetUnreachable(e) && faults.has('key-set-unreachable-token-issued'));
+      const skipped =
+        (e instanceof joseErrors.JWSSignatureVerificationFailed && faults.has('assertion-signature-not-checked')) ||
+        (e instanceof joseErrors.JWKSNoMatchingKey && faults.has('assertion-unknown-kid-accepted')) ||
+        (keySetUnreachable(e) && faults.has('key-set-unreachable-token-issued'));
       if (!skipped) throw e;
       return claimsOnly(assertion, options);
     }
@@ -271,12 +291,15 @@ export class Authority {
    * covered ones instead of refusing (and refuses when none is left).
    */
   private grantedScopes(client: ClientRecord, requested: string | null): string[] {
-    const wanted = (requested ?? '').split(' ').filter((s) => s !== '').slice(0, this.init.faults.has('only-first-scope-granted') ? 1 : undefined);
+    const wanted = (requested ?? '')
+      .split(' ')
+      .filter((s) => s !== '')
+      .slice(0, this.init.faults.has('only-first-scope-granted') ? 1 : undefined);
     if (wanted.length === 0) return [...client.scopes];
     const covered = [...new Set(wanted)].filter((s) => hasScope(client.scopes, s));
     const excess = covered.length < new Set(wanted).size;
     if (excess && (this.init.modes.excessScope === 'refuse' || covered.length === 0)) {
-      throw catalogError('HPB-00104', { message: 'Insufficient scope: requested scope is outside the client\'s grant' });
+      throw catalogError('HPB-00104', { message: "Insufficient scope: requested scope is outside the client's grant" });
     }
     return covered;
   }
@@ -305,13 +328,17 @@ export class Authority {
         requiredClaims: ['exp', 'sub', 'scope', 'org', 'key_kind'],
         currentDate: new Date(now),
       };
-      const payload = this.init.faults.has('bearer-signature-not-checked') ? claimsOnly(token, options) : (await jwtVerify(token, this.verifyKey, options)).payload;
+      const payload = this.init.faults.has('bearer-signature-not-checked')
+        ? claimsOnly(token, options)
+        : (await jwtVerify(token, this.verifyKey, options)).payload;
       entry = {
         caller: {
           clientId: String(payload.sub),
           org: String(payload.org),
           keyKind: payload.key_kind === 'production' ? 'production' : 'sandbox',
-          scopes: String(payload.scope).split(' ').filter((s) => s !== ''),
+          scopes: String(payload.scope)
+            .split(' ')
+            .filter((s) => s !== ''),
         },
         expMs: payload.exp! * 1000,
       };
@@ -349,12 +376,12 @@ function keySetUnreachable(e: unknown): boolean {
 
 function describeVerifyFailure(e: unknown): string {
   if (e instanceof joseErrors.JWKSNoMatchingKey) return 'kid does not name a key of the client';
-  if (e instanceof joseErrors.JWKSTimeout) return 'the client\'s key set is not reachable (timeout)';
+  if (e instanceof joseErrors.JWKSTimeout) return "the client's key set is not reachable (timeout)";
   if (e instanceof joseErrors.JWSSignatureVerificationFailed) return 'signature verification failed';
   if (e instanceof joseErrors.JWTExpired) return 'assertion expired';
   if (e instanceof joseErrors.JWTClaimValidationFailed) return `claim ${e.claim} is missing or invalid`;
   if (e instanceof joseErrors.JOSEAlgNotAllowed) return 'alg must be RS384 or ES384';
-  if (keySetUnreachable(e)) return 'the client\'s key set is not reachable';
+  if (keySetUnreachable(e)) return "the client's key set is not reachable";
   if (e instanceof joseErrors.JOSEError) return `assertion rejected (${e.code})`;
-  return 'the client\'s key set is not reachable';
+  return "the client's key set is not reachable";
 }

@@ -34,7 +34,8 @@ function problemOf(c: Partial<ExtraClient>): string | undefined {
 export function toClientRecord(c: ExtraClient, fixtureClients: readonly ClientRecord[]): ClientRecord {
   const problem = problemOf(c);
   if (problem) throw new Error(`client ${c.clientId ?? '(no id)'}: ${problem}`);
-  if (fixtureClients.some((f) => f.clientId === c.clientId)) throw new Error(`client ${c.clientId} is already a fixture client of the reference; pick another id`);
+  if (fixtureClients.some((f) => f.clientId === c.clientId))
+    throw new Error(`client ${c.clientId} is already a fixture client of the reference; pick another id`);
   const main = fixtureClients.find((f) => f.role === 'main');
   const alg = c.jwks?.keys[0]?.alg === 'RS384' ? 'RS384' : 'ES384';
   return {

@@ -40,7 +40,8 @@ export const OPERATION_DEFINITION_PATH = '/fhir/R5/OperationDefinition/DocumentR
 const PAYLOAD_TEXT: Record<ReturnType<typeof uploadContractOf>['payload'], string> = {
   raw: 'the request body is the document; Content-Type is its media type',
   binary: 'the request body is a FHIR Binary (contentType, data)',
-  parameters: 'the request body is a FHIR Parameters: document (valueAttachment with contentType and data) and, when it creates the DocumentReference, subject (valueReference Patient)',
+  parameters:
+    'the request body is a FHIR Parameters: document (valueAttachment with contentType and data) and, when it creates the DocumentReference, subject (valueReference Patient)',
   'document-reference': 'the request body is a DocumentReference with the document in content[0].attachment.data',
 };
 
@@ -52,14 +53,39 @@ export function operationDefinition(init: DiscoveryInit): object | undefined {
   if (init.modes.r5Capability !== 'full') return undefined;
   const { level, payload } = uploadContractOf(init.modes);
   const document = {
-    raw: { name: 'document', use: 'in', min: 1, max: '1', type: 'Binary', documentation: 'The document, sent as the raw request body with its media type as Content-Type.' },
+    raw: {
+      name: 'document',
+      use: 'in',
+      min: 1,
+      max: '1',
+      type: 'Binary',
+      documentation: 'The document, sent as the raw request body with its media type as Content-Type.',
+    },
     binary: { name: 'document', use: 'in', min: 1, max: '1', type: 'Binary', documentation: 'The document as a FHIR Binary resource.' },
     parameters: { name: 'document', use: 'in', min: 1, max: '1', type: 'Attachment', documentation: 'The document: contentType and data (base64).' },
-    'document-reference': { name: 'document', use: 'in', min: 1, max: '1', type: 'DocumentReference', documentation: 'A DocumentReference with the document in content[0].attachment.data.' },
+    'document-reference': {
+      name: 'document',
+      use: 'in',
+      min: 1,
+      max: '1',
+      type: 'DocumentReference',
+      documentation: 'A DocumentReference with the document in content[0].attachment.data.',
+    },
   }[payload];
-  const subject = level === 'type' && payload === 'parameters'
-    ? [{ name: 'subject', use: 'in', min: 1, max: '1', type: 'Reference', targetProfile: ['http://hl7.org/fhir/StructureDefinition/Patient'], documentation: 'The patient of the DocumentReference created.' }]
-    : [];
+  const subject =
+    level === 'type' && payload === 'parameters'
+      ? [
+          {
+            name: 'subject',
+            use: 'in',
+            min: 1,
+            max: '1',
+            type: 'Reference',
+            targetProfile: ['http://hl7.org/fhir/StructureDefinition/Patient'],
+            documentation: 'The patient of the DocumentReference created.',
+          },
+        ]
+      : [];
   return {
     resourceType: 'OperationDefinition',
     id: 'DocumentReference-upload',
@@ -127,8 +153,7 @@ function openApiOperation(op: OperationDef, modes: ReferenceModes): object {
   for (const [status, codes] of byStatus) {
     const also = CORE_CODES[status] ?? [];
     responses[String(status)] = {
-      description: codes.map((c) => `${c}: ${catalogEntry(c).message}`).join('; ')
-        + (also.length ? `. The reference also answers ${also.join(', ')}.` : ''),
+      description: codes.map((c) => `${c}: ${catalogEntry(c).message}`).join('; ') + (also.length ? `. The reference also answers ${also.join(', ')}.` : ''),
       'x-catalog-codes': codes,
       headers: commonHeaders(status === 429 ? ['Retry-After'] : []),
       content: fhirJson(ref('OperationOutcome')),
@@ -207,24 +232,21 @@ function resourceEntry(resource: string, ops: OperationDef[], modes: ReferenceMo
       type: resource,
       interaction: interactions.map((o) => ({ code: o.interaction })),
       ...(searchParams.length ? { searchParam: searchParams.map((p) => ({ name: p.name, type: searchParamType(p) })) } : {}),
-      ...(operations.length ? { operation: operations.map((o) => ({ name: o.operationName!, definition: `${OPERATION_DEFINITION_BASE}/${resource}-${o.operationName}` })) } : {}),
+      ...(operations.length
+        ? { operation: operations.map((o) => ({ name: o.operationName!, definition: `${OPERATION_DEFINITION_BASE}/${resource}-${o.operationName}` })) }
+        : {}),
     };
   }
   return {
     type: resource,
     interaction: interactions.map((o) => ({ code: o.interaction, extension: scopeExtension(o.scope) })),
-    ...(searchParams.length
-      ? { searchParam: searchParams.map((p) => ({ name: p.name, type: searchParamType(p), documentation: p.description })) }
-      : {}),
+    ...(searchParams.length ? { searchParam: searchParams.map((p) => ({ name: p.name, type: searchParamType(p), documentation: p.description })) } : {}),
     ...(operations.length
       ? {
           operation: operations.map((o) => ({
             name: o.operationName!,
             definition: `${OPERATION_DEFINITION_BASE}/${resource}-${o.operationName}`,
-            extension: [
-              { url: OPERATION_PATH_EXTENSION, valueString: operationPath(o, modes) },
-              ...scopeExtension(o.scope),
-            ],
+            extension: [{ url: OPERATION_PATH_EXTENSION, valueString: operationPath(o, modes) }, ...scopeExtension(o.scope)],
             documentation: `${o.method} ${baseUrl}${operationPath(o, modes)}: ${PAYLOAD_TEXT[uploadContractOf(modes).payload]}.`,
           })),
         }
@@ -245,16 +267,26 @@ export function capabilityStatement(release: FhirRelease, init: DiscoveryInit): 
     implementation: { description: 'Clinical Records FHIR Service (reference)', url: `${init.baseUrl}/fhir/${release}` },
     fhirVersion: FHIR_VERSION[release],
     format: ['json'],
-    rest: [{
-      mode: 'server',
-      security: {
-        cors: false,
-        service: [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/restful-security-service', code: 'SMART-on-FHIR' }] }],
-        extension: [{ url: SMART_OAUTH_URIS, extension: [{ url: 'token', valueUri: init.tokenUrl }] }],
-        description: 'OAuth 2.0 client credentials with private_key_jwt; scopes system/<Resource>.<letters>.',
+    rest: [
+      {
+        mode: 'server',
+        security: {
+          cors: false,
+          service: [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/restful-security-service', code: 'SMART-on-FHIR' }] }],
+          extension: [{ url: SMART_OAUTH_URIS, extension: [{ url: 'token', valueUri: init.tokenUrl }] }],
+          description: 'OAuth 2.0 client credentials with private_key_jwt; scopes system/<Resource>.<letters>.',
+        },
+        resource: resources.map((r) =>
+          resourceEntry(
+            r,
+            ops.filter((o) => o.resource === r),
+            init.modes,
+            init.baseUrl,
+            release === 'R5' && init.modes.r5Capability === 'bare',
+          ),
+        ),
       },
-      resource: resources.map((r) => resourceEntry(r, ops.filter((o) => o.resource === r), init.modes, init.baseUrl, release === 'R5' && init.modes.r5Capability === 'bare')),
-    }],
+    ],
   };
 }
 
@@ -276,4 +308,3 @@ export function smartConfiguration(init: DiscoveryInit): object {
 export function jwks(publicJwk: JWK): { keys: JWK[] } {
   return { keys: [publicJwk] };
 }
-

@@ -8,17 +8,28 @@ import { FhirError, type ReferenceModes } from './types.js';
 /** FHIR issue type per HTTP status where the spec names none (rule 5: reference choice). */
 export function issueCodeForStatus(status: number): string {
   switch (status) {
-    case 400: return 'invalid';
-    case 401: return 'login';
-    case 403: return 'forbidden';
-    case 404: return 'not-found';
-    case 405: return 'not-supported';
-    case 409: return 'conflict';
-    case 413: return 'too-long';
-    case 415: return 'not-supported';
-    case 422: return 'business-rule';
-    case 429: return 'throttled';
-    default: return status >= 500 ? 'exception' : 'processing';
+    case 400:
+      return 'invalid';
+    case 401:
+      return 'login';
+    case 403:
+      return 'forbidden';
+    case 404:
+      return 'not-found';
+    case 405:
+      return 'not-supported';
+    case 409:
+      return 'conflict';
+    case 413:
+      return 'too-long';
+    case 415:
+      return 'not-supported';
+    case 422:
+      return 'business-rule';
+    case 429:
+      return 'throttled';
+    default:
+      return status >= 500 ? 'exception' : 'processing';
   }
 }
 

@@ -97,7 +97,11 @@ export class SlidingWindowLog {
   }
 }
 
-interface FixedWindow { endMs: number; count: number; refused: boolean }
+interface FixedWindow {
+  endMs: number;
+  count: number;
+  refused: boolean;
+}
 
 /**
  * Fixed window counter. `clock` aligns windows to multiples of the window

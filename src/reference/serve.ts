@@ -21,8 +21,12 @@ export async function serve(opts: ServeOptions): Promise<ReferenceServer> {
   const faults = server.options.faults.length ? ` (faults: ${server.options.faults.join(', ')})` : '';
   print(`Reference FHIR server listening on ${server.url}${faults}`);
   for (const c of options.extraClients ?? []) {
-    const keys = c.jwksUri ? `keys fetched from ${c.jwksUri}` : `${c.jwks?.keys.length ?? 0} public key(s), kid ${c.jwks?.keys.map((k) => k.kid ?? '?').join(', ')}`;
-    print(`Registered client "${c.clientId}": ${keys}; organization ${c.org ?? 'org-a'}, ${c.keyKind ?? 'sandbox'} key${c.scopes ? `, scopes ${c.scopes.join(' ')}` : ', the fixture clients\' scopes'}`);
+    const keys = c.jwksUri
+      ? `keys fetched from ${c.jwksUri}`
+      : `${c.jwks?.keys.length ?? 0} public key(s), kid ${c.jwks?.keys.map((k) => k.kid ?? '?').join(', ')}`;
+    print(
+      `Registered client "${c.clientId}": ${keys}; organization ${c.org ?? 'org-a'}, ${c.keyKind ?? 'sandbox'} key${c.scopes ? `, scopes ${c.scopes.join(' ')}` : ", the fixture clients' scopes"}`,
+    );
   }
   if (options.extraClients?.length) {
     print('In your own config: set the client id to the one registered above, and copy "fixtures" (and "limits", if any) from the config below.');

@@ -24,7 +24,7 @@ import { keyWindowLog } from './faults/rate-limit.js';
 import { issuanceCounter } from './faults/issuance-limit.js';
 import type { FaultDef, FaultResponse } from './faults/index.js';
 import { catalogError, operationOutcome, plainError, styledError } from './outcome.js';
-import { FixedWindowCounter, SlidingWindowLog, rateLimitHeaders, retryAfterSeconds } from './rate-limit.js';
+import { type FixedWindowCounter, SlidingWindowLog, rateLimitHeaders, retryAfterSeconds } from './rate-limit.js';
 import type { RateDecision } from './rate-limit.js';
 import type { ResourceInit, Resources } from './resources/index.js';
 import { documentBodyCap } from './resources/documents.js';
@@ -67,15 +67,41 @@ export interface ReferenceServer {
 export interface TargetConfig {
   baseUrl: string;
   tokenUrl: string;
-  clients: Array<{ role: string; clientId: string; alg: string; kid: string; keyKind: 'sandbox' | 'production'; scopes: string[]; privateKey: { file: string } }>;
+  clients: Array<{
+    role: string;
+    clientId: string;
+    alg: string;
+    kid: string;
+    keyKind: 'sandbox' | 'production';
+    scopes: string[];
+    privateKey: { file: string };
+  }>;
   fixtures: Record<string, string>;
 }
 
 type RouteKind = 'token' | 'openapi' | 'metadata' | 'definition' | 'smart' | 'jwks' | 'fhir';
-interface Route { kind: RouteKind; method: string; pattern: RegExp; op?: OperationDef; release?: 'R4' | 'R5' }
-interface Reply { status: number; headers: Record<string, string>; body: unknown }
+interface Route {
+  kind: RouteKind;
+  method: string;
+  pattern: RegExp;
+  op?: OperationDef;
+  release?: 'R4' | 'R5';
+}
+interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
 /** Per-request state the error path needs too. */
-interface Exchange { ip: string; now: number; headers: Record<string, string>; op?: OperationDef; caller?: Caller; resourceId?: string; query?: URLSearchParams }
+interface Exchange {
+  ip: string;
+  now: number;
+  headers: Record<string, string>;
+  op?: OperationDef;
+  caller?: Caller;
+  resourceId?: string;
+  query?: URLSearchParams;
+}
 
 function templatePattern(path: string): RegExp {
   const escaped = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace('{id}', '([^/]+)');
@@ -83,8 +109,7 @@ function templatePattern(path: string): RegExp {
 }
 
 function buildRoutes(modes: ReferenceModes): Route[] {
-  const fixed = (kind: RouteKind, method: string, path: string, release?: 'R4' | 'R5'): Route =>
-    ({ kind, method, pattern: templatePattern(path), release });
+  const fixed = (kind: RouteKind, method: string, path: string, release?: 'R4' | 'R5'): Route => ({ kind, method, pattern: templatePattern(path), release });
   return [
     fixed('token', 'POST', '/auth/token'),
     ...(modes.tokenEndpointForm === 'trailing-slash' ? [fixed('token', 'POST', '/auth/token/')] : []),
@@ -189,8 +214,15 @@ class HttpCore {
 
   constructor(
     private readonly cfg: {
-      limits: ReferenceLimits; modes: ReferenceModes; faults: ReadonlySet<string>; faultDefs: FaultDef[];
-      now: () => number; authority: Authority; resources: Resources; discovery: DiscoveryInit; baseUrl: string;
+      limits: ReferenceLimits;
+      modes: ReferenceModes;
+      faults: ReadonlySet<string>;
+      faultDefs: FaultDef[];
+      now: () => number;
+      authority: Authority;
+      resources: Resources;
+      discovery: DiscoveryInit;
+      baseUrl: string;
     },
   ) {
     const { limits, modes } = cfg;
@@ -244,7 +276,7 @@ class HttpCore {
     this.audit.append({
       timestamp: new Date(ex.now).toISOString(),
       resourceType: op.resource,
-      ...(ex.resourceId ?? (typeof created === 'string' && op.interaction === 'create' ? created : undefined)
+      ...((ex.resourceId ?? (typeof created === 'string' && op.interaction === 'create' ? created : undefined))
         ? { resourceId: ex.resourceId ?? (created as string) }
         : {}),
       apiKey: ex.caller!.clientId,
@@ -259,8 +291,7 @@ class HttpCore {
 
   private write(res: ServerResponse, reply: Reply): void {
     if (res.destroyed) return;
-    const payload = Buffer.isBuffer(reply.body) ? reply.body
-      : Buffer.from(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
+    const payload = Buffer.isBuffer(reply.body) ? reply.body : Buffer.from(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
     res.writeHead(reply.status, { ...reply.headers, 'Content-Length': String(payload.length) });
     res.end(payload);
   }
@@ -283,14 +314,19 @@ class HttpCore {
       throw plainError(405, `Method ${String(req.method).slice(0, 20)} not allowed; allowed: ${allow}`, 'not-supported', { Allow: allow });
     }
     switch (route.kind) {
-      case 'token': return this.token(req, ex);
-      case 'openapi': return this.discovery(ex, this.openApi, `${this.cfg.modes.openapiMediaType}; charset=utf-8`);
-      case 'smart': return this.discovery(ex, this.smart, PLAIN_JSON);
-      case 'jwks': return this.discovery(ex, this.jwks, PLAIN_JSON);
+      case 'token':
+        return this.token(req, ex);
+      case 'openapi':
+        return this.discovery(ex, this.openApi, `${this.cfg.modes.openapiMediaType}; charset=utf-8`);
+      case 'smart':
+        return this.discovery(ex, this.smart, PLAIN_JSON);
+      case 'jwks':
+        return this.discovery(ex, this.jwks, PLAIN_JSON);
       case 'metadata':
         if (this.cfg.faults.has('metadata-requires-auth')) await this.authenticate(req, ex);
         else this.gateAnonymous(ex);
-        if (route.release === 'R5' && this.cfg.modes.r5Capability === 'none') throw catalogError('SVC-00002', { message: `Resource not found: no endpoint at ${path}` });
+        if (route.release === 'R5' && this.cfg.modes.r5Capability === 'none')
+          throw catalogError('SVC-00002', { message: `Resource not found: no endpoint at ${path}` });
         return { status: 200, headers: { 'Content-Type': FHIR_JSON }, body: this.capability[route.release!] };
       case 'definition': {
         this.gateAnonymous(ex);
@@ -298,7 +334,8 @@ class HttpCore {
         if (!definition) throw catalogError('SVC-00002', { message: `Resource not found: no endpoint at ${path}` });
         return { status: 200, headers: { 'Content-Type': FHIR_JSON }, body: definition };
       }
-      case 'fhir': return this.fhir(req, ex, route, path, query);
+      case 'fhir':
+        return this.fhir(req, ex, route, path, query);
     }
   }
 
@@ -407,7 +444,10 @@ class HttpCore {
     if (unknown.length > 0) {
       throw catalogError('HPB-00101', {
         status: 400,
-        message: `Validation error: unknown search parameter ${unknown.map((k) => JSON.stringify(k.slice(0, 50))).slice(0, 5).join(', ')}`,
+        message: `Validation error: unknown search parameter ${unknown
+          .map((k) => JSON.stringify(k.slice(0, 50)))
+          .slice(0, 5)
+          .join(', ')}`,
       });
     }
   }
@@ -419,10 +459,12 @@ class HttpCore {
       throw plainError(415, 'Unsupported media type: send Content-Type: application/fhir+json', 'not-supported');
     }
     // A DocumentReference may carry a document inline: its body may be as large as one, and beyond that it is one too large.
-    const raw = op.resource === 'DocumentReference'
-      ? await readBody(req, documentBodyCap(this.cfg.limits, this.cfg.faults), () => catalogError('HPB-00119', { headers: afterRefusal(req) }))
-      : await readBody(req, this.cfg.limits.maxBodyBytes,
-        () => plainError(413, `Request body exceeds ${this.cfg.limits.maxBodyBytes} bytes`, 'too-long', afterRefusal(req)));
+    const raw =
+      op.resource === 'DocumentReference'
+        ? await readBody(req, documentBodyCap(this.cfg.limits, this.cfg.faults), () => catalogError('HPB-00119', { headers: afterRefusal(req) }))
+        : await readBody(req, this.cfg.limits.maxBodyBytes, () =>
+            plainError(413, `Request body exceeds ${this.cfg.limits.maxBodyBytes} bytes`, 'too-long', afterRefusal(req)),
+          );
     let parsed: unknown;
     try {
       parsed = JSON.parse(raw.toString('utf8'));
@@ -447,12 +489,27 @@ class HttpCore {
     const ex: Exchange = { ip: socket.remoteAddress ?? 'unknown', now: this.cfg.now(), headers: {} };
     const d = this.anonymousWindows.hit(ex.ip, ANONYMOUS_PER_WINDOW, ex.now);
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-    const body = JSON.stringify(operationOutcome(status === 431
-      ? plainError(431, 'Request header fields too large', 'too-long')
-      : catalogError('SVC-00003', { message: 'Bad request: malformed HTTP request' })));
-    const headers = { 'Content-Type': FHIR_JSON, 'Content-Length': String(Buffer.byteLength(body)), 'X-Correlation-Id': randomUUID(), ...rateLimitHeaders(d), Connection: 'close' };
-    socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n`
-      + Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('') + `\r\n${body}`);
+    const body = JSON.stringify(
+      operationOutcome(
+        status === 431
+          ? plainError(431, 'Request header fields too large', 'too-long')
+          : catalogError('SVC-00003', { message: 'Bad request: malformed HTTP request' }),
+      ),
+    );
+    const headers = {
+      'Content-Type': FHIR_JSON,
+      'Content-Length': String(Buffer.byteLength(body)),
+      'X-Correlation-Id': randomUUID(),
+      ...rateLimitHeaders(d),
+      Connection: 'close',
+    };
+    socket.end(
+      `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+        Object.entries(headers)
+          .map(([k, v]) => `${k}: ${v}\r\n`)
+          .join('') +
+        `\r\n${body}`,
+    );
   };
 }
 
@@ -498,7 +555,11 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
 
   const authority = await Authority.create({ clients: [...clients, ...registered], baseUrl, limits, modes, faults, now });
   const discovery: DiscoveryInit = {
-    baseUrl, tokenUrl: authority.tokenUrl, modes, scopesSupported: authority.scopesSupported(), startedAt: new Date(now()).toISOString(),
+    baseUrl,
+    tokenUrl: authority.tokenUrl,
+    modes,
+    scopesSupported: authority.scopesSupported(),
+    startedAt: new Date(now()).toISOString(),
   };
   core = new HttpCore({ limits, modes, faults, faultDefs, now, authority, resources, discovery, baseUrl });
 
@@ -524,9 +585,10 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
       })),
       fixtures: { ...fixtures },
     }),
-    close: () => new Promise<void>((ok) => {
-      server.close(() => ok());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((ok) => {
+        server.close(() => ok());
+        server.closeAllConnections();
+      }),
   };
 }

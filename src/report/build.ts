@@ -4,15 +4,7 @@
  * rollupRequirement, summary counts, flattened observations, secrets scrubbed,
  * evidence stored once (exchanges by id, long bodies by hash: ./evidence.ts).
  */
-import type {
-  CheckResult,
-  Exchange,
-  LedgerEntry,
-  Outcome,
-  RequirementVerdict,
-  RunInfo,
-  RunResult,
-} from '../engine/types.js';
+import type { CheckResult, Exchange, LedgerEntry, Outcome, RequirementVerdict, RunInfo, RunResult } from '../engine/types.js';
 import { internBodies, storeExchanges } from './evidence.js';
 import { mapStrings } from './map-strings.js';
 import { rollupRequirement } from './rollup.js';
@@ -24,9 +16,7 @@ const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'variant'
 export const compareIds = (a: string, b: string): number => collator.compare(a, b) || (a < b ? -1 : a > b ? 1 : 0);
 
 export function buildReport(result: RunResult): ReportDocument {
-  const sorted = result.checks
-    .map(canonicalCheck)
-    .sort((a, b) => compareIds(a.area, b.area) || compareIds(a.id, b.id));
+  const sorted = result.checks.map(canonicalCheck).sort((a, b) => compareIds(a.area, b.area) || compareIds(a.id, b.id));
   const { checks, exchanges } = storeExchanges(sorted);
   const requirements = deriveVerdicts(result.requirements, checks);
   const doc: ReportDocument = {
@@ -76,9 +66,7 @@ function deriveVerdicts(verdicts: RequirementVerdict[], checks: ReportCheck[]): 
 }
 
 function flattenObservations(checks: ReportCheck[]): ReportObservation[] {
-  return checks.flatMap((c) =>
-    c.observations.map((o) => ({ check: c.id, key: o.key, value: o.value, ...(o.note === undefined ? {} : { note: o.note }) })),
-  );
+  return checks.flatMap((c) => c.observations.map((o) => ({ check: c.id, key: o.key, value: o.value, ...(o.note === undefined ? {} : { note: o.note }) })));
 }
 
 /** Copies `keys` of `src` in that order, leaving out undefined values. */

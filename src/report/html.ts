@@ -26,7 +26,13 @@ const CSP = `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-$
 /** Display order: what needs attention first. */
 const ORDER: readonly Outcome[] = ['fail', 'error', 'skip', 'pass', 'observation'];
 const LABEL: Record<RequirementOutcome, string> = {
-  pass: 'Passed', fail: 'Failed', error: 'Errors', skip: 'Skipped', observation: 'Observations', partial: 'Partial', untested: 'Untested',
+  pass: 'Passed',
+  fail: 'Failed',
+  error: 'Errors',
+  skip: 'Skipped',
+  observation: 'Observations',
+  partial: 'Partial',
+  untested: 'Untested',
 };
 
 /** Escapes text for HTML content and quoted attributes; control characters become visible `\uXXXX`. */
@@ -71,8 +77,7 @@ function verdictText(doc: ReportDocument): string {
 function header(doc: ReportDocument): string {
   const { run } = doc;
   const ok = runPassed(doc);
-  const fact = (label: string, value: string, title = value): string =>
-    `<div title="${e(title)}"><b>${e(label)}</b>${e(value)}</div>`;
+  const fact = (label: string, value: string, title = value): string => `<div title="${e(title)}"><b>${e(label)}</b>${e(value)}</div>`;
   const facts = [
     fact('Target', run.target.baseUrl + (run.target.embedded ? ' (embedded reference)' : '')),
     fact('Profile', run.profile),
@@ -82,8 +87,8 @@ function header(doc: ReportDocument): string {
     fact('Duration', durationText(runDurationMs(run))),
     fact('Tool version', run.toolVersion),
     fact('Spec SHA-256', run.specSha256.slice(0, 16) + (run.specSha256.length > 16 ? '…' : ''), run.specSha256),
-    ...(run.target.openapiSha256 ? [fact('OpenAPI SHA-256', run.target.openapiSha256.slice(0, 16) + '…', run.target.openapiSha256)] : []),
-    ...(run.target.capabilitySha256 ? [fact('Capability SHA-256', run.target.capabilitySha256.slice(0, 16) + '…', run.target.capabilitySha256)] : []),
+    ...(run.target.openapiSha256 ? [fact('OpenAPI SHA-256', `${run.target.openapiSha256.slice(0, 16)}…`, run.target.openapiSha256)] : []),
+    ...(run.target.capabilitySha256 ? [fact('Capability SHA-256', `${run.target.capabilitySha256.slice(0, 16)}…`, run.target.capabilitySha256)] : []),
     ...(run.exitCode === undefined ? [] : [fact('Exit code', String(run.exitCode))]),
   ];
   const banners: string[] = [];
@@ -109,18 +114,23 @@ function summary(doc: ReportDocument): string {
   const cards = [
     `<button type="button" class="card" data-filter-outcome=""><div class="n">${s.total}</div><div class="l">Checks</div></button>`,
     ...ORDER.map(
-      (o) => `<button type="button" class="card o-${o}" data-filter-outcome="${o}"><div class="n">${s.byOutcome[o]}</div><div class="l">${LABEL[o]}</div></button>`,
+      (o) =>
+        `<button type="button" class="card o-${o}" data-filter-outcome="${o}"><div class="n">${s.byOutcome[o]}</div><div class="l">${LABEL[o]}</div></button>`,
     ),
   ];
-  const areas = Object.keys(s.byArea).sort(compareIds).map((area) => {
-    const n = s.byArea[area]!;
-    const total = OUTCOMES.reduce((t, o) => t + n[o], 0);
-    const segments = ORDER.filter((o) => n[o] > 0)
-      .map((o) => `<span class="o-${o}" style="width:${((n[o] / total) * 100).toFixed(3)}%" title="${n[o]} ${o}"></span>`)
-      .join('');
-    const counts = ORDER.filter((o) => n[o] > 0).map((o) => `${n[o]} ${o}`).join(' · ');
-    return `<button type="button" class="name" data-filter-area="${e(area)}" title="Show the checks of ${e(area)}">${e(area)}</button><div class="bar">${segments}</div><div class="small muted nowrap">${e(counts)}</div>`;
-  });
+  const areas = Object.keys(s.byArea)
+    .sort(compareIds)
+    .map((area) => {
+      const n = s.byArea[area]!;
+      const total = OUTCOMES.reduce((t, o) => t + n[o], 0);
+      const segments = ORDER.filter((o) => n[o] > 0)
+        .map((o) => `<span class="o-${o}" style="width:${((n[o] / total) * 100).toFixed(3)}%" title="${n[o]} ${o}"></span>`)
+        .join('');
+      const counts = ORDER.filter((o) => n[o] > 0)
+        .map((o) => `${n[o]} ${o}`)
+        .join(' · ');
+      return `<button type="button" class="name" data-filter-area="${e(area)}" title="Show the checks of ${e(area)}">${e(area)}</button><div class="bar">${segments}</div><div class="small muted nowrap">${e(counts)}</div>`;
+    });
   const r = s.requirements;
   const reqLine = (['pass', 'partial', 'fail', 'error', 'observation', 'skip', 'untested'] as const)
     .map((o) => `<span class="o-${o}"><i></i>${r[o] ?? 0} ${o}</span>`)
@@ -134,7 +144,8 @@ function summary(doc: ReportDocument): string {
 }
 
 function requirementMatrix(doc: ReportDocument): string {
-  if (doc.requirements.length === 0) return '<section id="requirements"><h2>Requirement coverage</h2><p class="muted">No requirements in this run.</p></section>';
+  if (doc.requirements.length === 0)
+    return '<section id="requirements"><h2>Requirement coverage</h2><p class="muted">No requirements in this run.</p></section>';
   const rows = doc.requirements.map((r) => {
     const checks = r.checks.map(checkLink).join(' ');
     const why = !r.testable && r.reason ? `<div class="small muted">Not testable: ${e(r.reason)}</div>` : '';
@@ -151,13 +162,20 @@ function checksSection(doc: ReportDocument): string {
   const chips = [
     `<button type="button" class="chip o-all" data-outcome="" aria-pressed="true" title="Show every outcome">all ${doc.summary.total}</button>`,
     ...ORDER.map(
-      (o) => `<button type="button" class="chip o-${o}" data-outcome="${o}" aria-pressed="false" title="Show only ${o} (click more outcomes to add them)">${o} ${doc.summary.byOutcome[o]}</button>`,
+      (o) =>
+        `<button type="button" class="chip o-${o}" data-outcome="${o}" aria-pressed="false" title="Show only ${o} (click more outcomes to add them)">${o} ${doc.summary.byOutcome[o]}</button>`,
     ),
   ].join('');
-  const areas = Object.keys(doc.summary.byArea).sort(compareIds).map((a) => `<option value="${e(a)}">${e(a)}</option>`).join('');
+  const areas = Object.keys(doc.summary.byArea)
+    .sort(compareIds)
+    .map((a) => `<option value="${e(a)}">${e(a)}</option>`)
+    .join('');
   const problems = doc.checks.filter((c) => c.outcome === 'fail' || c.outcome === 'error');
   const noscript = problems
-    .map((c) => `<tr id="check-${e(c.id)}"><td>${badge(c.outcome)}</td><td class="mono">${e(c.id)}</td><td>${e(c.title)}</td><td>${e(oneLine(c.message, 400))}</td></tr>`)
+    .map(
+      (c) =>
+        `<tr id="check-${e(c.id)}"><td>${badge(c.outcome)}</td><td class="mono">${e(c.id)}</td><td>${e(c.title)}</td><td>${e(oneLine(c.message, 400))}</td></tr>`,
+    )
     .join('');
   return `<section id="checks"><h2>Checks (${doc.summary.total})</h2>
 <div class="toolbar">${chips}
@@ -184,7 +202,8 @@ ${rows.length === 0 ? '<p class="muted">None.</p>' : `<table><thead><tr><th>Chec
 
 function ledgerSection(doc: ReportDocument): string {
   const rows = doc.ledger.map(
-    (l) => `<tr><td>${e(l.resourceType)}</td><td class="mono">${e(l.id)}</td><td class="mono">${e(l.url)}</td><td>${checkLink(l.createdBy)}</td><td class="nowrap">${e(l.at)}</td></tr>`,
+    (l) =>
+      `<tr><td>${e(l.resourceType)}</td><td class="mono">${e(l.id)}</td><td class="mono">${e(l.url)}</td><td>${checkLink(l.createdBy)}</td><td class="nowrap">${e(l.at)}</td></tr>`,
   );
   return `<section id="ledger"><h2>Resources created on the target (${doc.ledger.length})</h2>
 ${rows.length === 0 ? '<p class="muted">None.</p>' : `<table><thead><tr><th>Type</th><th>Id</th><th>URL</th><th>Created by</th><th>At</th></tr></thead><tbody>${rows.join('\n')}</tbody></table>`}

@@ -49,16 +49,24 @@ export interface VerdictFacts {
 export function verdictOf(f: VerdictFacts): { icon: string; text: string } {
   const n = f.byOutcome;
   if (n.fail > 0) return { icon: '❌', text: `Not conformant: ${n.fail} of ${f.total} checks failed` };
-  if (f.setupError && f.total === 0) return { icon: '⛔', text: f.exitCode === 2 ? 'Not run: a set-up problem to fix first' : 'Not run: the target could not be used' };
+  if (f.setupError && f.total === 0)
+    return { icon: '⛔', text: f.exitCode === 2 ? 'Not run: a set-up problem to fix first' : 'Not run: the target could not be used' };
   if (f.interrupted) return { icon: '⚠️', text: `Incomplete: interrupted after ${f.total} checks` };
-  if (n.error > 0 || f.exitCode !== 0) return { icon: '⚠️', text: `No verdict: ${n.error} errors kept checks from a verdict${f.setupError ? ' (and a set-up problem)' : ''}; none failed` };
+  if (n.error > 0 || f.exitCode !== 0)
+    return { icon: '⚠️', text: `No verdict: ${n.error} errors kept checks from a verdict${f.setupError ? ' (and a set-up problem)' : ''}; none failed` };
   return { icon: '✅', text: `Conformant for this run: ${n.pass} passed, ${n.skip} skipped, ${n.observation} observations of ${f.total} checks` };
 }
 
 export function renderMarkdown(doc: ReportDocument, opts: { location?: string } = {}): string {
   const { run, summary } = doc;
   const counts = COLUMNS.map((o) => `${summary.byOutcome[o]} ${LABEL[o]}`).join(', ');
-  const verdict = verdictOf({ exitCode: run.exitCode, byOutcome: summary.byOutcome, total: summary.total, interrupted: run.interrupted, ...(run.setupError ? { setupError: run.setupError } : {}) });
+  const verdict = verdictOf({
+    exitCode: run.exitCode,
+    byOutcome: summary.byOutcome,
+    total: summary.total,
+    interrupted: run.interrupted,
+    ...(run.setupError ? { setupError: run.setupError } : {}),
+  });
   const icon = run.exitCode === undefined ? (runPassed(doc) ? '✅' : '❌') : verdict.icon;
   const out: string[] = [
     `## ${icon} FHIR conformance: ${counts} (${summary.total} checks)${run.exitCode === undefined ? '' : ` · exit ${run.exitCode}`}`,
@@ -70,7 +78,10 @@ export function renderMarkdown(doc: ReportDocument, opts: { location?: string } 
   if (run.interrupted) out.push('', '> ⚠️ **The run was interrupted**: results are incomplete.');
   if (doc.phiMasked) out.push('', '> Patient identifiers and CURPs are masked in this report.');
   const r = summary.requirements;
-  out.push('', `Requirements: ${r.pass} pass, ${r.partial ?? 0} partial (some checks skipped), ${r.fail} fail, ${r.error} error, ${r.observation} observation, ${r.skip} skipped, ${r.untested} untested.`);
+  out.push(
+    '',
+    `Requirements: ${r.pass} pass, ${r.partial ?? 0} partial (some checks skipped), ${r.fail} fail, ${r.error} error, ${r.observation} observation, ${r.skip} skipped, ${r.untested} untested.`,
+  );
 
   out.push('', '| Area | ✅ pass | ❌ fail | 💥 error | ⏭️ skip | 👁️ observation |', '|---|---:|---:|---:|---:|---:|');
   for (const area of Object.keys(summary.byArea).sort(compareIds)) {

@@ -57,14 +57,19 @@ function referenceErrors(doc: ReportDocument): string[] {
     c.evidence.forEach((id, j) => {
       if (!Object.hasOwn(doc.exchanges, id)) errors.push(`checks.${i}.evidence.${j}: no exchange '${id}' in exchanges`);
     });
-    if (c.curlExchange !== undefined && !c.evidence.includes(c.curlExchange)) errors.push(`checks.${i}.curlExchange: '${c.curlExchange}' is not in the check's evidence`);
+    if (c.curlExchange !== undefined && !c.evidence.includes(c.curlExchange))
+      errors.push(`checks.${i}.curlExchange: '${c.curlExchange}' is not in the check's evidence`);
   });
   for (const [id, x] of Object.entries(doc.exchanges)) {
     if (x.id !== id) errors.push(`exchanges.${id}.id: must be its key '${id}'`);
-    for (const [name, part] of [['request', x.request], ['response', x.response]] as const) {
+    for (const [name, part] of [
+      ['request', x.request],
+      ['response', x.response],
+    ] as const) {
       if (!part) continue;
       if (part.body !== undefined && part.bodyRef !== undefined) errors.push(`exchanges.${id}.${name}: has both body and bodyRef`);
-      if (part.bodyRef !== undefined && !Object.hasOwn(doc.bodies, part.bodyRef)) errors.push(`exchanges.${id}.${name}.bodyRef: no body '${part.bodyRef}' in bodies`);
+      if (part.bodyRef !== undefined && !Object.hasOwn(doc.bodies, part.bodyRef))
+        errors.push(`exchanges.${id}.${name}.bodyRef: no body '${part.bodyRef}' in bodies`);
     }
   }
   return errors;
@@ -107,11 +112,9 @@ export async function readReport(path: string): Promise<ReportDocument> {
   }
   const version = (value as { formatVersion?: unknown } | null)?.formatVersion;
   if (typeof version === 'string' && !READABLE_MAJORS.includes(version.split('.')[0]!)) {
-    throw new ConformanceError(
-      'ERR_REPORT',
-      `${path} has formatVersion ${version}; this tool reads ${READABLE_MAJORS.map((m) => `${m}.x`).join(' and ')}`,
-      { fix: 'use the fhir-conformance version that wrote the report' },
-    );
+    throw new ConformanceError('ERR_REPORT', `${path} has formatVersion ${version}; this tool reads ${READABLE_MAJORS.map((m) => `${m}.x`).join(' and ')}`, {
+      fix: 'use the fhir-conformance version that wrote the report',
+    });
   }
   const errors = reportSchemaErrors(value);
   if (errors.length > 0) {

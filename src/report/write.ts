@@ -116,7 +116,10 @@ export async function pruneReports(reportsRoot: string, keep: number, current?: 
   const root = resolve(reportsRoot);
   const latest = await readlink(join(root, 'latest')).catch(() => undefined);
   const keepNames = new Set([latest, current === undefined ? undefined : relative(root, resolve(current))].filter((n): n is string => !!n));
-  const names = (await readdir(root)).filter((n) => RUN_DIR_NAME.test(n)).sort().reverse();
+  const names = (await readdir(root))
+    .filter((n) => RUN_DIR_NAME.test(n))
+    .sort()
+    .reverse();
   const runs: string[] = [];
   for (const name of names) if (await isRunDir(join(root, name))) runs.push(name);
   // The protected ones count first, so the newest `keep` include them.

@@ -62,7 +62,7 @@ function describeSchemaError(json: unknown, err: ErrorObject | undefined): strin
   const entry = (json as { requirements: unknown[] }).requirements[index] as { id?: unknown } | null;
   const id = entry && typeof entry.id === 'string' ? ` (id "${entry.id}")` : '';
   const field = m[2] ? ` ${m[2].slice(1)}` : '';
-  const detail = err.keyword === 'not' ? 'must not carry a reason while testable is true' : err.message ?? 'is invalid';
+  const detail = err.keyword === 'not' ? 'must not carry a reason while testable is true' : (err.message ?? 'is invalid');
   const allowed = err.keyword === 'enum' ? `: ${(err.params as { allowedValues: unknown[] }).allowedValues.join(', ')}` : '';
   return `requirements[${index}]${id}${field} ${detail}${allowed}`;
 }

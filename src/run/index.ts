@@ -126,7 +126,13 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
   const write = async (): Promise<RunResult> => {
     const result = buildRunResult(record);
     if (options.writeReports !== false && !reportDir) {
-      reportDir = (await writeReports(result, { reportsRoot: options.reportsRoot ?? 'reports', runDirName: record.runId, redactPhi: options.redactPhi ?? target.config.redactPhi })).dir;
+      reportDir = (
+        await writeReports(result, {
+          reportsRoot: options.reportsRoot ?? 'reports',
+          runDirName: record.runId,
+          redactPhi: options.redactPhi ?? target.config.redactPhi,
+        })
+      ).dir;
     }
     return result;
   };
@@ -136,7 +142,14 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     say(`${signal}: stopping; a partial report is written`);
     runtime?.interrupt();
     // A run that does not wind down within the grace period is cut: the partial report, then exit.
-    hardStop = setTimeout(() => void write().then((r) => process.exit(r.info.exitCode ?? 3), () => process.exit(3)), INTERRUPT_GRACE_MS);
+    hardStop = setTimeout(
+      () =>
+        void write().then(
+          (r) => process.exit(r.info.exitCode ?? 3),
+          () => process.exit(3),
+        ),
+      INTERRUPT_GRACE_MS,
+    );
   };
   if (options.handleSignals) {
     process.on('SIGINT', onSignal);
@@ -175,8 +188,16 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     const gate = config.profile === 'gate' ? selectGate(checks, gateInput(config)) : undefined;
     runtime = await Runtime.create(
       {
-        runId: record.runId, profile: config.profile, config, embedded: target.embedded, model, deadline, startedAt: record.startedAt, service: SERVICE_BINDING,
-        ...(jwks ? { jwksControl: jwks.control } : {}), ...(gate ? { exclusions: gate.excluded } : {}),
+        runId: record.runId,
+        profile: config.profile,
+        config,
+        embedded: target.embedded,
+        model,
+        deadline,
+        startedAt: record.startedAt,
+        service: SERVICE_BINDING,
+        ...(jwks ? { jwksControl: jwks.control } : {}),
+        ...(gate ? { exclusions: gate.excluded } : {}),
       },
       events,
     );
@@ -187,7 +208,14 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     }
     // Checks that only talk to the token endpoint are spread through the paced slot (src/engine/budget.ts).
     const arrange = <T extends CheckDefinition>(slot: Slot, cs: T[]): T[] =>
-      slot === 'paced' ? spreadTokenChecks(cs, { keyCeiling: config.clients.find((c) => c.role === 'main')?.rateLimitPerMinute ?? 60, issuancePerWindow: config.limits.tokenIssuancePerMinute, reserved: target.embedded ? 0 : config.clients.length, runs: (c) => !excludedBy(config.profile, c) && !gate?.excluded.has(c.id) }) : cs;
+      slot === 'paced'
+        ? spreadTokenChecks(cs, {
+            keyCeiling: config.clients.find((c) => c.role === 'main')?.rateLimitPerMinute ?? 60,
+            issuancePerWindow: config.limits.tokenIssuancePerMinute,
+            reserved: target.embedded ? 0 : config.clients.length,
+            runs: (c) => !excludedBy(config.profile, c) && !gate?.excluded.has(c.id),
+          })
+        : cs;
     const planned = planChecks(checks, arrange).map((c) => plannedCheck(c, slotOf(c)));
     events.emit({ type: 'run-started', runId: record.runId, profile: config.profile, baseUrl: config.baseUrl, embedded: target.embedded, planned });
     const results = await executePlan(checks, runtime, events, { arrange });
@@ -227,11 +255,23 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     });
   }
   const result = await write();
-  await events.emitAsync({ type: 'run-finished', results: record.results, ...(stats ? { stats } : {}), interrupted: record.interrupted, ...(record.setupError ? { setupError: record.setupError } : {}) });
+  await events.emitAsync({
+    type: 'run-finished',
+    results: record.results,
+    ...(stats ? { stats } : {}),
+    interrupted: record.interrupted,
+    ...(record.setupError ? { setupError: record.setupError } : {}),
+  });
   if (progress && !(record.setupError && record.results.length === 0)) for (const line of summaryLines(result)) out(line);
   if (options.verdict ?? progress) for (const line of closingLines(result, reportDir, record.setupError)) out(line);
   for (const e of events.drainErrors()) out(`internal: a run subscriber failed: ${describeError(e)}`);
-  return { exitCode: result.info.exitCode ?? 3, result, results: record.results, ...(reportDir ? { reportDir } : {}), ...(record.setupError ? { setupError: record.setupError } : {}) };
+  return {
+    exitCode: result.info.exitCode ?? 3,
+    result,
+    results: record.results,
+    ...(reportDir ? { reportDir } : {}),
+    ...(record.setupError ? { setupError: record.setupError } : {}),
+  };
 }
 
 /** Bad --fault/--mode/--limit values are usage errors, found before anything starts. */
@@ -250,14 +290,21 @@ function onlyPattern(only: string | RegExp | undefined): RegExp | undefined {
   try {
     return new RegExp(only);
   } catch (e) {
-    throw new ConformanceError('ERR_USAGE', `--only is not a valid regular expression: ${(e as Error).message}`, { field: 'only', fix: 'pass a JavaScript regular expression over check ids and titles, e.g. --only "^pagination\\."' });
+    throw new ConformanceError('ERR_USAGE', `--only is not a valid regular expression: ${(e as Error).message}`, {
+      field: 'only',
+      fix: 'pass a JavaScript regular expression over check ids and titles, e.g. --only "^pagination\\."',
+    });
   }
 }
 
 /** `--requirements` ids must be catalog ids: a typo in a CI gate must not pass the build. */
 function checkRequirementIds(ids: readonly string[] | undefined): void {
   if (ids === undefined) return;
-  if (ids.length === 0) throw new ConformanceError('ERR_USAGE', '--requirements names no requirement id', { field: 'requirements', fix: 'pass ids from suites/requirements.json, comma separated (list them with `fhir-conformance requirements`)' });
+  if (ids.length === 0)
+    throw new ConformanceError('ERR_USAGE', '--requirements names no requirement id', {
+      field: 'requirements',
+      fix: 'pass ids from suites/requirements.json, comma separated (list them with `fhir-conformance requirements`)',
+    });
   const known = loadRequirements().map((r) => r.id);
   const unknown = ids.filter((id) => !known.includes(id));
   if (unknown.length === 0) return;
@@ -278,7 +325,11 @@ function nothingSelected(options: RunOptions, model: OperationModel, all: readon
     const literal = literalOf(source);
     const re = options.only instanceof RegExp ? options.only : new RegExp(source);
     const matchesAlone = all.some((c) => re.test(c.id) || re.test(c.title));
-    parts.push(matchesAlone ? `--only "${source}" matches checks, but none of them verifies the requirements asked for` : `--only "${source}" matches no check id or title${literal ? didYouMean(literal, [...ids, ...areas]) : ''}`);
+    parts.push(
+      matchesAlone
+        ? `--only "${source}" matches checks, but none of them verifies the requirements asked for`
+        : `--only "${source}" matches no check id or title${literal ? didYouMean(literal, [...ids, ...areas]) : ''}`,
+    );
   }
   if (options.requirements) {
     const byId = new Map(loadRequirements().map((r) => [r.id, r]));
@@ -290,10 +341,14 @@ function nothingSelected(options: RunOptions, model: OperationModel, all: readon
     if (uncovered.length === 0 && options.only === undefined) parts.push('--requirements selects no check');
   }
   const discoveryFailed = model.operations.length === 0 && model.problems.length > 0;
-  return new ConformanceError('ERR_USAGE', `nothing to run: ${parts.join('; ')}${discoveryFailed ? ` (note: the target's discovery failed, so the checks generated from its OpenAPI document are missing: ${model.problems[0]})` : ''}`, {
-    field: options.only !== undefined ? 'only' : 'requirements',
-    fix: 'check ids look like area.slug (e.g. "^pagination\\." or "discovery.metadata"); list requirement ids with `fhir-conformance requirements`',
-  });
+  return new ConformanceError(
+    'ERR_USAGE',
+    `nothing to run: ${parts.join('; ')}${discoveryFailed ? ` (note: the target's discovery failed, so the checks generated from its OpenAPI document are missing: ${model.problems[0]})` : ''}`,
+    {
+      field: options.only !== undefined ? 'only' : 'requirements',
+      fix: 'check ids look like area.slug (e.g. "^pagination\\." or "discovery.metadata"); list requirement ids with `fhir-conformance requirements`',
+    },
+  );
 }
 
 /** The config, resolved once: from the file, or from the embedded reference started here. */
@@ -343,13 +398,14 @@ function gateInput(config: ResolvedConfig): GateInput {
 function selectChecks(all: readonly (CheckDefinition | CatalogCheck)[], options: RunOptions, only: RegExp | undefined): Array<CheckDefinition | CatalogCheck> {
   const wanted = options.requirements;
   return all.filter(
-    (c) =>
-      options.ids?.includes(c.id) ||
-      ((!only || only.test(c.id) || only.test(c.title)) && (!wanted || c.requirements.some((r) => wanted.includes(r)))),
+    (c) => options.ids?.includes(c.id) || ((!only || only.test(c.id) || only.test(c.title)) && (!wanted || c.requirements.some((r) => wanted.includes(r)))),
   );
 }
 
 export function newRunId(startedAt: Date): string {
-  const stamp = startedAt.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = startedAt
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   return `${stamp}-${Math.random().toString(36).slice(2, 8)}`;
 }

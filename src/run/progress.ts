@@ -127,7 +127,8 @@ export function liveProgress(stream: NodeJS.WriteStream = process.stderr): { sub
     const now = Date.now();
     const parts = [`${SPINNER[frame++ % SPINNER.length]} ${done}/${planned.length || '?'} checks`, countsText(counts)];
     if (current) parts.push(current.check.id);
-    if (wait && wait.until > now) parts.push(`waiting ${Math.ceil((wait.until - now) / 1000)} s${wait.client ? ` (${wait.client})` : ''}: ${redactString(wait.reason)}`);
+    if (wait && wait.until > now)
+      parts.push(`waiting ${Math.ceil((wait.until - now) / 1000)} s${wait.client ? ` (${wait.client})` : ''}: ${redactString(wait.reason)}`);
     parts.push(clock(now - started));
     const rest = current ? planned.slice(current.index) : planned.slice(done);
     const left = eta.remainingMs(rest, current ? now - current.at : undefined);
@@ -167,7 +168,7 @@ export function liveProgress(stream: NodeJS.WriteStream = process.stderr): { sub
       case 'check-finished': {
         counts[e.result.outcome]++;
         done = e.index + 1;
-        eta.record(e.check, current?.check.id === e.check.id ? Date.now() - current.at : e.result.durationMs ?? 0);
+        eta.record(e.check, current?.check.id === e.check.id ? Date.now() - current.at : (e.result.durationMs ?? 0));
         current = undefined;
         wait = undefined;
         if (e.result.outcome === 'fail' || e.result.outcome === 'error') print(problemLine(e.result));
@@ -201,7 +202,13 @@ export function verdictLine(result: RunResult): string {
   const byOutcome = zero();
   for (const c of result.checks) byOutcome[c.outcome]++;
   const exitCode = result.info.exitCode ?? 3;
-  const v = verdictOf({ exitCode, byOutcome, total: result.checks.length, interrupted: result.info.interrupted, ...(result.info.setupError ? { setupError: result.info.setupError } : {}) });
+  const v = verdictOf({
+    exitCode,
+    byOutcome,
+    total: result.checks.length,
+    interrupted: result.info.interrupted,
+    ...(result.info.setupError ? { setupError: result.info.setupError } : {}),
+  });
   return `${v.icon} ${v.text} (exit ${exitCode})`;
 }
 

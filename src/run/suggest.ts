@@ -26,7 +26,10 @@ export function nearest(word: string, candidates: Iterable<string>, max = 3): st
     const dist = Math.min(editDistance(word, c), c.length > word.length ? editDistance(word, c.slice(0, word.length + 1)) + 0.5 : Infinity);
     if (dist > 0 && dist <= limit) scored.push([c, dist]);
   }
-  return scored.sort((x, y) => x[1] - y[1] || x[0].localeCompare(y[0])).slice(0, max).map(([c]) => c);
+  return scored
+    .sort((x, y) => x[1] - y[1] || x[0].localeCompare(y[0]))
+    .slice(0, max)
+    .map(([c]) => c);
 }
 
 /** ` (did you mean "a" or "b"?)`, or nothing. */

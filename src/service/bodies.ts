@@ -26,8 +26,14 @@ export function runMeta(ctx: CheckContext): Json {
 /** The resource carries this run's tag. */
 export function hasRunTag(ctx: CheckContext, r: Json): boolean {
   const meta = r.meta;
-  return typeof meta === 'object' && meta !== null && Array.isArray((meta as Json).tag)
-    && ((meta as Json).tag as unknown[]).some((t) => typeof t === 'object' && t !== null && (t as Json).system === RUN_TAG_SYSTEM && (t as Json).code === ctx.runId);
+  return (
+    typeof meta === 'object' &&
+    meta !== null &&
+    Array.isArray((meta as Json).tag) &&
+    ((meta as Json).tag as unknown[]).some(
+      (t) => typeof t === 'object' && t !== null && (t as Json).system === RUN_TAG_SYSTEM && (t as Json).code === ctx.runId,
+    )
+  );
 }
 
 const patientRef = (ctx: CheckContext) => ({ reference: `Patient/${ctx.fixture('patient')}` });
@@ -114,7 +120,9 @@ export function wholeSecondNow(): string {
   return new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
-export const CATEGORY = { coding: [{ system: 'http://hl7.org/fhir/us/core/CodeSystem/us-core-documentreference-category', code: 'clinical-note', display: 'Clinical Note' }] };
+export const CATEGORY = {
+  coding: [{ system: 'http://hl7.org/fhir/us/core/CodeSystem/us-core-documentreference-category', code: 'clinical-note', display: 'Clinical Note' }],
+};
 
 /** A valid R5 DocumentReference for the fixture patient, tagged with the run id, with a small document inline. */
 export function documentBody(ctx: CheckContext, overrides: Json = {}): Json {

@@ -113,7 +113,7 @@ function containsArray(written: unknown[], read: unknown[], path: string, w: Wal
     contains(written[i], read[j], `${path}[${i}]`, w);
   }
   // Display-only differences of matched items are still worth recording.
-  if (unmatched.length === 0) written.forEach((item, i) => collectDisplays(item, read, `${path}[${i}]`, w));
+  if (unmatched.length === 0) for (const [i, item] of written.entries()) collectDisplays(item, read, `${path}[${i}]`, w);
 }
 
 function differencesOf(written: unknown, read: unknown, path: string, ownedDisplay: (path: string) => boolean): Difference[] {

@@ -122,5 +122,7 @@ export function smallDocument(type: DocumentType): Buffer {
 
 /** Bytes that are not a document of the type: plain text for the binary formats, invalid UTF-8 for text. */
 export function notOf(type: DocumentType): Buffer {
-  return type === 'text/plain' ? Buffer.from([0x48, 0x69, 0xff, 0xfe, 0xc0, 0x00, 0x0a]) : Buffer.from('This is plain text, not the declared document type.\n', 'utf8');
+  return type === 'text/plain'
+    ? Buffer.from([0x48, 0x69, 0xff, 0xfe, 0xc0, 0x00, 0x0a])
+    : Buffer.from('This is plain text, not the declared document type.\n', 'utf8');
 }

@@ -66,9 +66,36 @@ export function catalogEntryOf(code: string): CatalogEntry | undefined {
 
 /** FHIR IssueType codes (http://hl7.org/fhir/issue-type), R4 4.0.1. */
 const ISSUE_TYPES_R4 = [
-  'invalid', 'structure', 'required', 'value', 'invariant', 'security', 'login', 'unknown', 'expired', 'forbidden', 'suppressed',
-  'processing', 'not-supported', 'duplicate', 'multiple-matches', 'not-found', 'deleted', 'too-long', 'code-invalid', 'extension',
-  'too-costly', 'business-rule', 'conflict', 'transient', 'lock-error', 'no-store', 'exception', 'timeout', 'incomplete', 'throttled',
+  'invalid',
+  'structure',
+  'required',
+  'value',
+  'invariant',
+  'security',
+  'login',
+  'unknown',
+  'expired',
+  'forbidden',
+  'suppressed',
+  'processing',
+  'not-supported',
+  'duplicate',
+  'multiple-matches',
+  'not-found',
+  'deleted',
+  'too-long',
+  'code-invalid',
+  'extension',
+  'too-costly',
+  'business-rule',
+  'conflict',
+  'transient',
+  'lock-error',
+  'no-store',
+  'exception',
+  'timeout',
+  'incomplete',
+  'throttled',
   'informational',
 ];
 /** R5 5.0.0 adds `limited-filter` and `success`. */
@@ -86,8 +113,13 @@ export interface ErrorSample {
   res: HttpResponse;
 }
 
-const finding = (res: HttpResponse, requirement: string, message: string, expected: unknown, actual: unknown): Finding =>
-  ({ message, requirement, expected, actual, exchange: res.exchange.id });
+const finding = (res: HttpResponse, requirement: string, message: string, expected: unknown, actual: unknown): Finding => ({
+  message,
+  requirement,
+  expected,
+  actual,
+  exchange: res.exchange.id,
+});
 
 /**
  * Format rules 1, 2 and the OperationOutcome shape: an OperationOutcome whose
@@ -99,22 +131,66 @@ export function formatFindings(sample: ErrorSample): Finding[] {
   const body = res.json;
   const what = `${kind} (${res.status})`;
   if (!isObject(body) || body.resourceType !== 'OperationOutcome' || !Array.isArray(body.issue) || body.issue.length === 0) {
-    return [finding(res, 'errors.operation-outcome-shape', `${what}: the body is not an OperationOutcome with issues`, 'OperationOutcome with issue[]', res.text.slice(0, 160))];
+    return [
+      finding(
+        res,
+        'errors.operation-outcome-shape',
+        `${what}: the body is not an OperationOutcome with issues`,
+        'OperationOutcome with issue[]',
+        res.text.slice(0, 160),
+      ),
+    ];
   }
   const out: Finding[] = [];
   body.issue.forEach((raw, i) => {
     const issue = (isObject(raw) ? raw : {}) as OperationOutcomeIssue;
     const missing = (['severity', 'code', 'diagnostics'] as const).filter((k) => typeof issue[k] !== 'string' || issue[k] === '');
-    if (missing.length) out.push(finding(res, i === 0 && missing.includes('code') ? 'errors.status-and-issue-code-present' : 'errors.operation-outcome-shape', `${what}: issue[${i}] lacks ${missing.join(', ')}`, 'severity, code, diagnostics', raw));
+    if (missing.length)
+      out.push(
+        finding(
+          res,
+          i === 0 && missing.includes('code') ? 'errors.status-and-issue-code-present' : 'errors.operation-outcome-shape',
+          `${what}: issue[${i}] lacks ${missing.join(', ')}`,
+          'severity, code, diagnostics',
+          raw,
+        ),
+      );
     if (typeof issue.severity === 'string' && !ISSUE_SEVERITIES.has(issue.severity))
-      out.push(finding(res, 'errors.operation-outcome-shape', `${what}: issue[${i}].severity ${issue.severity} is not a FHIR issue severity`, [...ISSUE_SEVERITIES], issue.severity));
+      out.push(
+        finding(
+          res,
+          'errors.operation-outcome-shape',
+          `${what}: issue[${i}].severity ${issue.severity} is not a FHIR issue severity`,
+          [...ISSUE_SEVERITIES],
+          issue.severity,
+        ),
+      );
     if (typeof issue.code === 'string' && !ISSUE_TYPES[release].has(issue.code))
-      out.push(finding(res, 'errors.issue-code-fhir-issue-type', `${what}: issue[${i}].code ${issue.code} is not a FHIR ${release} issue type`, 'http://hl7.org/fhir/issue-type', issue.code));
+      out.push(
+        finding(
+          res,
+          'errors.issue-code-fhir-issue-type',
+          `${what}: issue[${i}].code ${issue.code} is not a FHIR ${release} issue type`,
+          'http://hl7.org/fhir/issue-type',
+          issue.code,
+        ),
+      );
     if (issue.details !== undefined) {
       const coding = issue.details.coding;
-      const wellFormed = Array.isArray(coding) && coding.length > 0
-        && coding.every((c) => isObject(c) && typeof c.system === 'string' && c.system !== '' && typeof c.code === 'string' && c.code !== '');
-      if (!wellFormed) out.push(finding(res, 'errors.details-coding-shape', `${what}: issue[${i}].details.coding is not a list of codings with system and code`, '[{ system, code }]', issue.details));
+      const wellFormed =
+        Array.isArray(coding) &&
+        coding.length > 0 &&
+        coding.every((c) => isObject(c) && typeof c.system === 'string' && c.system !== '' && typeof c.code === 'string' && c.code !== '');
+      if (!wellFormed)
+        out.push(
+          finding(
+            res,
+            'errors.details-coding-shape',
+            `${what}: issue[${i}].details.coding is not a list of codings with system and code`,
+            '[{ system, code }]',
+            issue.details,
+          ),
+        );
     }
   });
   return out;
@@ -136,11 +212,35 @@ export function catalogFindings(sample: ErrorSample): Finding[] {
   const coded = codes.find((c): c is string => typeof c === 'string' && CATALOG_CODE_PATTERN.test(c));
   const out: Finding[] = [];
   if (issue.details !== undefined && !coded)
-    out.push(finding(res, 'errors.prefix-only-with-catalog-code', `${what}: details present without a catalog code`, 'no details without a catalog code', issue.details));
+    out.push(
+      finding(
+        res,
+        'errors.prefix-only-with-catalog-code',
+        `${what}: details present without a catalog code`,
+        'no details without a catalog code',
+        issue.details,
+      ),
+    );
   if (prefix && !coded)
-    out.push(finding(res, 'errors.catalog-details-coding', `${what}: diagnostics names ${prefix} but details.coding does not carry it`, `details.coding with code ${prefix}`, issue.details ?? null));
+    out.push(
+      finding(
+        res,
+        'errors.catalog-details-coding',
+        `${what}: diagnostics names ${prefix} but details.coding does not carry it`,
+        `details.coding with code ${prefix}`,
+        issue.details ?? null,
+      ),
+    );
   if (coded && !prefix)
-    out.push(finding(res, 'errors.catalog-code-format', `${what}: catalog code ${coded} without the "${coded}: " diagnostics prefix`, `${coded}: <message>`, issue.diagnostics));
+    out.push(
+      finding(
+        res,
+        'errors.catalog-code-format',
+        `${what}: catalog code ${coded} without the "${coded}: " diagnostics prefix`,
+        `${coded}: <message>`,
+        issue.diagnostics,
+      ),
+    );
   if (coded && prefix && coded !== prefix)
     out.push(finding(res, 'errors.prefix-matches-details-code', `${what}: diagnostics prefix ${prefix} differs from details.coding ${coded}`, coded, prefix));
   const code = coded ?? prefix;
@@ -154,11 +254,12 @@ export function catalogFindings(sample: ErrorSample): Finding[] {
   } else {
     const statuses = [entry.status, ...(entry.alsoStatus ?? [])];
     if (!statuses.includes(res.status))
-      out.push(finding(res, 'errors.catalog-code-format', `${what}: ${code} is a ${statuses.join('/')} in the catalog, sent with ${res.status}`, statuses, res.status));
+      out.push(
+        finding(res, 'errors.catalog-code-format', `${what}: ${code} is a ${statuses.join('/')} in the catalog, sent with ${res.status}`, statuses, res.status),
+      );
   }
   return out;
 }
-
 
 /** Records findings on the check (soft: the check goes on); returns how many there were. */
 export function reportFindings(ctx: CheckContext, findings: readonly Finding[]): number {

@@ -101,7 +101,15 @@ export const INVARIANTS: Invariant[] = [
       const missing = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'].filter((n) => h[n] === undefined);
       return missing.length === 0
         ? []
-        : [finding(ex, R.rateLimitHeaders, `response lacks ${missing.join(', ')}`, 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset', `missing: ${missing.join(', ')}`)];
+        : [
+            finding(
+              ex,
+              R.rateLimitHeaders,
+              `response lacks ${missing.join(', ')}`,
+              'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset',
+              `missing: ${missing.join(', ')}`,
+            ),
+          ];
     },
   },
   {
@@ -178,7 +186,9 @@ export const INVARIANTS: Invariant[] = [
       const issues = outcomeIssues(ex);
       if (!issues || issues.length === 0) {
         const excerpt = ex.response?.body?.slice(0, 200) ?? '';
-        return [finding(ex, R.operationOutcome, `${ex.response?.status} response is not an OperationOutcome with issues`, 'OperationOutcome with issue[]', excerpt)];
+        return [
+          finding(ex, R.operationOutcome, `${ex.response?.status} response is not an OperationOutcome with issues`, 'OperationOutcome with issue[]', excerpt),
+        ];
       }
       const first = issues[0];
       const missing = (['severity', 'code', 'diagnostics'] as const).filter((k) => typeof first[k] !== 'string' || first[k] === '');
@@ -204,7 +214,9 @@ export const INVARIANTS: Invariant[] = [
         }
         const diagnostics = typeof issue.diagnostics === 'string' ? issue.diagnostics : '';
         if (!diagnostics.startsWith(`${code}: `)) {
-          out.push(finding(ex, R.diagnosticsPrefix, `issue[${i}].diagnostics does not start with "${code}: "`, `${code}: <message>`, issue.diagnostics ?? null));
+          out.push(
+            finding(ex, R.diagnosticsPrefix, `issue[${i}].diagnostics does not start with "${code}: "`, `${code}: <message>`, issue.diagnostics ?? null),
+          );
         }
       });
       return out;

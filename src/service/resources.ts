@@ -35,7 +35,12 @@ export const MEDICATION_REQUEST: ResourceKind = {
   write: [...SCOPES.MedicationRequest.read, ...SCOPES.MedicationRequest.update, ...SCOPES.MedicationRequest.create],
 };
 export const ENCOUNTER: ResourceKind = { type: 'Encounter', release: 'R4', read: [...SCOPES.Encounter.read], write: [...SCOPES.Encounter.update] };
-export const DOCUMENT_REFERENCE: ResourceKind = { type: 'DocumentReference', release: 'R5', read: [...SCOPES.DocumentReference.read], write: [...SCOPES.DocumentReference.update] };
+export const DOCUMENT_REFERENCE: ResourceKind = {
+  type: 'DocumentReference',
+  release: 'R5',
+  read: [...SCOPES.DocumentReference.read],
+  write: [...SCOPES.DocumentReference.update],
+};
 
 /** Read and search scopes of MedicationRequest; its write scopes (`.rs`, `.cru`, `.c`). */
 export const READ_SCOPES = MEDICATION_REQUEST.read;
@@ -63,7 +68,10 @@ export function expectSuccess(ctx: CheckContext, res: HttpResponse, requirement:
   if (isSuccess(res)) return;
   const issue = isObject(res.json) && Array.isArray(res.json.issue) && isObject(res.json.issue[0]) ? res.json.issue[0].diagnostics : undefined;
   ctx.fail(`${what}: expected a 2xx success, got ${res.status}${typeof issue === 'string' ? ` (${issue.slice(0, 120)})` : ''}`, {
-    requirement, expected: '2xx', actual: res.status, exchange: res.exchange.id,
+    requirement,
+    expected: '2xx',
+    actual: res.status,
+    exchange: res.exchange.id,
   });
 }
 
@@ -102,12 +110,19 @@ export function expectResource(ctx: CheckContext, res: HttpResponse, resourceTyp
 /** Soft check: the resource is valid against the HL7 JSON schema of its release. */
 export function checkValid(ctx: CheckContext, res: HttpResponse, resource: unknown, requirement: string, release: Release = 'R4'): void {
   const issues = ctx.validate(release, resource);
-  ctx.check(issues.length === 0, `response is not valid FHIR ${release}: ${issues.slice(0, 3).map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`, {
-    requirement,
-    expected: `valid against the HL7 ${release} schema`,
-    actual: issues.slice(0, 5),
-    exchange: res.exchange.id,
-  });
+  ctx.check(
+    issues.length === 0,
+    `response is not valid FHIR ${release}: ${issues
+      .slice(0, 3)
+      .map((i) => `${i.path || '(root)'}: ${i.message}`)
+      .join('; ')}`,
+    {
+      requirement,
+      expected: `valid against the HL7 ${release} schema`,
+      actual: issues.slice(0, 5),
+      exchange: res.exchange.id,
+    },
+  );
 }
 
 /** Status and catalog code of a response, for observations. */
@@ -180,7 +195,10 @@ export function expectCreatedId(ctx: CheckContext, res: HttpResponse, type: stri
   const id = createdIdOf(res, type);
   if (id === undefined) {
     ctx.fail(`the create answered neither the ${type} with its id nor a Location naming it`, {
-      requirement, expected: `a ${type} body with an id, or Location: .../${type}/<id>`, actual: { status: res.status, body: res.text.slice(0, bodyChars), location: res.headers.location ?? null }, exchange: res.exchange.id,
+      requirement,
+      expected: `a ${type} body with an id, or Location: .../${type}/<id>`,
+      actual: { status: res.status, body: res.text.slice(0, bodyChars), location: res.headers.location ?? null },
+      exchange: res.exchange.id,
     });
   }
   return id;
@@ -188,7 +206,11 @@ export function expectCreatedId(ctx: CheckContext, res: HttpResponse, type: stri
 
 // ---- MedicationRequest (R4) -----------------------------------------------
 
-export async function readMedicationRequest(ctx: CheckContext, id: string, requirement = 'medication-request.read-returns-resource'): Promise<{ res: HttpResponse; resource: Resource }> {
+export async function readMedicationRequest(
+  ctx: CheckContext,
+  id: string,
+  requirement = 'medication-request.read-returns-resource',
+): Promise<{ res: HttpResponse; resource: Resource }> {
   const res = await ctx.fhir({ scopes: READ_SCOPES, url: readUrl(ctx, MEDICATION_REQUEST, id), share: true });
   expectStatus(res, 200, requirement);
   return { res, resource: expectResource(ctx, res, 'MedicationRequest', requirement) };
@@ -205,7 +227,11 @@ export function postMedicationRequest(ctx: CheckContext, body: Resource, opts: {
  * read of the id `Location` names (whether the body must be the resource is
  * judged by the checks naming medication-request.create-returns-resource).
  */
-export async function createOwn(ctx: CheckContext, overrides: Resource = {}, requirement = 'medication-request.create-returns-resource'): Promise<{ res: HttpResponse; resource: Resource; id: string }> {
+export async function createOwn(
+  ctx: CheckContext,
+  overrides: Resource = {},
+  requirement = 'medication-request.create-returns-resource',
+): Promise<{ res: HttpResponse; resource: Resource; id: string }> {
   const res = await postMedicationRequest(ctx, newMedicationRequest(ctx, overrides));
   expectSuccess(ctx, res, requirement, 'create');
   const id = expectCreatedId(ctx, res, 'MedicationRequest', requirement);
@@ -214,7 +240,13 @@ export async function createOwn(ctx: CheckContext, overrides: Resource = {}, req
   return { res, resource: (await readMedicationRequest(ctx, id)).resource, id };
 }
 
-export function putMedicationRequest(ctx: CheckContext, id: string, body: Resource, headers: Record<string, string> = {}, opts: { refusal?: boolean } = {}): Promise<HttpResponse> {
+export function putMedicationRequest(
+  ctx: CheckContext,
+  id: string,
+  body: Resource,
+  headers: Record<string, string> = {},
+  opts: { refusal?: boolean } = {},
+): Promise<HttpResponse> {
   return putResource(ctx, MEDICATION_REQUEST, id, body, { headers, ...opts });
 }
 
@@ -247,7 +279,11 @@ export async function searchMedicationRequests(
 // ---- Encounter (R4) -------------------------------------------------------
 
 /** GET the Encounter; must answer 200 with a JSON object. */
-export async function readEncounter(ctx: CheckContext, id: string, requirement = 'encounter.read-returns-200'): Promise<{ res: HttpResponse; encounter: Json }> {
+export async function readEncounter(
+  ctx: CheckContext,
+  id: string,
+  requirement = 'encounter.read-returns-200',
+): Promise<{ res: HttpResponse; encounter: Json }> {
   const { res, resource } = await readObject(ctx, ENCOUNTER, id, requirement);
   return { res, encounter: resource };
 }
@@ -306,7 +342,12 @@ export function putDocument(ctx: CheckContext, id: string, body: Json, opts: Wri
 export function expectCreated(ctx: CheckContext, res: HttpResponse): string {
   expectStatus(res, [200, 201], 'document-reference.create', 'create status');
   const id = createdIdOf(res, 'DocumentReference');
-  if (!id) ctx.fail('the create response names no id (neither a DocumentReference body nor a Location)', { requirement: 'document-reference.create', actual: res.text.slice(0, 200), exchange: res.exchange.id });
+  if (!id)
+    ctx.fail('the create response names no id (neither a DocumentReference body nor a Location)', {
+      requirement: 'document-reference.create',
+      actual: res.text.slice(0, 200),
+      exchange: res.exchange.id,
+    });
   return id;
 }
 
@@ -337,15 +378,35 @@ export async function createResource(ctx: CheckContext, resource: string, releas
   if (!create) ctx.skip(`the target publishes no ${release} ${resource} create to make a resource this check may write to`);
   if (!create.scope) ctx.skip(`the target publishes no scope for ${create.operationId}`);
   const token = await tokenFor(ctx, [create.scope]);
-  const res = await ctx.request({ method: create.method, url: create.path, token, client: 'main', body: minimalResource(ctx, release, resource), headers: FHIR_HEADERS });
+  const res = await ctx.request({
+    method: create.method,
+    url: create.path,
+    token,
+    client: 'main',
+    body: minimalResource(ctx, release, resource),
+    headers: FHIR_HEADERS,
+  });
   const what = `a valid ${release} ${resource} create with its published scope ${create.scope}`;
   const exchange = res.exchange.id;
   if (res.status === 401 || res.status === 403) {
-    ctx.fail(`${what} was refused with ${res.status}`, { requirement: 'discovery.openapi-x-service-scope', expected: 'not refused', actual: res.status, exchange });
+    ctx.fail(`${what} was refused with ${res.status}`, {
+      requirement: 'discovery.openapi-x-service-scope',
+      expected: 'not refused',
+      actual: res.status,
+      exchange,
+    });
   }
   if (res.status >= 500) ctx.fail(`${what} answered ${res.status}`, { expected: '2xx', actual: res.status, exchange });
-  if (res.status < 200 || res.status >= 300) ctx.skip(`could not create a ${release} ${resource} to write to (status ${res.status}: the fixture patient may not take new records)`);
-  const id = createdIdOf(res) ?? ctx.fail(`${what} answered ${res.status} without the new resource's id (body id or Location)`, { requirement: 'general.id-server-assigned', expected: 'an id', actual: null, exchange });
+  if (res.status < 200 || res.status >= 300)
+    ctx.skip(`could not create a ${release} ${resource} to write to (status ${res.status}: the fixture patient may not take new records)`);
+  const id =
+    createdIdOf(res) ??
+    ctx.fail(`${what} answered ${res.status} without the new resource's id (body id or Location)`, {
+      requirement: 'general.id-server-assigned',
+      expected: 'an id',
+      actual: null,
+      exchange,
+    });
   ctx.created(resource, id, `${create.path}/${id}`);
   return id;
 }

@@ -122,11 +122,16 @@ const OperationOutcome: Schema = {
 
 /** `components.schemas` of the OpenAPI document. */
 export const COMPONENT_SCHEMAS: Readonly<Record<string, Schema>> = {
-  Reference, Coding, MedicationRequest, MedicationRequestWrite, Encounter, Bundle, OperationOutcome,
+  Reference,
+  Coding,
+  MedicationRequest,
+  MedicationRequestWrite,
+  Encounter,
+  Bundle,
+  OperationOutcome,
 };
 
 /** Component schema of a resource's write body (`<Resource>Write` where writes differ from reads). */
 export function writeSchemaName(resource: string): string {
   return `${resource}Write` in COMPONENT_SCHEMAS ? `${resource}Write` : resource;
 }
-

@@ -14,5 +14,9 @@ export function scopeOf(resourceType: string, letters: string): string {
 export const SCOPES = {
   MedicationRequest: { read: [scopeOf('MedicationRequest', 'rs')], update: [scopeOf('MedicationRequest', 'cru')], create: [scopeOf('MedicationRequest', 'c')] },
   Encounter: { read: [scopeOf('Encounter', 'rs')], update: [scopeOf('Encounter', 'cru')], create: [scopeOf('Encounter', 'cru')] },
-  DocumentReference: { read: [scopeOf('DocumentReference', 'rs')], update: [scopeOf('DocumentReference', 'cru')], create: [scopeOf('DocumentReference', 'cru')] },
+  DocumentReference: {
+    read: [scopeOf('DocumentReference', 'rs')],
+    update: [scopeOf('DocumentReference', 'cru')],
+    create: [scopeOf('DocumentReference', 'cru')],
+  },
 } as const;

@@ -102,12 +102,18 @@ export type DatePrefix = (typeof DATE_PREFIXES)[number];
 
 export function dayCompares(day: string, prefix: DatePrefix, target: string): boolean {
   switch (prefix) {
-    case 'eq': return day === target;
-    case 'ne': return day !== target;
-    case 'gt': return day > target;
-    case 'ge': return day >= target;
-    case 'lt': return day < target;
-    case 'le': return day <= target;
+    case 'eq':
+      return day === target;
+    case 'ne':
+      return day !== target;
+    case 'gt':
+      return day > target;
+    case 'ge':
+      return day >= target;
+    case 'lt':
+      return day < target;
+    case 'le':
+      return day <= target;
   }
 }
 

@@ -23,17 +23,28 @@ export async function tokenFor(ctx: CheckContext, scopes: string[]): Promise<str
     if (!isConformanceError(e) || e.code !== 'ERR_TOKEN') throw e;
     if (held) {
       ctx.fail(`the token endpoint refused a token for ${scopes.join(' ')}, which the client holds (clients[].scopes): ${e.message}`, {
-        requirement: 'auth.token-scope-parameter', expected: `a token for ${scopes.join(' ')}`, actual: e.message,
+        requirement: 'auth.token-scope-parameter',
+        expected: `a token for ${scopes.join(' ')}`,
+        actual: e.message,
       });
     }
-    ctx.skip(`no token for ${scopes.join(' ')}: ${e.message} (${grant ? 'the client is not declared to hold them' : "the client's grant, clients[].scopes, is not declared"})`);
+    ctx.skip(
+      `no token for ${scopes.join(' ')}: ${e.message} (${grant ? 'the client is not declared to hold them' : "the client's grant, clients[].scopes, is not declared"})`,
+    );
   }
   const granted = grantedScopes(token);
   const missing = granted ? scopes.filter((s) => !granted.some((g) => covers(g, s))) : [];
   if (missing.length) {
     const what = `the token for ${scopes.join(' ')} grants ${granted!.join(' ') || 'no scope'}`;
-    if (held) ctx.fail(`${what}, not ${missing.join(' ')}, which the client holds (clients[].scopes)`, { requirement: 'auth.token-scope-parameter', expected: scopes, actual: granted });
-    ctx.skip(`${what} (${grant ? 'the client is not declared to hold' : "the client's grant, clients[].scopes, is not declared; the target narrowed to its grant"} ${missing.join(' ')})`);
+    if (held)
+      ctx.fail(`${what}, not ${missing.join(' ')}, which the client holds (clients[].scopes)`, {
+        requirement: 'auth.token-scope-parameter',
+        expected: scopes,
+        actual: granted,
+      });
+    ctx.skip(
+      `${what} (${grant ? 'the client is not declared to hold' : "the client's grant, clients[].scopes, is not declared; the target narrowed to its grant"} ${missing.join(' ')})`,
+    );
   }
   return token;
 }

@@ -13,8 +13,18 @@ import { registerSecret } from '../../src/redact.js';
 import { type JwksControl, setKeySetReachable } from '../../src/auth/jwks.js';
 import type { HttpResponse } from '../../src/http/index.js';
 import {
-  accessTokenOf, answer, ANY_4XX, ASSERTION_RULE, BEARER_401_CODES, expectAssertionRefused, expectNoToken, forgedAccessToken, issued, protectedUrl,
-  READ_SCOPE, tokenRequest,
+  accessTokenOf,
+  answer,
+  ANY_4XX,
+  ASSERTION_RULE,
+  BEARER_401_CODES,
+  expectAssertionRefused,
+  expectNoToken,
+  forgedAccessToken,
+  issued,
+  protectedUrl,
+  READ_SCOPE,
+  tokenRequest,
 } from './support.js';
 
 const area = 'auth';
@@ -36,8 +46,18 @@ interface AssertionCase {
 }
 
 const ASSERTION_CASES: AssertionCase[] = [
-  { slug: 'corrupted-signature', title: 'an assertion with corrupted signature bytes', requirement: 'auth.assertion-signature-checked', overrides: () => ({ corruptSignature: true }) },
-  { slug: 'foreign-key', title: 'an assertion signed by a key the client never registered', requirement: 'auth.assertion-signature-checked', overrides: () => ({ signWith: 'foreign' }) },
+  {
+    slug: 'corrupted-signature',
+    title: 'an assertion with corrupted signature bytes',
+    requirement: 'auth.assertion-signature-checked',
+    overrides: () => ({ corruptSignature: true }),
+  },
+  {
+    slug: 'foreign-key',
+    title: 'an assertion signed by a key the client never registered',
+    requirement: 'auth.assertion-signature-checked',
+    overrides: () => ({ signWith: 'foreign' }),
+  },
   {
     slug: 'unknown-kid',
     title: 'an assertion naming an unknown kid (signed by an unregistered key)',
@@ -51,9 +71,24 @@ const ASSERTION_CASES: AssertionCase[] = [
     requirement: 'auth.assertion-signature-checked',
     overrides: () => ({ signWith: 'hs256-public-key' }),
   },
-  { slug: 'wrong-iss', title: 'an assertion whose iss is not the client', requirement: 'auth.assertion-iss-checked', overrides: (ctx) => ({ iss: `${ctx.client('main').clientId}-wrong` }) },
-  { slug: 'wrong-sub', title: 'an assertion whose sub is not the client', requirement: 'auth.assertion-sub-checked', overrides: (ctx) => ({ sub: `${ctx.client('main').clientId}-wrong` }) },
-  { slug: 'wrong-aud', title: 'an assertion whose aud is another server', requirement: 'auth.assertion-aud-checked', overrides: () => ({ aud: 'https://audience.invalid/auth/token' }) },
+  {
+    slug: 'wrong-iss',
+    title: 'an assertion whose iss is not the client',
+    requirement: 'auth.assertion-iss-checked',
+    overrides: (ctx) => ({ iss: `${ctx.client('main').clientId}-wrong` }),
+  },
+  {
+    slug: 'wrong-sub',
+    title: 'an assertion whose sub is not the client',
+    requirement: 'auth.assertion-sub-checked',
+    overrides: (ctx) => ({ sub: `${ctx.client('main').clientId}-wrong` }),
+  },
+  {
+    slug: 'wrong-aud',
+    title: 'an assertion whose aud is another server',
+    requirement: 'auth.assertion-aud-checked',
+    overrides: () => ({ aud: 'https://audience.invalid/auth/token' }),
+  },
   {
     slug: 'unregistered-client',
     title: 'an assertion from an unregistered client (iss = sub = unknown id)',
@@ -63,7 +98,12 @@ const ASSERTION_CASES: AssertionCase[] = [
       return { iss: id, sub: id };
     },
   },
-  { slug: 'expired', title: 'an expired assertion (exp ten minutes ago)', requirement: 'auth.assertion-exp-checked', overrides: () => ({ iat: nowSec() - 660, exp: nowSec() - 600 }) },
+  {
+    slug: 'expired',
+    title: 'an expired assertion (exp ten minutes ago)',
+    requirement: 'auth.assertion-exp-checked',
+    overrides: () => ({ iat: nowSec() - 660, exp: nowSec() - 600 }),
+  },
   { slug: 'missing-exp', title: 'an assertion without exp', requirement: 'auth.assertion-exp-checked', overrides: () => ({ omit: ['exp'] }) },
   { slug: 'missing-iss', title: 'an assertion without iss', requirement: 'auth.assertion-iss-checked', overrides: () => ({ omit: ['iss'] }) },
   { slug: 'missing-sub', title: 'an assertion without sub', requirement: 'auth.assertion-sub-checked', overrides: () => ({ omit: ['sub'] }) },
@@ -106,9 +146,30 @@ const ASSERTION_TYPE_ROW = 'client_assertion_type | `urn:ietf:params:oauth:clien
 const CLIENT_ASSERTION_ROW = 'POST `/auth/token` | client assertion';
 
 const MALFORMED_CASES: MalformedCase[] = [
-  { slug: 'without-grant-type', title: 'without grant_type', requirement: 'auth.token-grant-type', quote: GRANT_TYPE_ROW, issuanceOpen: true, request: () => ({ form: { grant_type: null } }) },
-  { slug: 'wrong-grant-type', title: 'with grant_type authorization_code', requirement: 'auth.token-grant-type', quote: GRANT_TYPE_ROW, issuanceOpen: true, request: () => ({ form: { grant_type: 'authorization_code' } }) },
-  { slug: 'without-assertion-type', title: 'without client_assertion_type', requirement: 'auth.token-assertion-type', quote: ASSERTION_TYPE_ROW, issuanceOpen: true, request: () => ({ form: { client_assertion_type: null } }) },
+  {
+    slug: 'without-grant-type',
+    title: 'without grant_type',
+    requirement: 'auth.token-grant-type',
+    quote: GRANT_TYPE_ROW,
+    issuanceOpen: true,
+    request: () => ({ form: { grant_type: null } }),
+  },
+  {
+    slug: 'wrong-grant-type',
+    title: 'with grant_type authorization_code',
+    requirement: 'auth.token-grant-type',
+    quote: GRANT_TYPE_ROW,
+    issuanceOpen: true,
+    request: () => ({ form: { grant_type: 'authorization_code' } }),
+  },
+  {
+    slug: 'without-assertion-type',
+    title: 'without client_assertion_type',
+    requirement: 'auth.token-assertion-type',
+    quote: ASSERTION_TYPE_ROW,
+    issuanceOpen: true,
+    request: () => ({ form: { client_assertion_type: null } }),
+  },
   {
     slug: 'wrong-assertion-type',
     title: 'with a SAML client_assertion_type',
@@ -117,7 +178,13 @@ const MALFORMED_CASES: MalformedCase[] = [
     issuanceOpen: true,
     request: () => ({ form: { client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:saml2-bearer' } }),
   },
-  { slug: 'without-client-assertion', title: 'without client_assertion', requirement: 'auth.token-client-assertion', quote: CLIENT_ASSERTION_ROW, request: () => ({ form: { client_assertion: null } }) },
+  {
+    slug: 'without-client-assertion',
+    title: 'without client_assertion',
+    requirement: 'auth.token-client-assertion',
+    quote: CLIENT_ASSERTION_ROW,
+    request: () => ({ form: { client_assertion: null } }),
+  },
   {
     slug: 'malformed-client-assertion',
     title: 'whose client_assertion is not a JWT',
@@ -157,7 +224,11 @@ const malformedChecks = MALFORMED_CASES.map((c) =>
     quote: c.quote,
     async run(ctx) {
       const res = await tokenRequest(ctx, await c.request(ctx));
-      ctx.observe(`token-request.${c.slug}`, answer(res), c.issuanceOpen ? 'whether such a request is refused is not stated' : 'the spec leaves the exact 4xx status open');
+      ctx.observe(
+        `token-request.${c.slug}`,
+        answer(res),
+        c.issuanceOpen ? 'whether such a request is refused is not stated' : 'the spec leaves the exact 4xx status open',
+      );
       if (c.issuanceOpen && issued(res)) return;
       if (!c.issuanceOpen) expectNoToken(ctx, res, c.requirement);
       expectError(res, { status: ANY_4XX, requirement: 'errors.operation-outcome-shape' });
@@ -173,7 +244,14 @@ const issuanceChecks: CheckDefinition[] = [
     title: 'a valid client-credentials request with a signed assertion gets a 2xx with access_token',
     area,
     level: 'MUST',
-    requirements: ['auth.token-response-access-token', 'auth.client-credentials', 'auth.token-client-assertion', 'auth.token-form-encoded', 'auth.token-grant-type', 'auth.token-assertion-type'],
+    requirements: [
+      'auth.token-response-access-token',
+      'auth.client-credentials',
+      'auth.token-client-assertion',
+      'auth.token-form-encoded',
+      'auth.token-grant-type',
+      'auth.token-assertion-type',
+    ],
     quote: 'The response carries `access_token`.',
     async run(ctx) {
       const res = await tokenRequest(ctx);
@@ -222,63 +300,117 @@ function observation(id: string, title: string, requirement: string, quote: stri
 }
 
 const observationChecks: CheckDefinition[] = [
-  observation('auth.assertion-unknown-kid-registered-key', "records whether an assertion signed by the client's key but naming an unknown kid is accepted", 'auth.assertion-claims-not-shown', CLAIMS_OPEN, async (ctx) => {
-    const res = await tokenRequest(ctx, { assertion: { header: { kid: `unknown-${randomUUID()}` } } });
-    ctx.observe('assertion.unknown-kid-registered-key', answer(res));
-  }),
+  observation(
+    'auth.assertion-unknown-kid-registered-key',
+    "records whether an assertion signed by the client's key but naming an unknown kid is accepted",
+    'auth.assertion-claims-not-shown',
+    CLAIMS_OPEN,
+    async (ctx) => {
+      const res = await tokenRequest(ctx, { assertion: { header: { kid: `unknown-${randomUUID()}` } } });
+      ctx.observe('assertion.unknown-kid-registered-key', answer(res));
+    },
+  ),
   observation('auth.assertion-jti-replay', 'records whether a replayed jti is refused', 'auth.assertion-claims-not-shown', CLAIMS_OPEN, async (ctx) => {
     const jti = randomUUID();
     const first = await tokenRequest(ctx, { assertion: { jti } });
     const replay = await tokenRequest(ctx, { assertion: { jti } });
     ctx.observe('assertion.jti-replay', { first: answer(first), replay: answer(replay) });
   }),
-  observation('auth.assertion-exp-far-future', 'records whether an assertion expiring in 24 hours is accepted', 'auth.assertion-claims-not-shown', CLAIMS_OPEN, async (ctx) => {
-    const res = await tokenRequest(ctx, { assertion: { exp: nowSec() + 86_400 } });
-    ctx.observe('assertion.exp-24h-ahead', answer(res));
-  }),
-  observation('auth.assertion-optional-claims', 'records whether jti and iat are required in the assertion', 'auth.assertion-claims-not-shown', CLAIMS_OPEN, async (ctx) => {
-    for (const claim of ['jti', 'iat'] as const) {
-      const res = await tokenRequest(ctx, { assertion: { omit: [claim] } });
-      ctx.observe(`assertion.without-${claim}`, answer(res));
-    }
-  }),
-  observation('auth.assertion-aud-base-url', 'records whether the base URL is accepted as the assertion aud', 'auth.assertion-claims-not-shown', CLAIMS_OPEN, async (ctx) => {
-    const res = await tokenRequest(ctx, { assertion: { aud: ctx.config.baseUrl } });
-    ctx.observe('assertion.aud-base-url', answer(res));
-  }),
-  observation('auth.token-request-without-scope', 'records what a token request without scope gets', 'auth.token-scope-parameter', 'scope | requested scope(s), for example `system/MedicationRequest.rs`', async (ctx) => {
-    const res = await tokenRequest(ctx, { scopes: undefined });
-    const scope = isObject(res.json) ? res.json.scope : undefined;
-    ctx.observe('token-request.without-scope', { ...answer(res), ...(typeof scope === 'string' ? { grantedScope: scope } : {}) });
-  }),
-  observation('auth.token-request-excess-scope', "records whether a scope outside the client's grant is refused or narrowed", 'auth.token-scope-parameter', 'scope | requested scope(s), for example `system/MedicationRequest.rs`', async (ctx) => {
-    // Observation is named by the error catalog but has no operation in the spec: outside any grant the spec describes.
-    const extra = 'system/Observation.rs';
-    const res = await tokenRequest(ctx, { scopes: [READ_SCOPE, extra] });
-    const scope = isObject(res.json) ? res.json.scope : undefined;
-    const handling = !issued(res) ? 'refused' : typeof scope !== 'string' ? 'issued (granted scope not stated)' : scope.split(' ').includes(extra) ? 'granted' : 'narrowed';
-    ctx.observe('token-request.excess-scope', { handling, ...answer(res), ...(typeof scope === 'string' ? { grantedScope: scope } : {}) });
-    const op = ctx.findOperation('Observation', 'search-type') ?? ctx.findOperation('Observation', 'read');
-    const token = accessTokenOf(res);
-    if (token && op && handling !== 'granted') {
-      registerSecret(token);
-      const use = await ctx.request({ url: ctx.path(op.path, { id: randomUUID() }), token, client: 'main', headers: FHIR_JSON });
-      ctx.observe('token-request.excess-scope-use', answer(use), `${op.method} ${op.path} with the token`);
-    }
-  }),
-  observation('auth.token-response-fields', 'records the token response fields besides access_token', 'auth.token-response-fields-not-shown', 'Token response fields other than `access_token`: not shown.', async (ctx) => {
-    const res = await tokenRequest(ctx);
-    const body = isObject(res.json) ? res.json : {};
-    const fields: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(body)) if (k !== 'access_token') fields[k] = ['token_type', 'expires_in', 'scope'].includes(k) ? v : typeof v;
-    ctx.observe('token-response.fields', fields);
-  }),
-  observation('auth.bearer-401-code-chosen', 'records the catalog code of a missing or invalid bearer token', 'auth.bearer-401-code-chosen', BEARER_RULE, async (ctx) => {
-    const url = protectedUrl(ctx);
-    const missing = await ctx.request({ url, headers: FHIR_JSON });
-    const invalid = await ctx.request({ url, token: 'not-a-valid-access-token', headers: FHIR_JSON });
-    ctx.observe('bearer-401.code', { missing: answer(missing), invalid: answer(invalid) });
-  }),
+  observation(
+    'auth.assertion-exp-far-future',
+    'records whether an assertion expiring in 24 hours is accepted',
+    'auth.assertion-claims-not-shown',
+    CLAIMS_OPEN,
+    async (ctx) => {
+      const res = await tokenRequest(ctx, { assertion: { exp: nowSec() + 86_400 } });
+      ctx.observe('assertion.exp-24h-ahead', answer(res));
+    },
+  ),
+  observation(
+    'auth.assertion-optional-claims',
+    'records whether jti and iat are required in the assertion',
+    'auth.assertion-claims-not-shown',
+    CLAIMS_OPEN,
+    async (ctx) => {
+      for (const claim of ['jti', 'iat'] as const) {
+        const res = await tokenRequest(ctx, { assertion: { omit: [claim] } });
+        ctx.observe(`assertion.without-${claim}`, answer(res));
+      }
+    },
+  ),
+  observation(
+    'auth.assertion-aud-base-url',
+    'records whether the base URL is accepted as the assertion aud',
+    'auth.assertion-claims-not-shown',
+    CLAIMS_OPEN,
+    async (ctx) => {
+      const res = await tokenRequest(ctx, { assertion: { aud: ctx.config.baseUrl } });
+      ctx.observe('assertion.aud-base-url', answer(res));
+    },
+  ),
+  observation(
+    'auth.token-request-without-scope',
+    'records what a token request without scope gets',
+    'auth.token-scope-parameter',
+    'scope | requested scope(s), for example `system/MedicationRequest.rs`',
+    async (ctx) => {
+      const res = await tokenRequest(ctx, { scopes: undefined });
+      const scope = isObject(res.json) ? res.json.scope : undefined;
+      ctx.observe('token-request.without-scope', { ...answer(res), ...(typeof scope === 'string' ? { grantedScope: scope } : {}) });
+    },
+  ),
+  observation(
+    'auth.token-request-excess-scope',
+    "records whether a scope outside the client's grant is refused or narrowed",
+    'auth.token-scope-parameter',
+    'scope | requested scope(s), for example `system/MedicationRequest.rs`',
+    async (ctx) => {
+      // Observation is named by the error catalog but has no operation in the spec: outside any grant the spec describes.
+      const extra = 'system/Observation.rs';
+      const res = await tokenRequest(ctx, { scopes: [READ_SCOPE, extra] });
+      const scope = isObject(res.json) ? res.json.scope : undefined;
+      const handling = !issued(res)
+        ? 'refused'
+        : typeof scope !== 'string'
+          ? 'issued (granted scope not stated)'
+          : scope.split(' ').includes(extra)
+            ? 'granted'
+            : 'narrowed';
+      ctx.observe('token-request.excess-scope', { handling, ...answer(res), ...(typeof scope === 'string' ? { grantedScope: scope } : {}) });
+      const op = ctx.findOperation('Observation', 'search-type') ?? ctx.findOperation('Observation', 'read');
+      const token = accessTokenOf(res);
+      if (token && op && handling !== 'granted') {
+        registerSecret(token);
+        const use = await ctx.request({ url: ctx.path(op.path, { id: randomUUID() }), token, client: 'main', headers: FHIR_JSON });
+        ctx.observe('token-request.excess-scope-use', answer(use), `${op.method} ${op.path} with the token`);
+      }
+    },
+  ),
+  observation(
+    'auth.token-response-fields',
+    'records the token response fields besides access_token',
+    'auth.token-response-fields-not-shown',
+    'Token response fields other than `access_token`: not shown.',
+    async (ctx) => {
+      const res = await tokenRequest(ctx);
+      const body = isObject(res.json) ? res.json : {};
+      const fields: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(body)) if (k !== 'access_token') fields[k] = ['token_type', 'expires_in', 'scope'].includes(k) ? v : typeof v;
+      ctx.observe('token-response.fields', fields);
+    },
+  ),
+  observation(
+    'auth.bearer-401-code-chosen',
+    'records the catalog code of a missing or invalid bearer token',
+    'auth.bearer-401-code-chosen',
+    BEARER_RULE,
+    async (ctx) => {
+      const url = protectedUrl(ctx);
+      const missing = await ctx.request({ url, headers: FHIR_JSON });
+      const invalid = await ctx.request({ url, token: 'not-a-valid-access-token', headers: FHIR_JSON });
+      ctx.observe('bearer-401.code', { missing: answer(missing), invalid: answer(invalid) });
+    },
+  ),
 ];
 
 // ---- using a token -------------------------------------------------------
@@ -421,7 +553,11 @@ const keySetChecks: CheckDefinition[] = [
         res = await ctx.tokens.request(client.role, { scopes: [READ_SCOPE], assertion });
       } finally {
         const state = await setKeySetReachable(control, true);
-        ctx.observe('key-set.requests-while-unreachable', state.refusedFetches, "the target's requests for the key set during the token request (each cut by the suite)");
+        ctx.observe(
+          'key-set.requests-while-unreachable',
+          state.refusedFetches,
+          "the target's requests for the key set during the token request (each cut by the suite)",
+        );
       }
       expectAssertionRefused(ctx, res, 'auth.client-key-set-reachable');
     },

@@ -27,14 +27,25 @@ export const checks: CheckDefinition[] = [
       expectStatus(res, 200, 'discovery.metadata-no-auth');
       const cs = res.json;
       if (!isObject(cs) || cs.resourceType !== 'CapabilityStatement')
-        ctx.fail('body is not a CapabilityStatement', { expected: 'CapabilityStatement', actual: isObject(cs) ? cs.resourceType : res.text.slice(0, 80), exchange: res.exchange.id });
+        ctx.fail('body is not a CapabilityStatement', {
+          expected: 'CapabilityStatement',
+          actual: isObject(cs) ? cs.resourceType : res.text.slice(0, 80),
+          exchange: res.exchange.id,
+        });
       const issues = ctx.validate('R4', cs);
-      ctx.check(issues.length === 0, `CapabilityStatement is not valid FHIR R4: ${issues.slice(0, 3).map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
-        requirement: 'discovery.metadata-capability-statement',
-        expected: 'valid against the HL7 R4 schema',
-        actual: issues.slice(0, 5),
-        exchange: res.exchange.id,
-      });
+      ctx.check(
+        issues.length === 0,
+        `CapabilityStatement is not valid FHIR R4: ${issues
+          .slice(0, 3)
+          .map((i) => `${i.path}: ${i.message}`)
+          .join('; ')}`,
+        {
+          requirement: 'discovery.metadata-capability-statement',
+          expected: 'valid against the HL7 R4 schema',
+          actual: issues.slice(0, 5),
+          exchange: res.exchange.id,
+        },
+      );
     },
   }),
   defineCheck({
@@ -78,12 +89,16 @@ export const checks: CheckDefinition[] = [
           if (!isObject(op)) continue;
           count++;
           const scope = op['x-service-scope'];
-          ctx.check(typeof scope === 'string' && /^system\/[A-Za-z]+\.[a-z]+$/.test(scope), `${method.toUpperCase()} ${path}: x-service-scope missing or malformed`, {
-            requirement: 'discovery.openapi-x-service-scope',
-            expected: 'system/<ResourceType>.<letters>',
-            actual: scope,
-            exchange: res.exchange.id,
-          });
+          ctx.check(
+            typeof scope === 'string' && /^system\/[A-Za-z]+\.[a-z]+$/.test(scope),
+            `${method.toUpperCase()} ${path}: x-service-scope missing or malformed`,
+            {
+              requirement: 'discovery.openapi-x-service-scope',
+              expected: 'system/<ResourceType>.<letters>',
+              actual: scope,
+              exchange: res.exchange.id,
+            },
+          );
         }
       }
       ctx.check(count > 0, 'the OpenAPI document has no operations', { requirement: 'discovery.openapi-x-service-scope', exchange: res.exchange.id });
@@ -102,7 +117,14 @@ export const checks: CheckDefinition[] = [
       expectStatus(await ctx.request({ url: PATHS.openapi, headers: { accept: 'application/json' } }), 200, 'discovery.openapi-covers-r4');
       for (const spec of OPERATIONS.filter((o) => o.release === 'R4')) {
         const op = ctx.model.operations.find((o) => o.sources.includes('openapi') && o.method === spec.method && o.path === spec.path);
-        if (!ctx.check(op !== undefined, `${spec.method} ${spec.path} is missing from the OpenAPI document`, { requirement: 'discovery.openapi-covers-r4', expected: `${spec.method} ${spec.path}`, actual: 'absent' })) continue;
+        if (
+          !ctx.check(op !== undefined, `${spec.method} ${spec.path} is missing from the OpenAPI document`, {
+            requirement: 'discovery.openapi-covers-r4',
+            expected: `${spec.method} ${spec.path}`,
+            actual: 'absent',
+          })
+        )
+          continue;
         ctx.check(op!.scope === spec.scope, `${spec.method} ${spec.path}: x-service-scope ${String(op!.scope)}, the spec says ${spec.scope}`, {
           requirement: 'discovery.openapi-covers-r4',
           expected: spec.scope,
@@ -122,7 +144,8 @@ export const checks: CheckDefinition[] = [
     async run(ctx) {
       expectStatus(await ctx.request({ url: PATHS.openapi, headers: { accept: 'application/json' } }), 200, 'discovery.capability-openapi-agree');
       expectStatus(await ctx.request({ url: PATHS.metadata.R4, headers: FHIR_JSON }), 200, 'discovery.capability-openapi-agree');
-      if (!ctx.model.openapi || !ctx.model.capabilityR4) ctx.fail('the target does not publish both documents', { expected: 'both documents', actual: ctx.model.problems });
+      if (!ctx.model.openapi || !ctx.model.capabilityR4)
+        ctx.fail('the target does not publish both documents', { expected: 'both documents', actual: ctx.model.problems });
       for (const d of ctx.model.divergences) ctx.check(false, d, { requirement: 'discovery.capability-openapi-agree' });
     },
   }),
@@ -139,7 +162,12 @@ export const checks: CheckDefinition[] = [
       expectStatus(res, 200, 'discovery.smart-configuration-fields');
       const c = isObject(res.json) ? res.json : {};
       const expectString = (k: string) =>
-        ctx.check(typeof c[k] === 'string' && c[k] !== '', `${k} missing`, { requirement: 'discovery.smart-configuration-fields', expected: 'a URL', actual: c[k], exchange: res.exchange.id });
+        ctx.check(typeof c[k] === 'string' && c[k] !== '', `${k} missing`, {
+          requirement: 'discovery.smart-configuration-fields',
+          expected: 'a URL',
+          actual: c[k],
+          exchange: res.exchange.id,
+        });
       const expectList = (k: string) =>
         ctx.check(Array.isArray(c[k]) && (c[k] as unknown[]).every((x) => typeof x === 'string'), `${k} missing or not a list of strings`, {
           requirement: 'discovery.smart-configuration-fields',
@@ -167,7 +195,7 @@ export const checks: CheckDefinition[] = [
     tags: ['early'],
     level: 'MUST',
     requirements: ['discovery.token-endpoint-path'],
-    quote: 'the token endpoint is `POST /auth/token` on the service\'s base address',
+    quote: "the token endpoint is `POST /auth/token` on the service's base address",
     async run(ctx) {
       const onBase = `${ctx.config.baseUrl.replace(/\/$/, '')}/auth/token`;
       const advertised = await advertisedTokenEndpoint(ctx);
@@ -186,14 +214,22 @@ export const checks: CheckDefinition[] = [
       const onBase = `${ctx.config.baseUrl.replace(/\/$/, '')}/auth/token`;
       const advertised = await advertisedTokenEndpoint(ctx);
       const value = advertised.value;
-      const url = typeof value === 'string' && /^https?:\/\/[^/]/i.test(value)
-        ? value
-        : ctx.fail('token_endpoint is not an absolute http(s) URL', {
-          requirement: 'discovery.smart-configuration-fields', expected: 'an absolute URL', actual: value ?? null, exchange: advertised.exchange,
-        });
+      const url =
+        typeof value === 'string' && /^https?:\/\/[^/]/i.test(value)
+          ? value
+          : ctx.fail('token_endpoint is not an absolute http(s) URL', {
+              requirement: 'discovery.smart-configuration-fields',
+              expected: 'an absolute URL',
+              actual: value ?? null,
+              exchange: advertised.exchange,
+            });
       // The spec's header also names a separate "Token address: {auth_url}": another spelling or another
       // address is recorded, and it must work as a token endpoint (a client that follows discovery goes there).
-      const form = sameUrl(url, onBase) ? 'the base address /auth/token' : sameEndpoint(url, onBase) ? 'the base address /auth/token, spelt otherwise' : 'another address';
+      const form = sameUrl(url, onBase)
+        ? 'the base address /auth/token'
+        : sameEndpoint(url, onBase)
+          ? 'the base address /auth/token, spelt otherwise'
+          : 'another address';
       ctx.observe('token-endpoint.advertised', { form, url });
       if (sameUrl(url, onBase)) return; // discovery.token-endpoint-on-base sends the valid request there
       const res = await validTokenRequest(ctx, url, url);
@@ -213,7 +249,12 @@ export const checks: CheckDefinition[] = [
       expectStatus(res, 200, 'discovery.jwks-verifies-tokens');
       const jwks = res.json;
       if (!isObject(jwks) || !Array.isArray(jwks.keys) || jwks.keys.length === 0)
-        ctx.fail('jwks.json is not a JWK set with keys', { requirement: 'discovery.jwks-verifies-tokens', expected: '{ keys: [...] }', actual: res.text.slice(0, 120), exchange: res.exchange.id });
+        ctx.fail('jwks.json is not a JWK set with keys', {
+          requirement: 'discovery.jwks-verifies-tokens',
+          expected: '{ keys: [...] }',
+          actual: res.text.slice(0, 120),
+          exchange: res.exchange.id,
+        });
       const token = await ctx.token(['system/MedicationRequest.rs']);
       try {
         await jwtVerify(token, createLocalJWKSet(jwks as unknown as JSONWebKeySet));
@@ -280,7 +321,10 @@ function expectIssued(ctx: CheckContext, res: HttpResponse, what: string, requir
   const token = isObject(res.json) ? res.json.access_token : undefined;
   if (typeof token === 'string' && token !== '') registerSecret(token);
   ctx.check(typeof token === 'string' && token !== '', `${what} answered ${res.status} without an access_token`, {
-    requirement, expected: 'access_token: <string>', actual: isObject(res.json) ? Object.keys(res.json) : res.text.slice(0, 80), exchange: res.exchange.id,
+    requirement,
+    expected: 'access_token: <string>',
+    actual: isObject(res.json) ? Object.keys(res.json) : res.text.slice(0, 80),
+    exchange: res.exchange.id,
   });
 }
 
@@ -316,7 +360,11 @@ checks.push(
       const res = await ctx.request({ url: PATHS.metadata.R4, headers: FHIR_JSON });
       expectStatus(res, 200);
       const byRelease = new Map<string, string[]>();
-      for (const op of ctx.model.operations) byRelease.set(`${op.release} ${op.resource}`, [...(byRelease.get(`${op.release} ${op.resource}`) ?? []), op.operationName ? `$${op.operationName}` : op.interaction]);
+      for (const op of ctx.model.operations)
+        byRelease.set(`${op.release} ${op.resource}`, [
+          ...(byRelease.get(`${op.release} ${op.resource}`) ?? []),
+          op.operationName ? `$${op.operationName}` : op.interaction,
+        ]);
       ctx.observe('published-operations', Object.fromEntries([...byRelease].sort()));
     },
   }),

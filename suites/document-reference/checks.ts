@@ -6,9 +6,28 @@
 import { randomUUID } from 'node:crypto';
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  bundleResources, catalogCodeOf, checkFiltered, codingMatchesToken, codingsOf, type Collected, createDocument, DATE_PREFIXES, dateFilter,
-  documentBody, expectError, expectStatus, idOf, isObject, type Json, postDocument, putDocument, readDocument, referencedId, searchDocuments,
-  searchUrl, tokenOf,
+  bundleResources,
+  catalogCodeOf,
+  checkFiltered,
+  codingMatchesToken,
+  codingsOf,
+  type Collected,
+  createDocument,
+  DATE_PREFIXES,
+  dateFilter,
+  documentBody,
+  expectError,
+  expectStatus,
+  idOf,
+  isObject,
+  type Json,
+  postDocument,
+  putDocument,
+  readDocument,
+  referencedId,
+  searchDocuments,
+  searchUrl,
+  tokenOf,
 } from '../../src/service/index.js';
 import { missingFrom } from './compare.js';
 import { documentChecks } from './document-checks.js';
@@ -46,7 +65,8 @@ async function documentWith(ctx: CheckContext, b: Baseline, has: (r: Json) => bo
   if (found) return { b, document: found };
   if (ctx.profile === 'read-only') ctx.skip(`no DocumentReference of patient ${b.patientId} has ${what}, and the read-only profile does not create one`);
   const { document } = await createDocument(ctx, { subject: { reference: `Patient/${b.patientId}` } });
-  if (!has(document)) ctx.fail(`a DocumentReference created with ${what} reads back without it`, { requirement: 'document-reference.create', actual: document });
+  if (!has(document))
+    ctx.fail(`a DocumentReference created with ${what} reads back without it`, { requirement: 'document-reference.create', actual: document });
   return { b: { ...b, base: await searchDocuments(ctx, [['patient', b.patientId]]) }, document };
 }
 
@@ -66,7 +86,10 @@ function tokenCheck(param: 'type' | 'category'): CheckDefinition {
       const codingOf = (r: Json) => codingsOf(r[param]).find((c) => typeof c.code === 'string');
       const { b, document } = await documentWith(ctx, await baseline(ctx), (r) => codingOf(r) !== undefined, `a ${param} coding`);
       const token = tokenOf(codingOf(document)!);
-      const results = await searchDocuments(ctx, [['patient', b.patientId], [param, token]]);
+      const results = await searchDocuments(ctx, [
+        ['patient', b.patientId],
+        [param, token],
+      ]);
       checkFiltered(ctx, {
         what: `${param}=${token}`,
         requirement: `document-reference.search-${param}`,
@@ -137,10 +160,14 @@ export const checks: CheckDefinition[] = [
       const res = await ctx.fhir({ scopes: RS, url: ctx.path(op.path, { id: ctx.fixture('documentReference') }) });
       const document = res.json;
       // A failed read is the read check's failure; here it is only recorded.
-      if (res.status !== 200 || !isObject(document)) return ctx.observe('document-reference.fields', `the read answered ${res.status}${catalogCodeOf(res) ? ` ${catalogCodeOf(res)}` : ''}`);
+      if (res.status !== 200 || !isObject(document))
+        return ctx.observe('document-reference.fields', `the read answered ${res.status}${catalogCodeOf(res) ? ` ${catalogCodeOf(res)}` : ''}`);
       ctx.observe('document-reference.fields', Object.keys(document).sort());
       const issues = ctx.validate('R5', document);
-      ctx.observe('document-reference.r5-schema-issues', issues.slice(0, 5).map((i) => `${i.path}: ${i.message}`));
+      ctx.observe(
+        'document-reference.r5-schema-issues',
+        issues.slice(0, 5).map((i) => `${i.path}: ${i.message}`),
+      );
     },
   }),
   defineCheck({
@@ -169,7 +196,11 @@ export const checks: CheckDefinition[] = [
     fixtures: ['documentReference'],
     async run(ctx) {
       const res = await ctx.fhir({ scopes: RS, url: `/fhir/R4/DocumentReference/${encodeURIComponent(ctx.fixture('documentReference'))}` });
-      ctx.observe('document-reference.r4-read', { status: res.status, code: catalogCodeOf(res), resourceType: isObject(res.json) ? res.json.resourceType : undefined });
+      ctx.observe('document-reference.r4-read', {
+        status: res.status,
+        code: catalogCodeOf(res),
+        resourceType: isObject(res.json) ? res.json.resourceType : undefined,
+      });
     },
   }),
   defineCheck({
@@ -189,11 +220,15 @@ export const checks: CheckDefinition[] = [
         exchange: base.first.exchange.id,
       });
       if (!document) return;
-      ctx.check(!base.complete || base.resources.some((r) => idOf(r) === idOf(document)), "the search for the fixture's patient lacks the fixture DocumentReference", {
-        requirement: 'document-reference.search',
-        expected: idOf(document),
-        exchange: base.first.exchange.id,
-      });
+      ctx.check(
+        !base.complete || base.resources.some((r) => idOf(r) === idOf(document)),
+        "the search for the fixture's patient lacks the fixture DocumentReference",
+        {
+          requirement: 'document-reference.search',
+          expected: idOf(document),
+          exchange: base.first.exchange.id,
+        },
+      );
     },
   }),
   defineCheck({
@@ -206,11 +241,25 @@ export const checks: CheckDefinition[] = [
     fixtures: ['documentReference'],
     async run(ctx) {
       const { document, patientId, base } = await baseline(ctx);
-      checkFiltered(ctx, { what: `patient=${patientId}`, requirement: 'document-reference.search-patient', results: base, base: { ...base, resources: document ? [document] : [] }, matches: subjectIs(patientId), describe: (r) => r.subject });
+      checkFiltered(ctx, {
+        what: `patient=${patientId}`,
+        requirement: 'document-reference.search-patient',
+        results: base,
+        base: { ...base, resources: document ? [document] : [] },
+        matches: subjectIs(patientId),
+        describe: (r) => r.subject,
+      });
       if (!ctx.hasFixture('patientNoRecords')) return;
       const none = ctx.fixture('patientNoRecords');
       const results = await searchDocuments(ctx, [['patient', none]]);
-      checkFiltered(ctx, { what: `patient=${none}`, requirement: 'document-reference.search-patient', results, base: results, matches: subjectIs(none), describe: (r) => r.subject });
+      checkFiltered(ctx, {
+        what: `patient=${none}`,
+        requirement: 'document-reference.search-patient',
+        results,
+        base: results,
+        matches: subjectIs(none),
+        describe: (r) => r.subject,
+      });
     },
   }),
   tokenCheck('type'),
@@ -229,7 +278,10 @@ export const checks: CheckDefinition[] = [
       const day = (document.date as string).slice(0, 10);
       const dateOf = (r: Json) => r.date;
       for (const prefix of ['', ...DATE_PREFIXES] as const) {
-        const results = await searchDocuments(ctx, [['patient', b.patientId], ['date', `${prefix}${day}`]]);
+        const results = await searchDocuments(ctx, [
+          ['patient', b.patientId],
+          ['date', `${prefix}${day}`],
+        ]);
         const filter = dateFilter(prefix === '' ? 'eq' : prefix, day, dateOf);
         checkFiltered(ctx, { what: `date=${prefix}${day}`, requirement: 'document-reference.search-date', results, base: b.base, ...filter, describe: dateOf });
       }
@@ -253,7 +305,8 @@ export const checks: CheckDefinition[] = [
       };
       const plain = await page([]);
       const skipped = await page([['_offset', '2']]);
-      const meaning = !plain.ids || !skipped.ids ? 'not answered' : skipped.ids[0] === plain.ids[2] ? 'skip count' : skipped.ids[0] === plain.ids[0] ? 'ignored' : 'other';
+      const meaning =
+        !plain.ids || !skipped.ids ? 'not answered' : skipped.ids[0] === plain.ids[2] ? 'skip count' : skipped.ids[0] === plain.ids[0] ? 'ignored' : 'other';
       ctx.observe('document-reference._offset=2', meaning);
       const negative = await page([['_offset', '-1']]);
       ctx.observe('document-reference._offset=-1', { status: negative.status, code: negative.code });
@@ -276,12 +329,16 @@ export const checks: CheckDefinition[] = [
       ctx.observe('document-reference.create.status', { status: res.status, location: res.headers.location !== undefined });
       const d = isObject(res.json) ? res.json : {};
       // "The R5 operations mirror the R4 ones": a create answers the resource, with the id the server assigns.
-      ctx.check(d.resourceType === 'DocumentReference' && typeof d.id === 'string' && d.id !== '', 'the create response is not the DocumentReference with its id', {
-        requirement: 'document-reference.create',
-        expected: { resourceType: 'DocumentReference', id: 'a server-assigned id' },
-        actual: { resourceType: d.resourceType, id: d.id },
-        exchange: res.exchange.id,
-      });
+      ctx.check(
+        d.resourceType === 'DocumentReference' && typeof d.id === 'string' && d.id !== '',
+        'the create response is not the DocumentReference with its id',
+        {
+          requirement: 'document-reference.create',
+          expected: { resourceType: 'DocumentReference', id: 'a server-assigned id' },
+          actual: { resourceType: d.resourceType, id: d.id },
+          exchange: res.exchange.id,
+        },
+      );
       ctx.check(referencedId(d.subject, 'Patient') === ctx.fixture('patient'), 'the created DocumentReference does not carry the subject sent', {
         requirement: 'document-reference.create',
         expected: `Patient/${ctx.fixture('patient')}`,
@@ -307,12 +364,16 @@ export const checks: CheckDefinition[] = [
       const res = await putDocument(ctx, id, sent);
       expectStatus(res, [200, 201], 'document-reference.update', 'update status');
       const d = isObject(res.json) ? res.json : {};
-      ctx.check(d.resourceType === 'DocumentReference' && d.id === id && d.description === description, 'the update response is not the updated DocumentReference', {
-        requirement: 'document-reference.update',
-        expected: { resourceType: 'DocumentReference', id, description },
-        actual: { resourceType: d.resourceType, id: d.id, description: d.description },
-        exchange: res.exchange.id,
-      });
+      ctx.check(
+        d.resourceType === 'DocumentReference' && d.id === id && d.description === description,
+        'the update response is not the updated DocumentReference',
+        {
+          requirement: 'document-reference.update',
+          expected: { resourceType: 'DocumentReference', id, description },
+          actual: { resourceType: d.resourceType, id: d.id, description: d.description },
+          exchange: res.exchange.id,
+        },
+      );
       const after = await readDocument(ctx, id);
       const lost = missingFrom(sent, after.document);
       ctx.check(lost.length === 0, `the updated DocumentReference reads back without what was sent: ${lost.slice(0, 3).join('; ')}`, {

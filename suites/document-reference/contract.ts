@@ -13,7 +13,15 @@
  */
 import type { CheckContext } from '../../src/engine/index.js';
 import {
-  catalogCodeOf, createdIdOf, createDocument, documentBody, type DocumentType, inlineAttachment, isObject, type Json, smallDocument,
+  catalogCodeOf,
+  createdIdOf,
+  createDocument,
+  documentBody,
+  type DocumentType,
+  inlineAttachment,
+  isObject,
+  type Json,
+  smallDocument,
   type WriteOptions,
 } from '../../src/service/index.js';
 import type { ModelOperation } from '../../src/discovery/model.js';
@@ -83,7 +91,8 @@ function form(path: string, payload: UploadPayload, extra: Partial<UploadForm> =
 
 /** The `$upload` operation the target publishes with a path, else the one it only names. */
 function publishedUpload(ctx: CheckContext): { located?: ModelOperation; named?: ModelOperation } {
-  const isUpload = (o: ModelOperation) => o.release === 'R5' && o.resource === 'DocumentReference' && o.interaction === 'operation' && o.operationName === 'upload';
+  const isUpload = (o: ModelOperation) =>
+    o.release === 'R5' && o.resource === 'DocumentReference' && o.interaction === 'operation' && o.operationName === 'upload';
   return { located: ctx.model.operations.find(isUpload), named: ctx.model.pathless?.find(isUpload) };
 }
 
@@ -98,10 +107,12 @@ interface Definition {
 async function fetchDefinition(ctx: CheckContext, canonical: string): Promise<Definition | undefined> {
   const base = ctx.config.baseUrl;
   const last = canonical.split(/[/#?]/).filter(Boolean).pop() ?? '';
-  const urls = [...new Set([
-    ...(canonical.startsWith(`${base}/`) ? [canonical.slice(base.length)] : []),
-    ...(last ? [`/fhir/R5/OperationDefinition/${encodeURIComponent(last)}`] : []),
-  ])];
+  const urls = [
+    ...new Set([
+      ...(canonical.startsWith(`${base}/`) ? [canonical.slice(base.length)] : []),
+      ...(last ? [`/fhir/R5/OperationDefinition/${encodeURIComponent(last)}`] : []),
+    ]),
+  ];
   for (const url of urls) {
     let res = await ctx.request({ url, headers: { accept: 'application/fhir+json' } });
     if (res.status === 401 || res.status === 403) res = await ctx.fhir({ scopes: RS, url });
@@ -122,7 +133,11 @@ function definitionOf(od: Json, where: string): Definition {
   else if (doc && ins.length === 1 && doc.type === 'DocumentReference') payloads = ['document-reference'];
   else if (doc && doc.type !== 'DocumentReference') {
     payloads = ['parameters'];
-    Object.assign(extra, { parameterName: name, parameterType: doc.type === 'Binary' ? 'Binary' : 'Attachment', subjectName: typeof subject?.name === 'string' ? subject.name : undefined });
+    Object.assign(extra, {
+      parameterName: name,
+      parameterType: doc.type === 'Binary' ? 'Binary' : 'Attachment',
+      subjectName: typeof subject?.name === 'string' ? subject.name : undefined,
+    });
   }
   return { levels, payloads, extra, where };
 }
@@ -176,7 +191,10 @@ async function plan(ctx: CheckContext): Promise<Plan> {
   const basis: string[] = [];
   const op = located ?? named;
   const definition = op?.definition ? await fetchDefinition(ctx, op.definition) : undefined;
-  if (op?.definition) basis.push(definition ? `OperationDefinition ${op.definition} read at ${definition.where}` : `OperationDefinition ${op.definition} not served by the target`);
+  if (op?.definition)
+    basis.push(
+      definition ? `OperationDefinition ${op.definition} read at ${definition.where}` : `OperationDefinition ${op.definition} not served by the target`,
+    );
   let paths: string[];
   if (located) {
     paths = [located.path];
@@ -192,7 +210,7 @@ async function plan(ctx: CheckContext): Promise<Plan> {
     const level = levelOf(path);
     const fromDefinition = definition?.payloads?.filter((p) => PAYLOADS[level].includes(p));
     const fromMedia = payloadsOfMediaTypes(located?.requestMediaTypes, level);
-    const payloads = fromDefinition?.length ? fromDefinition : fromMedia ?? byDocumentation(PAYLOADS[level], op?.documentation);
+    const payloads = fromDefinition?.length ? fromDefinition : (fromMedia ?? byDocumentation(PAYLOADS[level], op?.documentation));
     if (!fromDefinition?.length && !fromMedia) payloadKnown = false;
     forms.push(...payloads.map((p) => form(path, p, definition?.payloads?.includes(p) ? definition.extra : {})));
   }
@@ -200,13 +218,26 @@ async function plan(ctx: CheckContext): Promise<Plan> {
   else if (located?.requestMediaTypes) basis.push(`payload from the OpenAPI request media types: ${located.requestMediaTypes.join(', ')}`);
   else basis.push('payload not published: each conventional payload tried');
   const pinned = located !== undefined && payloadKnown;
-  return { forms, types: declaredType ? [declaredType] : pinned ? ALL_TYPES : ['application/pdf'], pinned, source: located || definition ? 'published' : 'conventional', basis };
+  return {
+    forms,
+    types: declaredType ? [declaredType] : pinned ? ALL_TYPES : ['application/pdf'],
+    pinned,
+    source: located || definition ? 'published' : 'conventional',
+    basis,
+  };
 }
 
 export type SendOptions = WriteOptions;
 
 /** Sends one upload in the form; a DocumentReference it creates (type level) goes to the ledger. */
-export async function sendUpload(ctx: CheckContext, f: UploadForm, id: string | undefined, document: Buffer, contentType: string, opts: SendOptions = {}): Promise<HttpResponse> {
+export async function sendUpload(
+  ctx: CheckContext,
+  f: UploadForm,
+  id: string | undefined,
+  document: Buffer,
+  contentType: string,
+  opts: SendOptions = {},
+): Promise<HttpResponse> {
   const url = f.level === 'instance' ? ctx.path(f.path, { id: id! }) : f.path;
   const data = document.toString('base64');
   let body: unknown;
@@ -290,6 +321,7 @@ export async function requireContract(ctx: CheckContext): Promise<UploadContract
   const r = await resolveUpload(ctx);
   const contract = r.contract ?? r.pinnedForm;
   if (contract) return contract;
-  return ctx.skip('the $upload path and payload are not shown, not declared (documentReference.upload) and not published, and no conventional form accepted a valid document (see document-reference.upload-contract)');
+  return ctx.skip(
+    'the $upload path and payload are not shown, not declared (documentReference.upload) and not published, and no conventional form accepted a valid document (see document-reference.upload-contract)',
+  );
 }
-

@@ -14,7 +14,16 @@
 import { CheckFailure } from '../../src/errors.js';
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  catalogCodeOf, createDocument, documentBody, documentOf, type DocumentType, documentType, expectError, inlineAttachment, notOf, postDocument,
+  catalogCodeOf,
+  createDocument,
+  documentBody,
+  documentOf,
+  type DocumentType,
+  documentType,
+  expectError,
+  inlineAttachment,
+  notOf,
+  postDocument,
   putDocument,
 } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
@@ -109,9 +118,16 @@ function sizeCheck(way: Way): CheckDefinition {
         const atMax = documentOf(type, max);
         if (atMax) {
           const res = await sendDocument(ctx, way, atMax, type, contract);
-          ctx.check(accepted(res), `${WAY_TEXT[way]}: a document of exactly the declared maximum (${max} bytes) was refused with ${answered(res, catalogCodeOf(res))}`, {
-            requirement: REQ, expected: '2xx', actual: { status: res.status, code: catalogCodeOf(res) }, exchange: res.exchange.id,
-          });
+          ctx.check(
+            accepted(res),
+            `${WAY_TEXT[way]}: a document of exactly the declared maximum (${max} bytes) was refused with ${answered(res, catalogCodeOf(res))}`,
+            {
+              requirement: REQ,
+              expected: '2xx',
+              actual: { status: res.status, code: catalogCodeOf(res) },
+              exchange: res.exchange.id,
+            },
+          );
         } else {
           ctx.observe('document-reference.size-at-maximum', `no ${type} document of exactly ${max} bytes can be built: only ${max + 1} bytes is sent`);
         }
@@ -120,8 +136,11 @@ function sizeCheck(way: Way): CheckDefinition {
         return;
       }
       const mine = (await probe(ctx, way))!;
-      ctx.observe('document-reference.size-probe', { way, bytes: PROBE_BYTES, status: mine.res.status, code: catalogCodeOf(mine.res) },
-        'the maximum is not shown and not declared (documentReference.maxBytes): one document of this size is sent');
+      ctx.observe(
+        'document-reference.size-probe',
+        { way, bytes: PROBE_BYTES, status: mine.res.status, code: catalogCodeOf(mine.res) },
+        'the maximum is not shown and not declared (documentReference.maxBytes): one document of this size is sent',
+      );
       if (!accepted(mine.res)) {
         expectError(mine.res, { status: 413, code: 'HPB-00119', requirement: REQ });
         return;
@@ -129,14 +148,19 @@ function sizeCheck(way: Way): CheckDefinition {
       for (const other of WAYS.filter((w) => w !== way)) {
         const theirs = await probe(ctx, other);
         if (theirs?.res.status !== 413) continue;
-        ctx.fail(`${WAY_TEXT[way]} accepted a ${mib(PROBE_BYTES)} document that ${WAY_TEXT[other]} refused as over the document size maximum (413): the maximum is one limit`, {
-          requirement: REQ,
-          expected: { status: 413, code: 'HPB-00119' },
-          actual: { status: mine.res.status, refusedBy: other, refusal: { status: 413, code: catalogCodeOf(theirs.res) } },
-          exchange: mine.res.exchange.id,
-        });
+        ctx.fail(
+          `${WAY_TEXT[way]} accepted a ${mib(PROBE_BYTES)} document that ${WAY_TEXT[other]} refused as over the document size maximum (413): the maximum is one limit`,
+          {
+            requirement: REQ,
+            expected: { status: 413, code: 'HPB-00119' },
+            actual: { status: mine.res.status, refusedBy: other, refusal: { status: 413, code: catalogCodeOf(theirs.res) } },
+            exchange: mine.res.exchange.id,
+          },
+        );
       }
-      ctx.skip(`${WAY_TEXT[way]} accepted a ${mib(PROBE_BYTES)} document: the document size maximum is not shown and not declared (documentReference.maxBytes), so no document is known to exceed it`);
+      ctx.skip(
+        `${WAY_TEXT[way]} accepted a ${mib(PROBE_BYTES)} document: the document size maximum is not shown and not declared (documentReference.maxBytes), so no document is known to exceed it`,
+      );
     },
   });
 }

@@ -7,7 +7,17 @@
  */
 import { type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  createDocument, documentBody, expectCreated, expectStatus, idOf, isObject, type Json, postDocument, putDocument, readDocument, searchDocuments,
+  createDocument,
+  documentBody,
+  expectCreated,
+  expectStatus,
+  idOf,
+  isObject,
+  type Json,
+  postDocument,
+  putDocument,
+  readDocument,
+  searchDocuments,
 } from '../../src/service/index.js';
 import { differences, missingFrom } from './compare.js';
 import { area, writable } from './support.js';
@@ -32,13 +42,19 @@ export const roundTripChecks: CheckDefinition[] = [
       if (isObject(res.json) && res.json.resourceType === 'DocumentReference') {
         const lost = missingFrom(sent, res.json);
         ctx.check(lost.length === 0, `the create response does not carry what was written: ${lost.slice(0, 3).join('; ')}`, {
-          requirement: 'document-reference.create', expected: 'every written field', actual: lost.slice(0, 10), exchange: res.exchange.id,
+          requirement: 'document-reference.create',
+          expected: 'every written field',
+          actual: lost.slice(0, 10),
+          exchange: res.exchange.id,
         });
       }
       const read = await readDocument(ctx, created);
       const lost = missingFrom(sent, read.document);
       ctx.check(lost.length === 0, `the read of the created DocumentReference does not carry what was written: ${lost.slice(0, 3).join('; ')}`, {
-        requirement: 'document-reference.create', expected: 'every written field', actual: lost.slice(0, 10), exchange: read.res.exchange.id,
+        requirement: 'document-reference.create',
+        expected: 'every written field',
+        actual: lost.slice(0, 10),
+        exchange: read.res.exchange.id,
       });
     },
   }),
@@ -60,12 +76,18 @@ export const roundTripChecks: CheckDefinition[] = [
       const after = await readDocument(ctx, id);
       const changed = differences(before.document, after.document, ['meta']);
       ctx.check(changed.length === 0, `a PUT of the resource as read changed it: ${changed.slice(0, 3).join('; ')}`, {
-        requirement: 'document-reference.update', expected: 'the same resource but meta', actual: changed.slice(0, 10), exchange: after.res.exchange.id,
+        requirement: 'document-reference.update',
+        expected: 'the same resource but meta',
+        actual: changed.slice(0, 10),
+        exchange: after.res.exchange.id,
       });
       if (isObject(put.json) && put.json.resourceType === 'DocumentReference') {
         const answered = differences(put.json, after.document, ['meta']);
         ctx.check(answered.length === 0, `the update response is not the resource then read: ${answered.slice(0, 3).join('; ')}`, {
-          requirement: 'document-reference.update', expected: 'the resource as read after the update', actual: answered.slice(0, 10), exchange: put.exchange.id,
+          requirement: 'document-reference.update',
+          expected: 'the resource as read after the update',
+          actual: answered.slice(0, 10),
+          exchange: put.exchange.id,
         });
       }
     },
@@ -89,7 +111,9 @@ export const roundTripChecks: CheckDefinition[] = [
       if (!entry && !results.complete) ctx.skip(`the search for patient ${ctx.fixture('patient')} on ${day} has more results than the page cap`);
       if (!entry) {
         ctx.fail(`the search ${params.map(([k, v]) => `${k}=${v}`).join('&')} lacks the DocumentReference just created`, {
-          requirement: 'document-reference.search', expected: id, exchange: results.first.exchange.id,
+          requirement: 'document-reference.search',
+          expected: id,
+          exchange: results.first.exchange.id,
         });
       }
       let read = await readDocument(ctx, id);
@@ -100,9 +124,16 @@ export const roundTripChecks: CheckDefinition[] = [
         read = await readDocument(ctx, id);
       }
       const differ = differences(entry!, read.document);
-      ctx.check(differ.length === 0, `the search entry differs from the read of version ${String(versionOf(read.document))}: ${differ.slice(0, 3).join('; ')}`, {
-        requirement: 'document-reference.search', expected: 'the resource the read answers', actual: differ.slice(0, 10), exchange: results.first.exchange.id,
-      });
+      ctx.check(
+        differ.length === 0,
+        `the search entry differs from the read of version ${String(versionOf(read.document))}: ${differ.slice(0, 3).join('; ')}`,
+        {
+          requirement: 'document-reference.search',
+          expected: 'the resource the read answers',
+          actual: differ.slice(0, 10),
+          exchange: results.first.exchange.id,
+        },
+      );
     },
   }),
 ];

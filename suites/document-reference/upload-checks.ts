@@ -21,13 +21,15 @@ export const uploadChecks: CheckDefinition[] = [
     fixtures: ['patient'],
     async run(ctx) {
       const r = await resolveUpload(ctx);
-      ctx.observe('document-reference.upload-contract', r.contract
-        ? { form: describeForm(r.contract.form), contentType: r.contract.contentType, source: r.contract.source }
-        : 'not established');
+      ctx.observe(
+        'document-reference.upload-contract',
+        r.contract ? { form: describeForm(r.contract.form), contentType: r.contract.contentType, source: r.contract.source } : 'not established',
+      );
       ctx.observe('document-reference.upload-basis', r.basis);
       ctx.observe('document-reference.upload-attempts', r.attempts);
       const r5 = { notes: ctx.model.notes ?? [], divergences: ctx.model.specDivergences ?? [] };
-      if (r5.notes.length || r5.divergences.length) ctx.observe('document-reference.r5-discovery', r5, 'the spec states the R5 paths and scopes; what the target publishes is used');
+      if (r5.notes.length || r5.divergences.length)
+        ctx.observe('document-reference.r5-discovery', r5, 'the spec states the R5 paths and scopes; what the target publishes is used');
     },
   }),
   defineCheck({
@@ -43,11 +45,17 @@ export const uploadChecks: CheckDefinition[] = [
       const r = await resolveUpload(ctx);
       if (r.contract) {
         const res = r.evidence!;
-        ctx.observe('document-reference.upload.success', { status: res.status, resourceType: isObject(res.json) ? res.json.resourceType : undefined, source: r.contract.source });
+        ctx.observe('document-reference.upload.success', {
+          status: res.status,
+          resourceType: isObject(res.json) ? res.json.resourceType : undefined,
+          source: r.contract.source,
+        });
         return;
       }
       if (!r.pinned) {
-        ctx.skip('the $upload path and payload are not shown, not declared (documentReference.upload) and not published, and no conventional form accepted a valid document (see document-reference.upload-contract)');
+        ctx.skip(
+          'the $upload path and payload are not shown, not declared (documentReference.upload) and not published, and no conventional form accepted a valid document (see document-reference.upload-contract)',
+        );
       }
       const refusedAsInvalid = r.attempts.some((a) => a.status === 400 && a.code === 'HPB-00120');
       const types = [...new Set(r.attempts.map((a) => a.contentType))].join(', ');

@@ -47,7 +47,15 @@ function needAnyFixture(ctx: Ctx, keys: readonly string[]): void {
 }
 
 /** Checks the contained resource with this local id, where a fixture Encounter carries one (and on `encounterWithSummaries`, always). */
-function containedCheck(opts: { slug: string; localId: string; resourceType: string; requirement: string; quote: string; title: string; extra?: (c: Json) => string | undefined }): CheckDefinition {
+function containedCheck(opts: {
+  slug: string;
+  localId: string;
+  resourceType: string;
+  requirement: string;
+  quote: string;
+  title: string;
+  extra?: (c: Json) => string | undefined;
+}): CheckDefinition {
   return defineCheck({
     id: `encounter.${opts.slug}`,
     title: opts.title,
@@ -62,30 +70,40 @@ function containedCheck(opts: { slug: string; localId: string; resourceType: str
         const items = containedOf(encounter);
         if (key === 'encounterWithSummaries') {
           // Declared to have the summaries: the listed id must be there.
-          ctx.check(items.some((c) => localId(c.id) === opts.localId), `${key}: no contained #${opts.localId} although the fixture is declared to have one`, {
-            requirement: opts.requirement,
-            expected: { resourceType: opts.resourceType, id: opts.localId },
-            actual: items.map((c) => ({ resourceType: c.resourceType, id: c.id })),
-            exchange,
-          });
+          ctx.check(
+            items.some((c) => localId(c.id) === opts.localId),
+            `${key}: no contained #${opts.localId} although the fixture is declared to have one`,
+            {
+              requirement: opts.requirement,
+              expected: { resourceType: opts.resourceType, id: opts.localId },
+              actual: items.map((c) => ({ resourceType: c.resourceType, id: c.id })),
+              exchange,
+            },
+          );
         }
         for (const c of items) {
           const hasId = localId(c.id) === opts.localId;
           // Also a resource of the type under an id the spec does not list (e.g. a renamed #care-plan).
           if (!hasId && (c.resourceType !== opts.resourceType || LISTED_ID.test(localId(c.id)))) continue;
           seen++;
-          ctx.check(hasId && c.resourceType === opts.resourceType, `${key}: contained ${String(c.resourceType)} #${localId(c.id)}: expected a ${opts.resourceType} with id ${opts.localId}`, {
-            requirement: opts.requirement,
-            expected: { resourceType: opts.resourceType, id: opts.localId },
-            actual: { resourceType: c.resourceType, id: c.id },
-            exchange,
-          });
+          ctx.check(
+            hasId && c.resourceType === opts.resourceType,
+            `${key}: contained ${String(c.resourceType)} #${localId(c.id)}: expected a ${opts.resourceType} with id ${opts.localId}`,
+            {
+              requirement: opts.requirement,
+              expected: { resourceType: opts.resourceType, id: opts.localId },
+              actual: { resourceType: c.resourceType, id: c.id },
+              exchange,
+            },
+          );
           const problem = hasId ? opts.extra?.(c) : undefined;
           if (problem) ctx.check(false, `${key}: #${opts.localId} ${problem}`, { requirement: opts.requirement, actual: c, exchange });
         }
       }
       if (seen === 0 && !ctx.hasFixture('encounterWithSummaries')) {
-        ctx.skip(`no fixture Encounter carries a contained ${opts.resourceType} #${opts.localId} (name one that has the summaries as encounterWithSummaries to make this a requirement)`);
+        ctx.skip(
+          `no fixture Encounter carries a contained ${opts.resourceType} #${opts.localId} (name one that has the summaries as encounterWithSummaries to make this a requirement)`,
+        );
       }
     },
   });
@@ -112,17 +130,39 @@ export const readChecks: CheckDefinition[] = [
       const id = ctx.fixture('encounter');
       const { res, encounter } = await readEncounter(ctx, id);
       const exchange = res.exchange.id;
-      ctx.check(encounter.resourceType === 'Encounter', 'resourceType is not Encounter', { requirement: 'encounter.resource-type', expected: 'Encounter', actual: encounter.resourceType, exchange });
-      ctx.check(encounter.id === id, 'id is not the id that was read', { requirement: 'encounter.read-shape', expected: id, actual: encounter.id, exchange });
-      ctx.check(typeof encounter.status === 'string', 'status is missing', { requirement: 'encounter.status-required', expected: 'a status', actual: encounter.status, exchange });
-      ctx.check(isObject(encounter.class), 'class is missing or not an object', { requirement: 'encounter.class-required', expected: 'a Coding', actual: encounter.class, exchange });
-      const issues = ctx.validate('R4', encounter);
-      ctx.check(issues.length === 0, `the Encounter is not valid FHIR R4: ${issues.slice(0, 3).map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
-        requirement: 'encounter.read-shape',
-        expected: 'valid against the HL7 R4 schema',
-        actual: issues.slice(0, 5),
+      ctx.check(encounter.resourceType === 'Encounter', 'resourceType is not Encounter', {
+        requirement: 'encounter.resource-type',
+        expected: 'Encounter',
+        actual: encounter.resourceType,
         exchange,
       });
+      ctx.check(encounter.id === id, 'id is not the id that was read', { requirement: 'encounter.read-shape', expected: id, actual: encounter.id, exchange });
+      ctx.check(typeof encounter.status === 'string', 'status is missing', {
+        requirement: 'encounter.status-required',
+        expected: 'a status',
+        actual: encounter.status,
+        exchange,
+      });
+      ctx.check(isObject(encounter.class), 'class is missing or not an object', {
+        requirement: 'encounter.class-required',
+        expected: 'a Coding',
+        actual: encounter.class,
+        exchange,
+      });
+      const issues = ctx.validate('R4', encounter);
+      ctx.check(
+        issues.length === 0,
+        `the Encounter is not valid FHIR R4: ${issues
+          .slice(0, 3)
+          .map((i) => `${i.path}: ${i.message}`)
+          .join('; ')}`,
+        {
+          requirement: 'encounter.read-shape',
+          expected: 'valid against the HL7 R4 schema',
+          actual: issues.slice(0, 5),
+          exchange,
+        },
+      );
     },
   }),
   defineCheck({
@@ -195,20 +235,31 @@ export const readChecks: CheckDefinition[] = [
         seen++;
         const s = isObject(encounter.subject) ? encounter.subject : {};
         const ref = typeof s.reference === 'string' ? s.reference : '';
-        ctx.check(/^Patient\//.test(ref) && UUID_PATTERN.test(ref.slice('Patient/'.length)), `${key}: subject.reference ${JSON.stringify(s.reference)} is not Patient/<uuid>`, {
+        ctx.check(
+          /^Patient\//.test(ref) && UUID_PATTERN.test(ref.slice('Patient/'.length)),
+          `${key}: subject.reference ${JSON.stringify(s.reference)} is not Patient/<uuid>`,
+          {
+            requirement: 'encounter.subject-patient-reference',
+            expected: 'Patient/<uuid>',
+            actual: encounter.subject,
+            exchange,
+          },
+        );
+        ctx.check(s.display === undefined || typeof s.display === 'string', `${key}: subject.display is not a string`, {
           requirement: 'encounter.subject-patient-reference',
-          expected: 'Patient/<uuid>',
-          actual: encounter.subject,
+          actual: s.display,
           exchange,
         });
-        ctx.check(s.display === undefined || typeof s.display === 'string', `${key}: subject.display is not a string`, { requirement: 'encounter.subject-patient-reference', actual: s.display, exchange });
       }
       // The config's `encounter` is declared to have a subject: its read must show it (seen counts every fixture).
       const declared = fixtures.find((f) => f.key === 'encounter');
       if (declared) {
         const e = declared.encounter;
         ctx.check(e.subject !== undefined, 'the fixture encounter reads without a subject although it is declared to have one', {
-          requirement: 'encounter.subject-patient-reference', expected: '{ reference: "Patient/<uuid>" }', actual: e.subject ?? null, exchange: declared.exchange,
+          requirement: 'encounter.subject-patient-reference',
+          expected: '{ reference: "Patient/<uuid>" }',
+          actual: e.subject ?? null,
+          exchange: declared.exchange,
         });
       }
       if (seen === 0 && !declared) ctx.skip('no fixture Encounter has a subject');
@@ -231,12 +282,16 @@ export const readChecks: CheckDefinition[] = [
           seen++;
           const ind = isObject(p) && isObject(p.individual) ? p.individual : undefined;
           const ref = typeof ind?.reference === 'string' ? ind.reference : '';
-          ctx.check(/^Practitioner\//.test(ref) && UUID_PATTERN.test(ref.slice('Practitioner/'.length)), `${key}: participant[${i}].individual is not a Practitioner/<uuid> reference`, {
-            requirement: 'encounter.participant-individual',
-            expected: { individual: { reference: 'Practitioner/<uuid>' } },
-            actual: p,
-            exchange,
-          });
+          ctx.check(
+            /^Practitioner\//.test(ref) && UUID_PATTERN.test(ref.slice('Practitioner/'.length)),
+            `${key}: participant[${i}].individual is not a Practitioner/<uuid> reference`,
+            {
+              requirement: 'encounter.participant-individual',
+              expected: { individual: { reference: 'Practitioner/<uuid>' } },
+              actual: p,
+              exchange,
+            },
+          );
           ctx.check(ind?.display === undefined || typeof ind.display === 'string', `${key}: participant[${i}].individual.display is not a string`, {
             requirement: 'encounter.participant-individual',
             actual: ind?.display,
@@ -248,9 +303,16 @@ export const readChecks: CheckDefinition[] = [
       const declared = fixtures.find((f) => f.key === 'encounter');
       if (declared) {
         const e = declared.encounter;
-        ctx.check(Array.isArray(e.participant) && e.participant.length > 0, 'the fixture encounter reads without a participant although it is declared to have one', {
-          requirement: 'encounter.participant-individual', expected: '[{ individual: { reference: "Practitioner/<uuid>" } }]', actual: e.participant ?? null, exchange: declared.exchange,
-        });
+        ctx.check(
+          Array.isArray(e.participant) && e.participant.length > 0,
+          'the fixture encounter reads without a participant although it is declared to have one',
+          {
+            requirement: 'encounter.participant-individual',
+            expected: '[{ individual: { reference: "Practitioner/<uuid>" } }]',
+            actual: e.participant ?? null,
+            exchange: declared.exchange,
+          },
+        );
       }
       if (seen === 0 && !declared) ctx.skip('no fixture Encounter has a participant');
     },
@@ -276,19 +338,26 @@ export const readChecks: CheckDefinition[] = [
           actual: p.start,
           exchange,
         });
-        ctx.check(p.end === undefined || (typeof p.end === 'string' && DATE_TIME.test(p.end)), `${key}: period.end ${JSON.stringify(p.end)} is not an ISO 8601 date-time`, {
-          requirement: 'encounter.period-shape',
-          expected: 'absent or a date-time',
-          actual: p.end,
-          exchange,
-        });
+        ctx.check(
+          p.end === undefined || (typeof p.end === 'string' && DATE_TIME.test(p.end)),
+          `${key}: period.end ${JSON.stringify(p.end)} is not an ISO 8601 date-time`,
+          {
+            requirement: 'encounter.period-shape',
+            expected: 'absent or a date-time',
+            actual: p.end,
+            exchange,
+          },
+        );
       }
       // The config's `encounter` is declared to have a period: its read must show it (seen counts every fixture).
       const declared = fixtures.find((f) => f.key === 'encounter');
       if (declared) {
         const e = declared.encounter;
         ctx.check(e.period !== undefined, 'the fixture encounter reads without a period although it is declared to have one', {
-          requirement: 'encounter.period-shape', expected: '{ start }', actual: e.period ?? null, exchange: declared.exchange,
+          requirement: 'encounter.period-shape',
+          expected: '{ start }',
+          actual: e.period ?? null,
+          exchange: declared.exchange,
         });
       }
       if (seen === 0 && !declared) ctx.skip('no fixture Encounter has a period');
@@ -314,10 +383,14 @@ export const readChecks: CheckDefinition[] = [
       if (a.length === 0) {
         if (!declared) ctx.skip('the fixture Encounter has no contained resources (name one with diagnoses or summaries to make this a requirement)');
         ctx.fail(`${key} has no contained resources although it is declared to have ${key === 'encounterWithDiagnoses' ? 'diagnoses' : 'summaries'}`, {
-          requirement: 'encounter.contained-stable-ids', expected: 'contained resources', actual: [], exchange: first.res.exchange.id,
+          requirement: 'encounter.contained-stable-ids',
+          expected: 'contained resources',
+          actual: [],
+          exchange: first.res.exchange.id,
         });
       }
-      const sameVersion = JSON.stringify((first.encounter.meta as Json | undefined)?.versionId) === JSON.stringify((second.encounter.meta as Json | undefined)?.versionId);
+      const sameVersion =
+        JSON.stringify((first.encounter.meta as Json | undefined)?.versionId) === JSON.stringify((second.encounter.meta as Json | undefined)?.versionId);
       if (sameVersion) {
         ctx.check(JSON.stringify(a) === JSON.stringify(b), 'two reads of the same version give different contained ids', {
           requirement: 'encounter.contained-stable-ids',
@@ -348,7 +421,10 @@ export const readChecks: CheckDefinition[] = [
       if (diagnoses.length === 0) {
         if (!declared) ctx.skip('the fixture Encounter has no diagnosis (name one with diagnoses as encounterWithDiagnoses to make this a requirement)');
         ctx.fail(`${key} has no diagnosis although it is declared to have a primary and a secondary one`, {
-          requirement: 'encounter.diagnosis-references-contained-condition', expected: 'diagnoses', actual: encounter.diagnosis ?? null, exchange,
+          requirement: 'encounter.diagnosis-references-contained-condition',
+          expected: 'diagnoses',
+          actual: encounter.diagnosis ?? null,
+          exchange,
         });
       }
       const contained = new Map(containedOf(encounter).map((c) => [localId(c.id), c]));
@@ -368,7 +444,11 @@ export const readChecks: CheckDefinition[] = [
           actual: ref,
           exchange,
         });
-        ctx.check(!referenced.has(ref), `two diagnoses reference ${ref}`, { requirement: 'encounter.contained-condition-per-diagnosis', actual: ref, exchange });
+        ctx.check(!referenced.has(ref), `two diagnoses reference ${ref}`, {
+          requirement: 'encounter.contained-condition-per-diagnosis',
+          actual: ref,
+          exchange,
+        });
         referenced.add(ref);
       });
       const conditions = containedOf(encounter).filter((c) => c.resourceType === 'Condition');
@@ -417,34 +497,65 @@ export const readChecks: CheckDefinition[] = [
     quote: '`rank` 1 marks the primary diagnosis. Ranks 2 and above mark secondary diagnoses in stored order.',
     async run(ctx) {
       const { key, declared, encounter, exchange } = await diagnosedEncounter(ctx);
-      const ranks = diagnosesOf(encounter).map((d) => d.rank).filter((r) => r !== undefined);
-      if (ranks.length === 0 && !declared) ctx.skip('the fixture Encounter has no ranked diagnosis (name one with diagnoses as encounterWithDiagnoses to make this a requirement)');
-      ctx.check(ranks.every((r) => Number.isInteger(r) && (r as number) >= 1), 'a rank is not a positive integer', {
+      const ranks = diagnosesOf(encounter)
+        .map((d) => d.rank)
+        .filter((r) => r !== undefined);
+      if (ranks.length === 0 && !declared)
+        ctx.skip('the fixture Encounter has no ranked diagnosis (name one with diagnoses as encounterWithDiagnoses to make this a requirement)');
+      ctx.check(
+        ranks.every((r) => Number.isInteger(r) && (r as number) >= 1),
+        'a rank is not a positive integer',
+        {
+          requirement: 'encounter.diagnosis-rank-primary',
+          expected: 'integers >= 1',
+          actual: ranks,
+          exchange,
+        },
+      );
+      const primaries = ranks.filter((r) => r === 1).length;
+      ctx.check(primaries <= 1, 'more than one diagnosis has rank 1', {
         requirement: 'encounter.diagnosis-rank-primary',
-        expected: 'integers >= 1',
+        expected: 'at most one rank 1',
         actual: ranks,
         exchange,
       });
-      const primaries = ranks.filter((r) => r === 1).length;
-      ctx.check(primaries <= 1, 'more than one diagnosis has rank 1', { requirement: 'encounter.diagnosis-rank-primary', expected: 'at most one rank 1', actual: ranks, exchange });
       if (declared) {
-        ctx.check(primaries === 1, `${key} is declared to have a primary diagnosis, but no diagnosis has rank 1`, { requirement: 'encounter.diagnosis-rank-primary', expected: 'one rank 1', actual: ranks, exchange });
-        ctx.check(ranks.some((r) => (r as number) >= 2), `${key} is declared to have a secondary diagnosis, but no diagnosis has rank 2 or above`, {
-          requirement: 'encounter.diagnosis-rank-secondary-order', expected: 'a rank 2', actual: ranks, exchange,
+        ctx.check(primaries === 1, `${key} is declared to have a primary diagnosis, but no diagnosis has rank 1`, {
+          requirement: 'encounter.diagnosis-rank-primary',
+          expected: 'one rank 1',
+          actual: ranks,
+          exchange,
         });
+        ctx.check(
+          ranks.some((r) => (r as number) >= 2),
+          `${key} is declared to have a secondary diagnosis, but no diagnosis has rank 2 or above`,
+          {
+            requirement: 'encounter.diagnosis-rank-secondary-order',
+            expected: 'a rank 2',
+            actual: ranks,
+            exchange,
+          },
+        );
       }
       // Secondary ranks number the secondaries in stored order: 2, 3, ... each once. Where each sits in the
       // array is not stated (the stored order itself is checked by encounter.diagnoses-round-trip).
       const secondary = (ranks as number[]).filter((r) => r >= 2).sort((x, y) => x - y);
-      ctx.check(secondary.every((r, i) => r === i + 2), 'secondary ranks are not 2, 3, ... each once', {
-        requirement: 'encounter.diagnosis-rank-secondary-order',
-        expected: secondary.map((_r, i) => i + 2),
-        actual: secondary,
-        exchange,
-      });
+      ctx.check(
+        secondary.every((r, i) => r === i + 2),
+        'secondary ranks are not 2, 3, ... each once',
+        {
+          requirement: 'encounter.diagnosis-rank-secondary-order',
+          expected: secondary.map((_r, i) => i + 2),
+          actual: secondary,
+          exchange,
+        },
+      );
       const ascending = ranks.every((r, i) => i === 0 || (r as number) > (ranks[i - 1] as number));
-      ctx.observe('encounter.diagnosis-array-order', ascending ? 'ascending rank' : { ranksInArrayOrder: diagnosesOf(encounter).map((d) => d.rank ?? null) },
-        'the position of a diagnosis in the array is not stated; only its rank is');
+      ctx.observe(
+        'encounter.diagnosis-array-order',
+        ascending ? 'ascending rank' : { ranksInArrayOrder: diagnosesOf(encounter).map((d) => d.rank ?? null) },
+        'the position of a diagnosis in the array is not stated; only its rank is',
+      );
     },
   }),
 ];

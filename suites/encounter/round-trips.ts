@@ -10,8 +10,21 @@
  */
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  catalogCodeOf, type Comparison, createdIdOf, describeDifferences, encounterBody, expectSuccess, idOf, isObject, type Json, postEncounter,
-  putEncounter, readEncounter, sameResource, searchEncounters, writtenIsRead,
+  catalogCodeOf,
+  type Comparison,
+  createdIdOf,
+  describeDifferences,
+  encounterBody,
+  expectSuccess,
+  idOf,
+  isObject,
+  type Json,
+  postEncounter,
+  putEncounter,
+  readEncounter,
+  sameResource,
+  searchEncounters,
+  writtenIsRead,
 } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 import { area, containedOf, diagnosesOf, localId } from './support.js';
@@ -46,7 +59,10 @@ function judged(body: Json): Json {
 
 function reportComparison(ctx: CheckContext, c: Comparison, what: string, requirement: string, res: HttpResponse, observeKey: string): void {
   ctx.check(c.differences.length === 0, `${what}: ${describeDifferences(c.differences)}`, {
-    requirement, expected: c.differences.map((d) => ({ [d.path]: d.expected })), actual: c.differences.map((d) => ({ [d.path]: d.actual })), exchange: res.exchange.id,
+    requirement,
+    expected: c.differences.map((d) => ({ [d.path]: d.expected })),
+    actual: c.differences.map((d) => ({ [d.path]: d.actual })),
+    exchange: res.exchange.id,
   });
   if (c.displays.length > 0) ctx.observe(observeKey, c.displays, 'display texts the server replaced (a legitimate normalization)');
 }
@@ -58,7 +74,9 @@ async function createFull(ctx: CheckContext, body: Json): Promise<{ id: string; 
   const id = createdIdOf(res, 'Encounter');
   if (id === undefined) {
     ctx.fail('the create answered neither the Encounter with its id nor a Location naming it', {
-      requirement: 'encounter.create-returns-resource', actual: { status: res.status, location: res.headers.location ?? null }, exchange: res.exchange.id,
+      requirement: 'encounter.create-returns-resource',
+      actual: { status: res.status, location: res.headers.location ?? null },
+      exchange: res.exchange.id,
     });
   }
   return { id, res };
@@ -95,10 +113,24 @@ export const roundTripChecks: CheckDefinition[] = [
       const body = fullBody(ctx);
       const { id, res } = await createFull(ctx, body);
       if (isObject(res.json) && res.json.resourceType === 'Encounter') {
-        reportComparison(ctx, writtenIsRead(judged(body), res.json), 'the create response does not carry what was written', 'encounter.create-read-back', res, 'encounter.create-round-trip.response-displays');
+        reportComparison(
+          ctx,
+          writtenIsRead(judged(body), res.json),
+          'the create response does not carry what was written',
+          'encounter.create-read-back',
+          res,
+          'encounter.create-round-trip.response-displays',
+        );
       }
       const read = await readEncounter(ctx, id);
-      reportComparison(ctx, writtenIsRead(judged(body), read.encounter), 'the read after the create does not return what was written', 'encounter.create-read-back', read.res, 'encounter.create-round-trip.displays');
+      reportComparison(
+        ctx,
+        writtenIsRead(judged(body), read.encounter),
+        'the read after the create does not return what was written',
+        'encounter.create-read-back',
+        read.res,
+        'encounter.create-round-trip.displays',
+      );
     },
   }),
   defineCheck({
@@ -116,7 +148,14 @@ export const roundTripChecks: CheckDefinition[] = [
       const res = await putEncounter(ctx, id, before.encounter);
       expectSuccess(ctx, res, 'encounter.update-returns-resource', 'update with the Encounter as read');
       const after = await readEncounter(ctx, id);
-      reportComparison(ctx, sameResource(before.encounter, after.encounter), 'a PUT of the Encounter as read changed it', 'encounter.update-read-back', after.res, 'encounter.update-unchanged.displays');
+      reportComparison(
+        ctx,
+        sameResource(before.encounter, after.encounter),
+        'a PUT of the Encounter as read changed it',
+        'encounter.update-read-back',
+        after.res,
+        'encounter.update-unchanged.displays',
+      );
     },
   }),
   defineCheck({
@@ -124,25 +163,43 @@ export const roundTripChecks: CheckDefinition[] = [
     title: 'written diagnoses read back: each on a contained Condition, rank 1 the primary, ranks 2.. the secondaries in the order written',
     area,
     level: 'MUST',
-    requirements: ['encounter.diagnosis-rank-primary', 'encounter.diagnosis-rank-secondary-order', 'encounter.diagnosis-references-contained-condition', 'encounter.create-read-back'],
+    requirements: [
+      'encounter.diagnosis-rank-primary',
+      'encounter.diagnosis-rank-secondary-order',
+      'encounter.diagnosis-references-contained-condition',
+      'encounter.create-read-back',
+    ],
     quote: '`rank` 1 marks the primary diagnosis. Ranks 2 and above mark secondary diagnoses in stored order.',
     tags,
     fixtures: ['patient', 'practitioner'],
     async run(ctx: CheckContext) {
       const subject = { reference: `Patient/${ctx.fixture('patient')}` };
       const contained = WRITTEN_DIAGNOSES.map((d, i) => ({
-        resourceType: 'Condition', id: `condition-${i + 1}`, subject, code: { coding: [{ system: ICD10, code: d.code, display: d.display }], text: d.display },
+        resourceType: 'Condition',
+        id: `condition-${i + 1}`,
+        subject,
+        code: { coding: [{ system: ICD10, code: d.code, display: d.display }], text: d.display },
       }));
-      const diagnosis = WRITTEN_DIAGNOSES.map((d, i) => (d.rank === undefined ? { condition: { reference: `#condition-${i + 1}` } } : { condition: { reference: `#condition-${i + 1}` }, rank: d.rank }));
+      const diagnosis = WRITTEN_DIAGNOSES.map((d, i) =>
+        d.rank === undefined ? { condition: { reference: `#condition-${i + 1}` } } : { condition: { reference: `#condition-${i + 1}` }, rank: d.rank },
+      );
       const res = await postEncounter(ctx, { ...fullBody(ctx), contained, diagnosis });
       if (res.status >= 400 && res.status < 500) {
         // How diagnoses are written is not stated; a refusal of written diagnoses is recorded, not failed.
-        ctx.observe('encounter.diagnoses-writable', { status: res.status, code: catalogCodeOf(res) ?? null }, 'an Encounter with contained Conditions and ranked diagnoses was refused');
+        ctx.observe(
+          'encounter.diagnoses-writable',
+          { status: res.status, code: catalogCodeOf(res) ?? null },
+          'an Encounter with contained Conditions and ranked diagnoses was refused',
+        );
         return;
       }
       expectSuccess(ctx, res, 'encounter.create-returns-resource', 'create with diagnoses');
       const id = createdIdOf(res, 'Encounter');
-      if (id === undefined) ctx.fail('the create answered neither the Encounter with its id nor a Location naming it', { requirement: 'encounter.create-returns-resource', exchange: res.exchange.id });
+      if (id === undefined)
+        ctx.fail('the create answered neither the Encounter with its id nor a Location naming it', {
+          requirement: 'encounter.create-returns-resource',
+          exchange: res.exchange.id,
+        });
       ctx.observe('encounter.diagnoses-writable', 'accepted');
       const read = await readEncounter(ctx, id);
       const e = read.encounter;
@@ -150,19 +207,35 @@ export const roundTripChecks: CheckDefinition[] = [
       const emitted = diagnosesOf(e).map((d) => ({ code: diagnosisCode(e, d), rank: d.rank, condition: d.condition }));
       const unresolved = emitted.filter((d) => d.code === undefined);
       ctx.check(unresolved.length === 0, `${unresolved.length} diagnoses do not reference a contained Condition`, {
-        requirement: 'encounter.diagnosis-references-contained-condition', expected: '#id of a contained Condition', actual: unresolved.map((d) => d.condition), exchange,
+        requirement: 'encounter.diagnosis-references-contained-condition',
+        expected: '#id of a contained Condition',
+        actual: unresolved.map((d) => d.condition),
+        exchange,
       });
       for (const w of WRITTEN_DIAGNOSES) {
         const found = emitted.filter((d) => d.code === w.code);
-        if (!ctx.check(found.length === 1, `the diagnosis ${w.code} written ${w.rank === undefined ? 'without rank' : `with rank ${w.rank}`} reads back ${found.length} times`, {
-          requirement: 'encounter.create-read-back', expected: 1, actual: found.length, exchange,
-        })) continue;
+        if (
+          !ctx.check(
+            found.length === 1,
+            `the diagnosis ${w.code} written ${w.rank === undefined ? 'without rank' : `with rank ${w.rank}`} reads back ${found.length} times`,
+            {
+              requirement: 'encounter.create-read-back',
+              expected: 1,
+              actual: found.length,
+              exchange,
+            },
+          )
+        )
+          continue;
         if (w.rank === undefined) {
-          ctx.observe('encounter.unranked-diagnosis-rank', found[0]!.rank ?? null, 'a diagnosis written without rank (its kind is the server\'s reading)');
+          ctx.observe('encounter.unranked-diagnosis-rank', found[0]!.rank ?? null, "a diagnosis written without rank (its kind is the server's reading)");
           continue;
         }
         ctx.check(found[0]!.rank === w.rank, `the diagnosis ${w.code} written with rank ${w.rank} reads back with rank ${JSON.stringify(found[0]!.rank)}`, {
-          requirement: w.rank === 1 ? 'encounter.diagnosis-rank-primary' : 'encounter.diagnosis-rank-secondary-order', expected: w.rank, actual: found[0]!.rank ?? null, exchange,
+          requirement: w.rank === 1 ? 'encounter.diagnosis-rank-primary' : 'encounter.diagnosis-rank-secondary-order',
+          expected: w.rank,
+          actual: found[0]!.rank ?? null,
+          exchange,
         });
       }
     },
@@ -182,19 +255,39 @@ export const roundTripChecks: CheckDefinition[] = [
       const first = await readEncounter(ctx, id);
       const updated = await putEncounter(ctx, id, { ...first.encounter, reasonCode: [{ text: `second version by fhir-conformance run ${ctx.runId}` }] });
       expectSuccess(ctx, updated, 'encounter.update-returns-resource', 'update');
-      const results = await searchEncounters(ctx, [['patient', ctx.fixture('patient')], ['_id', id]]);
+      const results = await searchEncounters(ctx, [
+        ['patient', ctx.fixture('patient')],
+        ['_id', id],
+      ]);
       const read = await readEncounter(ctx, id);
       const entry = results.resources.find((r) => idOf(r).toLowerCase() === id.toLowerCase());
       if (!entry) {
         ctx.fail(`the Encounter ${id} just created does not appear in the search by patient and _id`, {
-          requirement: 'pagination.entry-is-read', expected: `an entry ${id}`, actual: results.resources.map(idOf), exchange: results.first.exchange.id,
+          requirement: 'pagination.entry-is-read',
+          expected: `an entry ${id}`,
+          actual: results.resources.map(idOf),
+          exchange: results.first.exchange.id,
         });
       }
       const versionOf = (r: Json) => (isObject(r.meta) ? r.meta.versionId : undefined);
-      ctx.check(versionOf(entry) === versionOf(read.encounter), `the search entry is version ${String(versionOf(entry))}, the read version ${String(versionOf(read.encounter))}`, {
-        requirement: 'pagination.entry-is-read', expected: versionOf(read.encounter), actual: versionOf(entry), exchange: results.first.exchange.id,
-      });
-      reportComparison(ctx, sameResource(read.encounter, entry), 'the search entry differs from the read', 'pagination.entry-is-read', results.first, 'encounter.search-entry.displays');
+      ctx.check(
+        versionOf(entry) === versionOf(read.encounter),
+        `the search entry is version ${String(versionOf(entry))}, the read version ${String(versionOf(read.encounter))}`,
+        {
+          requirement: 'pagination.entry-is-read',
+          expected: versionOf(read.encounter),
+          actual: versionOf(entry),
+          exchange: results.first.exchange.id,
+        },
+      );
+      reportComparison(
+        ctx,
+        sameResource(read.encounter, entry),
+        'the search entry differs from the read',
+        'pagination.entry-is-read',
+        results.first,
+        'encounter.search-entry.displays',
+      );
     },
   }),
 ];

@@ -6,8 +6,20 @@
  */
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  bundleResources, catalogCodeOf, checkFiltered, type Collected, DATE_PREFIXES, dateFilter, type DatePrefix, idOf, isObject, type Json,
-  readEncounter, referencedId, searchEncounters, searchUrl,
+  bundleResources,
+  catalogCodeOf,
+  checkFiltered,
+  type Collected,
+  DATE_PREFIXES,
+  dateFilter,
+  type DatePrefix,
+  idOf,
+  isObject,
+  type Json,
+  readEncounter,
+  referencedId,
+  searchEncounters,
+  searchUrl,
 } from '../../src/service/index.js';
 import { area, RS } from './support.js';
 
@@ -30,21 +42,33 @@ async function baseline(ctx: CheckContext, judge = true): Promise<Baseline> {
   if (!patientId) {
     if (!judge) ctx.skip('the fixture Encounter reads without a Patient subject to search by');
     ctx.fail('the fixture Encounter reads without a Patient subject to search by, although it is declared to have one', {
-      requirement: 'encounter.subject-patient-reference', expected: '{ reference: "Patient/<uuid>" }', actual: encounter.subject ?? null, exchange: res.exchange.id,
+      requirement: 'encounter.subject-patient-reference',
+      expected: '{ reference: "Patient/<uuid>" }',
+      actual: encounter.subject ?? null,
+      exchange: res.exchange.id,
     });
   }
   const base = await searchEncounters(ctx, [['patient', patientId]]);
   const id = idOf(encounter);
   if (judge && (base.complete || base.resources.length === 0)) {
-    ctx.check(base.resources.some((r) => idOf(r) === id), `the search by the fixture Encounter's patient ${base.resources.length === 0 ? 'is empty' : 'lacks the fixture Encounter'}`, {
-      requirement: 'encounter.search-patient', expected: `entries including Encounter/${id}`, actual: { entries: base.resources.length }, exchange: base.first.exchange.id,
-    });
+    ctx.check(
+      base.resources.some((r) => idOf(r) === id),
+      `the search by the fixture Encounter's patient ${base.resources.length === 0 ? 'is empty' : 'lacks the fixture Encounter'}`,
+      {
+        requirement: 'encounter.search-patient',
+        expected: `entries including Encounter/${id}`,
+        actual: { entries: base.resources.length },
+        exchange: base.first.exchange.id,
+      },
+    );
   }
   return { encounter, patientId, base };
 }
 
 const practitionersOf = (e: Json): string[] =>
-  (Array.isArray(e.participant) ? e.participant : []).map((p: unknown) => (isObject(p) ? referencedId(p.individual, 'Practitioner') : undefined)).filter((x): x is string => x !== undefined);
+  (Array.isArray(e.participant) ? e.participant : [])
+    .map((p: unknown) => (isObject(p) ? referencedId(p.individual, 'Practitioner') : undefined))
+    .filter((x): x is string => x !== undefined);
 const classCodeOf = (e: Json): unknown => (isObject(e.class) ? e.class.code : undefined);
 const startOf = (e: Json): unknown => (isObject(e.period) ? e.period.start : undefined);
 
@@ -69,12 +93,20 @@ function filterCheck(opts: {
       const b = await baseline(ctx);
       const chosen = opts.choose(b);
       // What the filter is chosen from is declared on the fixture (a status, a class, a participant, a period).
-      if (typeof chosen === 'string') return ctx.fail(`${chosen}, although the fixture is declared to have it`, { requirement: opts.requirement, actual: null });
+      if (typeof chosen === 'string')
+        return ctx.fail(`${chosen}, although the fixture is declared to have it`, { requirement: opts.requirement, actual: null });
       const results = await searchEncounters(ctx, [['patient', b.patientId], chosen.param]);
       if ((chosen.surely ?? chosen.matches)(b.encounter) && (results.complete || results.resources.length === 0)) {
-        ctx.check(results.resources.some((r) => idOf(r) === idOf(b.encounter)), `${chosen.param[0]}=${chosen.param[1]}: the fixture Encounter, which satisfies the filter, is not returned`, {
-          requirement: opts.requirement, expected: `entries including Encounter/${idOf(b.encounter)}`, actual: { entries: results.resources.length }, exchange: results.first.exchange.id,
-        });
+        ctx.check(
+          results.resources.some((r) => idOf(r) === idOf(b.encounter)),
+          `${chosen.param[0]}=${chosen.param[1]}: the fixture Encounter, which satisfies the filter, is not returned`,
+          {
+            requirement: opts.requirement,
+            expected: `entries including Encounter/${idOf(b.encounter)}`,
+            actual: { entries: results.resources.length },
+            exchange: results.first.exchange.id,
+          },
+        );
       }
       checkFiltered(ctx, {
         what: `${chosen.param[0]}=${chosen.param[1]}`,
@@ -93,7 +125,9 @@ function datePrefixCheck(prefix: DatePrefix | 'none'): CheckDefinition {
   const bare = prefix === 'none';
   return filterCheck({
     slug: bare ? 'search-date-day' : `search-date-${prefix}`,
-    title: bare ? 'Encounter search date=YYYY-MM-DD (no prefix) matches period.start on that day' : `Encounter search date=${prefix}YYYY-MM-DD is satisfied by every result's period.start`,
+    title: bare
+      ? 'Encounter search date=YYYY-MM-DD (no prefix) matches period.start on that day'
+      : `Encounter search date=${prefix}YYYY-MM-DD is satisfied by every result's period.start`,
     requirement: bare ? 'encounter.search-date-day' : 'encounter.search-date-prefixes',
     quote: bare ? '`[prefix]YYYY-MM-DD`' : 'prefixes `eq`, `ne`, `gt`, `ge`, `lt`, `le`.',
     choose: (b) => {
@@ -147,11 +181,25 @@ export const searchChecks: CheckDefinition[] = [
     async run(ctx) {
       const { encounter, patientId, base } = await baseline(ctx);
       const subjectIs = (id: string) => (r: Json) => referencedId(r.subject, 'Patient') === id;
-      checkFiltered(ctx, { what: `patient=${patientId}`, requirement: 'encounter.search-patient', results: base, base: { ...base, resources: [encounter] }, matches: subjectIs(patientId), describe: (r) => r.subject });
+      checkFiltered(ctx, {
+        what: `patient=${patientId}`,
+        requirement: 'encounter.search-patient',
+        results: base,
+        base: { ...base, resources: [encounter] },
+        matches: subjectIs(patientId),
+        describe: (r) => r.subject,
+      });
       if (!ctx.hasFixture('patientNoRecords')) return;
       const none = ctx.fixture('patientNoRecords');
       const results = await searchEncounters(ctx, [['patient', none]]);
-      checkFiltered(ctx, { what: `patient=${none}`, requirement: 'encounter.search-patient', results, base: results, matches: subjectIs(none), describe: (r) => r.subject });
+      checkFiltered(ctx, {
+        what: `patient=${none}`,
+        requirement: 'encounter.search-patient',
+        results,
+        base: results,
+        matches: subjectIs(none),
+        describe: (r) => r.subject,
+      });
     },
   }),
   filterCheck({

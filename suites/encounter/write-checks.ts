@@ -6,8 +6,19 @@
 import { randomUUID } from 'node:crypto';
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  catalogCodeOf, createdIdOf, createEncounter, encounterBody, expectError, expectSuccess, isObject, isSuccess, type Json, postEncounter,
-  putEncounter, refusalProbe, UUID_PATTERN,
+  catalogCodeOf,
+  createdIdOf,
+  createEncounter,
+  encounterBody,
+  expectError,
+  expectSuccess,
+  isObject,
+  isSuccess,
+  type Json,
+  postEncounter,
+  putEncounter,
+  refusalProbe,
+  UUID_PATTERN,
 } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 import { area, CRU, writable } from './support.js';
@@ -35,7 +46,10 @@ function ledgerIfCreated(ctx: CheckContext, res: HttpResponse): void {
 function expectFarDateRefused(ctx: CheckContext, res: HttpResponse, what: string): void {
   if (isSuccess(res)) {
     ctx.fail(`${what} was accepted (${res.status}); a date decades away is outside the registration window`, {
-      requirement: 'encounter.registration-window-422', expected: '422 HPB-00139', actual: res.status, exchange: res.exchange.id,
+      requirement: 'encounter.registration-window-422',
+      expected: '422 HPB-00139',
+      actual: res.status,
+      exchange: res.exchange.id,
     });
   }
   expectError(res, { status: 422, code: 'HPB-00139', requirement: 'encounter.registration-window-422' });
@@ -58,9 +72,24 @@ export const writeChecks: CheckDefinition[] = [
       expectSuccess(ctx, res, 'encounter.create-returns-resource', 'create');
       const e = isObject(res.json) ? res.json : {};
       const exchange = res.exchange.id;
-      ctx.check(e.resourceType === 'Encounter', 'the create response is not an Encounter', { requirement: 'encounter.create-returns-resource', expected: 'Encounter', actual: e.resourceType ?? res.text.slice(0, 120), exchange });
-      ctx.check(typeof e.id === 'string' && UUID_PATTERN.test(e.id), 'the created Encounter has no UUID id', { requirement: 'encounter.create-returns-resource', expected: 'a UUID', actual: e.id, exchange });
-      ctx.check(e.status === sent.status, 'the created Encounter does not carry the status sent', { requirement: 'encounter.create-returns-resource', expected: sent.status, actual: e.status, exchange });
+      ctx.check(e.resourceType === 'Encounter', 'the create response is not an Encounter', {
+        requirement: 'encounter.create-returns-resource',
+        expected: 'Encounter',
+        actual: e.resourceType ?? res.text.slice(0, 120),
+        exchange,
+      });
+      ctx.check(typeof e.id === 'string' && UUID_PATTERN.test(e.id), 'the created Encounter has no UUID id', {
+        requirement: 'encounter.create-returns-resource',
+        expected: 'a UUID',
+        actual: e.id,
+        exchange,
+      });
+      ctx.check(e.status === sent.status, 'the created Encounter does not carry the status sent', {
+        requirement: 'encounter.create-returns-resource',
+        expected: sent.status,
+        actual: e.status,
+        exchange,
+      });
       ctx.observe('encounter.create.status', res.status);
       ctx.observe('encounter.create.client-id-kept', e.id === sent.id);
     },
@@ -133,7 +162,8 @@ export const writeChecks: CheckDefinition[] = [
     area,
     level: 'MUST',
     requirements: ['encounter.create-422', 'encounter.status-values'],
-    quote: 'POST `/fhir/R4/Encounter` | `system/Encounter.cru` | Encounter body (server assigns id) | Encounter | 400 `HPB-00101`, 401 `HPB-00106`, 403 `HPB-00104`, 422 `HPB-00101`',
+    quote:
+      'POST `/fhir/R4/Encounter` | `system/Encounter.cru` | Encounter body (server assigns id) | Encounter | 400 `HPB-00101`, 401 `HPB-00106`, 403 `HPB-00104`, 422 `HPB-00101`',
     tags: ['writes'],
     fixtures: ['patient', 'practitioner'],
     async run(ctx) {
@@ -164,7 +194,8 @@ export const writeChecks: CheckDefinition[] = [
     area,
     level: 'MUST',
     requirements: ['encounter.update-422'],
-    quote: 'PUT `/fhir/R4/Encounter/{id}` | `system/Encounter.cru` | Encounter body | Encounter | 400 `HPB-00101`, 401 `HPB-00106`, 403 `HPB-00104`, 404 `HPB-00102`, 422 `HPB-00101`',
+    quote:
+      'PUT `/fhir/R4/Encounter/{id}` | `system/Encounter.cru` | Encounter body | Encounter | 400 `HPB-00101`, 401 `HPB-00106`, 403 `HPB-00104`, 404 `HPB-00102`, 422 `HPB-00101`',
     tags: ['writes'],
     fixtures: ['patient', 'practitioner'],
     async run(ctx) {
@@ -179,7 +210,8 @@ export const writeChecks: CheckDefinition[] = [
     area,
     level: 'MUST',
     requirements: ['encounter.update-404'],
-    quote: 'PUT `/fhir/R4/Encounter/{id}` | `system/Encounter.cru` | Encounter body | Encounter | 400 `HPB-00101`, 401 `HPB-00106`, 403 `HPB-00104`, 404 `HPB-00102`',
+    quote:
+      'PUT `/fhir/R4/Encounter/{id}` | `system/Encounter.cru` | Encounter body | Encounter | 400 `HPB-00101`, 401 `HPB-00106`, 403 `HPB-00104`, 404 `HPB-00102`',
     tags: ['writes'],
     fixtures: ['patient', 'practitioner'],
     async run(ctx) {
@@ -219,7 +251,12 @@ export const writeChecks: CheckDefinition[] = [
       // The window's size is not shown; a date decades away is outside any registration window.
       const outcomes: Record<string, unknown> = {};
       for (const [label, start, end] of FAR_DATES) {
-        const res = await refusalProbe(ctx, { scopes: CRU, method: 'POST', url: ctx.operation('Encounter', 'create', 'R4').path, body: encounterBody(ctx, { status: 'finished', period: { start, end } }) });
+        const res = await refusalProbe(ctx, {
+          scopes: CRU,
+          method: 'POST',
+          url: ctx.operation('Encounter', 'create', 'R4').path,
+          body: encounterBody(ctx, { status: 'finished', period: { start, end } }),
+        });
         ledgerIfCreated(ctx, res);
         outcomes[`create ${label}`] = outcomeOf(res);
         expectFarDateRefused(ctx, res, `a create with period.start ${start}`);

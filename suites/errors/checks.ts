@@ -6,9 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
-import {
-  catalogCodeOf, catalogFindings, type ErrorSample, expectError, firstIssue, formatFindings, reportFindings,
-} from '../../src/service/index.js';
+import { catalogCodeOf, catalogFindings, type ErrorSample, expectError, firstIssue, formatFindings, reportFindings } from '../../src/service/index.js';
 import { invalidWriteSamples, readOnlySamples, summary } from './support.js';
 
 const area = 'errors';
@@ -23,9 +21,18 @@ function probeGenericCode(ctx: CheckContext, sample: ErrorSample, code: string, 
   const seen = catalogCodeOf(res);
   ctx.observe(`errors.${sample.kind}`, summary(sample));
   const statusRule = seen === code;
-  if (statusRule) ctx.check(res.status === status, `${code} sent with ${res.status}; the catalog gives ${status}`, { requirement, expected: status, actual: res.status, exchange: res.exchange.id });
+  if (statusRule)
+    ctx.check(res.status === status, `${code} sent with ${res.status}; the catalog gives ${status}`, {
+      requirement,
+      expected: status,
+      actual: res.status,
+      exchange: res.exchange.id,
+    });
   // The catalog status of `code` is reported once, above, under its own requirement.
-  reportFindings(ctx, catalogFindings(sample).filter((f) => !(statusRule && f.requirement === 'errors.catalog-code-format' && f.actual === res.status)));
+  reportFindings(
+    ctx,
+    catalogFindings(sample).filter((f) => !(statusRule && f.requirement === 'errors.catalog-code-format' && f.actual === res.status)),
+  );
 }
 
 export const checks: CheckDefinition[] = [
@@ -34,7 +41,12 @@ export const checks: CheckDefinition[] = [
     title: 'errors are OperationOutcomes whose issues hold severity, a FHIR issue type and diagnostics',
     area,
     level: 'MUST',
-    requirements: ['errors.operation-outcome-shape', 'errors.status-and-issue-code-present', 'errors.issue-code-fhir-issue-type', 'errors.details-coding-shape'],
+    requirements: [
+      'errors.operation-outcome-shape',
+      'errors.status-and-issue-code-present',
+      'errors.issue-code-fhir-issue-type',
+      'errors.details-coding-shape',
+    ],
     quote: 'Every error is an `OperationOutcome` with `issue` entries holding `severity`, `code` (a FHIR issue type) and `diagnostics`.',
     fixtures: ['medicationRequest', 'encounter'],
     async run(ctx: CheckContext) {
@@ -43,9 +55,19 @@ export const checks: CheckDefinition[] = [
       for (const s of samples) {
         if (reportFindings(ctx, formatFindings(s)) > 0) continue;
         const issues = ctx.validate(s.release, s.res.json);
-        ctx.check(issues.length === 0, `${s.kind} (${s.res.status}): the OperationOutcome is not valid FHIR ${s.release}: ${issues.slice(0, 2).map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
-          requirement: 'errors.operation-outcome-shape', expected: `valid against the HL7 FHIR ${s.release} schema`, actual: issues.slice(0, 5), exchange: s.res.exchange.id,
-        });
+        ctx.check(
+          issues.length === 0,
+          `${s.kind} (${s.res.status}): the OperationOutcome is not valid FHIR ${s.release}: ${issues
+            .slice(0, 2)
+            .map((i) => `${i.path}: ${i.message}`)
+            .join('; ')}`,
+          {
+            requirement: 'errors.operation-outcome-shape',
+            expected: `valid against the HL7 FHIR ${s.release} schema`,
+            actual: issues.slice(0, 5),
+            exchange: s.res.exchange.id,
+          },
+        );
       }
     },
   }),
@@ -55,13 +77,17 @@ export const checks: CheckDefinition[] = [
     area,
     level: 'MUST',
     requirements: ['errors.catalog-details-coding', 'errors.catalog-code-format', 'errors.prefix-matches-details-code', 'errors.prefix-only-with-catalog-code'],
-    quote: 'Errors with a catalog code also carry `details.coding` (`system` + `code`) and a `diagnostics` text of the form `<CODE>: <message>`, so the code is the part before the first `: `.',
+    quote:
+      'Errors with a catalog code also carry `details.coding` (`system` + `code`) and a `diagnostics` text of the form `<CODE>: <message>`, so the code is the part before the first `: `.',
     fixtures: ['medicationRequest', 'encounter'],
     async run(ctx: CheckContext) {
       const samples = await readOnlySamples(ctx);
       attach(ctx, samples);
       for (const s of samples) reportFindings(ctx, catalogFindings(s));
-      ctx.observe('errors.catalog-codes-seen', samples.map((s) => `${s.kind}: ${catalogCodeOf(s.res) ?? 'none'}`));
+      ctx.observe(
+        'errors.catalog-codes-seen',
+        samples.map((s) => `${s.kind}: ${catalogCodeOf(s.res) ?? 'none'}`),
+      );
     },
   }),
   defineCheck({
@@ -75,10 +101,16 @@ export const checks: CheckDefinition[] = [
     async run(ctx: CheckContext) {
       const samples = await readOnlySamples(ctx);
       attach(ctx, samples);
-      ctx.observe('errors.without-catalog-code', samples.filter((s) => !catalogCodeOf(s.res)).map((s) => `${s.kind} (${s.res.status})`));
-      ctx.observe('errors.issue-code-per-catalog-code', Object.fromEntries(
-        samples.filter((s) => catalogCodeOf(s.res)).map((s) => [`${catalogCodeOf(s.res)} (${s.res.status})`, firstIssue(s.res)?.code ?? null]),
-      ));
+      ctx.observe(
+        'errors.without-catalog-code',
+        samples.filter((s) => !catalogCodeOf(s.res)).map((s) => `${s.kind} (${s.res.status})`),
+      );
+      ctx.observe(
+        'errors.issue-code-per-catalog-code',
+        Object.fromEntries(
+          samples.filter((s) => catalogCodeOf(s.res)).map((s) => [`${catalogCodeOf(s.res)} (${s.res.status})`, firstIssue(s.res)?.code ?? null]),
+        ),
+      );
     },
   }),
   defineCheck({
@@ -87,7 +119,8 @@ export const checks: CheckDefinition[] = [
     area,
     level: 'MUST',
     requirements: ['catalog.hpb-00101', 'errors.invalid-issue-code'],
-    quote: 'Validation error. Body must match the FHIR R4 schema; `resourceType` and required fields present. Also used with 422 (unprocessable entity) in endpoint tables.',
+    quote:
+      'Validation error. Body must match the FHIR R4 schema; `resourceType` and required fields present. Also used with 422 (unprocessable entity) in endpoint tables.',
     tags: ['writes'],
     fixtures: ['patient'],
     async run(ctx: CheckContext) {
@@ -98,13 +131,21 @@ export const checks: CheckDefinition[] = [
         try {
           expectError(s.res, { status: [400, 422], code: codes, requirement: 'catalog.hpb-00101' });
         } catch (e) {
-          ctx.check(false, `${s.kind}: ${(e as Error).message}`, { requirement: 'catalog.hpb-00101', expected: `${codes.join(' or ')} with 400 or 422`, actual: summary(s), exchange: s.res.exchange.id });
+          ctx.check(false, `${s.kind}: ${(e as Error).message}`, {
+            requirement: 'catalog.hpb-00101',
+            expected: `${codes.join(' or ')} with 400 or 422`,
+            actual: summary(s),
+            exchange: s.res.exchange.id,
+          });
           continue;
         }
         const issueCode = firstIssue(s.res)?.code;
         if (s.res.status === 400 && catalogCodeOf(s.res) === 'HPB-00101')
           ctx.check(issueCode === 'invalid', `${s.kind}: 400 HPB-00101 with issue code ${String(issueCode)}, not invalid`, {
-            requirement: 'errors.invalid-issue-code', expected: 'invalid', actual: issueCode, exchange: s.res.exchange.id,
+            requirement: 'errors.invalid-issue-code',
+            expected: 'invalid',
+            actual: issueCode,
+            exchange: s.res.exchange.id,
           });
       }
     },

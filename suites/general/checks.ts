@@ -5,8 +5,22 @@
  */
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  createdIdOf, createOwn, expectSuccess, isObject, newMedicationRequest, postMedicationRequest, putMedicationRequest, randomId, READ_SCOPES,
-  MEDICATION_REQUEST, readMedicationRequest, readUrl, refusalProbe, type Resource, searchMedicationRequests, UUID_PATTERN,
+  createdIdOf,
+  createOwn,
+  expectSuccess,
+  isObject,
+  newMedicationRequest,
+  postMedicationRequest,
+  putMedicationRequest,
+  randomId,
+  READ_SCOPES,
+  MEDICATION_REQUEST,
+  readMedicationRequest,
+  readUrl,
+  refusalProbe,
+  type Resource,
+  searchMedicationRequests,
+  UUID_PATTERN,
 } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 
@@ -56,7 +70,17 @@ export const conventionChecks: CheckDefinition[] = [
     async run(ctx) {
       const { resource } = await readMedicationRequest(ctx, ctx.fixture('medicationRequest'));
       const shape = (v: unknown): unknown =>
-        Array.isArray(v) ? (v.length ? [shape(v[0])] : []) : isObject(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, shape(v[k])])) : typeof v;
+        Array.isArray(v)
+          ? v.length
+            ? [shape(v[0])]
+            : []
+          : isObject(v)
+            ? Object.fromEntries(
+                Object.keys(v)
+                  .sort()
+                  .map((k) => [k, shape(v[k])]),
+              )
+            : typeof v;
       for (const field of ['medicationCodeableConcept', 'dosageInstruction', 'dispenseRequest', 'note', 'reasonCode'])
         if (resource[field] !== undefined) ctx.observe(`medication-request.${field}.shape`, shape(resource[field]));
     },
@@ -72,7 +96,10 @@ export const conventionChecks: CheckDefinition[] = [
     async run(ctx) {
       for (const { resource, res } of await samples(ctx)) {
         ctx.check(typeof resource.id === 'string' && UUID_PATTERN.test(resource.id), `id ${JSON.stringify(resource.id)} is not a UUID`, {
-          requirement: 'general.id-uuid', expected: '8-4-4-4-12 hex UUID', actual: resource.id, exchange: res.exchange.id,
+          requirement: 'general.id-uuid',
+          expected: '8-4-4-4-12 hex UUID',
+          actual: resource.id,
+          exchange: res.exchange.id,
         });
       }
     },
@@ -88,13 +115,23 @@ export const conventionChecks: CheckDefinition[] = [
     async run(ctx) {
       for (const { resource, res } of await samples(ctx)) {
         const refs = referencesIn(resource);
-        ctx.check(refs.some((r) => r.path === 'subject'), `MedicationRequest ${String(resource.id)} has no subject reference object`, {
-          requirement: 'general.reference-format', expected: 'subject: { reference: "Patient/<uuid>" }', actual: resource.subject, exchange: res.exchange.id,
-        });
+        ctx.check(
+          refs.some((r) => r.path === 'subject'),
+          `MedicationRequest ${String(resource.id)} has no subject reference object`,
+          {
+            requirement: 'general.reference-format',
+            expected: 'subject: { reference: "Patient/<uuid>" }',
+            actual: resource.subject,
+            exchange: res.exchange.id,
+          },
+        );
         for (const { path, ref } of refs) {
           const value = ref.reference;
           ctx.check(typeof value === 'string' && REFERENCE.test(value), `${String(resource.id)} ${path}.reference is ${JSON.stringify(value)}`, {
-            requirement: 'general.reference-format', expected: '<ResourceType>/<uuid>', actual: value, exchange: res.exchange.id,
+            requirement: 'general.reference-format',
+            expected: '<ResourceType>/<uuid>',
+            actual: value,
+            exchange: res.exchange.id,
           });
         }
       }
@@ -115,7 +152,10 @@ export const conventionChecks: CheckDefinition[] = [
           if (!('display' in ref)) continue;
           displays++;
           ctx.check(typeof ref.display === 'string', `${String(resource.id)} ${path}.display is not a string`, {
-            requirement: 'general.reference-display', expected: 'a string', actual: ref.display, exchange: res.exchange.id,
+            requirement: 'general.reference-display',
+            expected: 'a string',
+            actual: ref.display,
+            exchange: res.exchange.id,
           });
         }
       }
@@ -137,7 +177,10 @@ export const conventionChecks: CheckDefinition[] = [
         for (const [field, value] of stamps) {
           if (value === undefined) continue;
           ctx.check(typeof value === 'string' && ISO_DATE_TIME.test(value), `${String(resource.id)} ${field} is ${JSON.stringify(value)}`, {
-            requirement: 'general.timestamps-iso8601', expected: 'YYYY-MM-DDThh:mm[:ss[.f]][offset]', actual: value, exchange: res.exchange.id,
+            requirement: 'general.timestamps-iso8601',
+            expected: 'YYYY-MM-DDThh:mm[:ss[.f]][offset]',
+            actual: value,
+            exchange: res.exchange.id,
           });
         }
       }
@@ -162,12 +205,18 @@ export const conventionChecks: CheckDefinition[] = [
       expectSuccess(ctx, res, 'general.id-server-assigned', 'create with a client-supplied id');
       const id = createdIdOf(res, 'MedicationRequest');
       ctx.check(typeof id === 'string' && id.toLowerCase() !== clientId, `the created MedicationRequest kept the client-supplied id ${clientId}`, {
-        requirement: 'general.id-server-assigned', expected: 'a server-assigned id', actual: id, exchange: res.exchange.id,
+        requirement: 'general.id-server-assigned',
+        expected: 'a server-assigned id',
+        actual: id,
+        exchange: res.exchange.id,
       });
       // A 404 is the answer: a server error here is judged (no 5xx retries), not left without a verdict.
       const probe = await refusalProbe(ctx, { scopes: READ_SCOPES, url: readUrl(ctx, MEDICATION_REQUEST, clientId) });
       ctx.check(probe.status === 404, `GET of the client-supplied id answered ${probe.status}`, {
-        requirement: 'general.id-server-assigned', expected: 404, actual: probe.status, exchange: probe.exchange.id,
+        requirement: 'general.id-server-assigned',
+        expected: 404,
+        actual: probe.status,
+        exchange: probe.exchange.id,
       });
       ctx.observe('general.client-id-on-create', { handling: 'ignored', status: res.status });
     },

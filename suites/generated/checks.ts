@@ -5,9 +5,7 @@
  * write with a published request schema, invalid bodies (HPB-00101).
  */
 import { type CheckContext, type CheckDefinition, type CheckTag, defineCheck } from '../../src/engine/index.js';
-import {
-  catalogCodeOf, createdIdOf, expectError, firstIssue, letterVerdict, minimalResource, parseScope, tokenFor,
-} from '../../src/service/index.js';
+import { catalogCodeOf, createdIdOf, expectError, firstIssue, letterVerdict, minimalResource, parseScope, tokenFor } from '../../src/service/index.js';
 import type { ModelOperation, OperationModel } from '../../src/discovery/model.js';
 import type { HttpResponse } from '../../src/http/index.js';
 import { requirementById } from '../../src/requirements/index.js';
@@ -65,10 +63,12 @@ function recordCreated(ctx: CheckContext, op: ModelOperation, res: HttpResponse)
 function slugs(ops: readonly ModelOperation[]): Map<ModelOperation, string> {
   const count = new Map<string, number>();
   for (const op of ops) count.set(kebab(op.operationId), (count.get(kebab(op.operationId)) ?? 0) + 1);
-  return new Map(ops.map((op) => {
-    const base = kebab(op.operationId);
-    return [op, count.get(base)! > 1 ? `${base}-${op.release.toLowerCase()}` : base];
-  }));
+  return new Map(
+    ops.map((op) => {
+      const base = kebab(op.operationId);
+      return [op, count.get(base)! > 1 ? `${base}-${op.release.toLowerCase()}` : base];
+    }),
+  );
 }
 
 /** A scope of another resource, preferring the same letters (so only the resource differs). */
@@ -84,7 +84,10 @@ function otherResourceScope(model: OperationModel, op: ModelOperation): string |
 function otherLetterSets(model: OperationModel, op: ModelOperation): string[] {
   const own = parseScope(op.scope);
   if (!own) return [];
-  const sets = model.operations.map((o) => parseScope(o.scope)).filter((p) => p?.resource === op.resource).map((p) => p!.letters);
+  const sets = model.operations
+    .map((o) => parseScope(o.scope))
+    .filter((p) => p?.resource === op.resource)
+    .map((p) => p!.letters);
   return [...new Set(sets)].filter((l) => l !== own.letters).sort();
 }
 
@@ -133,7 +136,8 @@ function lettersCheck(op: ModelOperation, slug: string, letters: string): CheckD
   const held = `system/${op.resource}.${letters}`;
   const verdict = letterVerdict(letters, own.letters, op.interaction);
   const cOnlyRule = op.resource === 'MedicationRequest' && letters === 'c' ? 'scopes.medication-request-c-not-enough-for-others' : undefined;
-  const cruCreate = op.resource === 'MedicationRequest' && op.interaction === 'create' && letters === 'cru' ? 'scopes.medication-request-create-with-cru' : undefined;
+  const cruCreate =
+    op.resource === 'MedicationRequest' && op.interaction === 'create' && letters === 'cru' ? 'scopes.medication-request-create-with-cru' : undefined;
   const id = `generated.${slug}.letters-${letters}`;
   if (verdict === 'open') {
     return defineCheck({
@@ -157,7 +161,14 @@ function lettersCheck(op: ModelOperation, slug: string, letters: string): CheckD
     title: `${describeOp(op)} with only ${held} gives 403 HPB-00104`,
     area,
     level: 'MUST',
-    requirements: existing([perOp(op, '403'), 'scopes.insufficient-403', 'catalog.hpb-00104', letterRuleOf(op, own.letters), cOnlyRule, ...resourceScopeIds(op)]),
+    requirements: existing([
+      perOp(op, '403'),
+      'scopes.insufficient-403',
+      'catalog.hpb-00104',
+      letterRuleOf(op, own.letters),
+      cOnlyRule,
+      ...resourceScopeIds(op),
+    ]),
     quote: QUOTE_403,
     tags: tagsOf(op),
     async run(ctx) {
@@ -214,11 +225,19 @@ function requiredScopeCheck(op: ModelOperation, slug: string): CheckDefinition {
 
 function invalidPayloadCheck(op: ModelOperation, slug: string, schema: object, variant: InvalidVariant): CheckDefinition {
   const id = `generated.${slug}.invalid-${variantSlug(variant)}`;
-  const rule = variant.kind === 'missing' ? ['catalog.hpb-00101-required-fields']
-    : variant.kind === 'wrong-resource-type' ? ['catalog.hpb-00101-required-fields', 'catalog.hpb-00101-schema']
-    : ['catalog.hpb-00101-schema'];
+  const rule =
+    variant.kind === 'missing'
+      ? ['catalog.hpb-00101-required-fields']
+      : variant.kind === 'wrong-resource-type'
+        ? ['catalog.hpb-00101-required-fields', 'catalog.hpb-00101-schema']
+        : ['catalog.hpb-00101-schema'];
   const requirement = rule[0]!;
-  const what = variant.kind === 'missing' ? `without ${variant.field}` : variant.kind === 'wrong-resource-type' ? 'with a wrong resourceType' : `with ${variant.field} not of type ${variant.jsonType}`;
+  const what =
+    variant.kind === 'missing'
+      ? `without ${variant.field}`
+      : variant.kind === 'wrong-resource-type'
+        ? 'with a wrong resourceType'
+        : `with ${variant.field} not of type ${variant.jsonType}`;
   return defineCheck({
     id,
     title: `${describeOp(op)} ${what} gives 400 or 422 HPB-00101`,

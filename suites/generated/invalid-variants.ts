@@ -8,10 +8,7 @@
 import { generate, type JsonSchema } from 'json-schema-faker';
 import { isObject, type Resource } from '../../src/service/index.js';
 
-export type InvalidVariant =
-  | { kind: 'missing'; field: string }
-  | { kind: 'wrong-resource-type' }
-  | { kind: 'wrong-type'; field: string; jsonType: string };
+export type InvalidVariant = { kind: 'missing'; field: string } | { kind: 'wrong-resource-type' } | { kind: 'wrong-type'; field: string; jsonType: string };
 
 const JSON_TYPES = ['string', 'number', 'integer', 'boolean', 'object', 'array'] as const;
 
@@ -49,7 +46,7 @@ export function variantSlug(v: InvalidVariant): string {
 function otherTypeValue(jsonType: string): unknown {
   if (jsonType === 'string') return 12345;
   if (jsonType === 'array') return { not: 'an array' };
-  return 'not-a-' + jsonType;
+  return `not-a-${jsonType}`;
 }
 
 /** 32-bit FNV-1a of the check id: the faker seed. */

@@ -71,7 +71,8 @@ export async function prepareCall(ctx: CheckContext, op: ModelOperation, body?: 
   const id = hasIdParam(op) ? await targetIdFor(ctx, op) : undefined;
   const url = ctx.path(op.path, id === undefined ? {} : { id }) + (op.interaction === 'search-type' ? searchQuery(ctx, op) : '');
   if (!isWrite(op)) return { method: op.method, url, headers: FHIR_HEADERS };
-  if (op.interaction === 'operation') return { method: op.method, url, body: 'fhir-conformance upload', headers: { ...FHIR_HEADERS, 'content-type': 'text/plain' } };
+  if (op.interaction === 'operation')
+    return { method: op.method, url, body: 'fhir-conformance upload', headers: { ...FHIR_HEADERS, 'content-type': 'text/plain' } };
   const resource = body ?? minimalResource(ctx, op.release, op.resource);
   return { method: op.method, url, body: op.interaction === 'update' && id !== undefined ? { ...resource, id } : resource, headers: FHIR_HEADERS };
 }

@@ -8,7 +8,11 @@ import { PATHS, FHIR_BODY_REQUIREMENT, INVARIANTS } from '../../src/service/inde
 
 const RUN_WIDE = [
   ...INVARIANTS,
-  { id: 'fhir-json-resources', title: 'successful FHIR responses are valid FHIR resources in JSON (HL7 schema of the release)', requirements: [FHIR_BODY_REQUIREMENT] },
+  {
+    id: 'fhir-json-resources',
+    title: 'successful FHIR responses are valid FHIR resources in JSON (HL7 schema of the release)',
+    requirements: [FHIR_BODY_REQUIREMENT],
+  },
 ];
 
 export const checks: CheckDefinition[] = RUN_WIDE.map((inv) =>

@@ -18,8 +18,18 @@
  */
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  expectError, ISSUANCE_RECOVERY_TAGS, issued, issuanceEpisode, issuanceRecovery, judgeIssuanceCeiling, judgeRetryAfterValue, judgeRetryAfterWait,
-  refusedBy, type Timed, timings, type Verdict,
+  expectError,
+  ISSUANCE_RECOVERY_TAGS,
+  issued,
+  issuanceEpisode,
+  issuanceRecovery,
+  judgeIssuanceCeiling,
+  judgeRetryAfterValue,
+  judgeRetryAfterWait,
+  refusedBy,
+  type Timed,
+  timings,
+  type Verdict,
 } from '../../src/service/index.js';
 
 const area = 'issuance-limit';
@@ -48,11 +58,20 @@ export const checks: CheckDefinition[] = [
       const ep = await issuanceEpisode(ctx);
       const b = ep.first;
       for (const r of b.refusals.slice(0, 5)) ctx.attach(r.res.exchange);
-      ctx.observe('issuance-limit.burst', { sent: b.sent, issued: b.issued, refused: b.refusals.length, spanMs: b.spanMs, spread: b.spread, ...timings(b.hits) });
+      ctx.observe('issuance-limit.burst', {
+        sent: b.sent,
+        issued: b.issued,
+        refused: b.refusals.length,
+        spanMs: b.spanMs,
+        spread: b.spread,
+        ...timings(b.hits),
+      });
       if (ep.attempts.length > 1) ctx.observe('issuance-limit.bursts', ep.attempts);
       const refusal = b.hits.find(refusedBy);
       if (ep.verdict.verdict === 'inconclusive' && ep.attempts.length > 1) {
-        ctx.skip(`inconclusive on this run, the target's timing left the rule unobservable: ${ep.attempts.map((a) => (a.message?.startsWith('not ') ? a.message : `${a.spread ? 'spread over a window' : 'sent at once'}: ${a.message}`)).join('; then ')}`);
+        ctx.skip(
+          `inconclusive on this run, the target's timing left the rule unobservable: ${ep.attempts.map((a) => (a.message?.startsWith('not ') ? a.message : `${a.spread ? 'spread over a window' : 'sent at once'}: ${a.message}`)).join('; then ')}`,
+        );
       }
       settle(ctx, ep.verdict, refusal?.res.exchange.id ?? b.hits.at(-1)?.res.exchange.id);
       const res = refusal!.res;
@@ -71,7 +90,7 @@ export const checks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'issuance-limit.window-recovers',
-    title: 'once the 429\'s Retry-After has elapsed, token issuance works again (a Retry-After shorter than the real wait fails)',
+    title: "once the 429's Retry-After has elapsed, token issuance works again (a Retry-After shorter than the real wait fails)",
     area,
     level: 'MUST',
     requirements: ['issuance-limit.fixed-window', 'catalog.hpb-00105', 'rate-limit.retry-after'],
@@ -92,15 +111,25 @@ export const checks: CheckDefinition[] = [
       const seconds = raw !== undefined && /^\s*\d+\s*$/.test(raw) ? Number(raw) : undefined;
       if (seconds !== undefined) {
         const v = judgeRetryAfterWait({ refused: recovery.waitedFor, retryAfterS: seconds, after: { ...after, status: issued(res) ? 200 : res.status } });
-        if (v.verdict === 'fail') ctx.fail(`token issuance: ${v.message}`, { requirement: 'issuance-limit.fixed-window', expected: v.expected, actual: v.actual, exchange: res.exchange.id });
+        if (v.verdict === 'fail')
+          ctx.fail(`token issuance: ${v.message}`, {
+            requirement: 'issuance-limit.fixed-window',
+            expected: v.expected,
+            actual: v.actual,
+            exchange: res.exchange.id,
+          });
         if (v.verdict === 'pass') return;
       }
-      ctx.check(issued(res), `after waiting ${waitS} s (${recovery.advised ? `Retry-After ${recovery.header}` : 'one window: no Retry-After'}), a token request got HTTP ${res.status}`, {
-        requirement: 'issuance-limit.fixed-window',
-        expected: '2xx with access_token',
-        actual: res.status,
-        exchange: res.exchange.id,
-      });
+      ctx.check(
+        issued(res),
+        `after waiting ${waitS} s (${recovery.advised ? `Retry-After ${recovery.header}` : 'one window: no Retry-After'}), a token request got HTTP ${res.status}`,
+        {
+          requirement: 'issuance-limit.fixed-window',
+          expected: '2xx with access_token',
+          actual: res.status,
+          exchange: res.exchange.id,
+        },
+      );
     },
   }),
   defineCheck({
@@ -115,7 +144,12 @@ export const checks: CheckDefinition[] = [
     async run(ctx: CheckContext) {
       const recovery = await issuanceRecovery(ctx);
       if (!recovery) ctx.skip('the first burst met no 429 (see issuance-limit.excess-429)');
-      if (!recovery.second) ctx.skip(recovery.res ? 'no token after the Retry-After wait (see issuance-limit.window-recovers)' : 'Retry-After asks for more than three windows; not waited out');
+      if (!recovery.second)
+        ctx.skip(
+          recovery.res
+            ? 'no token after the Retry-After wait (see issuance-limit.window-recovers)'
+            : 'Retry-After asks for more than three windows; not waited out',
+        );
       const second = recovery.second;
       for (const h of second.hits.slice(-3)) ctx.attach(h.res.exchange);
       // Any 429 of the first burst anchors the count; the last one sent leaves the most of the window after it.

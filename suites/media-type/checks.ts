@@ -14,12 +14,15 @@ const ACCEPT = { accept: FHIR_JSON };
 
 /** The media type of a response without parameters (charset), lower case. */
 export function mediaTypeOf(res: HttpResponse): string | undefined {
-  return res.headers['content-type']?.split(';')[0]!.trim().toLowerCase();
+  return res.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
 }
 
 function expectFhirJson(ctx: CheckContext, res: HttpResponse, what: string, requirement = 'media-type.fhir-json'): boolean {
   return ctx.check(mediaTypeOf(res) === FHIR_JSON, `${what} (${res.status}) answered Content-Type ${res.headers['content-type'] ?? '(none)'}`, {
-    requirement, expected: FHIR_JSON, actual: res.headers['content-type'] ?? null, exchange: res.exchange.id,
+    requirement,
+    expected: FHIR_JSON,
+    actual: res.headers['content-type'] ?? null,
+    exchange: res.exchange.id,
   });
 }
 
@@ -69,9 +72,15 @@ export const checks: CheckDefinition[] = [
       ];
       for (const [release, url, scope] of reads) {
         const res = await ctx.fhir({ scopes: [scope], url, headers: ACCEPT });
-        if (!ctx.check(res.status === 200, `${release} read with Accept: ${FHIR_JSON} answered ${res.status}`, {
-          requirement: 'media-type.read-accept', expected: 200, actual: res.status, exchange: res.exchange.id,
-        })) continue;
+        if (
+          !ctx.check(res.status === 200, `${release} read with Accept: ${FHIR_JSON} answered ${res.status}`, {
+            requirement: 'media-type.read-accept',
+            expected: 200,
+            actual: res.status,
+            exchange: res.exchange.id,
+          })
+        )
+          continue;
         expectFhirJson(ctx, res, `${release} read`, 'media-type.read-accept');
       }
     },
@@ -87,8 +96,11 @@ export const checks: CheckDefinition[] = [
     fixtures: ['patient'],
     async run(ctx: CheckContext) {
       const res = await ctx.fhir({
-        scopes: ['system/MedicationRequest.c'], method: 'POST', url: pathOf(ctx, 'R4', 'MedicationRequest', 'create'),
-        headers: { 'content-type': FHIR_JSON, ...ACCEPT }, body: JSON.stringify(minimalResource(ctx, 'R4', 'MedicationRequest')),
+        scopes: ['system/MedicationRequest.c'],
+        method: 'POST',
+        url: pathOf(ctx, 'R4', 'MedicationRequest', 'create'),
+        headers: { 'content-type': FHIR_JSON, ...ACCEPT },
+        body: JSON.stringify(minimalResource(ctx, 'R4', 'MedicationRequest')),
       });
       const id = createdId(res);
       if (id) ctx.created('MedicationRequest', id);
@@ -108,8 +120,12 @@ export const checks: CheckDefinition[] = [
     fixtures: ['patient'],
     async run(ctx: CheckContext) {
       const res = await ctx.fhir({
-        scopes: ['system/MedicationRequest.c'], method: 'POST', url: pathOf(ctx, 'R4', 'MedicationRequest', 'create'), retry: 'none',
-        headers: { 'content-type': 'text/plain', ...ACCEPT }, body: JSON.stringify(minimalResource(ctx, 'R4', 'MedicationRequest')),
+        scopes: ['system/MedicationRequest.c'],
+        method: 'POST',
+        url: pathOf(ctx, 'R4', 'MedicationRequest', 'create'),
+        retry: 'none',
+        headers: { 'content-type': 'text/plain', ...ACCEPT },
+        body: JSON.stringify(minimalResource(ctx, 'R4', 'MedicationRequest')),
       });
       const id = createdId(res);
       if (id && res.status < 300) ctx.created('MedicationRequest', id);
@@ -132,7 +148,10 @@ export const checks: CheckDefinition[] = [
       expectStatus(res, 200, 'discovery.openapi-3-0-3');
       ctx.observe('media-type.openapi-content-type', res.headers['content-type'] ?? null, 'the media type of /openapi.json is not stated');
       ctx.check(isObject(res.json), '/openapi.json is not a JSON object', {
-        requirement: 'discovery.openapi-3-0-3', expected: 'a JSON object', actual: res.text.slice(0, 120), exchange: res.exchange.id,
+        requirement: 'discovery.openapi-3-0-3',
+        expected: 'a JSON object',
+        actual: res.text.slice(0, 120),
+        exchange: res.exchange.id,
       });
     },
   }),

@@ -4,7 +4,16 @@
  */
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  catalogCodeOf, expectError, outcomeSummary, randomId, READ_SCOPES, MEDICATION_REQUEST, readMedicationRequest, readUrl, refusalProbe, type Resource,
+  catalogCodeOf,
+  expectError,
+  outcomeSummary,
+  randomId,
+  READ_SCOPES,
+  MEDICATION_REQUEST,
+  readMedicationRequest,
+  readUrl,
+  refusalProbe,
+  type Resource,
   searchMedicationRequests,
 } from '../../src/service/index.js';
 import { expectValidationError, NOT_FOUND_CODES, referenceOf, sameReference } from './support.js';
@@ -13,8 +22,22 @@ const area = 'medication-request';
 
 /** Fields of the spec's MedicationRequest table. */
 const TABLE_FIELDS = new Set([
-  'resourceType', 'id', 'meta', 'status', 'intent', 'groupIdentifier', 'medicationCodeableConcept', 'subject', 'encounter',
-  'requester', 'authoredOn', 'reasonCode', 'dosageInstruction', 'dispenseRequest', 'substitution', 'note',
+  'resourceType',
+  'id',
+  'meta',
+  'status',
+  'intent',
+  'groupIdentifier',
+  'medicationCodeableConcept',
+  'subject',
+  'encounter',
+  'requester',
+  'authoredOn',
+  'reasonCode',
+  'dosageInstruction',
+  'dispenseRequest',
+  'substitution',
+  'note',
 ]);
 
 /** Pages followed when a search must see every match (100 per page). */
@@ -41,8 +64,10 @@ export const readSearchChecks: CheckDefinition[] = [
     area,
     level: 'MUST',
     requirements: [
-      'medication-request.read-returns-resource', 'medication-request.resource-type',
-      'medication-request.status-required', 'medication-request.intent-order-on-read',
+      'medication-request.read-returns-resource',
+      'medication-request.resource-type',
+      'medication-request.status-required',
+      'medication-request.intent-order-on-read',
     ],
     quote: 'GET `/fhir/R4/MedicationRequest/{id}` | `system/MedicationRequest.rs` | none | MedicationRequest',
     fixtures: ['medicationRequest'],
@@ -51,13 +76,22 @@ export const readSearchChecks: CheckDefinition[] = [
       const { res, resource } = await readMedicationRequest(ctx, id);
       const exchange = res.exchange.id;
       ctx.check(typeof resource.id === 'string' && resource.id.toLowerCase() === id.toLowerCase(), 'the resource read is not the one requested', {
-        requirement: 'medication-request.read-returns-resource', expected: id, actual: resource.id, exchange,
+        requirement: 'medication-request.read-returns-resource',
+        expected: id,
+        actual: resource.id,
+        exchange,
       });
       ctx.check(typeof resource.status === 'string' && resource.status !== '', 'status is missing', {
-        requirement: 'medication-request.status-required', expected: 'a status', actual: resource.status, exchange,
+        requirement: 'medication-request.status-required',
+        expected: 'a status',
+        actual: resource.status,
+        exchange,
       });
       ctx.check(resource.intent === 'order', `intent is ${JSON.stringify(resource.intent)}, not order`, {
-        requirement: 'medication-request.intent-order-on-read', expected: 'order', actual: resource.intent, exchange,
+        requirement: 'medication-request.intent-order-on-read',
+        expected: 'order',
+        actual: resource.intent,
+        exchange,
       });
     },
   }),
@@ -72,7 +106,10 @@ export const readSearchChecks: CheckDefinition[] = [
     async run(ctx) {
       const { res, resource } = await readMedicationRequest(ctx, ctx.fixture('medicationRequestUnknownStatus'));
       ctx.check(resource.status === 'unknown', `status is ${JSON.stringify(resource.status)}, not unknown`, {
-        requirement: 'medication-request.status-unknown-emitted', expected: 'unknown', actual: resource.status, exchange: res.exchange.id,
+        requirement: 'medication-request.status-unknown-emitted',
+        expected: 'unknown',
+        actual: resource.status,
+        exchange: res.exchange.id,
       });
     },
   }),
@@ -86,7 +123,10 @@ export const readSearchChecks: CheckDefinition[] = [
     fixtures: ['medicationRequest'],
     async run(ctx) {
       const { resource } = await readMedicationRequest(ctx, ctx.fixture('medicationRequest'));
-      ctx.observe('medication-request.fields-outside-table', Object.keys(resource).filter((k) => !TABLE_FIELDS.has(k)));
+      ctx.observe(
+        'medication-request.fields-outside-table',
+        Object.keys(resource).filter((k) => !TABLE_FIELDS.has(k)),
+      );
       ctx.observe('medication-request.group-identifier', resource.groupIdentifier ?? null, 'may carry the parent prescription; the spec does not say');
     },
   }),
@@ -96,7 +136,8 @@ export const readSearchChecks: CheckDefinition[] = [
     area,
     level: 'MUST',
     requirements: ['medication-request.read-404', 'catalog.hpb-00102', 'catalog.hpb-00111'],
-    quote: 'GET `/fhir/R4/MedicationRequest/{id}` | `system/MedicationRequest.rs` | none | MedicationRequest | 401 `HPB-00106`, 403 `HPB-00104`, 404 `HPB-00102`',
+    quote:
+      'GET `/fhir/R4/MedicationRequest/{id}` | `system/MedicationRequest.rs` | none | MedicationRequest | 401 `HPB-00106`, 403 `HPB-00104`, 404 `HPB-00102`',
     async run(ctx) {
       // A 404 is the answer: a server error here is judged (no 5xx retries), not left without a verdict.
       const res = await refusalProbe(ctx, { scopes: READ_SCOPES, url: readUrl(ctx, MEDICATION_REQUEST, randomId()) });
@@ -117,7 +158,7 @@ export const readSearchChecks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'medication-request.search-by-patient',
-    title: 'a search by patient returns only that patient\'s MedicationRequests',
+    title: "a search by patient returns only that patient's MedicationRequests",
     area,
     level: 'MUST',
     requirements: ['medication-request.search-by-patient', 'medication-request.search-returns-bundle'],
@@ -131,16 +172,33 @@ export const readSearchChecks: CheckDefinition[] = [
         // The target reads the fixture MedicationRequest as this patient's: the search must return it.
         const found = resources.some((r) => typeof r.id === 'string' && typeof own.id === 'string' && r.id.toLowerCase() === own.id.toLowerCase());
         if (resources.length === 0 || complete) {
-          ctx.check(found, `the search by patient ${resources.length === 0 ? 'is empty' : 'lacks the fixture MedicationRequest'} although the fixture MedicationRequest ${String(own.id)} reads as that patient's`, {
-            requirement: 'medication-request.search-by-patient', expected: `entries including MedicationRequest/${String(own.id)}`, actual: { entries: resources.length }, exchange: pages[0]!.exchange.id,
-          });
+          ctx.check(
+            found,
+            `the search by patient ${resources.length === 0 ? 'is empty' : 'lacks the fixture MedicationRequest'} although the fixture MedicationRequest ${String(own.id)} reads as that patient's`,
+            {
+              requirement: 'medication-request.search-by-patient',
+              expected: `entries including MedicationRequest/${String(own.id)}`,
+              actual: { entries: resources.length },
+              exchange: pages[0]!.exchange.id,
+            },
+          );
         }
-      } else if (resources.length === 0) ctx.skip('the search by the patient fixture is empty and no fixture MedicationRequest of that patient is configured, so the filter cannot be seen at work');
+      } else if (resources.length === 0)
+        ctx.skip(
+          'the search by the patient fixture is empty and no fixture MedicationRequest of that patient is configured, so the filter cannot be seen at work',
+        );
       for (const r of resources) {
         const subject = referenceOf(r.subject);
-        ctx.check(r.resourceType === 'MedicationRequest' && sameReference(subject, `Patient/${patient}`), `entry ${String(r.id)} has subject ${String(subject)}`, {
-          requirement: 'medication-request.search-by-patient', expected: `Patient/${patient}`, actual: subject, exchange: pages[pages.length - 1]!.exchange.id,
-        });
+        ctx.check(
+          r.resourceType === 'MedicationRequest' && sameReference(subject, `Patient/${patient}`),
+          `entry ${String(r.id)} has subject ${String(subject)}`,
+          {
+            requirement: 'medication-request.search-by-patient',
+            expected: `Patient/${patient}`,
+            actual: subject,
+            exchange: pages[pages.length - 1]!.exchange.id,
+          },
+        );
       }
       ctx.observe('medication-request.search-by-patient.examined', { entries: resources.length, pages: pages.length, complete });
     },
@@ -158,19 +216,31 @@ export const readSearchChecks: CheckDefinition[] = [
       const { resources, pages, complete } = await searchMedicationRequests(ctx, { encounter, _count: '100' }, MAX_PAGES);
       if (resources.length === 0) {
         // Empty: a failure when the patient's MedicationRequests show one of this encounter.
-        if (!ctx.hasFixture('patient')) ctx.skip('the search by encounter is empty and no patient fixture is configured to tell whether the encounter has MedicationRequests');
+        if (!ctx.hasFixture('patient'))
+          ctx.skip('the search by encounter is empty and no patient fixture is configured to tell whether the encounter has MedicationRequests');
         const byPatient = await searchMedicationRequests(ctx, { patient: ctx.fixture('patient'), _count: '100' }, MAX_PAGES);
         const ofEncounter = byPatient.resources.filter((r) => sameReference(referenceOf(r.encounter), `Encounter/${encounter}`));
-        if (ofEncounter.length === 0) ctx.skip('no MedicationRequest of the patient fixture references the encounter fixture, so the filter cannot be seen at work');
+        if (ofEncounter.length === 0)
+          ctx.skip('no MedicationRequest of the patient fixture references the encounter fixture, so the filter cannot be seen at work');
         ctx.fail(`the search by encounter is empty although the search by patient returns ${ofEncounter.length} MedicationRequests of that encounter`, {
-          requirement: 'medication-request.search-by-encounter', expected: ofEncounter.slice(0, 5).map((r) => r.id), actual: [], exchange: pages[0]!.exchange.id,
+          requirement: 'medication-request.search-by-encounter',
+          expected: ofEncounter.slice(0, 5).map((r) => r.id),
+          actual: [],
+          exchange: pages[0]!.exchange.id,
         });
       }
       for (const r of resources) {
         const ref = referenceOf(r.encounter);
-        ctx.check(r.resourceType === 'MedicationRequest' && sameReference(ref, `Encounter/${encounter}`), `entry ${String(r.id)} has encounter ${String(ref)}`, {
-          requirement: 'medication-request.search-by-encounter', expected: `Encounter/${encounter}`, actual: ref, exchange: pages[pages.length - 1]!.exchange.id,
-        });
+        ctx.check(
+          r.resourceType === 'MedicationRequest' && sameReference(ref, `Encounter/${encounter}`),
+          `entry ${String(r.id)} has encounter ${String(ref)}`,
+          {
+            requirement: 'medication-request.search-by-encounter',
+            expected: `Encounter/${encounter}`,
+            actual: ref,
+            exchange: pages[pages.length - 1]!.exchange.id,
+          },
+        );
       }
       ctx.observe('medication-request.search-by-encounter.examined', { entries: resources.length, pages: pages.length, complete });
     },

@@ -10,8 +10,22 @@
  */
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  bundleLink, bundleResources, type Comparison, createOwn, describeDifferences, expectResource, expectSearchset, expectSuccess, isObject,
-  newMedicationRequest, putMedicationRequest, READ_SCOPES, readMedicationRequest, type Resource, sameResource, writtenIsRead,
+  bundleLink,
+  bundleResources,
+  type Comparison,
+  createOwn,
+  describeDifferences,
+  expectResource,
+  expectSearchset,
+  expectSuccess,
+  isObject,
+  newMedicationRequest,
+  putMedicationRequest,
+  READ_SCOPES,
+  readMedicationRequest,
+  type Resource,
+  sameResource,
+  writtenIsRead,
 } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 import { expectCreatedResource } from './support.js';
@@ -49,12 +63,14 @@ function fullBody(ctx: CheckContext): Resource {
     ...(ctx.hasFixture('practitioner') ? { requester: { reference: `Practitioner/${ctx.fixture('practitioner')}` } } : {}),
     authoredOn: `${local}-06:00`,
     reasonCode: [{ coding: [{ system: 'http://hl7.org/fhir/sid/icd-10', code: 'E11.9', display: 'Type 2 diabetes mellitus without complications' }] }],
-    dosageInstruction: [{
-      sequence: 1,
-      text: '1 tablet every 12 hours with meals',
-      timing: { repeat: { frequency: 1, period: 12, periodUnit: 'h' } },
-      doseAndRate: [{ doseQuantity: { value: 1, unit: 'tablet' } }],
-    }],
+    dosageInstruction: [
+      {
+        sequence: 1,
+        text: '1 tablet every 12 hours with meals',
+        timing: { repeat: { frequency: 1, period: 12, periodUnit: 'h' } },
+        doseAndRate: [{ doseQuantity: { value: 1, unit: 'tablet' } }],
+      },
+    ],
     dispenseRequest: { numberOfRepeatsAllowed: 1, quantity: { value: 60, unit: 'tablet' } },
     substitution: { allowedBoolean: false },
     note: [{ text: `round trip by fhir-conformance run ${ctx.runId}` }, { text: 'Take with food.' }],
@@ -67,7 +83,10 @@ function pick(resource: Resource, fields: readonly string[]): Resource {
 
 function reportComparison(ctx: CheckContext, c: Comparison, what: string, requirement: string, res: HttpResponse, observeKey: string): void {
   ctx.check(c.differences.length === 0, `${what}: ${describeDifferences(c.differences)}`, {
-    requirement, expected: c.differences.map((d) => ({ [d.path]: d.expected })), actual: c.differences.map((d) => ({ [d.path]: d.actual })), exchange: res.exchange.id,
+    requirement,
+    expected: c.differences.map((d) => ({ [d.path]: d.expected })),
+    actual: c.differences.map((d) => ({ [d.path]: d.actual })),
+    exchange: res.exchange.id,
   });
   if (c.displays.length > 0) ctx.observe(observeKey, c.displays, 'display texts the server replaced (a legitimate normalization)');
 }
@@ -103,14 +122,29 @@ export const roundTripChecks: CheckDefinition[] = [
       const { res, id } = await createOwn(ctx, written);
       const judged = pick(written, JUDGED);
       const response = expectCreatedResource(ctx, res);
-      reportComparison(ctx, writtenIsRead(judged, response, { ownedDisplay: MEDICATION_DISPLAY }), 'the create response does not carry what was written',
-        'medication-request.create-read-back', res, 'medication-request.create-round-trip.response-displays');
+      reportComparison(
+        ctx,
+        writtenIsRead(judged, response, { ownedDisplay: MEDICATION_DISPLAY }),
+        'the create response does not carry what was written',
+        'medication-request.create-read-back',
+        res,
+        'medication-request.create-round-trip.response-displays',
+      );
       const read = await readMedicationRequest(ctx, id);
-      reportComparison(ctx, writtenIsRead(judged, read.resource, { ownedDisplay: MEDICATION_DISPLAY }), 'the read after the create does not return what was written',
-        'medication-request.create-read-back', read.res, 'medication-request.create-round-trip.displays');
+      reportComparison(
+        ctx,
+        writtenIsRead(judged, read.resource, { ownedDisplay: MEDICATION_DISPLAY }),
+        'the read after the create does not return what was written',
+        'medication-request.create-read-back',
+        read.res,
+        'medication-request.create-round-trip.displays',
+      );
       const recorded = writtenIsRead(pick(written, RECORDED), read.resource);
-      ctx.observe('medication-request.create-round-trip.not-stated-fields', recorded.differences.length === 0 ? 'kept as written' : recorded.differences,
-        'whether authoredOn and substitution keep the values a client writes is not stated');
+      ctx.observe(
+        'medication-request.create-round-trip.not-stated-fields',
+        recorded.differences.length === 0 ? 'kept as written' : recorded.differences,
+        'whether authoredOn and substitution keep the values a client writes is not stated',
+      );
     },
   }),
   defineCheck({
@@ -131,12 +165,25 @@ export const roundTripChecks: CheckDefinition[] = [
       const after = await readMedicationRequest(ctx, id);
       const c = sameResource(before.resource, after.resource);
       const group = c.differences.filter((d) => d.path.startsWith('groupIdentifier'));
-      reportComparison(ctx, { differences: c.differences.filter((d) => !d.path.startsWith('groupIdentifier')), displays: c.displays },
-        'a PUT of the resource as read changed it', 'medication-request.update-merge', after.res, 'medication-request.update-unchanged.displays');
+      reportComparison(
+        ctx,
+        { differences: c.differences.filter((d) => !d.path.startsWith('groupIdentifier')), displays: c.displays },
+        'a PUT of the resource as read changed it',
+        'medication-request.update-merge',
+        after.res,
+        'medication-request.update-unchanged.displays',
+      );
       ctx.check(group.length === 0, `a PUT of the resource as read changed the draft-prescription grouping: ${describeDifferences(group)}`, {
-        requirement: 'medication-request.app-only-preserved', expected: before.resource.groupIdentifier ?? null, actual: after.resource.groupIdentifier ?? null, exchange: after.res.exchange.id,
+        requirement: 'medication-request.app-only-preserved',
+        expected: before.resource.groupIdentifier ?? null,
+        actual: after.resource.groupIdentifier ?? null,
+        exchange: after.res.exchange.id,
       });
-      ctx.observe('medication-request.group-identifier-on-create', before.resource.groupIdentifier !== undefined, 'whether the draft-prescription grouping is emitted (as groupIdentifier) is not stated');
+      ctx.observe(
+        'medication-request.group-identifier-on-create',
+        before.resource.groupIdentifier !== undefined,
+        'whether the draft-prescription grouping is emitted (as groupIdentifier) is not stated',
+      );
     },
   }),
   defineCheck({
@@ -159,22 +206,51 @@ export const roundTripChecks: CheckDefinition[] = [
       const read = await readMedicationRequest(ctx, id);
       const entry = found.entry;
       if (!entry) {
-        ctx.fail(`the MedicationRequest ${id} just created does not appear in the search by ${Object.keys(params)[0]} (${found.pages} page(s) of 100 followed)`, {
-          requirement: 'pagination.entry-is-read', expected: `an entry ${id}`, actual: 'absent', exchange: read.res.exchange.id,
-        });
+        ctx.fail(
+          `the MedicationRequest ${id} just created does not appear in the search by ${Object.keys(params)[0]} (${found.pages} page(s) of 100 followed)`,
+          {
+            requirement: 'pagination.entry-is-read',
+            expected: `an entry ${id}`,
+            actual: 'absent',
+            exchange: read.res.exchange.id,
+          },
+        );
       }
       const versionOf = (r: Resource) => (isObject(r.meta) ? r.meta.versionId : undefined);
-      ctx.check(versionOf(entry) === versionOf(read.resource), `the search entry is version ${String(versionOf(entry))}, the read version ${String(versionOf(read.resource))}`, {
-        requirement: 'pagination.entry-is-read', expected: versionOf(read.resource), actual: versionOf(entry), exchange: found.page!.exchange.id,
-      });
-      reportComparison(ctx, sameResource(read.resource, entry), 'the search entry differs from the read', 'pagination.entry-is-read', found.page!, 'medication-request.search-entry.displays');
+      ctx.check(
+        versionOf(entry) === versionOf(read.resource),
+        `the search entry is version ${String(versionOf(entry))}, the read version ${String(versionOf(read.resource))}`,
+        {
+          requirement: 'pagination.entry-is-read',
+          expected: versionOf(read.resource),
+          actual: versionOf(entry),
+          exchange: found.page!.exchange.id,
+        },
+      );
+      reportComparison(
+        ctx,
+        sameResource(read.resource, entry),
+        'the search entry differs from the read',
+        'pagination.entry-is-read',
+        found.page!,
+        'medication-request.search-entry.displays',
+      );
       // Entries the target served next to ours: each must be the read of its id too (a few, to spare requests).
       const page = found.page!;
-      const others = bundleResources(expectSearchset(page)).filter((r) => typeof r.id === 'string' && r.id !== entry.id).slice(0, 2);
+      const others = bundleResources(expectSearchset(page))
+        .filter((r) => typeof r.id === 'string' && r.id !== entry.id)
+        .slice(0, 2);
       for (const other of others) {
         const r = await readMedicationRequest(ctx, other.id as string);
         if (versionOf(r.resource) !== versionOf(other)) continue; // updated in between by someone else: not comparable
-        reportComparison(ctx, sameResource(r.resource, other), `search entry ${String(other.id)} differs from its read`, 'pagination.entry-is-read', page, 'medication-request.search-entry.displays');
+        reportComparison(
+          ctx,
+          sameResource(r.resource, other),
+          `search entry ${String(other.id)} differs from its read`,
+          'pagination.entry-is-read',
+          page,
+          'medication-request.search-entry.displays',
+        );
       }
     },
   }),

@@ -6,7 +6,14 @@
  */
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  catalogCodeOf, createOwn, expectError, newMedicationRequest, outcomeSummary, postMedicationRequest, putMedicationRequest, readMedicationRequest,
+  catalogCodeOf,
+  createOwn,
+  expectError,
+  newMedicationRequest,
+  outcomeSummary,
+  postMedicationRequest,
+  putMedicationRequest,
+  readMedicationRequest,
   type Resource,
 } from '../../src/service/index.js';
 import { putUnchanged, SIGNED_CODES } from './support.js';
@@ -36,7 +43,9 @@ async function enteredInErrorRecord(ctx: CheckContext): Promise<{ id: string; re
     // The config declares this record entered-in-error: reading it with another status is the target's answer, judged.
     if (resource.status !== 'entered-in-error') {
       ctx.fail(`the fixture medicationRequestEnteredInError reads with status ${JSON.stringify(resource.status)}, not entered-in-error`, {
-        requirement: 'medication-request.entered-in-error-update-422', expected: 'entered-in-error', actual: resource.status,
+        requirement: 'medication-request.entered-in-error-update-422',
+        expected: 'entered-in-error',
+        actual: resource.status,
       });
     }
     return { id, resource };

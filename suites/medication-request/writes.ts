@@ -5,8 +5,23 @@
  */
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  catalogCodeOf, createOwn, describeDifferences, expectError, expectResource, expectSuccess, isObject, isSuccess, newMedicationRequest,
-  outcomeSummary, postMedicationRequest, putMedicationRequest, randomId, readMedicationRequest, refusalProbe, type Resource, WRITE_SCOPES,
+  catalogCodeOf,
+  createOwn,
+  describeDifferences,
+  expectError,
+  expectResource,
+  expectSuccess,
+  isObject,
+  isSuccess,
+  newMedicationRequest,
+  outcomeSummary,
+  postMedicationRequest,
+  putMedicationRequest,
+  randomId,
+  readMedicationRequest,
+  refusalProbe,
+  type Resource,
+  WRITE_SCOPES,
   writtenIsRead,
 } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
@@ -45,11 +60,17 @@ export const writeChecks: CheckDefinition[] = [
       // Payload out of create: the MedicationRequest (whatever the 2xx status).
       const resource = expectCreatedResource(ctx, res);
       ctx.check(resource.status === 'active', `the create response has status ${JSON.stringify(resource.status)}`, {
-        requirement: 'medication-request.status-default-active', expected: 'active', actual: resource.status, exchange: res.exchange.id,
+        requirement: 'medication-request.status-default-active',
+        expected: 'active',
+        actual: resource.status,
+        exchange: res.exchange.id,
       });
       const read = await readMedicationRequest(ctx, id);
       ctx.check(read.resource.status === 'active', `the created record reads with status ${JSON.stringify(read.resource.status)}`, {
-        requirement: 'medication-request.status-default-active', expected: 'active', actual: read.resource.status, exchange: read.res.exchange.id,
+        requirement: 'medication-request.status-default-active',
+        expected: 'active',
+        actual: read.resource.status,
+        exchange: read.res.exchange.id,
       });
     },
   }),
@@ -76,7 +97,10 @@ export const writeChecks: CheckDefinition[] = [
       ];
       for (const [where, intent, res] of seen) {
         ctx.check(intent === 'order', `${where}: intent is ${JSON.stringify(intent)}`, {
-          requirement: 'medication-request.intent-ignored-on-write', expected: 'order', actual: intent, exchange: res.exchange.id,
+          requirement: 'medication-request.intent-ignored-on-write',
+          expected: 'order',
+          actual: intent,
+          exchange: res.exchange.id,
         });
       }
     },
@@ -107,7 +131,10 @@ export const writeChecks: CheckDefinition[] = [
       expectValidationError(res, 'medication-request.status-unknown-not-writable');
       const after = await readMedicationRequest(ctx, id);
       ctx.check(after.resource.status === resource.status, `after the refused update the status is ${JSON.stringify(after.resource.status)}`, {
-        requirement: 'medication-request.status-unknown-not-writable', expected: resource.status, actual: after.resource.status, exchange: after.res.exchange.id,
+        requirement: 'medication-request.status-unknown-not-writable',
+        expected: resource.status,
+        actual: after.resource.status,
+        exchange: after.res.exchange.id,
       });
     },
   }),
@@ -155,7 +182,8 @@ export const writeChecks: CheckDefinition[] = [
     area,
     level: 'MUST',
     requirements: ['medication-request.update-404'],
-    quote: 'PUT `/fhir/R4/MedicationRequest/{id}` | `system/MedicationRequest.cru` | MedicationRequest body | MedicationRequest | 400 `HPB-00101`, 401 `HPB-00106`, 403 `HPB-00104`, 404 `HPB-00102`',
+    quote:
+      'PUT `/fhir/R4/MedicationRequest/{id}` | `system/MedicationRequest.cru` | MedicationRequest body | MedicationRequest | 400 `HPB-00101`, 401 `HPB-00106`, 403 `HPB-00104`, 404 `HPB-00102`',
     tags,
     fixtures: ['patient'],
     async run(ctx) {
@@ -186,11 +214,13 @@ export const writeChecks: CheckDefinition[] = [
           coding: [{ system: 'http://www.nlm.nih.gov/research/umls/rxnorm', code: '314076', display: 'lisinopril 10 MG Oral Tablet' }],
           text: 'lisinopril 10 MG Oral Tablet',
         },
-        dosageInstruction: [{
-          text: `${marker}: 1 tablet every 12 hours`,
-          timing: { repeat: { frequency: 1, period: 12, periodUnit: 'h' } },
-          doseAndRate: [{ doseQuantity: { value: 1, unit: 'tablet' } }],
-        }],
+        dosageInstruction: [
+          {
+            text: `${marker}: 1 tablet every 12 hours`,
+            timing: { repeat: { frequency: 1, period: 12, periodUnit: 'h' } },
+            doseAndRate: [{ doseQuantity: { value: 1, unit: 'tablet' } }],
+          },
+        ],
         dispenseRequest: { numberOfRepeatsAllowed: 2, quantity: { value: 60, unit: 'tablet' } },
         reasonCode: [{ coding: [{ system: 'http://hl7.org/fhir/sid/icd-10', code: 'I10', display: 'Essential (primary) hypertension' }] }],
         note: [{ text: `${marker}: take in the morning` }],
@@ -200,13 +230,19 @@ export const writeChecks: CheckDefinition[] = [
       const r = after.resource;
       // Each FHIR-owned field reads back as written, whole (a timing or quantity inside dosage or dispense included).
       const owned = {
-        medicationCodeableConcept: written.medicationCodeableConcept, dosageInstruction: written.dosageInstruction,
-        dispenseRequest: written.dispenseRequest, reasonCode: written.reasonCode, note: written.note,
+        medicationCodeableConcept: written.medicationCodeableConcept,
+        dosageInstruction: written.dosageInstruction,
+        dispenseRequest: written.dispenseRequest,
+        reasonCode: written.reasonCode,
+        note: written.note,
       };
       // Medication code/system/display are FHIR-owned (a changed display is a difference); other displays may be normalized.
       const { differences, displays } = writtenIsRead(owned, r, { ownedDisplay: (path) => path.startsWith('medicationCodeableConcept.') });
       ctx.check(differences.length === 0, `after the update the FHIR-owned fields do not read back as written: ${describeDifferences(differences)}`, {
-        requirement: 'medication-request.fhir-owned-overlay', expected: differences.map((d) => ({ [d.path]: d.expected })), actual: differences.map((d) => ({ [d.path]: d.actual })), exchange: after.res.exchange.id,
+        requirement: 'medication-request.fhir-owned-overlay',
+        expected: differences.map((d) => ({ [d.path]: d.expected })),
+        actual: differences.map((d) => ({ [d.path]: d.actual })),
+        exchange: after.res.exchange.id,
       });
       if (displays.length > 0) ctx.observe('medication-request.overlay.displays-normalized', displays);
       // Status is FHIR-owned too; which status changes are allowed is not shown, so a refusal is recorded, not failed.
@@ -218,7 +254,10 @@ export const writeChecks: CheckDefinition[] = [
       expectUpdated(ctx, statusRes, 'update of status to on-hold');
       const final = await readMedicationRequest(ctx, id);
       ctx.check(final.resource.status === 'on-hold', `after the update to on-hold, status is ${JSON.stringify(final.resource.status)}`, {
-        requirement: 'medication-request.fhir-owned-overlay', expected: 'on-hold', actual: final.resource.status, exchange: final.res.exchange.id,
+        requirement: 'medication-request.fhir-owned-overlay',
+        expected: 'on-hold',
+        actual: final.resource.status,
+        exchange: final.res.exchange.id,
       });
     },
   }),
@@ -233,12 +272,21 @@ export const writeChecks: CheckDefinition[] = [
     fixtures: ['patient', 'patientNoRecords'],
     async run(ctx) {
       const { resource, id } = await createOwn(ctx);
-      const res = await putMedicationRequest(ctx, id, { ...resource, subject: { reference: `Patient/${ctx.fixture('patientNoRecords')}` } }, {}, { refusal: true });
+      const res = await putMedicationRequest(
+        ctx,
+        id,
+        { ...resource, subject: { reference: `Patient/${ctx.fixture('patientNoRecords')}` } },
+        {},
+        { refusal: true },
+      );
       expectError(res, { status: 422, requirement: 'medication-request.update-subject-change-422' });
       const after = await readMedicationRequest(ctx, id);
       const subject = referenceOf(after.resource.subject);
       ctx.check(sameReference(subject, `Patient/${ctx.fixture('patient')}`), `after the refused update the subject is ${String(subject)}`, {
-        requirement: 'medication-request.subject-immutable', expected: `Patient/${ctx.fixture('patient')}`, actual: subject, exchange: after.res.exchange.id,
+        requirement: 'medication-request.subject-immutable',
+        expected: `Patient/${ctx.fixture('patient')}`,
+        actual: subject,
+        exchange: after.res.exchange.id,
       });
     },
   }),

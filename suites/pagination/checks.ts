@@ -7,12 +7,37 @@
  */
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  bundleLink, catalogCodeOf, createdIdOf, documentBody, expectError, expectSearchset, hasRunTag, isObject, isSuccess, runMeta,
+  bundleLink,
+  catalogCodeOf,
+  createdIdOf,
+  documentBody,
+  expectError,
+  expectSearchset,
+  hasRunTag,
+  isObject,
+  isSuccess,
+  runMeta,
 } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 import {
-  checkCreationOrder, checkOrdering, type CreatedRecord, cursorOf, ENDPOINTS, type Entry, fetchPage, firstOrderDifference, type Page,
-  refersToPatient, type Search, type SearchEndpoint, searchOf, smallPageSize, tamper, timeAt, walk, withCursor,
+  checkCreationOrder,
+  checkOrdering,
+  type CreatedRecord,
+  cursorOf,
+  ENDPOINTS,
+  type Entry,
+  fetchPage,
+  firstOrderDifference,
+  type Page,
+  refersToPatient,
+  type Search,
+  type SearchEndpoint,
+  searchOf,
+  smallPageSize,
+  tamper,
+  timeAt,
+  walk,
+  withCursor,
 } from './support.js';
 
 const area = 'pagination';
@@ -65,7 +90,10 @@ async function patientHasRecords(ctx: CheckContext, ep: SearchEndpoint): Promise
 async function needRecords(ctx: CheckContext, ep: SearchEndpoint, n: number, needed: string, res: HttpResponse): Promise<never> {
   if (n === 0 && (await patientHasRecords(ctx, ep))) {
     ctx.fail(`the search by the fixture patient is empty although the fixture ${ep.fixture} reads as that patient's ${ep.resource}`, {
-      requirement: ep.patientRequirement, expected: `at least ${ctx.fixture(ep.fixture)}`, actual: 0, exchange: res.exchange.id,
+      requirement: ep.patientRequirement,
+      expected: `at least ${ctx.fixture(ep.fixture)}`,
+      actual: 0,
+      exchange: res.exchange.id,
     });
   }
   ctx.skip(`the fixture patient has ${n} matching records; ${needed}`);
@@ -84,7 +112,13 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
       title: title('a searchset Bundle with an integer total, links of relation + url and an entry array'),
       area,
       level: 'MUST',
-      requirements: ['pagination.searchset-bundle', 'pagination.bundle-total-integer', 'pagination.bundle-link-shape', 'pagination.bundle-entry-array', ep.patientRequirement],
+      requirements: [
+        'pagination.searchset-bundle',
+        'pagination.bundle-total-integer',
+        'pagination.bundle-link-shape',
+        'pagination.bundle-entry-array',
+        ep.patientRequirement,
+      ],
       quote: Q.searchset,
       fixtures: ['patient'],
       async run(ctx: CheckContext) {
@@ -93,22 +127,42 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
         const b = expectSearchset(res, 'pagination.searchset-bundle');
         const ex = res.exchange.id;
         ctx.check(Number.isInteger(b.total) && (b.total as number) >= 0, 'total is not a non-negative integer', {
-          requirement: 'pagination.bundle-total-integer', expected: 'integer', actual: b.total, exchange: ex,
+          requirement: 'pagination.bundle-total-integer',
+          expected: 'integer',
+          actual: b.total,
+          exchange: ex,
         });
         const links = b.link;
         const malformed = Array.isArray(links) ? links.filter((l) => !isObject(l) || typeof l.relation !== 'string' || typeof l.url !== 'string') : [];
         ctx.check(Array.isArray(links) && links.length > 0 && malformed.length === 0, 'link is not an array of { relation, url }', {
-          requirement: 'pagination.bundle-link-shape', expected: '[{ relation, url }]', actual: Array.isArray(links) ? malformed.slice(0, 3) : links, exchange: ex,
+          requirement: 'pagination.bundle-link-shape',
+          expected: '[{ relation, url }]',
+          actual: Array.isArray(links) ? malformed.slice(0, 3) : links,
+          exchange: ex,
         });
-        if (!ctx.check(Array.isArray(b.entry), 'entry is not an array', { requirement: 'pagination.bundle-entry-array', expected: 'array', actual: b.entry === undefined ? 'absent' : typeof b.entry, exchange: ex })) return;
+        if (
+          !ctx.check(Array.isArray(b.entry), 'entry is not an array', {
+            requirement: 'pagination.bundle-entry-array',
+            expected: 'array',
+            actual: b.entry === undefined ? 'absent' : typeof b.entry,
+            exchange: ex,
+          })
+        )
+          return;
         if ((b.entry as unknown[]).length === 0 && (await patientHasRecords(ctx, ep))) {
           ctx.check(false, `the search by the fixture patient is empty although the fixture ${ep.fixture} reads as that patient's ${ep.resource}`, {
-            requirement: ep.patientRequirement, expected: `at least ${ctx.fixture(ep.fixture)}`, actual: 0, exchange: ex,
+            requirement: ep.patientRequirement,
+            expected: `at least ${ctx.fixture(ep.fixture)}`,
+            actual: 0,
+            exchange: ex,
           });
         }
         const wrong = (b.entry as unknown[]).filter((e) => !isObject(e) || !isObject(e.resource) || e.resource.resourceType !== ep.resource);
         ctx.check(wrong.length === 0, `${wrong.length} entries do not hold a ${ep.resource} in entry[].resource`, {
-          requirement: 'pagination.bundle-entry-array', expected: `{ resource: { resourceType: ${ep.resource} } }`, actual: wrong.slice(0, 2), exchange: ex,
+          requirement: 'pagination.bundle-entry-array',
+          expected: `{ resource: { resourceType: ${ep.resource} } }`,
+          actual: wrong.slice(0, 2),
+          exchange: ex,
         });
       },
     }),
@@ -125,12 +179,21 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
         const pages: Page[] = [await fetchPage(ctx, search, url, 'pagination.self-link')];
         if (pages[0]!.next) pages.push(await fetchPage(ctx, search, pages[0]!.next, 'pagination.self-link'));
         for (const [i, page] of pages.entries()) {
-          if (!page.self) ctx.fail(`page ${i + 1} has no self link`, { requirement: 'pagination.self-link', expected: 'link relation self', actual: page.bundle.link, exchange: page.res.exchange.id });
+          if (!page.self)
+            ctx.fail(`page ${i + 1} has no self link`, {
+              requirement: 'pagination.self-link',
+              expected: 'link relation self',
+              actual: page.bundle.link,
+              exchange: page.res.exchange.id,
+            });
           const again = await fetchPage(ctx, search, page.self, 'pagination.self-link');
           const keys = page.entries.map((e) => e.key);
           const againKeys = again.entries.map((e) => e.key);
           ctx.check(JSON.stringify(keys) === JSON.stringify(againKeys), `the self link of page ${i + 1} fetches other entries than that page`, {
-            requirement: 'pagination.self-link', expected: keys, actual: againKeys, exchange: again.res.exchange.id,
+            requirement: 'pagination.self-link',
+            expected: keys,
+            actual: againKeys,
+            exchange: again.res.exchange.id,
           });
         }
       },
@@ -166,14 +229,20 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
         const big = await fetchPage(ctx, full.search, full.url, 'pagination.count-honoured');
         const n = big.entries.length;
         ctx.check(n <= 100 && (!big.next || n === 100), `_count=100 gave a page of ${n} entries${big.next ? ' with a next link' : ''}`, {
-          requirement: 'pagination.count-honoured', expected: big.next ? 100 : '<= 100', actual: n, exchange: big.res.exchange.id,
+          requirement: 'pagination.count-honoured',
+          expected: big.next ? 100 : '<= 100',
+          actual: n,
+          exchange: big.res.exchange.id,
         });
         if (n < 2) await needRecords(ctx, ep, n, 'a smaller page size needs at least 2', big.res);
         const k = smallPageSize(n);
         const small = first(ctx, { _count: String(k) });
         const page = await fetchPage(ctx, small.search, small.url, 'pagination.count-honoured');
         ctx.check(page.entries.length === k, `_count=${k} gave a page of ${page.entries.length} entries although ${n} results exist`, {
-          requirement: 'pagination.count-honoured', expected: k, actual: page.entries.length, exchange: page.res.exchange.id,
+          requirement: 'pagination.count-honoured',
+          expected: k,
+          actual: page.entries.length,
+          exchange: page.res.exchange.id,
         });
       },
     }),
@@ -196,9 +265,17 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
         const b = expectSearchset(res, 'pagination.count-maximum-100');
         const n = Array.isArray(b.entry) ? b.entry.length : 0;
         ctx.check(n <= 100, `_count=101 gave a page of ${n} entries (maximum 100)`, {
-          requirement: 'pagination.count-maximum-100', expected: '<= 100', actual: n, exchange: res.exchange.id,
+          requirement: 'pagination.count-maximum-100',
+          expected: '<= 100',
+          actual: n,
+          exchange: res.exchange.id,
         });
-        const reading = n === 100 ? 'clamped to 100' : n < 100 && bundleLink(b, 'next') === undefined ? 'accepted (fewer than 101 matches: clamping not observable)' : 'page smaller than 100';
+        const reading =
+          n === 100
+            ? 'clamped to 100'
+            : n < 100 && bundleLink(b, 'next') === undefined
+              ? 'accepted (fewer than 101 matches: clamping not observable)'
+              : 'page smaller than 100';
         ctx.observe('pagination.count-above-maximum', { reading, status: res.status, entries: n });
       },
     }),
@@ -221,12 +298,17 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
         const missing = [...all.keys].filter((key) => !paged.keys.has(key));
         const lastPage = paged.pages[paged.pages.length - 1]!;
         ctx.check(missing.length === 0, `paging by ${k} ended after ${paged.pages.length} pages without ${missing.length} of the ${n} results`, {
-          requirement: 'pagination.next-present-when-more', expected: `${n} results over about ${Math.ceil(n / k)} pages`, actual: { returned: paged.keys.size, missing: missing.slice(0, 5) },
+          requirement: 'pagination.next-present-when-more',
+          expected: `${n} results over about ${Math.ceil(n / k)} pages`,
+          actual: { returned: paged.keys.size, missing: missing.slice(0, 5) },
           exchange: lastPage.res.exchange.id,
         });
         const totals = [...all.pages, ...paged.pages].map((p) => p.bundle.total);
-        ctx.observe('pagination.total-advisory', { stable: totals.every((t) => t === n), totals: [...new Set(totals)], returned: n },
-          'total of every page of both walks, against the number of results returned');
+        ctx.observe(
+          'pagination.total-advisory',
+          { stable: totals.every((t) => t === n), totals: [...new Set(totals)], returned: n },
+          'total of every page of both walks, against the number of results returned',
+        );
       },
     }),
     defineCheck({
@@ -242,15 +324,24 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
         const { search, url } = first(ctx, { _count: String(SMALL_COUNT) });
         const page1 = await fetchPage(ctx, search, url, 'pagination.next-carries-parameters');
         if (!page1.next) return needRecords(ctx, ep, page1.entries.length, `a second page needs more than ${SMALL_COUNT}`, page1.res);
-        ctx.observe('pagination.next-url-names-patient', new URL(page1.next, 'http://x').searchParams.getAll('patient').some((v) => v.endsWith(patient)));
+        ctx.observe(
+          'pagination.next-url-names-patient',
+          new URL(page1.next, 'http://x').searchParams.getAll('patient').some((v) => v.endsWith(patient)),
+        );
         const page2 = await fetchPage(ctx, search, page1.next, 'pagination.next-carries-parameters');
         const foreign = page2.entries.filter((e) => !refersToPatient(e.resource, patient));
         ctx.check(foreign.length === 0, `the page after next holds ${foreign.length} entries of another patient`, {
-          requirement: 'pagination.next-carries-parameters', expected: `subject Patient/${patient}`, actual: foreign.slice(0, 3).map((e) => e.key), exchange: page2.res.exchange.id,
+          requirement: 'pagination.next-carries-parameters',
+          expected: `subject Patient/${patient}`,
+          actual: foreign.slice(0, 3).map((e) => e.key),
+          exchange: page2.res.exchange.id,
         });
         const n = page2.entries.length;
         ctx.check(page2.next ? n === SMALL_COUNT : n > 0 && n <= SMALL_COUNT, `the page after next holds ${n} entries (_count=${SMALL_COUNT})`, {
-          requirement: 'pagination.next-carries-parameters', expected: page2.next ? SMALL_COUNT : `1..${SMALL_COUNT}`, actual: n, exchange: page2.res.exchange.id,
+          requirement: 'pagination.next-carries-parameters',
+          expected: page2.next ? SMALL_COUNT : `1..${SMALL_COUNT}`,
+          actual: n,
+          exchange: page2.res.exchange.id,
         });
       },
     }),
@@ -271,16 +362,24 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
         const small = first(ctx, { _count: String(k) });
         const paged = await walk(ctx, small.search, small.url, 'pagination.ordering-time-uuid');
         // By time and UUID is one total order: paging by k must give the order paging by 100 gives.
-        const differs = firstOrderDifference(all.entries.map((e) => e.key), paged.entries.map((e) => e.key));
+        const differs = firstOrderDifference(
+          all.entries.map((e) => e.key),
+          paged.entries.map((e) => e.key),
+        );
         if (differs)
           ctx.fail(`paging by ${k} returns the results in another order than paging by ${MAX_COUNT} (from common result ${differs.index + 1})`, {
-            requirement: 'pagination.ordering-time-uuid', expected: differs.expected, actual: differs.actual,
+            requirement: 'pagination.ordering-time-uuid',
+            expected: differs.expected,
+            actual: differs.actual,
             exchange: paged.pages.find((p) => p.entries.some((e) => e.key === differs.actual[0]))?.res.exchange.id,
           });
         // Which time is not shown: whether an exposed time field explains the order is recorded, never failed.
         const verdict = checkOrdering(all.entries, ep.timeFields);
-        ctx.observe('pagination.ordering-exposed-time', verdict.fits ? { ...verdict.fits, fields: ep.timeFields } : { fits: false, fields: ep.timeFields, firstMisfit: verdict.offending },
-          'the order may follow a time the resources do not expose (e.g. creation time); see pagination.ordering-created');
+        ctx.observe(
+          'pagination.ordering-exposed-time',
+          verdict.fits ? { ...verdict.fits, fields: ep.timeFields } : { fits: false, fields: ep.timeFields, firstMisfit: verdict.offending },
+          'the order may follow a time the resources do not expose (e.g. creation time); see pagination.ordering-created',
+        );
       },
     }),
     defineCheck({
@@ -302,18 +401,31 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
         // Creation time is one reading of "time"; an order an exposed time field explains (with the id on ties) is another:
         // every pair of records that carry the field (a server's order for records without it is its own choice).
         const byField = checkOrdering(all.entries, ep.timeFields);
-        const bySingleField = ep.timeFields.find((f) => checkOrdering(all.entries.filter((e) => timeAt(e.resource, f) !== undefined), [f]).fits);
+        const bySingleField = ep.timeFields.find(
+          (f) =>
+            checkOrdering(
+              all.entries.filter((e) => timeAt(e.resource, f) !== undefined),
+              [f],
+            ).fits,
+        );
         ctx.observe('pagination.ordering-created', {
-          creationOrder: byCreation.fits ?? false, exposedTime: byField.fits ?? false, singleField: bySingleField ?? false, records: keys.length, olderRecords: older.size,
+          creationOrder: byCreation.fits ?? false,
+          exposedTime: byField.fits ?? false,
+          singleField: bySingleField ?? false,
+          records: keys.length,
+          olderRecords: older.size,
         });
         if (byCreation.fits || byField.fits || bySingleField) return;
         const last = all.pages[all.pages.length - 1]!;
-        ctx.fail(`the results follow neither creation order nor an exposed time (${ep.timeFields.join(' / ')}) with the id on ties: ${byCreation.problem ?? ''}`, {
-          requirement: 'pagination.ordering-time-uuid',
-          expected: 'created records in creation order, on the new side of every older record (or an order by an exposed time and UUID)',
-          actual: { creation: byCreation.problem, exposedTime: byField.offending },
-          exchange: last.res.exchange.id,
-        });
+        ctx.fail(
+          `the results follow neither creation order nor an exposed time (${ep.timeFields.join(' / ')}) with the id on ties: ${byCreation.problem ?? ''}`,
+          {
+            requirement: 'pagination.ordering-time-uuid',
+            expected: 'created records in creation order, on the new side of every older record (or an order by an exposed time and UUID)',
+            actual: { creation: byCreation.problem, exposedTime: byField.offending },
+            exchange: last.res.exchange.id,
+          },
+        );
       },
     }),
     defineCheck({
@@ -333,7 +445,10 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
           const foreign = page.entries.filter((e) => !refersToPatient(e.resource, noRecords));
           if (foreign.length > 0) {
             ctx.fail(`the search by patientNoRecords returns ${foreign.length} ${ep.resource} records of other patients instead of an empty result`, {
-              requirement: 'pagination.empty-total-zero', expected: 'an empty result', actual: foreign.slice(0, 3).map((e) => e.key), exchange: page.res.exchange.id,
+              requirement: 'pagination.empty-total-zero',
+              expected: 'an empty result',
+              actual: foreign.slice(0, 3).map((e) => e.key),
+              exchange: page.res.exchange.id,
             });
           }
           ctx.skip(`the patientNoRecords fixture has ${page.entries.length} ${ep.resource} records of its own`);
@@ -341,9 +456,24 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
         const b = page.bundle;
         const ex = page.res.exchange.id;
         ctx.check(b.total === 0, 'total is not 0', { requirement: 'pagination.empty-total-zero', expected: 0, actual: b.total, exchange: ex });
-        ctx.check(page.self !== undefined, 'no self link', { requirement: 'pagination.empty-self-link', expected: 'link relation self', actual: b.link, exchange: ex });
-        ctx.check(Array.isArray(b.entry), 'entry is not an empty array', { requirement: 'pagination.empty-entry-array', expected: [], actual: b.entry === undefined ? 'absent' : b.entry, exchange: ex });
-        ctx.check(page.next === undefined, 'an empty result has a next link', { requirement: 'pagination.empty-no-next', expected: 'no next link', actual: page.next, exchange: ex });
+        ctx.check(page.self !== undefined, 'no self link', {
+          requirement: 'pagination.empty-self-link',
+          expected: 'link relation self',
+          actual: b.link,
+          exchange: ex,
+        });
+        ctx.check(Array.isArray(b.entry), 'entry is not an empty array', {
+          requirement: 'pagination.empty-entry-array',
+          expected: [],
+          actual: b.entry === undefined ? 'absent' : b.entry,
+          exchange: ex,
+        });
+        ctx.check(page.next === undefined, 'an empty result has a next link', {
+          requirement: 'pagination.empty-no-next',
+          expected: 'no next link',
+          actual: page.next,
+          exchange: ex,
+        });
       },
     }),
   ];
@@ -359,7 +489,8 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
         quote: Q.cursor,
         fixtures: ['patient'],
         async run(ctx: CheckContext) {
-          for (const [kind, res] of await forgedCursorResponses(ctx, first(ctx, { _count: String(SMALL_COUNT) }))) ctx.observe(`pagination.forged-cursor.${kind}`, outcomeOf(res));
+          for (const [kind, res] of await forgedCursorResponses(ctx, first(ctx, { _count: String(SMALL_COUNT) })))
+            ctx.observe(`pagination.forged-cursor.${kind}`, outcomeOf(res));
         },
       }),
       defineCheck({
@@ -414,13 +545,24 @@ function orderingBody(ctx: CheckContext, ep: SearchEndpoint, at: string): Record
   const subject = { reference: `Patient/${ctx.fixture('patient')}` };
   if (ep.resource === 'MedicationRequest') {
     return {
-      resourceType: 'MedicationRequest', meta, status: 'active', intent: 'order', subject, authoredOn: at,
-      medicationCodeableConcept: { coding: [{ system: 'http://www.nlm.nih.gov/research/umls/rxnorm', code: '197361', display: 'amlodipine 5 MG Oral Tablet' }] },
+      resourceType: 'MedicationRequest',
+      meta,
+      status: 'active',
+      intent: 'order',
+      subject,
+      authoredOn: at,
+      medicationCodeableConcept: {
+        coding: [{ system: 'http://www.nlm.nih.gov/research/umls/rxnorm', code: '197361', display: 'amlodipine 5 MG Oral Tablet' }],
+      },
     };
   }
   if (ep.resource === 'Encounter') {
     return {
-      resourceType: 'Encounter', meta, status: 'finished', subject, period: { start: at },
+      resourceType: 'Encounter',
+      meta,
+      status: 'finished',
+      subject,
+      period: { start: at },
       class: { system: 'http://terminology.hl7.org/CodeSystem/v3-ActCode', code: 'AMB', display: 'ambulatory' },
       ...(ctx.hasFixture('practitioner') ? { participant: [{ individual: { reference: `Practitioner/${ctx.fixture('practitioner')}` } }] } : {}),
     };
@@ -436,7 +578,10 @@ function orderingBody(ctx: CheckContext, ep: SearchEndpoint, at: string): Record
 function olderRecords(ctx: CheckContext, entries: readonly Entry[], created: readonly CreatedRecord[]): Set<string> {
   const ids = new Set(created.map((c) => c.id.toLowerCase()));
   const updatedAt = (r: Record<string, unknown>) => (isObject(r.meta) && typeof r.meta.lastUpdated === 'string' ? Date.parse(r.meta.lastUpdated) : NaN);
-  const ours = entries.filter((e) => ids.has(e.key.toLowerCase())).map((e) => updatedAt(e.resource)).filter((t) => !Number.isNaN(t));
+  const ours = entries
+    .filter((e) => ids.has(e.key.toLowerCase()))
+    .map((e) => updatedAt(e.resource))
+    .filter((t) => !Number.isNaN(t));
   const firstCreated = ours.length > 0 ? Math.min(...ours) : undefined;
   const out = new Set<string>();
   for (const e of entries) {
@@ -453,7 +598,11 @@ function olderRecords(ctx: CheckContext, entries: readonly Entry[], created: rea
  * `_cursor`. Skips when the first page is not a searchset with a next link
  * (other checks judge that page).
  */
-async function forgedCursorResponses(ctx: CheckContext, start: { search: Search; url: string }, judged?: SearchEndpoint): Promise<Array<[string, HttpResponse]>> {
+async function forgedCursorResponses(
+  ctx: CheckContext,
+  start: { search: Search; url: string },
+  judged?: SearchEndpoint,
+): Promise<Array<[string, HttpResponse]>> {
   const res = await start.search.get(start.url);
   const first = searchsetOf(res);
   const next = first && bundleLink(first, 'next');
@@ -532,7 +681,10 @@ const medicationRequestChecks: CheckDefinition[] = [
         const b = expectSearchset(res, 'medication-request.search-400');
         const foreign = (Array.isArray(b.entry) ? b.entry : []).filter((e) => !isObject(e) || !isObject(e.resource) || !refersToPatient(e.resource, patient));
         ctx.check(foreign.length === 0, `a ${kind} _cursor was accepted and returned ${foreign.length} entries outside the search`, {
-          requirement: 'medication-request.search-400', expected: `400 HPB-00101, or entries of Patient/${patient}`, actual: foreign.length, exchange: res.exchange.id,
+          requirement: 'medication-request.search-400',
+          expected: `400 HPB-00101, or entries of Patient/${patient}`,
+          actual: foreign.length,
+          exchange: res.exchange.id,
         });
       }
     },
@@ -562,7 +714,9 @@ const medicationRequestChecks: CheckDefinition[] = [
           meta: runMeta(ctx),
           status: 'active',
           intent: 'order',
-          medicationCodeableConcept: { coding: [{ system: 'http://www.nlm.nih.gov/research/umls/rxnorm', code: '197361', display: 'amlodipine 5 MG Oral Tablet' }] },
+          medicationCodeableConcept: {
+            coding: [{ system: 'http://www.nlm.nih.gov/research/umls/rxnorm', code: '197361', display: 'amlodipine 5 MG Oral Tablet' }],
+          },
           subject: { reference: `Patient/${patient}` },
         },
       });
@@ -570,10 +724,16 @@ const medicationRequestChecks: CheckDefinition[] = [
       if (res.status < 200 || res.status >= 300 || !id) throw new Error(`creating a MedicationRequest for the snapshot failed: ${res.status}`);
       ctx.created('MedicationRequest', id);
       const rest = await walk(ctx, search, page1.next, 'pagination.snapshot-excludes-new-records');
-      ctx.check(!rest.keys.has(id) && !page1.entries.some((e) => e.key === id), 'a MedicationRequest created after the first page appeared while following next', {
-        requirement: 'pagination.snapshot-excludes-new-records', expected: `${id} absent`, actual: 'present',
-        exchange: rest.pages.find((p) => p.entries.some((e) => e.key === id))?.res.exchange.id,
-      });
+      ctx.check(
+        !rest.keys.has(id) && !page1.entries.some((e) => e.key === id),
+        'a MedicationRequest created after the first page appeared while following next',
+        {
+          requirement: 'pagination.snapshot-excludes-new-records',
+          expected: `${id} absent`,
+          actual: 'present',
+          exchange: rest.pages.find((p) => p.entries.some((e) => e.key === id))?.res.exchange.id,
+        },
+      );
     },
   }),
 ];
@@ -592,9 +752,14 @@ const offsetCheck = defineCheck({
     const base = await search.get(url({}));
     const baseBundle = searchsetOf(base);
     if (!baseBundle) ctx.skip(`the first page (status ${base.status}) is not a searchset Bundle`);
-    const keys = (b: Record<string, unknown>) => (Array.isArray(b.entry) ? b.entry : []).map((e) => (isObject(e) && isObject(e.resource) ? e.resource.id : undefined));
+    const keys = (b: Record<string, unknown>) =>
+      (Array.isArray(b.entry) ? b.entry : []).map((e) => (isObject(e) && isObject(e.resource) ? e.resource.id : undefined));
     const baseKeys = keys(baseBundle);
-    const probes: Array<[string, string]> = [['5', '5'], ['beyond-total', String(Number.isInteger(baseBundle.total) ? (baseBundle.total as number) + 10 : 100_000)], ['negative', '-1']];
+    const probes: Array<[string, string]> = [
+      ['5', '5'],
+      ['beyond-total', String(Number.isInteger(baseBundle.total) ? (baseBundle.total as number) + 10 : 100_000)],
+      ['negative', '-1'],
+    ];
     for (const [name, value] of probes) {
       const res = await search.get(url({ _offset: value }), { retry: 'none' });
       if (res.status !== 200 || !isObject(res.json)) {
@@ -602,8 +767,22 @@ const offsetCheck = defineCheck({
         continue;
       }
       const got = keys(res.json);
-      const meaning = JSON.stringify(got) === JSON.stringify(baseKeys) ? 'ignored' : got[0] !== undefined && got[0] === baseKeys[Number(value)] ? 'skip' : got.length === 0 ? 'empty page' : 'other';
-      ctx.observe(`document-reference.offset.${name}`, { _offset: value, status: res.status, entries: got.length, total: res.json.total, meaning, next: Array.isArray(res.json.link) && res.json.link.some((l) => isObject(l) && l.relation === 'next') });
+      const meaning =
+        JSON.stringify(got) === JSON.stringify(baseKeys)
+          ? 'ignored'
+          : got[0] !== undefined && got[0] === baseKeys[Number(value)]
+            ? 'skip'
+            : got.length === 0
+              ? 'empty page'
+              : 'other';
+      ctx.observe(`document-reference.offset.${name}`, {
+        _offset: value,
+        status: res.status,
+        entries: got.length,
+        total: res.json.total,
+        meaning,
+        next: Array.isArray(res.json.link) && res.json.link.some((l) => isObject(l) && l.relation === 'next'),
+      });
     }
   },
 });

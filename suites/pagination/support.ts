@@ -22,9 +22,33 @@ export interface SearchEndpoint {
 }
 
 export const ENDPOINTS: readonly SearchEndpoint[] = [
-  { slug: 'medication-request', resource: 'MedicationRequest', release: 'R4', timeFields: ['authoredOn', 'meta.lastUpdated'], ownTime: 'authoredOn', fixture: 'medicationRequest', patientRequirement: 'medication-request.search-by-patient' },
-  { slug: 'encounter', resource: 'Encounter', release: 'R4', timeFields: ['period.start', 'meta.lastUpdated'], ownTime: 'period.start', fixture: 'encounter', patientRequirement: 'encounter.search-patient' },
-  { slug: 'document-reference', resource: 'DocumentReference', release: 'R5', timeFields: ['date', 'meta.lastUpdated'], ownTime: 'date', fixture: 'documentReference', patientRequirement: 'document-reference.search-patient' },
+  {
+    slug: 'medication-request',
+    resource: 'MedicationRequest',
+    release: 'R4',
+    timeFields: ['authoredOn', 'meta.lastUpdated'],
+    ownTime: 'authoredOn',
+    fixture: 'medicationRequest',
+    patientRequirement: 'medication-request.search-by-patient',
+  },
+  {
+    slug: 'encounter',
+    resource: 'Encounter',
+    release: 'R4',
+    timeFields: ['period.start', 'meta.lastUpdated'],
+    ownTime: 'period.start',
+    fixture: 'encounter',
+    patientRequirement: 'encounter.search-patient',
+  },
+  {
+    slug: 'document-reference',
+    resource: 'DocumentReference',
+    release: 'R5',
+    timeFields: ['date', 'meta.lastUpdated'],
+    ownTime: 'date',
+    fixture: 'documentReference',
+    patientRequirement: 'document-reference.search-patient',
+  },
 ];
 
 /** Safety bound of a walk over `next` links; reaching it is a failure, never a way to stop early. */
@@ -77,7 +101,12 @@ export async function fetchPage(ctx: CheckContext, search: Search, url: string, 
     const resource = isObject(e) && isObject(e.resource) ? e.resource : undefined;
     const key = typeof resource?.id === 'string' ? resource.id : isObject(e) && typeof e.fullUrl === 'string' ? e.fullUrl : undefined;
     if (!resource || key === undefined)
-      ctx.fail(`entry[${i}] holds no resource with an id`, { requirement: 'pagination.bundle-entry-array', expected: '{ resource: { id } }', actual: e, exchange: res.exchange.id });
+      ctx.fail(`entry[${i}] holds no resource with an id`, {
+        requirement: 'pagination.bundle-entry-array',
+        expected: '{ resource: { id } }',
+        actual: e,
+        exchange: res.exchange.id,
+      });
     return { key, resource };
   });
   return { res, bundle, entries, self: bundleLink(bundle, 'self'), next: bundleLink(bundle, 'next') };
@@ -99,7 +128,11 @@ export async function walk(ctx: CheckContext, search: Search, firstUrl: string, 
   let url: string | undefined = firstUrl;
   while (url !== undefined) {
     if (result.pages.length >= MAX_PAGES)
-      ctx.fail(`still a next link after ${MAX_PAGES} pages`, { requirement: 'pagination.paging-terminates', expected: 'a page without next', actual: `${MAX_PAGES} pages` });
+      ctx.fail(`still a next link after ${MAX_PAGES} pages`, {
+        requirement: 'pagination.paging-terminates',
+        expected: 'a page without next',
+        actual: `${MAX_PAGES} pages`,
+      });
     const page = await fetchPage(ctx, search, url, requirement);
     const fresh = page.entries.filter((e) => !result.keys.has(e.key));
     if (result.pages.length > 0 && fresh.length === 0)
@@ -273,7 +306,8 @@ export function checkCreationOrder(keys: readonly string[], created: readonly Cr
         if (Math.sign(b.i! - a.i!) !== dir) problem ??= `${b.id}, created after ${a.id}, comes ${dir === 1 ? 'before' : 'after'} it`;
       }
       const wrongSide = olderPos.find((p) => Math.sign(a.i! - p) !== dir);
-      if (wrongSide !== undefined) problem ??= `${a.id}, created during the check, comes ${dir === 1 ? 'before' : 'after'} ${keys[wrongSide]}, which existed before it`;
+      if (wrongSide !== undefined)
+        problem ??= `${a.id}, created during the check, comes ${dir === 1 ? 'before' : 'after'} ${keys[wrongSide]}, which existed before it`;
     }
     if (problem === undefined) return { fits: name };
     problems.push(`${name}: ${problem}`);

@@ -9,7 +9,15 @@
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import { randomUUID } from 'node:crypto';
 import {
-  PATHS, expectError, firstIssue, integerHeader, judgeRemainingSteps, judgeRetryAfterValue, judgeRetryAfterWait, pathOf, type Timed, type Verdict,
+  PATHS,
+  expectError,
+  firstIssue,
+  integerHeader,
+  judgeRemainingSteps,
+  judgeRetryAfterValue,
+  judgeRetryAfterWait,
+  pathOf,
+  type Verdict,
 } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 import { type Attempt, excessScenario, slidingScenario } from './scenarios.js';
@@ -60,14 +68,15 @@ function describeAttempts(attempts: Attempt[]): string {
 function settle<F>(ctx: CheckContext, v: Verdict<F>, attempts: Attempt[], exchange?: string): void {
   if (v.verdict === 'fail') ctx.fail(v.message, { requirement: v.requirement, expected: v.expected, actual: v.actual, ...(exchange ? { exchange } : {}) });
   if (v.verdict === 'error') throw new Error(v.message);
-  if (v.verdict === 'inconclusive') ctx.skip(`inconclusive on this run, the target's timing left the rule unobservable: ${attempts.length ? describeAttempts(attempts) : v.message}`);
+  if (v.verdict === 'inconclusive')
+    ctx.skip(`inconclusive on this run, the target's timing left the rule unobservable: ${attempts.length ? describeAttempts(attempts) : v.message}`);
 }
 
 /** A handful of requests of `main`: they run early in the run, while the key has room (see the sequencer). */
 export const headerChecks: CheckDefinition[] = [
   defineCheck({
     id: 'rate-limit.headers-on-authenticated-responses',
-    title: 'authenticated responses carry X-RateLimit-Limit (the key\'s limit), -Remaining and -Reset',
+    title: "authenticated responses carry X-RateLimit-Limit (the key's limit), -Remaining and -Reset",
     area,
     tags: ['early'],
     level: 'MUST',
@@ -79,19 +88,34 @@ export const headerChecks: CheckDefinition[] = [
       for (const res of await authenticatedSamples(ctx)) {
         const what = `${res.exchange.request.method} ${new URL(res.exchange.request.url).pathname} (${res.status})`;
         const missing = RATE_HEADERS.filter((n) => res.headers[n] === undefined);
-        if (!ctx.check(missing.length === 0, `${what} lacks ${missing.join(', ')}`, {
-          requirement: 'rate-limit.headers-present', expected: RATE_HEADERS, actual: `missing: ${missing.join(', ')}`, exchange: res.exchange.id,
-        })) continue;
+        if (
+          !ctx.check(missing.length === 0, `${what} lacks ${missing.join(', ')}`, {
+            requirement: 'rate-limit.headers-present',
+            expected: RATE_HEADERS,
+            actual: `missing: ${missing.join(', ')}`,
+            exchange: res.exchange.id,
+          })
+        )
+          continue;
         const limit = integerHeader(res.headers['x-ratelimit-limit']);
         ctx.check(limit !== undefined && limit > 0, `${what}: X-RateLimit-Limit is not a positive integer`, {
-          requirement: 'rate-limit.limit-header', expected: 'a positive integer', actual: res.headers['x-ratelimit-limit'], exchange: res.exchange.id,
+          requirement: 'rate-limit.limit-header',
+          expected: 'a positive integer',
+          actual: res.headers['x-ratelimit-limit'],
+          exchange: res.exchange.id,
         });
         ctx.check(limit === undefined || limit === expectedLimit, `${what}: X-RateLimit-Limit is ${limit}, the key's ceiling is ${expectedLimit}`, {
-          requirement: 'rate-limit.per-key-default-60', expected: expectedLimit, actual: limit, exchange: res.exchange.id,
+          requirement: 'rate-limit.per-key-default-60',
+          expected: expectedLimit,
+          actual: limit,
+          exchange: res.exchange.id,
         });
       }
       const metadata = await ctx.request({ url: PATHS.metadata.R4, headers: { accept: 'application/fhir+json' } });
-      ctx.observe('rate-limit.headers-on-unauthenticated-metadata', RATE_HEADERS.filter((n) => metadata.headers[n] !== undefined));
+      ctx.observe(
+        'rate-limit.headers-on-unauthenticated-metadata',
+        RATE_HEADERS.filter((n) => metadata.headers[n] !== undefined),
+      );
     },
   }),
   defineCheck({
@@ -116,18 +140,33 @@ export const headerChecks: CheckDefinition[] = [
       attachAll(ctx, hits);
       const values = hits.map((h) => h.headers.remaining);
       const missing = hits.find((h) => h.headers.remaining === undefined);
-      if (missing) ctx.fail('X-RateLimit-Remaining is missing or not an integer', { requirement: 'rate-limit.headers-arithmetic', expected: 'integers', actual: hits.map((h) => h.res.headers['x-ratelimit-remaining'] ?? null), exchange: missing.res.exchange.id });
+      if (missing)
+        ctx.fail('X-RateLimit-Remaining is missing or not an integer', {
+          requirement: 'rate-limit.headers-arithmetic',
+          expected: 'integers',
+          actual: hits.map((h) => h.res.headers['x-ratelimit-remaining'] ?? null),
+          exchange: missing.res.exchange.id,
+        });
       hits.forEach((h) => {
         const limit = h.headers.limit;
         ctx.check(limit === undefined || h.headers.remaining! <= limit, `X-RateLimit-Remaining ${h.headers.remaining} exceeds X-RateLimit-Limit ${limit}`, {
-          requirement: 'rate-limit.headers-arithmetic', expected: `0..${limit}`, actual: h.headers.remaining, exchange: h.res.exchange.id,
+          requirement: 'rate-limit.headers-arithmetic',
+          expected: `0..${limit}`,
+          actual: h.headers.remaining,
+          exchange: h.res.exchange.id,
         });
       });
       // The run's other requests of the key: one could leave the window (or, sent meanwhile, be counted) between two of these.
       const others = othersThan(keyTraffic(ctx, 'main') ?? [], hits);
       const v = judgeRemainingSteps({ windowMs: probe.windowMs, hits: hits.map(timed), others });
       ctx.observe('rate-limit.remaining-sequence', values);
-      if (v.verdict === 'fail') ctx.fail(v.message, { requirement: 'rate-limit.headers-arithmetic', expected: v.expected, actual: v.actual, exchange: hits[v.at ?? hits.length - 1]!.res.exchange.id });
+      if (v.verdict === 'fail')
+        ctx.fail(v.message, {
+          requirement: 'rate-limit.headers-arithmetic',
+          expected: v.expected,
+          actual: v.actual,
+          exchange: hits[v.at ?? hits.length - 1]!.res.exchange.id,
+        });
     },
   }),
   defineCheck({
@@ -143,13 +182,26 @@ export const headerChecks: CheckDefinition[] = [
       const h = await hit(ctx, probeFor(ctx, 'main'));
       const raw = h.res.headers['x-ratelimit-reset'];
       const reset = h.headers.reset;
-      if (reset === undefined) ctx.fail('X-RateLimit-Reset is missing or not an integer number of seconds', { requirement: 'rate-limit.reset-header', expected: 'unix seconds', actual: raw ?? null, exchange: h.res.exchange.id });
+      if (reset === undefined)
+        ctx.fail('X-RateLimit-Reset is missing or not an integer number of seconds', {
+          requirement: 'rate-limit.reset-header',
+          expected: 'unix seconds',
+          actual: raw ?? null,
+          exchange: h.res.exchange.id,
+        });
       const { nowS, slackS } = serverClock(h.res);
       const lo = nowS - slackS;
       const hi = nowS + ctx.limits.windowSec + slackS;
-      ctx.check(reset >= lo && reset <= hi, `X-RateLimit-Reset ${reset} is not a unix time in seconds within one window of now${reset > hi * 100 ? ' (milliseconds?)' : ''}`, {
-        requirement: 'rate-limit.reset-header', expected: `${lo}..${hi}`, actual: reset, exchange: h.res.exchange.id,
-      });
+      ctx.check(
+        reset >= lo && reset <= hi,
+        `X-RateLimit-Reset ${reset} is not a unix time in seconds within one window of now${reset > hi * 100 ? ' (milliseconds?)' : ''}`,
+        {
+          requirement: 'rate-limit.reset-header',
+          expected: `${lo}..${hi}`,
+          actual: reset,
+          exchange: h.res.exchange.id,
+        },
+      );
       ctx.observe('rate-limit.reset-seconds-ahead', reset - nowS);
     },
   }),
@@ -177,12 +229,18 @@ export const exhaustionChecks: CheckDefinition[] = [
       expectError(refused.res, { status: 429, code: 'HPB-00105', requirement: 'catalog.hpb-00105' });
       const issueCode = firstIssue(refused.res)?.code;
       ctx.check(issueCode === 'throttled', `issue[0].code of the 429 is ${String(issueCode)}, not throttled`, {
-        requirement: 'errors.throttled-code', expected: 'throttled', actual: issueCode, exchange: refused.res.exchange.id,
+        requirement: 'errors.throttled-code',
+        expected: 'throttled',
+        actual: issueCode,
+        exchange: refused.res.exchange.id,
       });
       const raw = refused.res.headers['retry-after'];
       const ra = judgeRetryAfterValue(raw, ctx.limits.windowSec, CLOCK_SLACK_S);
       ctx.check(ra.ok, ra.ok ? '' : ra.message, {
-        requirement: 'rate-limit.retry-after', expected: `whole seconds, 1..${ctx.limits.windowSec}`, actual: raw ?? null, exchange: refused.res.exchange.id,
+        requirement: 'rate-limit.retry-after',
+        expected: `whole seconds, 1..${ctx.limits.windowSec}`,
+        actual: raw ?? null,
+        exchange: refused.res.exchange.id,
       });
     },
   }),
@@ -211,18 +269,35 @@ export const exhaustionChecks: CheckDefinition[] = [
       if (before.reset !== undefined && after.reset !== undefined) {
         const firstInWindow = refused.receivedAt < s.spaced[0]!.sentAt + s.probe.windowMs;
         if (after.reset <= before.reset && !firstInWindow)
-          ctx.skip(`the key could not be filled within one window (${refused.receivedAt - s.spaced[0]!.sentAt} ms), so a moved reset cannot show in whole seconds`);
+          ctx.skip(
+            `the key could not be filled within one window (${refused.receivedAt - s.spaced[0]!.sentAt} ms), so a moved reset cannot show in whole seconds`,
+          );
         ctx.check(after.reset > before.reset, `X-RateLimit-Reset did not move later after an early retry (${before.reset} then ${after.reset})`, {
-          requirement: 'rate-limit.early-retry-extends-reset', expected: `> ${before.reset}`, actual: after.reset, exchange: retry.res.exchange.id,
+          requirement: 'rate-limit.early-retry-extends-reset',
+          expected: `> ${before.reset}`,
+          actual: after.reset,
+          exchange: retry.res.exchange.id,
         });
       } else if (before.retryAfter !== undefined && after.retryAfter !== undefined) {
         // Whole seconds round up: only a gain of more than one second shows an extension.
         const gainMs = retry.receivedAt + after.retryAfter * 1000 - (refused.receivedAt + before.retryAfter * 1000);
-        ctx.check(gainMs > 1000, `the wait did not move later after an early retry (Retry-After ${before.retryAfter} s, then ${after.retryAfter} s ${retry.receivedAt - refused.receivedAt} ms later)`, {
-          requirement: 'rate-limit.early-retry-extends-reset', expected: 'a later reset', actual: { before: before.retryAfter, after: after.retryAfter }, exchange: retry.res.exchange.id,
-        });
+        ctx.check(
+          gainMs > 1000,
+          `the wait did not move later after an early retry (Retry-After ${before.retryAfter} s, then ${after.retryAfter} s ${retry.receivedAt - refused.receivedAt} ms later)`,
+          {
+            requirement: 'rate-limit.early-retry-extends-reset',
+            expected: 'a later reset',
+            actual: { before: before.retryAfter, after: after.retryAfter },
+            exchange: retry.res.exchange.id,
+          },
+        );
       } else {
-        ctx.fail('neither X-RateLimit-Reset nor Retry-After is on both 429 responses', { requirement: 'rate-limit.early-retry-extends-reset', expected: 'X-RateLimit-Reset or Retry-After', actual: { before, after }, exchange: retry.res.exchange.id });
+        ctx.fail('neither X-RateLimit-Reset nor Retry-After is on both 429 responses', {
+          requirement: 'rate-limit.early-retry-extends-reset',
+          expected: 'X-RateLimit-Reset or Retry-After',
+          actual: { before, after },
+          exchange: retry.res.exchange.id,
+        });
       }
     },
   }),
@@ -243,9 +318,16 @@ export const exhaustionChecks: CheckDefinition[] = [
       ctx.observe('rate-limit.waited-ms', s.waitedMs);
       if (v.verdict === 'inconclusive' && s.waitedFor.headers.retryAfter === undefined) {
         // No Retry-After (judged by rate-limit.excess-gives-429): the wait followed X-RateLimit-Reset, else three windows.
-        ctx.check(after.res.status !== 429 || s.waitedMs! < s.probe.windowMs, `still 429 ${s.waitedMs} ms after the last 429 (no Retry-After), more than one ${ctx.limits.windowSec} s window`, {
-          requirement: 'rate-limit.sliding-window', expected: 'served (not 429)', actual: after.res.status, exchange: after.res.exchange.id,
-        });
+        ctx.check(
+          after.res.status !== 429 || s.waitedMs! < s.probe.windowMs,
+          `still 429 ${s.waitedMs} ms after the last 429 (no Retry-After), more than one ${ctx.limits.windowSec} s window`,
+          {
+            requirement: 'rate-limit.sliding-window',
+            expected: 'served (not 429)',
+            actual: after.res.status,
+            exchange: after.res.exchange.id,
+          },
+        );
         return;
       }
       settle(ctx, v, [], after.res.exchange.id);
@@ -267,9 +349,11 @@ export const exhaustionChecks: CheckDefinition[] = [
       settle(ctx, s.verdict, s.attempts, s.second.refused?.res.exchange.id ?? s.first.at(-1)?.res.exchange.id);
       if (!s.slide) {
         const refusedEarly = s.first.find((h) => h.res.status >= 400);
-        ctx.skip(refusedEarly
-          ? `the key was refused within the first half of its limit, and its earlier traffic is unknown: ${s.verdict.verdict === 'pass' ? s.verdict.note ?? '' : ''}`
-          : 'the second half met no 429 to wait out');
+        ctx.skip(
+          refusedEarly
+            ? `the key was refused within the first half of its limit, and its earlier traffic is unknown: ${s.verdict.verdict === 'pass' ? (s.verdict.note ?? '') : ''}`
+            : 'the second half met no 429 to wait out',
+        );
       }
       ctx.observe('rate-limit.second-half-in-window', s.slide.figures.inWindow);
       settle(ctx, s.slide, s.attempts, s.after?.res.exchange.id);
@@ -288,8 +372,11 @@ export const exhaustionChecks: CheckDefinition[] = [
       const s = await excessScenario(ctx);
       if (!s.otherKey) ctx.skip('the key was not driven to 429 (see rate-limit.excess-gives-429)');
       ctx.attach(s.otherKey.res.exchange);
-      ctx.observe('rate-limit.other-key-status-while-throttled', s.otherKey.res.status,
-        'the organization ceiling is not shown; a 429 here means it is at most the throttled key\'s limit');
+      ctx.observe(
+        'rate-limit.other-key-status-while-throttled',
+        s.otherKey.res.status,
+        "the organization ceiling is not shown; a 429 here means it is at most the throttled key's limit",
+      );
     },
   }),
   operationsCheck,

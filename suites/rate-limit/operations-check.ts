@@ -27,11 +27,15 @@ export const operationsCheck = defineCheck({
     if (!s.operations) ctx.skip(`the key was not refused within ${s.burst.hits.length + s.spaced.length} requests (see rate-limit.excess-gives-429)`);
     if (s.throttle) {
       const { plan, fillers, refusedFills, startedAt, endedAt } = s.throttle;
-      ctx.observe('rate-limit.operations-429.phase', { fillers, refusedFills, ms: endedAt - startedAt, tickMs: plan.tickMs, budgetMs: plan.budgetMs },
-        'requests spread over a window, then each operation on the refilled key once the previous Retry-After elapsed');
+      ctx.observe(
+        'rate-limit.operations-429.phase',
+        { fillers, refusedFills, ms: endedAt - startedAt, tickMs: plan.tickMs, budgetMs: plan.budgetMs },
+        'requests spread over a window, then each operation on the refilled key once the previous Retry-After elapsed',
+      );
     }
     const unpublished = s.operations.filter((a) => a.notSent !== undefined && !a.hit && !a.tries && !a.unjudged);
-    if (unpublished.length === s.operations.length) ctx.skip(`no operation could be sent: ${s.operations.map((a) => `${a.requirement}: ${a.notSent}`).join('; ')}`);
+    if (unpublished.length === s.operations.length)
+      ctx.skip(`no operation could be sent: ${s.operations.map((a) => `${a.requirement}: ${a.notSent}`).join('; ')}`);
     let failed = false;
     const unjudged: string[] = [];
     for (const a of s.operations) {
@@ -55,17 +59,24 @@ export const operationsCheck = defineCheck({
         const v = a.verdict;
         if (v.verdict === 'fail') {
           if (a.before) ctx.attach(a.before.res.exchange);
-          ctx.check(false, v.message, { requirement: a.requirement, expected: v.expected, actual: { ...(v.actual as object), code }, exchange: res.exchange.id });
+          ctx.check(false, v.message, {
+            requirement: a.requirement,
+            expected: v.expected,
+            actual: { ...(v.actual as object), code },
+            exchange: res.exchange.id,
+          });
           failed = true;
         } else unjudged.push(v.verdict === 'inconclusive' ? v.message : `${a.requirement}: answered ${res.status}`);
         continue;
       }
-      if (!ctx.check(code === 'HPB-00105', `${a.requirement}: answered ${res.status} ${code ?? ''} while the key is over its limit`.trim(), {
-        requirement: a.requirement,
-        expected: { status: 429, code: 'HPB-00105' },
-        actual: { status: res.status, code },
-        exchange: res.exchange.id,
-      })) {
+      if (
+        !ctx.check(code === 'HPB-00105', `${a.requirement}: answered ${res.status} ${code ?? ''} while the key is over its limit`.trim(), {
+          requirement: a.requirement,
+          expected: { status: 429, code: 'HPB-00105' },
+          actual: { status: res.status, code },
+          exchange: res.exchange.id,
+        })
+      ) {
         failed = true;
         continue;
       }

@@ -35,7 +35,15 @@ import { randomUUID } from 'node:crypto';
 import type { CheckContext } from '../../src/engine/index.js';
 import type { ModelOperation } from '../../src/discovery/index.js';
 import {
-  encounterBody, judgeThrottled, mayLeaveWithin, newMedicationRequest, rateHeaders, type ThrottledFigures, type Timed, type Verdict, windowSlackMs,
+  encounterBody,
+  judgeThrottled,
+  mayLeaveWithin,
+  newMedicationRequest,
+  rateHeaders,
+  type ThrottledFigures,
+  type Timed,
+  type Verdict,
+  windowSlackMs,
 } from '../../src/service/index.js';
 import { FAST_CONCURRENCY, type Hit, hit, keyTraffic, othersThan, type Probe, timed, tokenFor, wait, waitUntil } from './support.js';
 
@@ -65,19 +73,35 @@ function operationsOf(resource: Resource): ThrottledOperation[] {
   const writeFixtures = resource === 'Encounter' ? ['patient', 'practitioner'] : ['patient'];
   return [
     {
-      requirement: `${SLUG[resource]}.read-429`, resource, interaction: 'read', scopes: scopes.read, fixtures: [FIXTURE[resource]],
+      requirement: `${SLUG[resource]}.read-429`,
+      resource,
+      interaction: 'read',
+      scopes: scopes.read,
+      fixtures: [FIXTURE[resource]],
       request: (ctx, op) => ({ method: 'GET', url: ctx.path(op.path, { id: ctx.fixture(FIXTURE[resource]) }) }),
     },
     {
-      requirement: `${SLUG[resource]}.search-429`, resource, interaction: 'search-type', scopes: scopes.read, fixtures: ['patient'],
+      requirement: `${SLUG[resource]}.search-429`,
+      resource,
+      interaction: 'search-type',
+      scopes: scopes.read,
+      fixtures: ['patient'],
       request: (ctx, op) => ({ method: 'GET', url: `${op.path}?patient=${encodeURIComponent(ctx.fixture('patient'))}&_count=1` }),
     },
     {
-      requirement: `${SLUG[resource]}.create-429`, resource, interaction: 'create', scopes: scopes.create, fixtures: writeFixtures,
+      requirement: `${SLUG[resource]}.create-429`,
+      resource,
+      interaction: 'create',
+      scopes: scopes.create,
+      fixtures: writeFixtures,
       request: (ctx, op) => ({ method: 'POST', url: op.path, body: body(ctx) }),
     },
     {
-      requirement: `${SLUG[resource]}.update-429`, resource, interaction: 'update', scopes: scopes.write, fixtures: writeFixtures,
+      requirement: `${SLUG[resource]}.update-429`,
+      resource,
+      interaction: 'update',
+      scopes: scopes.write,
+      fixtures: writeFixtures,
       request: (ctx, op) => {
         const missing = randomUUID();
         return { method: 'PUT', url: ctx.path(op.path, { id: missing }), body: body(ctx, missing) };
@@ -218,12 +242,23 @@ export async function sendThrottled(ctx: CheckContext, probe: Probe, rttMs: numb
    */
   const fillRefused = (h: Hit) => {
     const said = lastServed?.headers.remaining;
-    if (h.res.status === 429 && said !== undefined && said > fullAt && !mayLeaveWithin(othersThan(log(), [lastServed!, h]), lastServed!.sentAt, h.receivedAt, W).length) fullAt = said;
+    if (
+      h.res.status === 429 &&
+      said !== undefined &&
+      said > fullAt &&
+      !mayLeaveWithin(othersThan(log(), [lastServed!, h]), lastServed!.sentAt, h.receivedAt, W).length
+    )
+      fullAt = said;
     phase.lastRefusal = h;
     phase.refusedFills++;
   };
   const holdOver = async () => {
-    if (phase.lastRefusal) await wait(ctx, waitUntil(phase.lastRefusal, probe) - Date.now(), 'rate-limit: waiting out the Retry-After of the key\'s last 429 before its next request');
+    if (phase.lastRefusal)
+      await wait(
+        ctx,
+        waitUntil(phase.lastRefusal, probe) - Date.now(),
+        "rate-limit: waiting out the Retry-After of the key's last 429 before its next request",
+      );
   };
   /**
    * Sends up to `n` probes while the key has room (`room`, by its last answer), never more in flight
@@ -232,7 +267,7 @@ export async function sendThrottled(ctx: CheckContext, probe: Probe, rttMs: numb
    */
   const send = async (n: number, room: number, firstAlone = false): Promise<{ last?: Hit; refused?: Hit }> => {
     let last: Hit | undefined;
-    for (let sent = 0; sent < n && room > 0;) {
+    for (let sent = 0; sent < n && room > 0; ) {
       const width = firstAlone && sent === 0 ? 1 : Math.max(1, Math.min(FAST_CONCURRENCY, room - 1, n - sent));
       const batch = await Promise.all(Array.from({ length: width }, () => hit(ctx, probe)));
       phase.fillers += width;
@@ -255,7 +290,7 @@ export async function sendThrottled(ctx: CheckContext, probe: Probe, rttMs: numb
   await tokenFor(ctx, probe.role, W + 10_000);
   const share = Math.ceil(probe.limit / plan.ticks);
   for (let i = 0; i < plan.ticks; i++) {
-    await wait(ctx, phase.startedAt + i * plan.tickMs - Date.now(), 'rate-limit: spreading the key\'s requests over a window before the throttled operations');
+    await wait(ctx, phase.startedAt + i * plan.tickMs - Date.now(), "rate-limit: spreading the key's requests over a window before the throttled operations");
     await holdOver();
     // Room by the run's own count; the group's first request goes alone, and the rest by what its answer says is left.
     const room = freeSlots();
@@ -280,21 +315,26 @@ export async function sendThrottled(ctx: CheckContext, probe: Probe, rttMs: numb
     while (!answer.hit) {
       const wake = phase.lastRefusal ? waitUntil(phase.lastRefusal, probe) : Date.now();
       if (Math.max(wake, Date.now()) >= deadline) {
-        answer.unjudged = `not sent: the throttled operations' time budget (${s(plan.budgetMs)}: two ${s(W)} windows and ${s(3 * (plan.tickMs + 1000))} per operation) `
-          + `ran out${phase.lastRefusal?.headers.retryAfter !== undefined ? ` (the key's last 429 said Retry-After ${phase.lastRefusal.headers.retryAfter} s)` : ''}; `
-          + `${phase.refusedFills} fill request(s) were refused before X-RateLimit-Remaining said 0`;
+        answer.unjudged =
+          `not sent: the throttled operations' time budget (${s(plan.budgetMs)}: two ${s(W)} windows and ${s(3 * (plan.tickMs + 1000))} per operation) ` +
+          `ran out${phase.lastRefusal?.headers.retryAfter !== undefined ? ` (the key's last 429 said Retry-After ${phase.lastRefusal.headers.retryAfter} s)` : ''}; ` +
+          `${phase.refusedFills} fill request(s) were refused before X-RateLimit-Remaining said 0`;
         break;
       }
       await holdOver();
-      await Promise.all([tokenFor(ctx, probe.role, Math.min(lifetimeMs, 2 * plan.tickMs + 10_000)), ctx.tokens.token(probe.role, [...t.scopes], { validForMs: Math.min(lifetimeMs, 2 * plan.tickMs + 10_000) })]);
+      await Promise.all([
+        tokenFor(ctx, probe.role, Math.min(lifetimeMs, 2 * plan.tickMs + 10_000)),
+        ctx.tokens.token(probe.role, [...t.scopes], { validForMs: Math.min(lifetimeMs, 2 * plan.tickMs + 10_000) }),
+      ]);
       // A request of the key leaving the window between the fill and the operation's answer would free the slot the
       // operation meets: both go in a gap between leaves, the fill at its start, the operation as late as it allows,
       // so the Retry-After that follows ends soon after the next group has left.
       const gap = leaveGap(log(), Date.now(), W, fillMs + opMs + 100);
-      await wait(ctx, gap.start - Date.now(), 'rate-limit: letting the key\'s next group of requests leave the window before filling it');
+      await wait(ctx, gap.start - Date.now(), "rate-limit: letting the key's next group of requests leave the window before filling it");
       // Full already when the key's last answer said nothing is left and none of its requests can have left since.
       const full = (h?: Hit): h is Hit => h?.headers.remaining !== undefined && h.headers.remaining <= fullAt;
-      let before = full(lastServed) && !mayLeaveWithin(othersThan(log(), [lastServed]), lastServed.sentAt, Date.now() + opMs, W).length ? lastServed : undefined;
+      let before =
+        full(lastServed) && !mayLeaveWithin(othersThan(log(), [lastServed]), lastServed.sentAt, Date.now() + opMs, W).length ? lastServed : undefined;
       if (!before) {
         const first = await hit(ctx, probe);
         phase.fillers++;
@@ -312,14 +352,18 @@ export async function sendThrottled(ctx: CheckContext, probe: Probe, rttMs: numb
       // At once when nothing is due to leave; else just before the next leave, unless the fill ran into it.
       const sendAt = gap.end === Infinity ? Date.now() : Math.max(Date.now(), gap.end - opMs - 100);
       if (mayLeaveWithin(othersThan(log(), [before]), before.sentAt, sendAt + opMs, W).length) continue;
-      await wait(ctx, sendAt - Date.now(), 'rate-limit: sending the operation just before the key\'s next group of requests leaves the window');
+      await wait(ctx, sendAt - Date.now(), "rate-limit: sending the operation just before the key's next group of requests leaves the window");
       const sentAt = Date.now();
       const res = await ctx.fhir({ role: probe.role, scopes: [...t.scopes], pace: false, retry: 'none', expect429: true, ...t.request(ctx, op) });
       const h: Hit = { sentAt, receivedAt: Date.now(), res, headers: rateHeaders(res) };
       if (refused(h)) phase.lastRefusal = h;
       const verdict = judgeThrottled({
-        requirement: t.requirement, limit: probe.limit, windowMs: W, op: timed(h),
-        before: timed(before), others: othersThan(log(), [before, h]),
+        requirement: t.requirement,
+        limit: probe.limit,
+        windowMs: W,
+        op: timed(h),
+        before: timed(before),
+        others: othersThan(log(), [before, h]),
       });
       if (verdict.verdict === 'inconclusive' && (answer.tries?.length ?? 0) < MAX_TRIES - 1) {
         (answer.tries ??= []).push(h);

@@ -30,8 +30,24 @@ import { ISSUANCE_RECOVERY_TAGS, issuanceEpisode, issuanceRecovery } from '../..
 import { THROTTLED_OPERATIONS, operationTokens, sendThrottled, sendable, type ThrottledAnswer, type ThrottlePhase } from './operations.js';
 import { type BurstFigures, judgeKeyBurst, judgeSlide, type SlideFigures, type Verdict, windowSlackMs } from '../../src/service/index.js';
 import {
-  type Burst, BURST_CONCURRENCY, burstBound, burstUntil429, FAST_CONCURRENCY, type Hit, hit, type Probe, PROBE_SCOPES, probeFor, quietKey, recover,
-  throttleRole, timed, tokenFor, trafficBefore, wait, waitUntil,
+  type Burst,
+  BURST_CONCURRENCY,
+  burstBound,
+  burstUntil429,
+  FAST_CONCURRENCY,
+  type Hit,
+  hit,
+  type Probe,
+  PROBE_SCOPES,
+  probeFor,
+  quietKey,
+  recover,
+  throttleRole,
+  timed,
+  tokenFor,
+  trafficBefore,
+  wait,
+  waitUntil,
 } from './support.js';
 
 const EXCESS_KEY = 'rate-limit.excess-scenario';
@@ -131,10 +147,13 @@ function startEpisodes(ctx: CheckContext): void {
     // an exhausted token endpoint would hold up every token they renew mid-burst.
     const outlive = validForMs(ctx, episodesMs(ctx)) >= episodesMs(ctx);
     const start = outlive ? ready : Promise.allSettled([excess, sliding]);
-    void start.then(() => {
-      issuanceEpisode(ctx);
-      issuanceRecovery(ctx);
-    }, () => undefined);
+    void start.then(
+      () => {
+        issuanceEpisode(ctx);
+        issuanceRecovery(ctx);
+      },
+      () => undefined,
+    );
   }
 }
 
@@ -174,11 +193,21 @@ async function runExcess(ctx: CheckContext, probe: Probe): Promise<ExcessScenari
     await tokenFor(ctx, probe.role, validForMs(ctx, phaseMs(probe)));
     await ctx.sleep(Math.max(0, first.sentAt + GAP_MS - Date.now()));
     const burst = await burstUntil429(ctx, probe, burstBound(probe) - 2, concurrency, second);
-    const verdict = judgeKeyBurst({ limit: probe.limit, windowMs: probe.windowMs, requests: [first, second, ...burst.hits].map(timed), ...traffic, concurrency });
+    const verdict = judgeKeyBurst({
+      limit: probe.limit,
+      windowMs: probe.windowMs,
+      requests: [first, second, ...burst.hits].map(timed),
+      ...traffic,
+      concurrency,
+    });
     attempts.push({ concurrency, figures: verdict.figures, ...(verdict.verdict === 'pass' ? {} : { message: verdict.message }) });
     scenario = { probe, spaced: [first, second], burst, verdict, attempts };
     if (verdict.verdict !== 'inconclusive' || concurrency === FAST_CONCURRENCY) break;
-    await wait(ctx, burst.endedAt + probe.windowMs + SCHEDULE_SLACK_MS - Date.now(), 'rate-limit: the burst could not fill a window; letting it leave before re-sending it faster');
+    await wait(
+      ctx,
+      burst.endedAt + probe.windowMs + SCHEDULE_SLACK_MS - Date.now(),
+      'rate-limit: the burst could not fill a window; letting it leave before re-sending it faster',
+    );
   }
   const s = scenario!;
   const refused = s.burst.refused;
@@ -201,7 +230,12 @@ async function runExcess(ctx: CheckContext, probe: Probe): Promise<ExcessScenari
   if (served.res.status === 429) {
     s.operations = THROTTLED_OPERATIONS.map((t) => {
       const { notSent } = sendable(ctx, t);
-      return { requirement: t.requirement, ...(notSent ? { notSent } : { unjudged: 'not sent: the key was not served again after the Retry-After of its last 429 (see rate-limit.served-after-retry-after)' }) };
+      return {
+        requirement: t.requirement,
+        ...(notSent
+          ? { notSent }
+          : { unjudged: 'not sent: the key was not served again after the Retry-After of its last 429 (see rate-limit.served-after-retry-after)' }),
+      };
     });
     return s;
   }
@@ -241,14 +275,19 @@ export async function runSliding(ctx: CheckContext, probe: Probe): Promise<Slidi
     const s = await slideOnce(ctx, probe, concurrency);
     scenario = s;
     attempts.push({
-      concurrency, figures: s.verdict.figures,
+      concurrency,
+      figures: s.verdict.figures,
       ...(s.slide ? { slide: s.slide.figures } : {}),
       ...(s.slide && s.slide.verdict !== 'pass' ? { message: s.slide.message } : s.verdict.verdict !== 'pass' ? { message: s.verdict.message } : {}),
     });
     const inconclusive = s.verdict.verdict === 'inconclusive' || s.slide?.verdict === 'inconclusive';
     if (!inconclusive || concurrency === FAST_CONCURRENCY) break;
     const lastSent = Math.max(...[...s.first, ...s.second.hits, ...(s.after ? [s.after] : [])].map((h) => h.receivedAt));
-    await wait(ctx, lastSent + probe.windowMs + SCHEDULE_SLACK_MS - Date.now(), 'rate-limit: the sliding-window try was inconclusive; letting its requests leave before re-sending faster');
+    await wait(
+      ctx,
+      lastSent + probe.windowMs + SCHEDULE_SLACK_MS - Date.now(),
+      'rate-limit: the sliding-window try was inconclusive; letting its requests leave before re-sending faster',
+    );
   }
   return { ...scenario!, attempts };
 }
@@ -278,7 +317,8 @@ async function slideOnce(ctx: CheckContext, probe: Probe, concurrency: number): 
   const half = Math.floor(probe.limit / 2);
   const rest = await burstUntil429(ctx, probe, half - 1, concurrency, quiet);
   const first = [quiet, ...rest.hits];
-  const judge = (second: Hit[]) => judgeKeyBurst({ limit: probe.limit, windowMs: probe.windowMs, requests: [...first, ...second].map(timed), ...traffic, concurrency });
+  const judge = (second: Hit[]) =>
+    judgeKeyBurst({ limit: probe.limit, windowMs: probe.windowMs, requests: [...first, ...second].map(timed), ...traffic, concurrency });
   if (rest.refused) return { probe, first, second: { hits: [], startedAt: Date.now(), endedAt: Date.now(), concurrency }, verdict: judge([]), attempts: [] };
 
   await Promise.all([
@@ -301,8 +341,14 @@ async function slideOnce(ctx: CheckContext, probe: Probe, concurrency: number): 
   const after = await hit(ctx, probe);
   scenario.after = after;
   scenario.slide = judgeSlide({
-    limit: probe.limit, windowMs: probe.windowMs, first: first.map(timed), second: second.hits.map(timed), after: timed(after),
-    ...(refusals.every((h) => h.headers.retryAfter !== undefined) ? { retryAfterElapsedAt: Math.max(...refusals.map((h) => h.receivedAt + h.headers.retryAfter! * 1000)) } : {}),
+    limit: probe.limit,
+    windowMs: probe.windowMs,
+    first: first.map(timed),
+    second: second.hits.map(timed),
+    after: timed(after),
+    ...(refusals.every((h) => h.headers.retryAfter !== undefined)
+      ? { retryAfterElapsedAt: Math.max(...refusals.map((h) => h.receivedAt + h.headers.retryAfter! * 1000)) }
+      : {}),
   });
   await recover(ctx, probe, after);
   return scenario;

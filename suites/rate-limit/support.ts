@@ -150,7 +150,7 @@ export async function quietKey(ctx: CheckContext, probe: Probe): Promise<Hit> {
   const roles = [probe.role, ...organizationSiblings(ctx, probe.role)];
   const last = Math.max(0, ...roles.flatMap((r) => (keyTraffic(ctx, r) ?? []).map((x) => x.receivedAt)));
   const idleAt = Math.min(last + probe.windowMs + windowSlackMs(probe.windowMs) + 100, Date.now() + probe.windowMs + 1100);
-  await wait(ctx, idleAt - Date.now(), 'rate-limit: letting the key\'s and its organization\'s earlier requests leave the window');
+  await wait(ctx, idleAt - Date.now(), "rate-limit: letting the key's and its organization's earlier requests leave the window");
   const first = await hit(ctx, probe);
   const { remaining, limit } = first.headers;
   if (first.res.status !== 429 && (remaining === undefined || limit === undefined || remaining >= limit - 1)) return first;

@@ -5,7 +5,16 @@
  */
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  PATHS, createdIdOf, createResource, expectError, expectStatus, FHIR_HEADERS, isObject, isScopeForm, minimalResource, tokenFor,
+  PATHS,
+  createdIdOf,
+  createResource,
+  expectError,
+  expectStatus,
+  FHIR_HEADERS,
+  isObject,
+  isScopeForm,
+  minimalResource,
+  tokenFor,
 } from '../../src/service/index.js';
 import type { ModelOperation } from '../../src/discovery/model.js';
 
@@ -120,7 +129,14 @@ export const checks: CheckDefinition[] = [
     async run(ctx) {
       const create = ctx.operation('MedicationRequest', 'create', 'R4');
       const token = await tokenFor(ctx, [MR_C]);
-      const res = await ctx.request({ method: create.method, url: create.path, token, client: 'main', body: minimalResource(ctx, 'R4', 'MedicationRequest'), headers: FHIR_HEADERS });
+      const res = await ctx.request({
+        method: create.method,
+        url: create.path,
+        token,
+        client: 'main',
+        body: minimalResource(ctx, 'R4', 'MedicationRequest'),
+        headers: FHIR_HEADERS,
+      });
       const id = res.status >= 200 && res.status < 300 ? createdIdOf(res) : undefined;
       if (id) ctx.created('MedicationRequest', id);
       ctx.check(res.status >= 200 && res.status < 300, `create with only ${MR_C} gave ${res.status}`, {

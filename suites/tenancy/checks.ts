@@ -61,7 +61,10 @@ async function ownerRead(ctx: CheckContext, d: Direction, t: Target): Promise<Js
 
 /** Skips when some record could not be verified because its owner cannot read it (after every record was tried). */
 function skipUnverified(ctx: CheckContext, unverified: string[]): void {
-  if (unverified.length) ctx.skip(`fixtures not readable by their own organization's client, so a 404 for them proves nothing: ${unverified.join(', ')}; the config's fixtures do not match its clients`);
+  if (unverified.length)
+    ctx.skip(
+      `fixtures not readable by their own organization's client, so a 404 for them proves nothing: ${unverified.join(', ')}; the config's fixtures do not match its clients`,
+    );
 }
 
 export const checks: CheckDefinition[] = [
@@ -146,7 +149,8 @@ export const checks: CheckDefinition[] = [
             }
             const found = isObject(res.json) && res.json.resourceType === 'Bundle' ? bundleResources(res.json) : [];
             const leaked = found.filter((r) => foreignIds.has(idOf(r)) || referencedId(r.subject, 'Patient') === patientId);
-            const what = res.status === 200 ? `returns ${leaked.length} record(s) of another organization` : `answers ${res.status} (neither a searchset nor a refusal)`;
+            const what =
+              res.status === 200 ? `returns ${leaked.length} record(s) of another organization` : `answers ${res.status} (neither a searchset nor a refusal)`;
             ctx.check(res.status === 200 && leaked.length === 0, `${d.prober}: ${t.resource} search ${param[0]}=${param[1]} ${what}`, {
               requirement: 'tenancy.resources-belong-to-org',
               expected: 'no record of another organization',

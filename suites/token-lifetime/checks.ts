@@ -31,8 +31,10 @@ export const checks: CheckDefinition[] = [
       const held = probe.heldPastExpiry;
       if (held) {
         // Our own wait (a 429's hold on the key), not the target's token: the rule was not observable this run.
-        ctx.skip(`inconclusive on this run: a wait on client main held the probe request until ${held.sentAfterMs} ms after the token was requested, `
-          + `past ${held.earliestEndMs} ms (the ${probe.lifetimeMs / 1000} s lifetime less whole-second token times and transit), so it cannot show the token valid before expiry`);
+        ctx.skip(
+          `inconclusive on this run: a wait on client main held the probe request until ${held.sentAfterMs} ms after the token was requested, ` +
+            `past ${held.earliestEndMs} ms (the ${probe.lifetimeMs / 1000} s lifetime less whole-second token times and transit), so it cannot show the token valid before expiry`,
+        );
       }
       if (!res) throw new Error(`the probe request before expiry did not complete: ${probe.error ?? 'unknown'}`);
       ctx.attach(res.exchange);

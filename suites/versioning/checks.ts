@@ -5,8 +5,23 @@
  */
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
-  PATHS, catalogCodeOf, createOwn, describeDifferences, expectError, expectResource, expectStatus, expectSuccess, isObject, outcomeSummary,
-  putMedicationRequest, readMedicationRequest, refusalProbe, type Resource, searchMedicationRequests, WRITE_SCOPES, writtenIsRead,
+  PATHS,
+  catalogCodeOf,
+  createOwn,
+  describeDifferences,
+  expectError,
+  expectResource,
+  expectStatus,
+  expectSuccess,
+  isObject,
+  outcomeSummary,
+  putMedicationRequest,
+  readMedicationRequest,
+  refusalProbe,
+  type Resource,
+  searchMedicationRequests,
+  WRITE_SCOPES,
+  writtenIsRead,
 } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 import { httpDateForm, isEntityTag, opaqueTag, versionedReads } from './support.js';
@@ -33,7 +48,8 @@ async function ownRecord(ctx: CheckContext): Promise<{ id: string; res: HttpResp
   const header = res.headers.etag;
   const version = versionIdOf(resource);
   const etag = isEntityTag(header) ? header : typeof version === 'string' && version !== '' ? `W/"${version}"` : undefined;
-  if (etag === undefined) ctx.skip(`the read returned neither an ETag nor a meta.versionId to build a validator from; see versioning.read-etag and versioning.meta-version-id`);
+  if (etag === undefined)
+    ctx.skip(`the read returned neither an ETag nor a meta.versionId to build a validator from; see versioning.read-etag and versioning.meta-version-id`);
   if (!isEntityTag(header)) ctx.observe('versioning.validator', `W/"${String(version)}" built from meta.versionId (the read has no usable ETag)`);
   return { id, res, resource, etag };
 }
@@ -61,7 +77,10 @@ export const checks: CheckDefinition[] = [
       for (const { label, res } of await versionedReads(ctx, 'versioning.read-etag')) {
         const etag = res.headers.etag;
         ctx.check(isEntityTag(etag), `read of ${label}: ETag ${etag === undefined ? 'missing' : `${JSON.stringify(etag)} is not an entity-tag`}`, {
-          requirement: 'versioning.read-etag', expected: 'W/"<tag>" or "<tag>"', actual: etag ?? null, exchange: res.exchange.id,
+          requirement: 'versioning.read-etag',
+          expected: 'W/"<tag>" or "<tag>"',
+          actual: etag ?? null,
+          exchange: res.exchange.id,
         });
       }
     },
@@ -78,7 +97,10 @@ export const checks: CheckDefinition[] = [
         const value = res.headers['last-modified'];
         const form = httpDateForm(value);
         ctx.check(form !== undefined, `read of ${label}: Last-Modified ${value === undefined ? 'missing' : `${JSON.stringify(value)} is not an HTTP-date`}`, {
-          requirement: 'versioning.read-last-modified', expected: 'HTTP-date, e.g. Sun, 06 Nov 1994 08:49:37 GMT', actual: value ?? null, exchange: res.exchange.id,
+          requirement: 'versioning.read-last-modified',
+          expected: 'HTTP-date, e.g. Sun, 06 Nov 1994 08:49:37 GMT',
+          actual: value ?? null,
+          exchange: res.exchange.id,
         });
         if (form && form !== 'IMF-fixdate') ctx.observe(`versioning.last-modified-form.${label}`, form);
       }
@@ -100,7 +122,10 @@ export const checks: CheckDefinition[] = [
       for (const { label, resource, res } of seen) {
         const v = versionIdOf(resource);
         ctx.check(typeof v === 'string' && v !== '', `${label} ${String(resource.id)} has no meta.versionId`, {
-          requirement: 'versioning.meta-version-id', expected: 'meta.versionId', actual: v ?? null, exchange: res.exchange.id,
+          requirement: 'versioning.meta-version-id',
+          expected: 'meta.versionId',
+          actual: v ?? null,
+          exchange: res.exchange.id,
         });
       }
     },
@@ -120,11 +145,17 @@ export const checks: CheckDefinition[] = [
       const res = await putMedicationRequest(ctx, id, written, { 'if-match': etag });
       const updated = expectUpdateAccepted(ctx, res, 'medication-request.if-match-current-succeeds');
       ctx.check(versionIdOf(updated) !== versionIdOf(resource), 'the update response carries the old meta.versionId', {
-        requirement: 'versioning.if-match-conditional', expected: `a versionId other than ${String(versionIdOf(resource))}`, actual: versionIdOf(updated), exchange: res.exchange.id,
+        requirement: 'versioning.if-match-conditional',
+        expected: `a versionId other than ${String(versionIdOf(resource))}`,
+        actual: versionIdOf(updated),
+        exchange: res.exchange.id,
       });
       const after = await readMedicationRequest(ctx, id);
       ctx.check(versionIdOf(after.resource) === versionIdOf(updated), 'a read after the update does not show the version the update returned', {
-        requirement: 'versioning.if-match-conditional', expected: versionIdOf(updated), actual: versionIdOf(after.resource), exchange: after.res.exchange.id,
+        requirement: 'versioning.if-match-conditional',
+        expected: versionIdOf(updated),
+        actual: versionIdOf(after.resource),
+        exchange: after.res.exchange.id,
       });
     },
   }),
@@ -144,17 +175,30 @@ export const checks: CheckDefinition[] = [
       const etag = res.headers.etag;
       if (!isEntityTag(etag)) {
         ctx.fail(`the update response has ${etag === undefined ? 'no ETag' : `a malformed ETag ${JSON.stringify(etag)}`}`, {
-          requirement: 'medication-request.update-response-etag', expected: 'W/"<tag>" or "<tag>"', actual: etag ?? null, exchange: res.exchange.id,
+          requirement: 'medication-request.update-response-etag',
+          expected: 'W/"<tag>" or "<tag>"',
+          actual: etag ?? null,
+          exchange: res.exchange.id,
         });
       }
       ctx.check(opaqueTag(etag) !== opaqueTag(before), 'the update response repeats the ETag of the previous version', {
-        requirement: 'medication-request.update-response-etag', expected: `an ETag other than ${before}`, actual: etag, exchange: res.exchange.id,
+        requirement: 'medication-request.update-response-etag',
+        expected: `an ETag other than ${before}`,
+        actual: etag,
+        exchange: res.exchange.id,
       });
       const after = await readMedicationRequest(ctx, id);
       const current = after.res.headers.etag;
-      ctx.check(current !== undefined && opaqueTag(current) === opaqueTag(etag), 'the ETag of the update response is not the one a read returns for the new version', {
-        requirement: 'medication-request.update-response-etag', expected: etag, actual: current ?? null, exchange: after.res.exchange.id,
-      });
+      ctx.check(
+        current !== undefined && opaqueTag(current) === opaqueTag(etag),
+        'the ETag of the update response is not the one a read returns for the new version',
+        {
+          requirement: 'medication-request.update-response-etag',
+          expected: etag,
+          actual: current ?? null,
+          exchange: after.res.exchange.id,
+        },
+      );
     },
   }),
   defineCheck({
@@ -173,13 +217,19 @@ export const checks: CheckDefinition[] = [
       const value = res.headers['last-modified'];
       if (httpDateForm(value) === undefined) {
         ctx.fail(`the update response has ${value === undefined ? 'no Last-Modified' : `a Last-Modified that is not an HTTP-date: ${JSON.stringify(value)}`}`, {
-          requirement: 'medication-request.update-response-last-modified', expected: 'HTTP-date', actual: value ?? null, exchange: res.exchange.id,
+          requirement: 'medication-request.update-response-last-modified',
+          expected: 'HTTP-date',
+          actual: value ?? null,
+          exchange: res.exchange.id,
         });
       }
       const previous = readRes.headers['last-modified'];
       if (httpDateForm(previous) !== undefined) {
         ctx.check(Date.parse(value!) >= Date.parse(previous!), `Last-Modified of the new version (${value!}) is before the previous one (${previous!})`, {
-          requirement: 'medication-request.update-response-last-modified', expected: `not before ${previous!}`, actual: value, exchange: res.exchange.id,
+          requirement: 'medication-request.update-response-last-modified',
+          expected: `not before ${previous!}`,
+          actual: value,
+          exchange: res.exchange.id,
         });
       }
     },
@@ -201,14 +251,21 @@ export const checks: CheckDefinition[] = [
       // The answer must be 409 HPB-00103: a 412, a 500 (judged, not retried away) or an acceptance fails.
       const op = ctx.operation('MedicationRequest', 'update', 'R4');
       const res = await refusalProbe(ctx, {
-        scopes: WRITE_SCOPES, method: 'PUT', url: ctx.path(op.path, { id }), body: noteUpdate(ctx, resource, 'second writer'), headers: { 'if-match': stale },
+        scopes: WRITE_SCOPES,
+        method: 'PUT',
+        url: ctx.path(op.path, { id }),
+        body: noteUpdate(ctx, resource, 'second writer'),
+        headers: { 'if-match': stale },
       });
       ctx.observe('versioning.stale-validator', stale.startsWith('W/') ? 'weak' : 'strong');
       expectError(res, { status: 409, code: 'HPB-00103', requirement: 'medication-request.if-match-stale-409' });
       const after = await readMedicationRequest(ctx, id);
       const kept = writtenIsRead({ note: firstWriter.note }, after.resource);
       ctx.check(kept.differences.length === 0, `the refused conditional update changed the record: ${describeDifferences(kept.differences)}`, {
-        requirement: 'medication-request.if-match-stale-409', expected: firstWriter.note, actual: after.resource.note, exchange: after.res.exchange.id,
+        requirement: 'medication-request.if-match-stale-409',
+        expected: firstWriter.note,
+        actual: after.resource.note,
+        exchange: after.res.exchange.id,
       });
     },
   }),
@@ -223,7 +280,12 @@ export const checks: CheckDefinition[] = [
     async run(ctx) {
       const targets = [
         { resource: 'Encounter', release: 'R4' as const, fixture: 'encounter', scopes: ['system/Encounter.rs', 'system/Encounter.cru'] },
-        { resource: 'DocumentReference', release: 'R5' as const, fixture: 'documentReference', scopes: ['system/DocumentReference.rs', 'system/DocumentReference.cru'] },
+        {
+          resource: 'DocumentReference',
+          release: 'R5' as const,
+          fixture: 'documentReference',
+          scopes: ['system/DocumentReference.rs', 'system/DocumentReference.cru'],
+        },
       ];
       let examined = 0;
       for (const t of targets) {
@@ -235,7 +297,11 @@ export const checks: CheckDefinition[] = [
         expectStatus(before, 200, 'versioning.if-match-conditional', `read of ${t.resource}`);
         // The body goes back unchanged: an update that ignores If-Match changes no content.
         const res = await ctx.fhir({
-          scopes: t.scopes, method: 'PUT', url: ctx.path(update.path, { id }), body: before.json, headers: { 'if-match': staleValidator(ctx) },
+          scopes: t.scopes,
+          method: 'PUT',
+          url: ctx.path(update.path, { id }),
+          body: before.json,
+          headers: { 'if-match': staleValidator(ctx) },
         });
         ctx.observe(`versioning.stale-if-match.${t.resource}`, outcomeSummary(res, catalogCodeOf(res)));
         examined++;
@@ -255,16 +321,30 @@ export const checks: CheckDefinition[] = [
       const r4 = await ctx.request({ url: PATHS.metadata.R4, headers: FHIR_JSON });
       expectStatus(r4, 200, requirement, 'GET /fhir/R4/metadata');
       const cs4 = expectResource(ctx, r4, 'CapabilityStatement', requirement, 'R4');
-      ctx.check(typeof cs4.fhirVersion === 'string' && cs4.fhirVersion.startsWith('4.0.'), `/fhir/R4/metadata declares fhirVersion ${String(cs4.fhirVersion)}`, {
-        requirement, expected: '4.0.x', actual: cs4.fhirVersion, exchange: r4.exchange.id,
-      });
+      ctx.check(
+        typeof cs4.fhirVersion === 'string' && cs4.fhirVersion.startsWith('4.0.'),
+        `/fhir/R4/metadata declares fhirVersion ${String(cs4.fhirVersion)}`,
+        {
+          requirement,
+          expected: '4.0.x',
+          actual: cs4.fhirVersion,
+          exchange: r4.exchange.id,
+        },
+      );
       const r5 = await ctx.request({ url: PATHS.metadata.R5, headers: FHIR_JSON });
       ctx.observe('versioning.r5-metadata-status', r5.status);
       if (r5.status === 200) {
         const cs5 = expectResource(ctx, r5, 'CapabilityStatement', requirement, 'R5');
-        ctx.check(typeof cs5.fhirVersion === 'string' && cs5.fhirVersion.startsWith('5.0.'), `/fhir/R5/metadata declares fhirVersion ${String(cs5.fhirVersion)}`, {
-          requirement, expected: '5.0.x', actual: cs5.fhirVersion, exchange: r5.exchange.id,
-        });
+        ctx.check(
+          typeof cs5.fhirVersion === 'string' && cs5.fhirVersion.startsWith('5.0.'),
+          `/fhir/R5/metadata declares fhirVersion ${String(cs5.fhirVersion)}`,
+          {
+            requirement,
+            expected: '5.0.x',
+            actual: cs5.fhirVersion,
+            exchange: r5.exchange.id,
+          },
+        );
       }
       // Resources read under each prefix validate against that release's schema.
       await versionedReads(ctx, requirement);
@@ -278,8 +358,10 @@ export const checks: CheckDefinition[] = [
     requirements: ['versioning.v1'],
     quote: 'The public interface is version v1.',
     async run(ctx) {
-      const info = isObject(ctx.model.openapi) && isObject((ctx.model.openapi as Record<string, unknown>).info)
-        ? ((ctx.model.openapi as Record<string, unknown>).info as Record<string, unknown>) : undefined;
+      const info =
+        isObject(ctx.model.openapi) && isObject((ctx.model.openapi as Record<string, unknown>).info)
+          ? ((ctx.model.openapi as Record<string, unknown>).info as Record<string, unknown>)
+          : undefined;
       const cs = isObject(ctx.model.capabilityR4) ? (ctx.model.capabilityR4 as Record<string, unknown>) : undefined;
       ctx.observe('versioning.openapi-info-version', info?.version ?? null);
       ctx.observe('versioning.capability-version', cs?.version ?? null);

@@ -19,7 +19,8 @@ function walk(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)|(?:^|\n)\s*import\s+['"](\.{1,2}\/[^'"]+)['"]/g;
+const IMPORT =
+  /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)|(?:^|\n)\s*import\s+['"](\.{1,2}\/[^'"]+)['"]/g;
 
 /** Files (relative to the project root, `.ts`) and the project files each imports. */
 export function importGraph(roots: readonly string[] = ['src', 'suites']): Graph {
@@ -76,7 +77,6 @@ export function cycles(graph: Graph): string[][] {
 export function crossings(graph: Graph, fromDir: string, toDirs: readonly string[]): string[] {
   const out: string[] = [];
   for (const [file, deps] of graph)
-    if (file.startsWith(`${fromDir}/`))
-      for (const d of deps) if (toDirs.some((t) => d.startsWith(`${t}/`))) out.push(`${file} -> ${d}`);
+    if (file.startsWith(`${fromDir}/`)) for (const d of deps) if (toDirs.some((t) => d.startsWith(`${t}/`))) out.push(`${file} -> ${d}`);
   return out;
 }

@@ -93,7 +93,9 @@ describe('architecture rules', () => {
   });
 
   it('no product file imports vitest', () => {
-    const importsVitest = filesUnder('src').filter((f) => /from\s+['"]vitest['"]|import\(\s*['"]vitest['"]/.test(readFileSync(resolve(PROJECT_ROOT, f), 'utf8')));
+    const importsVitest = filesUnder('src').filter((f) =>
+      /from\s+['"]vitest['"]|import\(\s*['"]vitest['"]/.test(readFileSync(resolve(PROJECT_ROOT, f), 'utf8')),
+    );
     expect(importsVitest).toEqual([]);
   });
 });

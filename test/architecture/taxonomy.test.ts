@@ -16,8 +16,13 @@ const FAULT_DIR = resolve(PROJECT_ROOT, 'src/reference/faults');
 /** Files of the fault folder that hold no faults: the loader, the contracts, the shared response edits. */
 const NOT_FAULT_FILES = ['index.ts', 'types.ts', 'edit.ts'];
 
-const suiteFolders = readdirSync(SUITES_DIR, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
-const faultFiles = readdirSync(FAULT_DIR).filter((f) => f.endsWith('.ts') && !NOT_FAULT_FILES.includes(f)).sort();
+const suiteFolders = readdirSync(SUITES_DIR, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
+  .sort();
+const faultFiles = readdirSync(FAULT_DIR)
+  .filter((f) => f.endsWith('.ts') && !NOT_FAULT_FILES.includes(f))
+  .sort();
 
 describe('one taxonomy', () => {
   it('every requirement area is a known area; requirement-only areas are known areas', () => {
@@ -31,7 +36,9 @@ describe('one taxonomy', () => {
   });
 
   it("a check's area is its suite folder and its id starts with it", async () => {
-    const wrong = (await referenceCatalog()).filter((c) => c.area !== c.folder || !c.id.startsWith(`${c.folder}.`)).map((c) => `${c.folder}: ${c.id} (area ${c.area})`);
+    const wrong = (await referenceCatalog())
+      .filter((c) => c.area !== c.folder || !c.id.startsWith(`${c.folder}.`))
+      .map((c) => `${c.folder}: ${c.id} (area ${c.area})`);
     expect(wrong).toEqual([]);
   }, 60_000);
 

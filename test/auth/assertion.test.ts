@@ -56,7 +56,7 @@ describe('createAssertion', () => {
     await expect(jwtVerify(jwt, await importJWK(es.publicJwk, 'ES384'), { currentDate: new Date(0) })).resolves.toBeTruthy();
   });
 
-  it('header overrides reach the header unchanged (even alg), the signature stays the client key\'s', async () => {
+  it("header overrides reach the header unchanged (even alg), the signature stays the client key's", async () => {
     const jwt = await createAssertion(es, AUD, { header: { kid: 'unknown-kid', x5u: 'https://evil.example' } });
     expect(decodeProtectedHeader(jwt)).toEqual({ alg: 'ES384', kid: 'unknown-kid', typ: 'JWT', x5u: 'https://evil.example' });
     await expect(jwtVerify(jwt, await importJWK(es.publicJwk, 'ES384'))).resolves.toBeTruthy();

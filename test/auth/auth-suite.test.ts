@@ -14,21 +14,29 @@ describe('auth suite', () => {
     ['narrowed scopes, bare token response', { excessScope: 'narrow', tokenResponseExtras: false }],
     ['a production main key', { mainKeyKind: 'production' }],
     ['a lenient token endpoint (grant_type and client_assertion_type ignored, JSON read)', { tokenRequestParsing: 'lenient' }],
-  ] as const)('passes against the clean reference (%s)', async (_label, modes) => {
-    const results = await runChecks(checks, { modes });
-    expect(results.size).toBe(checks.length);
-    expect(conforming(results)).toEqual([]);
-  }, 120_000);
+  ] as const)(
+    'passes against the clean reference (%s)',
+    async (_label, modes) => {
+      const results = await runChecks(checks, { modes });
+      expect(results.size).toBe(checks.length);
+      expect(conforming(results)).toEqual([]);
+    },
+    120_000,
+  );
 
   it('every auth fault names the checks it must fail', () => {
     expect(faults.filter((f) => !f.checks?.length).map((f) => f.name)).toEqual([]);
   });
 
-  it.concurrent.each(Object.entries(CAUGHT_BY))('fault %s fails %j', async (fault, ids) => {
-    // Every named check, whatever its area (a fault may name a generated check).
-    const results = await runChecks('all', { faults: [fault], ids, requirements: [] });
-    expect(notFailed(results, ids)).toEqual([]);
-  }, 120_000);
+  it.concurrent.each(Object.entries(CAUGHT_BY))(
+    'fault %s fails %j',
+    async (fault, ids) => {
+      // Every named check, whatever its area (a fault may name a generated check).
+      const results = await runChecks('all', { faults: [fault], ids, requirements: [] });
+      expect(notFailed(results, ids)).toEqual([]);
+    },
+    120_000,
+  );
 
   it('an assertion fault fails only the checks of the rule it breaks', async () => {
     const results = await runChecks(pick(checks, ASSERTION_CHECKS), { faults: ['assertion-alg-none-accepted'] });

@@ -2,7 +2,7 @@ import { decodeJwt, importJWK, jwtVerify, UnsecuredJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TokenBroker, CLIENT_ASSERTION_TYPE } from '../../src/auth/broker.js';
 import type { ResolvedClient } from '../../src/config/index.js';
-import { ConformanceError, SkipSignal } from '../../src/errors.js';
+import { type ConformanceError, SkipSignal } from '../../src/errors.js';
 import type { HttpResponse, RequestOptions } from '../../src/http/types.js';
 import { FakeClock, testClient } from './helpers.js';
 
@@ -74,7 +74,10 @@ describe('TokenBroker.token', () => {
     const { opts } = sent[0]!;
     expect(opts).toMatchObject({ method: 'POST', url: TOKEN_URL, secretFields: ['client_assertion'], retry: 'none' });
     expect(opts.form).toMatchObject({ grant_type: 'client_credentials', client_assertion_type: CLIENT_ASSERTION_TYPE, scope: 'system/Encounter.rs' });
-    const { payload } = await jwtVerify(opts.form!.client_assertion!, await importJWK(orgB.publicJwk, 'RS384'), { audience: TOKEN_URL, currentDate: new Date(clock.now()) });
+    const { payload } = await jwtVerify(opts.form!.client_assertion!, await importJWK(orgB.publicJwk, 'RS384'), {
+      audience: TOKEN_URL,
+      currentDate: new Date(clock.now()),
+    });
     expect(payload).toMatchObject({ iss: orgB.clientId, sub: orgB.clientId });
     expect(b.issued).toBe(1);
   });
@@ -130,7 +133,9 @@ describe('TokenBroker.token', () => {
 
   it('a failed issuance is not cached: the next call retries', async () => {
     const clock = new FakeClock();
-    const { http, sent } = fakeHttp(clock, (n) => (n === 1 ? { status: 500, body: { resourceType: 'OperationOutcome', issue: [{ code: 'exception' }] } } : okReply(n)));
+    const { http, sent } = fakeHttp(clock, (n) =>
+      n === 1 ? { status: 500, body: { resourceType: 'OperationOutcome', issue: [{ code: 'exception' }] } } : okReply(n),
+    );
     const b = broker(clock, http);
     await expect(clock.run(b.token('main', ['s']))).rejects.toThrow(/HTTP 500, exception/);
     expect(await clock.run(b.token('main', ['s']))).toBe('access-token-number-2');
@@ -163,7 +168,10 @@ function maxInWindow(instants: number[], windowMs: number): number {
 }
 
 describe('issuance pacing', () => {
-  for (const [name, concurrent] of [['sequential', false], ['concurrent', true]] as const) {
+  for (const [name, concurrent] of [
+    ['sequential', false],
+    ['concurrent', true],
+  ] as const) {
     it(`${name}: never more than N requests in any window, at send or at response time`, async () => {
       const clock = new FakeClock();
       const { http, sent } = fakeHttp(clock, (n) => okReply(n), 250);
@@ -181,8 +189,18 @@ describe('issuance pacing', () => {
         );
       }
       expect(sent.length).toBe(total);
-      expect(maxInWindow(sent.map((s) => s.sentAt), 60_000)).toBeLessThanOrEqual(5);
-      expect(maxInWindow(sent.map((s) => s.doneAt!), 60_000)).toBeLessThanOrEqual(5);
+      expect(
+        maxInWindow(
+          sent.map((s) => s.sentAt),
+          60_000,
+        ),
+      ).toBeLessThanOrEqual(5);
+      expect(
+        maxInWindow(
+          sent.map((s) => s.doneAt!),
+          60_000,
+        ),
+      ).toBeLessThanOrEqual(5);
       // It does fill the window: 5 at once, then the next batch after about one window.
       expect(sent.slice(0, 5).every((s) => s.sentAt - start < 60_000)).toBe(true);
       expect(waits.length).toBeGreaterThan(0);
@@ -282,7 +300,13 @@ describe('token errors carry no secret', () => {
         status: 401,
         body: {
           resourceType: 'OperationOutcome',
-          issue: [{ severity: 'error', code: 'security', diagnostics: `HPB-00106: Authentication failed for ${assertion} (access_token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln)` }],
+          issue: [
+            {
+              severity: 'error',
+              code: 'security',
+              diagnostics: `HPB-00106: Authentication failed for ${assertion} (access_token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln)`,
+            },
+          ],
         },
       };
     });

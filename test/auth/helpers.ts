@@ -4,8 +4,7 @@ import type { JWK } from 'jose';
 import type { ResolvedClient } from '../../src/config/index.js';
 
 export function testClient(role: ResolvedClient['role'], alg: ResolvedClient['alg'] = 'ES384', clientId = `client-${role}`): ResolvedClient {
-  const { privateKey } =
-    alg === 'ES384' ? generateKeyPairSync('ec', { namedCurve: 'P-384' }) : generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const { privateKey } = alg === 'ES384' ? generateKeyPairSync('ec', { namedCurve: 'P-384' }) : generateKeyPairSync('rsa', { modulusLength: 2048 });
   const kid = `kid-${clientId}`;
   const publicJwk = { ...(createPublicKey(privateKey).export({ format: 'jwk' }) as JWK), kid, alg, use: 'sig' };
   return { role, clientId, kid, alg, privateKey, publicJwk, rateLimitPerMinute: 60, keySource: { env: 'UNUSED' } };

@@ -13,7 +13,17 @@ import { testClient } from './helpers.js';
 import { SERVICE_HTTP } from '../../src/service/http.js';
 
 const LIFETIME_MS = 8_000;
-const EXPIRED = { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'login', diagnostics: 'HPB-00107: access token expired', details: { coding: [{ system: 'https://example.org/codes', code: 'HPB-00107' }] } }] };
+const EXPIRED = {
+  resourceType: 'OperationOutcome',
+  issue: [
+    {
+      severity: 'error',
+      code: 'login',
+      diagnostics: 'HPB-00107: access token expired',
+      details: { coding: [{ system: 'https://example.org/codes', code: 'HPB-00107' }] },
+    },
+  ],
+};
 
 let main: ResolvedClient;
 beforeAll(() => {

@@ -70,7 +70,13 @@ describe('TokenBroker against the reference server', () => {
     expect(broker.issued).toBe(config.clients.length);
   });
 
-  for (const overrides of [{ signWith: 'foreign' }, { signWith: 'none' }, { signWith: 'hs256-public-key' }, { corruptSignature: true }, { aud: 'https://elsewhere/token' }] as const) {
+  for (const overrides of [
+    { signWith: 'foreign' },
+    { signWith: 'none' },
+    { signWith: 'hs256-public-key' },
+    { corruptSignature: true },
+    { aud: 'https://elsewhere/token' },
+  ] as const) {
     it(`a bad assertion (${JSON.stringify(overrides)}) is refused with 401 HPB-00106`, async () => {
       const res = await broker.request('main', { scopes: ['system/Encounter.rs'], assertion: overrides });
       expect(res.status).toBe(401);
@@ -113,7 +119,7 @@ describe('serveJwks', () => {
       expect(body.keys).toHaveLength(config.clients.length);
       expect(await keySetState(jwks.control)).toMatchObject({ reachable: true, fetches: 3 });
       // Without the secret, the control endpoint is not there.
-      const wrong = await fetch(jwks.control.url.replace(/\/[^/]+$/, '/guess') + '/unreachable', { method: 'POST' });
+      const wrong = await fetch(`${jwks.control.url.replace(/\/[^/]+$/, '/guess')}/unreachable`, { method: 'POST' });
       expect(wrong.status).toBe(404);
       expect((await keySetState(jwks.control)).reachable).toBe(true);
     } finally {

@@ -36,5 +36,7 @@ export function pick(checks: readonly CheckDefinition[], ids: readonly string[])
 
 /** The ids among `ids` whose result is not `fail`: empty when the fault is caught by each. */
 export function notFailed(results: Map<string, CheckResult>, ids: readonly string[]): string[] {
-  return ids.filter((id) => results.get(id)?.outcome !== 'fail').map((id) => `${id}: ${results.get(id)?.outcome ?? 'not run'} ${results.get(id)?.message ?? ''}`.trim());
+  return ids
+    .filter((id) => results.get(id)?.outcome !== 'fail')
+    .map((id) => `${id}: ${results.get(id)?.outcome ?? 'not run'} ${results.get(id)?.message ?? ''}`.trim());
 }

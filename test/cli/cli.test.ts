@@ -35,7 +35,9 @@ describe('fhir-conformance CLI', () => {
     const violates = FAULTS.find((f) => f.name === FAULT)!.violates;
     [clean, faulty] = await Promise.all([
       runCli(['run', '--profile', 'quick', '--report-dir', cleanDir], { timeoutMs: 150_000 }),
-      runCli(['run', '--profile', 'quick', '--fault', FAULT, '--requirements', violates.join(','), '--report-dir', faultyDir, '--quiet'], { timeoutMs: 150_000 }),
+      runCli(['run', '--profile', 'quick', '--fault', FAULT, '--requirements', violates.join(','), '--report-dir', faultyDir, '--quiet'], {
+        timeoutMs: 150_000,
+      }),
     ]);
   }, 180_000);
 
@@ -59,7 +61,9 @@ describe('fhir-conformance CLI', () => {
       const failed = report.checks.filter((c) => c.outcome === 'fail').length;
       expect(failed).toBeGreaterThan(0);
       // --quiet: no progress, only where the reports are and the verdict.
-      expect(faulty.stderr).toBe(`reports: ${join(faultyDir, report.run.runId)}\n❌ Not conformant: ${failed} of ${report.checks.length} checks failed (exit 1)\n`);
+      expect(faulty.stderr).toBe(
+        `reports: ${join(faultyDir, report.run.runId)}\n❌ Not conformant: ${failed} of ${report.checks.length} checks failed (exit 1)\n`,
+      );
       expect(await readFile(join(faultyDir, 'latest', 'summary.md'), 'utf8')).toMatch(/^## ❌ FHIR conformance: .* · exit 1\n/);
     });
 
@@ -76,12 +80,21 @@ describe('fhir-conformance CLI', () => {
 
     // Usage errors: exit 2, the message and what to do, nothing run and no report written.
     const usage: Array<{ name: string; args: string[]; stderr: string | RegExp }> = [
-      { name: 'an unknown flag, with a suggestion', args: ['run', '--profle', 'quick'], stderr: "error: unknown option '--profle'\n(Did you mean --profile?)\n(add --help for usage and examples)\n" },
-      { name: 'an unknown command, with a suggestion', args: ['rnu'], stderr: "error: unknown command 'rnu'\n(Did you mean run?)\n(add --help for usage and examples)\n" },
+      {
+        name: 'an unknown flag, with a suggestion',
+        args: ['run', '--profle', 'quick'],
+        stderr: "error: unknown option '--profle'\n(Did you mean --profile?)\n(add --help for usage and examples)\n",
+      },
+      {
+        name: 'an unknown command, with a suggestion',
+        args: ['rnu'],
+        stderr: "error: unknown command 'rnu'\n(Did you mean run?)\n(add --help for usage and examples)\n",
+      },
       {
         name: 'a profile that does not exist',
         args: ['run', '--profile', 'quik'],
-        stderr: "error: option '-p, --profile <profile>' argument 'quik' is invalid. Allowed choices are quick, full, certification, read-only, gate.\n(add --help for usage and examples)\n",
+        stderr:
+          "error: option '-p, --profile <profile>' argument 'quik' is invalid. Allowed choices are quick, full, certification, read-only, gate.\n(add --help for usage and examples)\n",
       },
       {
         name: 'an invalid --only pattern',
@@ -92,36 +105,52 @@ describe('fhir-conformance CLI', () => {
       {
         name: 'an --only filter that matches nothing, with the nearest check id',
         args: ['run', '--profile', 'quick', '--only', '^discovry\\.metadata'],
-        stderr: /^error: nothing to run: --only "\^discovry\\\.metadata" matches no check id or title \(did you mean "discovery\.metadata-without-auth"\?\)\n {2}field: only\n {2}fix: /,
+        stderr:
+          /^error: nothing to run: --only "\^discovry\\\.metadata" matches no check id or title \(did you mean "discovery\.metadata-without-auth"\?\)\n {2}field: only\n {2}fix: /,
       },
       {
         name: 'an unknown requirement id, with the nearest one',
         args: ['run', '--profile', 'quick', '--requirements', 'auth.client-credential'],
-        stderr: 'error: unknown requirement id: "auth.client-credential" (did you mean "auth.client-credentials"?)\n  field: requirements\n  fix: use ids from suites/requirements.json (list them with `fhir-conformance requirements`)\n',
+        stderr:
+          'error: unknown requirement id: "auth.client-credential" (did you mean "auth.client-credentials"?)\n  field: requirements\n  fix: use ids from suites/requirements.json (list them with `fhir-conformance requirements`)\n',
       },
       {
         name: '--fault with --config',
         args: ['run', '--config', 'fixtures/example-target.json', '--fault', FAULT],
-        stderr: 'error: --fault, --mode and --limit apply to the embedded reference\n  fix: drop --config to use them, or drop them to run against your target\n',
+        stderr:
+          'error: --fault, --mode and --limit apply to the embedded reference\n  fix: drop --config to use them, or drop them to run against your target\n',
       },
       {
         name: 'report: a report file that does not exist',
         args: ['report', 'no/such/report.json'],
-        stderr: 'error: cannot read report no/such/report.json: file not found\n  fix: pass the path of a report.json written by `fhir-conformance run` (e.g. reports/latest/report.json)\n',
+        stderr:
+          'error: cannot read report no/such/report.json: file not found\n  fix: pass the path of a report.json written by `fhir-conformance run` (e.g. reports/latest/report.json)\n',
       },
-      { name: 'diff: a report file that does not exist', args: ['diff', 'no/such/a.json', 'no/such/b.json'], stderr: /^error: cannot read report no\/such\/a\.json: file not found\n/ },
+      {
+        name: 'diff: a report file that does not exist',
+        args: ['diff', 'no/such/a.json', 'no/such/b.json'],
+        stderr: /^error: cannot read report no\/such\/a\.json: file not found\n/,
+      },
       { name: 'report: a missing argument', args: ['report'], stderr: "error: missing required argument 'report.json'\n(add --help for usage and examples)\n" },
-      { name: 'init without --base-url', args: ['init'], stderr: "error: required option '--base-url <url>' not specified\n(add --help for usage and examples)\n" },
+      {
+        name: 'init without --base-url',
+        args: ['init'],
+        stderr: "error: required option '--base-url <url>' not specified\n(add --help for usage and examples)\n",
+      },
     ];
-    test.each(usage)('2: $name', async ({ args, stderr }) => {
-      const dir = await tempDir('cli-usage');
-      const run = await runCli([...args, ...(args[0] === 'run' ? ['--report-dir', dir] : [])], { timeoutMs: 60_000 });
-      expect(run.code, run.stderr).toBe(2);
-      if (typeof stderr === 'string') expect(run.stderr).toBe(stderr);
-      else expect(run.stderr).toMatch(stderr);
-      expect(run.stderr).not.toMatch(INTERNAL);
-      expect(existsSync(join(dir, 'latest'))).toBe(false);
-    }, 70_000);
+    test.each(usage)(
+      '2: $name',
+      async ({ args, stderr }) => {
+        const dir = await tempDir('cli-usage');
+        const run = await runCli([...args, ...(args[0] === 'run' ? ['--report-dir', dir] : [])], { timeoutMs: 60_000 });
+        expect(run.code, run.stderr).toBe(2);
+        if (typeof stderr === 'string') expect(run.stderr).toBe(stderr);
+        else expect(run.stderr).toMatch(stderr);
+        expect(run.stderr).not.toMatch(INTERNAL);
+        expect(existsSync(join(dir, 'latest'))).toBe(false);
+      },
+      70_000,
+    );
 
     test('2: serve on a port that is in use', async () => {
       const busy = createServer().listen(0, '127.0.0.1');
@@ -141,7 +170,9 @@ describe('fhir-conformance CLI', () => {
     test('3: an unreachable target stops in the preflight, with what to fix', async () => {
       const dir = await tempDir('cli-unreachable');
       const config = await writeTargetConfig(dir, { baseUrl: await refusedUrl(), requestMs: 1000, runMs: 10_000 });
-      const run = await runCli(['run', '--config', config, '--profile', 'quick', '--only', '^discovery\\.', '--report-dir', dir, '--quiet'], { timeoutMs: 60_000 });
+      const run = await runCli(['run', '--config', config, '--profile', 'quick', '--only', '^discovery\\.', '--report-dir', dir, '--quiet'], {
+        timeoutMs: 60_000,
+      });
       expect(run.code).toBe(3);
       const report = await readLatestReport(dir);
       expect(report.checks).toEqual([]);
@@ -205,7 +236,9 @@ describe('fhir-conformance CLI', () => {
     expect(withoutLink(md.stdout)).toBe(withoutLink(await readFile(join(cleanDir, 'latest', 'summary.md'), 'utf8')));
     const bad = await runCli(['report', json, '--format', 'pdf'], { timeoutMs: 30_000 });
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toBe("error: option '-f, --format <format>' argument 'pdf' is invalid. Allowed choices are html, junit, md, json.\n(add --help for usage and examples)\n");
+    expect(bad.stderr).toBe(
+      "error: option '-f, --format <format>' argument 'pdf' is invalid. Allowed choices are html, junit, md, json.\n(add --help for usage and examples)\n",
+    );
   }, 60_000);
 
   test('diff lists the regression of a faulty run (exit 1) and none against itself (exit 0)', async () => {
@@ -233,7 +266,8 @@ describe('fhir-conformance CLI', () => {
     const faults = new Set(FAULTS.map((f) => f.name));
     for (const command of ['run', 'serve', 'init', 'report', 'diff', 'faults']) {
       const help = (await runCli([command, '--help'], { timeoutMs: 30_000 })).stdout;
-      for (const m of help.matchAll(/--requirements ([A-Za-z][^\s]+)/g)) for (const id of m[1]!.split(',')) expect(ids.has(id), `${command} --help names requirement ${id}`).toBe(true);
+      for (const m of help.matchAll(/--requirements ([A-Za-z][^\s]+)/g))
+        for (const id of m[1]!.split(',')) expect(ids.has(id), `${command} --help names requirement ${id}`).toBe(true);
       for (const m of help.matchAll(/--fault ([A-Za-z][A-Za-z0-9-]+)/g)) expect(faults.has(m[1]!), `${command} --help names fault ${m[1]}`).toBe(true);
     }
   }, 120_000);
@@ -293,25 +327,36 @@ describe('fhir-conformance CLI', () => {
       const dir = await tempDir('cli-serve');
       const path = join(dir, 'target.json');
       await writeFile(path, JSON.stringify(config));
-      const run = await runCli(['run', '--config', path, '--profile', 'quick', '--only', '^(discovery|tenancy)\\.', '--report-dir', dir, '--quiet'], { timeoutMs: 90_000 });
+      const run = await runCli(['run', '--config', path, '--profile', 'quick', '--only', '^(discovery|tenancy)\\.', '--report-dir', dir, '--quiet'], {
+        timeoutMs: 90_000,
+      });
       expect(run.code, run.stderr.slice(-1500)).toBe(0);
       expect((await readLatestReport(dir)).summary.byOutcome.pass).toBeGreaterThan(5);
       await serve.stop();
     }, 120_000);
 
-    test('the README\'s example config (fixtures/example-target.json) works against serve as written, but for the port', async () => {
+    test("the README's example config (fixtures/example-target.json) works against serve as written, but for the port", async () => {
       const serve = await startServe(['--port', '0']);
-      const example = JSON.parse(await readFile('fixtures/example-target.json', 'utf8')) as { baseUrl: string; tokenUrl: string; clients: Array<{ privateKey: { file: string } }> };
+      const example = JSON.parse(await readFile('fixtures/example-target.json', 'utf8')) as {
+        baseUrl: string;
+        tokenUrl: string;
+        clients: Array<{ privateKey: { file: string } }>;
+      };
       // Only the port differs from the README's `serve` (4780 may be taken here); key files resolve from fixtures/.
       const port = new URL(serve.url).port;
       const moved = (u: string) => u.replace(':4780', `:${port}`);
       const config = {
-        ...example, baseUrl: moved(example.baseUrl), tokenUrl: moved(example.tokenUrl),
+        ...example,
+        baseUrl: moved(example.baseUrl),
+        tokenUrl: moved(example.tokenUrl),
         clients: example.clients.map((c) => ({ ...c, privateKey: { file: join(process.cwd(), 'fixtures', c.privateKey.file) } })),
       };
       const dir = await tempDir('cli-example');
       await writeFile(join(dir, 'target.json'), JSON.stringify(config));
-      const run = await runCli(['run', '--config', join(dir, 'target.json'), '--profile', 'quick', '--only', '^(discovery|tenancy|errors)\\.', '--report-dir', dir, '--quiet'], { timeoutMs: 90_000 });
+      const run = await runCli(
+        ['run', '--config', join(dir, 'target.json'), '--profile', 'quick', '--only', '^(discovery|tenancy|errors)\\.', '--report-dir', dir, '--quiet'],
+        { timeoutMs: 90_000 },
+      );
       expect(run.code, run.stderr.slice(-1500)).toBe(0);
       const report = await readLatestReport(dir);
       expect(report.summary.byOutcome.pass).toBeGreaterThan(5);
@@ -339,7 +384,10 @@ describe('fhir-conformance CLI', () => {
 
       // Register init's public key with the reference (same port), short windows, the matching config written out.
       const served = join(dir, 'served.json');
-      const serve = await startServe(['--port', port, '--limits', 'short', '--client', 'vendor-main=conformance/keys/main.public.jwks.json', '--config-out', served], dir);
+      const serve = await startServe(
+        ['--port', port, '--limits', 'short', '--client', 'vendor-main=conformance/keys/main.public.jwks.json', '--config-out', served],
+        dir,
+      );
       expect(serve.out).toContain('Registered client "vendor-main": 1 public key(s)');
       const ready = JSON.parse(await readFile(served, 'utf8')) as { fixtures: Record<string, string>; limits: Record<string, number> };
       expect(ready).toEqual(serve.printed);

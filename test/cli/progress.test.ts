@@ -14,10 +14,36 @@ const planned: PlannedCheck[] = [
   { id: 'auth.c', title: 'c', area: 'auth', tags: [], slot: 'paced' },
   { id: 'rate-limit.d', title: 'd', area: 'rate-limit', tags: ['exhausts-key-limit', 'waits'], slot: 'exhausting' },
 ];
-const stats = { requests: 0, unplanned429: 0, pacedByClient: {}, tokenRequests: 0, limits: { perKeyPerWindow: 60, windowSec: 60, tokenLifetimeSec: 300, tokenIssuancePerWindow: 20 } };
+const stats = {
+  requests: 0,
+  unplanned429: 0,
+  pacedByClient: {},
+  tokenRequests: 0,
+  limits: { perKeyPerWindow: 60, windowSec: 60, tokenLifetimeSec: 300, tokenIssuancePerWindow: 20 },
+};
 const result = (c: PlannedCheck, outcome: Outcome, message?: string): CheckResult =>
-  ({ id: c.id, title: c.title, area: c.area, requirements: [], level: 'MUST', outcome, ...(message ? { message } : {}), findings: [], observations: [], evidence: [], startedAt: '', durationMs: 10 }) as unknown as CheckResult;
-const finished = (i: number, outcome: Outcome, message?: string): RunEvent => ({ type: 'check-finished', check: planned[i]!, result: result(planned[i]!, outcome, message), index: i, total: planned.length, stats });
+  ({
+    id: c.id,
+    title: c.title,
+    area: c.area,
+    requirements: [],
+    level: 'MUST',
+    outcome,
+    ...(message ? { message } : {}),
+    findings: [],
+    observations: [],
+    evidence: [],
+    startedAt: '',
+    durationMs: 10,
+  }) as unknown as CheckResult;
+const finished = (i: number, outcome: Outcome, message?: string): RunEvent => ({
+  type: 'check-finished',
+  check: planned[i]!,
+  result: result(planned[i]!, outcome, message),
+  index: i,
+  total: planned.length,
+  stats,
+});
 const started = (i: number): RunEvent => ({ type: 'check-started', check: planned[i]!, index: i, total: planned.length });
 
 describe('plain progress lines', () => {

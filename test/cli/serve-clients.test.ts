@@ -30,7 +30,7 @@ describe('registering clients', () => {
     dir = await mkdtemp(join(tmpdir(), 'fhirc-clients-'));
   });
 
-  test('--client ID=FILE reads the key set; ID=URL names a key-set endpoint; defaults are the fixture clients\'', async () => {
+  test("--client ID=FILE reads the key set; ID=URL names a key-set endpoint; defaults are the fixture clients'", async () => {
     const { jwks } = await keyPair();
     await writeFile(join(dir, 'pub.json'), JSON.stringify(jwks));
     const fromFile = await parseClientFlag('vendor-main=pub.json', {}, dir);
@@ -55,11 +55,15 @@ describe('registering clients', () => {
   });
 
   test('refusals say what is wrong', async () => {
-    await expect(parseClientFlag('no-equals-sign')).rejects.toThrow('--client takes ID=JWKS_FILE_OR_URL (e.g. my-client=keys/main.public.jwks.json), got "no-equals-sign"');
+    await expect(parseClientFlag('no-equals-sign')).rejects.toThrow(
+      '--client takes ID=JWKS_FILE_OR_URL (e.g. my-client=keys/main.public.jwks.json), got "no-equals-sign"',
+    );
     await expect(parseClientFlag('x=does-not-exist.json', {}, dir)).rejects.toThrow(/cannot read the key set .*does-not-exist\.json: file not found/);
     const { privateKey } = await keyPair();
     const priv = { keys: [await exportJWK(privateKey)] } as ExtraClient['jwks'];
-    expect(() => toClientRecord({ clientId: 'x', jwks: priv }, FIXTURE_CLIENTS)).toThrow('client x: jwks holds a private key: register the public key set only');
+    expect(() => toClientRecord({ clientId: 'x', jwks: priv }, FIXTURE_CLIENTS)).toThrow(
+      'client x: jwks holds a private key: register the public key set only',
+    );
     expect(() => toClientRecord({ clientId: 'conformance-main', jwksUri: 'https://x.example/j' }, FIXTURE_CLIENTS)).toThrow(/already a fixture client/);
     expect(() => toClientRecord({ clientId: 'x' }, FIXTURE_CLIENTS)).toThrow('client x: needs jwks (a public JWK set) or jwksUri');
   });
@@ -67,12 +71,20 @@ describe('registering clients', () => {
   test('--clients FILE: the registry format, jwksFile relative to the file', async () => {
     const { jwks } = await keyPair();
     await writeFile(join(dir, 'k.json'), JSON.stringify(jwks));
-    await writeFile(join(dir, 'clients.json'), JSON.stringify({ clients: [{ clientId: 'a', jwksFile: 'k.json', keyKind: 'production' }, { clientId: 'b', jwksUri: 'https://b.example/jwks' }] }));
+    await writeFile(
+      join(dir, 'clients.json'),
+      JSON.stringify({
+        clients: [
+          { clientId: 'a', jwksFile: 'k.json', keyKind: 'production' },
+          { clientId: 'b', jwksUri: 'https://b.example/jwks' },
+        ],
+      }),
+    );
     expect(await loadClientsFile(join(dir, 'clients.json'))).toEqual([
       { clientId: 'a', jwks, keyKind: 'production' },
       { clientId: 'b', jwksUri: 'https://b.example/jwks' },
     ]);
-    await writeFile(join(dir, 'bad.json'), JSON.stringify({ clients: [{ clientId: 'a', keyKind: 'test' , jwksUri: 'https://a.example/j' }] }));
+    await writeFile(join(dir, 'bad.json'), JSON.stringify({ clients: [{ clientId: 'a', keyKind: 'test', jwksUri: 'https://a.example/j' }] }));
     await expect(loadClientsFile(join(dir, 'bad.json'))).rejects.toThrow(/bad\.json: clients\[0\]: keyKind must be sandbox or production/);
   });
 

@@ -21,7 +21,10 @@ beforeAll(async () => {
   await writeFile(join(dir, 'ec.pem'), ecPem());
   await writeFile(join(dir, 'rsa.jwk.json'), jwkOf(rsaKey));
   await writeFile(join(dir, 'rsa.pem'), rsaKey.export({ type: 'pkcs8', format: 'pem' }));
-  await writeFile(join(dir, 'ec.public.jwk.json'), JSON.stringify(ecKey.export({ format: 'jwk' }), (k, v) => (k === 'd' ? undefined : v)));
+  await writeFile(
+    join(dir, 'ec.public.jwk.json'),
+    JSON.stringify(ecKey.export({ format: 'jwk' }), (k, v) => (k === 'd' ? undefined : v)),
+  );
   await writeFile(join(dir, 'garbage.txt'), 'not a key');
 });
 afterAll(async () => {
@@ -128,19 +131,19 @@ describe('resolveConfig: every error names the field and the fix', () => {
     ['no clients', { clients: [] }, 'clients'],
     ['bad alg', { clients: [{ role: 'main', clientId: 'a', alg: 'HS256', privateKey: { file: 'ec.jwk.json' } }] }, 'clients[0].alg', /"RS384" or "ES384"/],
     ['unknown role', { clients: [{ role: 'boss', clientId: 'a', alg: 'ES384', privateKey: { file: 'ec.jwk.json' } }] }, 'clients[0].role'],
-    ['inline key material', { clients: [{ role: 'main', clientId: 'a', alg: 'ES384', privateKey: { kty: 'EC', d: 'x' } }] }, 'clients[0].privateKey.kty', /file|env/],
+    [
+      'inline key material',
+      { clients: [{ role: 'main', clientId: 'a', alg: 'ES384', privateKey: { kty: 'EC', d: 'x' } }] },
+      'clients[0].privateKey.kty',
+      /file|env/,
+    ],
     ['both file and env', { clients: [{ role: 'main', clientId: 'a', alg: 'ES384', privateKey: { file: 'a', env: 'B' } }] }, 'clients[0].privateKey'],
     ['unknown top-level field', { bogus: 1 }, 'bogus'],
     ['unknown fixture key', { fixtures: { patient: 'p', notAFixture: 'x' } }, 'fixtures.notAFixture', /fixture-ids/],
     ['bad profile', { profile: 'fast' }, 'profile', /"quick"/],
     ['non-integer limit', { limits: { windowSec: 1.5 } }, 'limits.windowSec'],
     ['jwksHosting port out of range', { jwksHosting: { host: '127.0.0.1', port: 70000, path: '/j' } }, 'jwksHosting.port'],
-    [
-      'no main client',
-      { clients: [{ role: 'extra', clientId: 'a', alg: 'ES384', privateKey: { file: 'ec.jwk.json' } }] },
-      'clients',
-      /"role": "main"/,
-    ],
+    ['no main client', { clients: [{ role: 'extra', clientId: 'a', alg: 'ES384', privateKey: { file: 'ec.jwk.json' } }] }, 'clients', /"role": "main"/],
     [
       'duplicate main',
       {
@@ -152,12 +155,32 @@ describe('resolveConfig: every error names the field and the fix', () => {
       'clients[1].role',
     ],
     ['missing key file', { clients: [{ role: 'main', clientId: 'a', alg: 'ES384', privateKey: { file: 'nope.json' } }] }, 'clients[0].privateKey.file'],
-    ['missing env var', { clients: [{ role: 'main', clientId: 'a', alg: 'ES384', privateKey: { env: 'FC_TEST_UNSET_VAR' } }] }, 'clients[0].privateKey.env', /export FC_TEST_UNSET_VAR/],
+    [
+      'missing env var',
+      { clients: [{ role: 'main', clientId: 'a', alg: 'ES384', privateKey: { env: 'FC_TEST_UNSET_VAR' } }] },
+      'clients[0].privateKey.env',
+      /export FC_TEST_UNSET_VAR/,
+    ],
     ['key that does not parse', { clients: [{ role: 'main', clientId: 'a', alg: 'ES384', privateKey: { file: 'garbage.txt' } }] }, 'clients[0].privateKey'],
-    ['public JWK instead of private', { clients: [{ role: 'main', clientId: 'a', alg: 'ES384', privateKey: { file: 'ec.public.jwk.json' } }] }, 'clients[0].privateKey', /private/],
+    [
+      'public JWK instead of private',
+      { clients: [{ role: 'main', clientId: 'a', alg: 'ES384', privateKey: { file: 'ec.public.jwk.json' } }] },
+      'clients[0].privateKey',
+      /private/,
+    ],
     ['EC key with alg RS384', { clients: [{ role: 'main', clientId: 'a', alg: 'RS384', privateKey: { file: 'ec.pem' } }] }, 'clients[0].privateKey', /RSA/],
-    ['RSA key with alg ES384', { clients: [{ role: 'main', clientId: 'a', alg: 'ES384', privateKey: { file: 'rsa.jwk.json' } }] }, 'clients[0].privateKey', /P-384/],
-    ['kid differing from the JWK', { clients: [{ role: 'main', clientId: 'a', kid: 'other', alg: 'ES384', privateKey: { file: 'ec.jwk.json' } }] }, 'clients[0].kid', /ec-kid/],
+    [
+      'RSA key with alg ES384',
+      { clients: [{ role: 'main', clientId: 'a', alg: 'ES384', privateKey: { file: 'rsa.jwk.json' } }] },
+      'clients[0].privateKey',
+      /P-384/,
+    ],
+    [
+      'kid differing from the JWK',
+      { clients: [{ role: 'main', clientId: 'a', kid: 'other', alg: 'ES384', privateKey: { file: 'ec.jwk.json' } }] },
+      'clients[0].kid',
+      /ec-kid/,
+    ],
   ];
   for (const [name, patch, field, fix] of cases) {
     it(name, async () => {
@@ -218,10 +241,7 @@ describe('redactedConfig', () => {
     const pem = ecPem();
     process.env.FC_TEST_EC_PEM2 = pem;
     try {
-      const c = await resolveConfig(
-        base({ clients: [{ role: 'main', clientId: 'a', alg: 'ES384', privateKey: { env: 'FC_TEST_EC_PEM2' } }] }),
-        dir,
-      );
+      const c = await resolveConfig(base({ clients: [{ role: 'main', clientId: 'a', alg: 'ES384', privateKey: { env: 'FC_TEST_EC_PEM2' } }] }), dir);
       const text = JSON.stringify(redactedConfig(c));
       expect(text).toContain('FC_TEST_EC_PEM2');
       expect(text).toContain('[redacted]');
@@ -238,12 +258,22 @@ describe('redactedConfig', () => {
 describe('fixture keys', () => {
   it('FIXTURE_KEYS are the keys of fixture-ids.json minus orgA/orgB', async () => {
     const ids = JSON.parse(await readFile(new URL('../../fixtures/reference/fixture-ids.json', import.meta.url), 'utf8'));
-    expect([...FIXTURE_KEYS].sort()).toEqual(Object.keys(ids).filter((k) => k !== 'orgA' && k !== 'orgB').sort());
+    expect([...FIXTURE_KEYS].sort()).toEqual(
+      Object.keys(ids)
+        .filter((k) => k !== 'orgA' && k !== 'orgB')
+        .sort(),
+    );
   });
 });
 
 describe('clients[].keyKind', () => {
-  const client = (role: string, keyKind?: string) => ({ role, clientId: `c-${role}`, alg: 'ES384', privateKey: { file: 'ec.jwk.json' }, ...(keyKind ? { keyKind } : {}) });
+  const client = (role: string, keyKind?: string) => ({
+    role,
+    clientId: `c-${role}`,
+    alg: 'ES384',
+    privateKey: { file: 'ec.jwk.json' },
+    ...(keyKind ? { keyKind } : {}),
+  });
 
   it('is unknown unless declared; role production is a production key', async () => {
     const c = await resolveConfig(base({ clients: [client('main'), client('extra', 'sandbox'), client('production')] }), dir);

@@ -22,7 +22,10 @@ const raw = (documentReference?: unknown) => ({
 });
 
 async function refused(documentReference: unknown): Promise<ConformanceError> {
-  const e = await resolveConfig(raw(documentReference), dir).then(() => undefined, (err: unknown) => err);
+  const e = await resolveConfig(raw(documentReference), dir).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   expect(e).toBeInstanceOf(ConformanceError);
   return e as ConformanceError;
 }
@@ -35,7 +38,10 @@ describe('documentReference', () => {
   });
 
   it('takes the upload contract and the maximum; the level follows from the path', async () => {
-    const c = await resolveConfig(raw({ upload: { path: '/fhir/R5/DocumentReference/{id}/$upload', payload: 'raw', contentType: 'image/png' }, maxBytes: 5_000_000 }), dir);
+    const c = await resolveConfig(
+      raw({ upload: { path: '/fhir/R5/DocumentReference/{id}/$upload', payload: 'raw', contentType: 'image/png' }, maxBytes: 5_000_000 }),
+      dir,
+    );
     expect(c.documentReference).toEqual({
       upload: { path: '/fhir/R5/DocumentReference/{id}/$upload', level: 'instance', payload: 'raw', contentType: 'image/png' },
       maxBytes: 5_000_000,

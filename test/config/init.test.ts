@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { importJWK, jwtVerify, SignJWT } from 'jose';
 import { initConfig, CLIENT_ID_PLACEHOLDER } from '../../src/config/init.js';
 import { loadConfig } from '../../src/config/index.js';
-import { ConformanceError } from '../../src/errors.js';
+import type { ConformanceError } from '../../src/errors.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -70,7 +70,10 @@ describe('initConfig', () => {
   });
 
   it('reports a SMART configuration without token_endpoint or with an error status', async () => {
-    for (const [status, body] of [[200, { jwks_uri: 'x' }], [404, {}]] as const) {
+    for (const [status, body] of [
+      [200, { jwks_uri: 'x' }],
+      [404, {}],
+    ] as const) {
       const { fetch } = smartFetch(status, body);
       const e = (await initConfig({ baseUrl: 'https://t.example', outDir: dir, fetch }).catch((x: unknown) => x)) as ConformanceError;
       expect(e.code).toBe('ERR_DISCOVERY');

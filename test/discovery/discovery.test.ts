@@ -62,7 +62,12 @@ function capabilityR4() {
         resource: [
           {
             type: 'Encounter',
-            interaction: [scoped('read', 'system/Encounter.rs'), scoped('search-type', 'system/Encounter.rs'), scoped('create', 'system/Encounter.cru'), { code: 'delete' }],
+            interaction: [
+              scoped('read', 'system/Encounter.rs'),
+              scoped('search-type', 'system/Encounter.rs'),
+              scoped('create', 'system/Encounter.cru'),
+              { code: 'delete' },
+            ],
             searchParam: [{ name: 'status', type: 'token' }],
           },
         ],
@@ -152,9 +157,9 @@ describe('discover: agreement', () => {
     // The R5 CapabilityStatement lists read only: the spec's search, create and update are filled in.
     expect(model.specDivergences).toEqual([]);
     expect(model.notes).toEqual([
-      'R5 DocumentReference search-type: not published; the spec\'s GET /fhir/R5/DocumentReference with system/DocumentReference.rs is used',
-      'R5 DocumentReference create: not published; the spec\'s POST /fhir/R5/DocumentReference with system/DocumentReference.cru is used',
-      'R5 DocumentReference update: not published; the spec\'s PUT /fhir/R5/DocumentReference/{id} with system/DocumentReference.cru is used',
+      "R5 DocumentReference search-type: not published; the spec's GET /fhir/R5/DocumentReference with system/DocumentReference.rs is used",
+      "R5 DocumentReference create: not published; the spec's POST /fhir/R5/DocumentReference with system/DocumentReference.cru is used",
+      "R5 DocumentReference update: not published; the spec's PUT /fhir/R5/DocumentReference/{id} with system/DocumentReference.cru is used",
     ]);
     const byId = new Map(model.operations.map((o) => [o.operationId, o]));
     expect(byId.get('Encounter.search')!.searchParams).toEqual([
@@ -170,7 +175,11 @@ describe('discover: agreement', () => {
       responseSchema: { type: 'object', required: ['resourceType'] },
     });
     expect(byId.get('Encounter.create')).toMatchObject({ errorCodes: ['HPB-00101', 'HPB-00104'], requestSchema: { type: 'object' } });
-    expect(byId.get('DocumentReference.upload')).toMatchObject({ interaction: 'operation', operationName: 'upload', definition: 'https://clinical-records.example/fhir/OperationDefinition/upload' });
+    expect(byId.get('DocumentReference.upload')).toMatchObject({
+      interaction: 'operation',
+      operationName: 'upload',
+      definition: 'https://clinical-records.example/fhir/OperationDefinition/upload',
+    });
     expect(byId.get('DocumentReference.upload')!.pathAssumed).toBeUndefined();
     expect(byId.get('DocumentReference.search')!.searchParams.map((p) => p.name)).toEqual(['patient', 'type', 'category', 'date', '_count', '_offset']);
     expect(model.hashes.openapi).toBe(createHash('sha256').update(JSON.stringify(docs['/openapi.json'].body)).digest('hex'));
@@ -182,12 +191,14 @@ describe('discover: agreement', () => {
     const { '/fhir/R5/metadata': _r5, ...docs } = standard();
     const model = await discoverFrom(docs);
     expect(model.problems).toEqual([]);
-    expect(model.operations.filter((o) => o.release === 'R5').map((o) => `${o.operationId} ${o.method} ${o.path} ${o.scope} [${o.sources.join(',')}]`)).toEqual([
-      'DocumentReference.search GET /fhir/R5/DocumentReference system/DocumentReference.rs [spec]',
-      'DocumentReference.create POST /fhir/R5/DocumentReference system/DocumentReference.cru [spec]',
-      'DocumentReference.read GET /fhir/R5/DocumentReference/{id} system/DocumentReference.rs [spec]',
-      'DocumentReference.update PUT /fhir/R5/DocumentReference/{id} system/DocumentReference.cru [spec]',
-    ]);
+    expect(model.operations.filter((o) => o.release === 'R5').map((o) => `${o.operationId} ${o.method} ${o.path} ${o.scope} [${o.sources.join(',')}]`)).toEqual(
+      [
+        'DocumentReference.search GET /fhir/R5/DocumentReference system/DocumentReference.rs [spec]',
+        'DocumentReference.create POST /fhir/R5/DocumentReference system/DocumentReference.cru [spec]',
+        'DocumentReference.read GET /fhir/R5/DocumentReference/{id} system/DocumentReference.rs [spec]',
+        'DocumentReference.update PUT /fhir/R5/DocumentReference/{id} system/DocumentReference.cru [spec]',
+      ],
+    );
     expect(model.notes?.[0]).toBe('/fhir/R5/metadata: not published');
     expect(model.hashes.capabilityR5).toBeUndefined();
   });
@@ -201,7 +212,10 @@ describe('discover: agreement', () => {
       scoped('create', 'system/DocumentReference.cru'),
       scoped('update', 'system/DocumentReference.cru'),
     ];
-    r5.rest[0].resource[0].searchParam = [{ name: 'patient', type: 'reference' }, { name: 'date', type: 'date' }];
+    r5.rest[0].resource[0].searchParam = [
+      { name: 'patient', type: 'reference' },
+      { name: 'date', type: 'date' },
+    ];
     docs['/fhir/R5/metadata'].body = r5;
     const model = await discoverFrom(docs);
     expect(model.problems).toEqual([]);
@@ -213,7 +227,9 @@ describe('discover: agreement', () => {
     const byId = new Map(model.operations.map((o) => [o.operationId, o]));
     expect(byId.get('DocumentReference.read')).toMatchObject({ scope: 'system/DocumentReference.read', sources: ['capability-r5'] });
     expect(byId.get('DocumentReference.search')).toMatchObject({ scope: 'system/DocumentReference.rs', sources: ['capability-r5', 'spec'] });
-    expect(model.notes).toEqual(['R5 DocumentReference search-type: the R5 CapabilityStatement publishes no scope; the spec\'s system/DocumentReference.rs is used']);
+    expect(model.notes).toEqual([
+      "R5 DocumentReference search-type: the R5 CapabilityStatement publishes no scope; the spec's system/DocumentReference.rs is used",
+    ]);
   });
 
   it('reads an operation path from the documentation, and assumes the type-level form without one', async () => {
@@ -245,7 +261,9 @@ describe('discover: an OpenAPI document that covers R5', () => {
       post: {
         operationId: 'DocumentReference.upload',
         'x-service-scope': 'system/DocumentReference.cru',
-        requestBody: { content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } }, 'image/png': { schema: { type: 'string', format: 'binary' } } } },
+        requestBody: {
+          content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } }, 'image/png': { schema: { type: 'string', format: 'binary' } } },
+        },
         responses: { '200': { description: 'DocumentReference' } },
       },
     };
@@ -295,7 +313,10 @@ describe('discover: divergences', () => {
   it('reports different search parameters', async () => {
     const docs = standard();
     const cs = capabilityR4();
-    cs.rest[0].resource[0].searchParam = [{ name: 'class', type: 'token' }, { name: 'date', type: 'date' }];
+    cs.rest[0].resource[0].searchParam = [
+      { name: 'class', type: 'token' },
+      { name: 'date', type: 'date' },
+    ];
     docs['/fhir/R4/metadata'].body = cs;
     const model = await discoverFrom(docs);
     expect(model.divergences).toEqual([
@@ -338,10 +359,7 @@ describe('discover: problems, never a throw', () => {
       '/fhir/R4/metadata': { status: 500, body: 'oops' },
       '/fhir/R5/metadata': { body: { resourceType: 'Bundle' } },
     });
-    expect(model.problems).toEqual([
-      'GET /openapi.json: body is not JSON (content-type text/html)',
-      'GET /fhir/R4/metadata answered 500, expected 200',
-    ]);
+    expect(model.problems).toEqual(['GET /openapi.json: body is not JSON (content-type text/html)', 'GET /fhir/R4/metadata answered 500, expected 200']);
     // The spec does not require an R5 CapabilityStatement: a bad one is a note.
     expect(model.notes?.[0]).toBe('/fhir/R5/metadata is not a CapabilityStatement (resourceType Bundle)');
     expect(model.operations.every((o) => o.sources.join() === 'spec')).toBe(true);

@@ -22,7 +22,8 @@ describe('declared in the config (documentReference)', () => {
       config: { documentReference: { upload: { path: '/fhir/R5/DocumentReference/{id}/$upload', payload: 'raw', contentType: 'image/png' }, maxBytes: MAX } },
     });
     expect(nonConforming(results)).toEqual([]);
-    for (const way of ['create', 'update', 'upload']) expect(outcome(results, `document-reference.size-limit-${way}`)).toBe(`document-reference.size-limit-${way}: pass`);
+    for (const way of ['create', 'update', 'upload'])
+      expect(outcome(results, `document-reference.size-limit-${way}`)).toBe(`document-reference.size-limit-${way}: pass`);
     const contract = results.get('document-reference.upload-contract')!.observations.find((o) => o.key === 'document-reference.upload-contract')!;
     expect(contract.value).toMatchObject({ contentType: 'image/png', source: 'config' });
   }, 300_000);
@@ -42,7 +43,10 @@ describe('declared in the config (documentReference)', () => {
   }, 300_000);
 
   it('a declared payload the target does not take: the valid document is refused, a failure of the declared contract', async () => {
-    const results = await runInProcess('all', { only: /upload/, config: { documentReference: { upload: { path: '/fhir/R5/DocumentReference/{id}/$upload', payload: 'binary' } } } });
+    const results = await runInProcess('all', {
+      only: /upload/,
+      config: { documentReference: { upload: { path: '/fhir/R5/DocumentReference/{id}/$upload', payload: 'binary' } } },
+    });
     expect(results.get('document-reference.upload-valid-document')!.outcome).toBe('fail');
     // The other $upload rules are still checked in the declared form (here every upload is refused with 400 HPB-00120).
     expect(results.get('document-reference.upload-type-mismatch-400')!.outcome).toBe('pass');
@@ -54,9 +58,17 @@ describe('no R5 CapabilityStatement', () => {
     const results = await runInProcess('all', { only: /^(document-reference\.|generated\.document-reference-)/, modes: { r5Capability: 'none' } });
     expect(nonConforming(results)).toEqual([]);
     const ran = [
-      'document-reference.read', 'document-reference.search', 'document-reference.create', 'document-reference.update', 'document-reference.read-unknown-404',
-      'document-reference.search-patient', 'document-reference.create-read-round-trip', 'document-reference.upload-valid-document',
-      'generated.document-reference-read.other-resource-scope', 'generated.document-reference-create.letters-rs', 'generated.document-reference-update.required-scope',
+      'document-reference.read',
+      'document-reference.search',
+      'document-reference.create',
+      'document-reference.update',
+      'document-reference.read-unknown-404',
+      'document-reference.search-patient',
+      'document-reference.create-read-round-trip',
+      'document-reference.upload-valid-document',
+      'generated.document-reference-read.other-resource-scope',
+      'generated.document-reference-create.letters-rs',
+      'generated.document-reference-update.required-scope',
     ];
     expect(ran.map((id) => outcome(results, id))).toEqual(ran.map((id) => `${id}: pass`));
     // Nothing declared: one 32 MiB document each way, refused as too large, and recorded.

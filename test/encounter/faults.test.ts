@@ -38,8 +38,9 @@ const DOCUMENT_AND_TENANCY: Record<string, string[]> = {
 const quickChecks = checks.filter((c) => !c.tags?.includes('exhausts-key-limit'));
 
 /** Fault -> the checks that must fail with it planted (each fault names them in `checks`). */
-const CAUGHT_BY: Array<[string, string[]]> = FAULTS.filter((f) => ['encounter', 'tenancy'].includes(f.area) || f.name === 'encounter-throttled-wrong-code')
-  .map((f) => [f.name, (f.checks ?? DOCUMENT_AND_TENANCY[f.name] ?? []).filter((id) => byId.has(id))]);
+const CAUGHT_BY: Array<[string, string[]]> = FAULTS.filter((f) => ['encounter', 'tenancy'].includes(f.area) || f.name === 'encounter-throttled-wrong-code').map(
+  (f) => [f.name, (f.checks ?? DOCUMENT_AND_TENANCY[f.name] ?? []).filter((id) => byId.has(id))],
+);
 
 const MODES = [
   {},
@@ -49,14 +50,18 @@ const MODES = [
 ] as const;
 
 describe('encounter, document-reference and tenancy checks on the clean reference', () => {
-  it.each(MODES.map((m) => [JSON.stringify(m), m] as const))('mode %s: no fail, no error, no skip', async (_label, modes) => {
-    const results = await runChecks(quickChecks, { modes });
-    const bad = describeResults(results).filter((l) => /: (fail|error|skip)/.test(l));
-    expect(bad).toEqual([]);
-    const observed = [...results.values()].filter((r) => r.level === 'observation');
-    expect(observed.length).toBeGreaterThan(0);
-    expect(observed.every((r) => r.outcome === 'observation' && r.observations.length > 0)).toBe(true);
-  }, 180_000);
+  it.each(MODES.map((m) => [JSON.stringify(m), m] as const))(
+    'mode %s: no fail, no error, no skip',
+    async (_label, modes) => {
+      const results = await runChecks(quickChecks, { modes });
+      const bad = describeResults(results).filter((l) => /: (fail|error|skip)/.test(l));
+      expect(bad).toEqual([]);
+      const observed = [...results.values()].filter((r) => r.level === 'observation');
+      expect(observed.length).toBeGreaterThan(0);
+      expect(observed.every((r) => r.outcome === 'observation' && r.observations.length > 0)).toBe(true);
+    },
+    180_000,
+  );
 
   it('the exhausting check passes and leaves the key usable', async () => {
     // A ceiling a loaded machine can fill within the window (the embedded 1000 per 5 s needs ~200 requests a second).
@@ -67,11 +72,16 @@ describe('encounter, document-reference and tenancy checks on the clean referenc
 
   it('records the readings the target chose', async () => {
     const ids = ['document-reference.read-unknown-404', 'encounter.registration-window-422'];
-    const results = await runChecks(ids.map((id) => byId.get(id)!), { modes: { unknownDocumentCode: 'HPB-00102' } });
+    const results = await runChecks(
+      ids.map((id) => byId.get(id)!),
+      { modes: { unknownDocumentCode: 'HPB-00102' } },
+    );
     const value = (id: string, key: string) => results.get(id)!.observations.find((o) => o.key === key)?.value;
     expect(value(ids[0]!, 'document-reference.not-found-code')).toBe('HPB-00102');
     expect(value(ids[1]!, 'encounter.registration-window')).toEqual({
-      'create 1950': { status: 422, code: 'HPB-00139' }, 'create 2090': { status: 422, code: 'HPB-00139' }, 'update 2090': { status: 422, code: 'HPB-00139' },
+      'create 1950': { status: 422, code: 'HPB-00139' },
+      'create 2090': { status: 422, code: 'HPB-00139' },
+      'update 2090': { status: 422, code: 'HPB-00139' },
     });
   }, 60_000);
 });
@@ -81,15 +91,19 @@ describe('each planted fault is caught', () => {
     expect(CAUGHT_BY.filter(([, ids]) => ids.length === 0).map(([name]) => name)).toEqual([]);
   });
 
-  it.each(CAUGHT_BY)('%s fails %j', async (fault, ids) => {
-    const targeted = ids.map((id) => {
-      const check = byId.get(id);
-      if (!check) throw new Error(`no check ${id}`);
-      return check;
-    });
-    // Checks that wait out a window run under the full profile (quick skips them).
-    const profile = targeted.some((c) => c.tags?.includes('waits')) ? 'full' : 'quick';
-    const results = await runChecks(targeted, { faults: [fault], profile });
-    expect(describeResults(results)).toEqual(ids.map((id) => expect.stringMatching(new RegExp(`^${id.replace(/\./g, '\\.')}: fail`))));
-  }, 120_000);
+  it.each(CAUGHT_BY)(
+    '%s fails %j',
+    async (fault, ids) => {
+      const targeted = ids.map((id) => {
+        const check = byId.get(id);
+        if (!check) throw new Error(`no check ${id}`);
+        return check;
+      });
+      // Checks that wait out a window run under the full profile (quick skips them).
+      const profile = targeted.some((c) => c.tags?.includes('waits')) ? 'full' : 'quick';
+      const results = await runChecks(targeted, { faults: [fault], profile });
+      expect(describeResults(results)).toEqual(ids.map((id) => expect.stringMatching(new RegExp(`^${id.replace(/\./g, '\\.')}: fail`))));
+    },
+    120_000,
+  );
 });

@@ -20,7 +20,16 @@ const WRITE = ['system/MedicationRequest.cru'];
 const fixtureUrl = (ctx: Parameters<CheckDefinition['run']>[0]) => `/fhir/R4/MedicationRequest/${ctx.fixture('medicationRequest')}`;
 
 function check(id: string, run: CheckDefinition['run'], over: Partial<CheckDefinition> = {}): CheckDefinition {
-  return defineCheck({ id, title: id, area: 'medication-request', level: 'MUST', requirements: ['medication-request.read-returns-resource'], fixtures: ['medicationRequest'], run, ...over });
+  return defineCheck({
+    id,
+    title: id,
+    area: 'medication-request',
+    level: 'MUST',
+    requirements: ['medication-request.read-returns-resource'],
+    fixtures: ['medicationRequest'],
+    run,
+    ...over,
+  });
 }
 
 async function run(checks: CheckDefinition[], extra: { reportsRoot?: string } = {}) {
@@ -75,10 +84,14 @@ describe('shared exchanges', () => {
         const two = await ctx.fhir({ scopes: READ, url: fixtureUrl(ctx), share: true });
         ctx.check(one.exchange.id !== two.exchange.id, 'the repeated read was answered with the same exchange');
       }),
-      check('demo.d-create-and-read', async (ctx) => {
-        created = (await postOwn(ctx)).id;
-        await ctx.fhir({ scopes: READ, url: `/fhir/R4/MedicationRequest/${created}`, share: true });
-      }, { fixtures: ['medicationRequest', 'patient'] }),
+      check(
+        'demo.d-create-and-read',
+        async (ctx) => {
+          created = (await postOwn(ctx)).id;
+          await ctx.fhir({ scopes: READ, url: `/fhir/R4/MedicationRequest/${created}`, share: true });
+        },
+        { fixtures: ['medicationRequest', 'patient'] },
+      ),
       check('demo.e-update', async (ctx) => {
         const read = await ctx.fhir({ scopes: READ, url: `/fhir/R4/MedicationRequest/${created}`, share: true });
         const body = { ...(read.json as Record<string, unknown>), note: [{ text: 'updated' }] };
@@ -109,13 +122,24 @@ describe('the request budget in every report', () => {
 
   it('states requests per area, planned against sent, and requests per covered requirement (JSON and summary)', async () => {
     const checks = [
-      check('demo.declares-two', async (ctx) => {
-        await ctx.fhir({ scopes: READ, url: fixtureUrl(ctx), share: true });
-        await ctx.fhir({ scopes: READ, url: `/fhir/R4/MedicationRequest?patient=${ctx.fixture('patient')}&_count=1` });
-      }, { requests: 2, fixtures: ['medicationRequest', 'patient'] }),
-      check('demo.encounter-read', async (ctx) => void (await ctx.fhir({ scopes: ['system/Encounter.rs'], url: `/fhir/R4/Encounter/${ctx.fixture('encounter')}` })), {
-        area: 'encounter', requirements: ['encounter.read-returns-200'], fixtures: ['encounter'], requests: 1,
-      }),
+      check(
+        'demo.declares-two',
+        async (ctx) => {
+          await ctx.fhir({ scopes: READ, url: fixtureUrl(ctx), share: true });
+          await ctx.fhir({ scopes: READ, url: `/fhir/R4/MedicationRequest?patient=${ctx.fixture('patient')}&_count=1` });
+        },
+        { requests: 2, fixtures: ['medicationRequest', 'patient'] },
+      ),
+      check(
+        'demo.encounter-read',
+        async (ctx) => void (await ctx.fhir({ scopes: ['system/Encounter.rs'], url: `/fhir/R4/Encounter/${ctx.fixture('encounter')}` })),
+        {
+          area: 'encounter',
+          requirements: ['encounter.read-returns-200'],
+          fixtures: ['encounter'],
+          requests: 1,
+        },
+      ),
     ];
     const { outcome, sent, byId } = await run(checks, { reportsRoot: dir });
     const b = outcome.result.info.budget!;
@@ -133,7 +157,10 @@ describe('the request budget in every report', () => {
     expect(b.coveredRequirements).toBe(2);
     expect(b.requestsPerRequirement).toBeCloseTo(b.requests / 2, 2);
     expect(b.keys.roles).toEqual(['main']);
-    const report = JSON.parse(await readFile(join(outcome.reportDir!, 'report.json'), 'utf8')) as { run: { budget: typeof b }; checks: Array<{ id: string; stats?: { planned?: number } }> };
+    const report = JSON.parse(await readFile(join(outcome.reportDir!, 'report.json'), 'utf8')) as {
+      run: { budget: typeof b };
+      checks: Array<{ id: string; stats?: { planned?: number } }>;
+    };
     expect(report.run.budget).toEqual(b);
     expect(report.checks.find((c) => c.id === 'demo.declares-two')!.stats).toMatchObject({ planned: 2, mainKeyRequests: 2 });
     const summary = await readFile(join(outcome.reportDir!, 'summary.md'), 'utf8');
@@ -145,11 +172,24 @@ describe('the request budget in every report', () => {
 
 describe('the gate profile', () => {
   const levels = new Map<string, Level>([
-    ['r.a', 'MUST'], ['r.b', 'MUST'], ['r.c', 'MUST'], ['r.wait', 'MUST'], ['r.obs', 'observation'], ['r.fixture', 'MUST'],
+    ['r.a', 'MUST'],
+    ['r.b', 'MUST'],
+    ['r.c', 'MUST'],
+    ['r.wait', 'MUST'],
+    ['r.obs', 'observation'],
+    ['r.fixture', 'MUST'],
   ]);
   const noop = async () => {};
-  const c = (id: string, area: string, requirements: string[], requests: number, over: Partial<CheckDefinition> = {}): CheckDefinition =>
-    ({ id, title: id, area, level: 'MUST', requirements, requests, run: noop, ...over });
+  const c = (id: string, area: string, requirements: string[], requests: number, over: Partial<CheckDefinition> = {}): CheckDefinition => ({
+    id,
+    title: id,
+    area,
+    level: 'MUST',
+    requirements,
+    requests,
+    run: noop,
+    ...over,
+  });
   const input = { fixtures: new Set(['patient']), roles: new Set(['main']), levels };
 
   it('runs the cheapest checks judging every MUST requirement that needs no waiting, one per area at least', () => {
@@ -166,7 +206,10 @@ describe('the gate profile', () => {
       c('v.needs-fixture', 'v', ['r.fixture'], 1, { fixtures: ['encounter'] }),
     ];
     const g = selectGate(checks, input);
-    const runs = checks.filter((x) => !g.excluded.has(x.id)).map((x) => x.id).sort();
+    const runs = checks
+      .filter((x) => !g.excluded.has(x.id))
+      .map((x) => x.id)
+      .sort();
     // cheap-b (with the free check for r.a) beats expensive-ab (9); free checks always run; the fixture-less check runs and skips itself.
     expect(runs).toEqual(['v.needs-fixture', 'w.free', 'x.cheap-b', 'y.c']);
     expect(g.excluded.get('y.waits')).toBe('left to full: needs waiting/exhaustion');
@@ -196,7 +239,7 @@ describe('checks that only talk to the token endpoint', () => {
   const tokenOnly = Array.from({ length: 12 }, (_, i) => (est.set(`t.${i}`, { requests: 1, tokens: 1, mainKey: 0 }), c(`t.${i}`)));
   const limits = { keyCeiling: 61, issuancePerWindow: 6, reserved: 2, estimate: (x: CheckDefinition) => est.get(x.id) };
 
-  it('are spread over the main key\'s windows after the first, within the issuance limit, the rest at the end', () => {
+  it("are spread over the main key's windows after the first, within the issuance limit, the rest at the end", () => {
     // Key windows of 60 requests: p.0-p.2 in window 0, p.3-p.5 in 1, p.6-p.8 in 2 (3 tokens each), then window 3 (no check starts in it).
     const order = spreadTokenChecks([...tokenOnly, ...paced], limits).map((x) => x.id);
     // At most 5 a window: 2 token-only checks in window 1, 2 in window 2, after the checks that start in them, 5 in window 3; 3 run last.

@@ -8,7 +8,12 @@ import { ConformanceError } from '../../src/errors.js';
 function fakeRuntime(profile: 'quick' | 'full' | 'read-only' = 'full', fixtures: Record<string, string> = {}): Runtime {
   return {
     spec: { profile, runId: 'r1', model: { operations: [], divergences: [], problems: [], hashes: {} }, deadline: Date.now() + 60_000 },
-    config: { baseUrl: 'http://127.0.0.1:1', fixtures, clients: [{ role: 'main' }], limits: { tokenLifetimeSec: 300, windowSec: 60, tokenIssuancePerMinute: 20 } },
+    config: {
+      baseUrl: 'http://127.0.0.1:1',
+      fixtures,
+      clients: [{ role: 'main' }],
+      limits: { tokenLifetimeSec: 300, windowSec: 60, tokenIssuancePerMinute: 20 },
+    },
     http: { stats: { requests: 0, unplanned429: 0, waitsMs: 0 }, request: async () => ({}) },
     tokens: {},
     als: new AsyncLocalStorage(),
@@ -22,8 +27,7 @@ function fakeRuntime(profile: 'quick' | 'full' | 'read-only' = 'full', fixtures:
 }
 
 const base = { area: 'demo', requirements: ['demo.rule'], title: 'a demo check' };
-const check = (over: Partial<CheckDefinition>): CheckDefinition =>
-  defineCheck({ id: 'demo.check', level: 'MUST', ...base, run: async () => {}, ...over });
+const check = (over: Partial<CheckDefinition>): CheckDefinition => defineCheck({ id: 'demo.check', level: 'MUST', ...base, run: async () => {}, ...over });
 
 describe('executeCheck outcomes follow from error types', () => {
   it('a check that completes passes', async () => {
@@ -33,7 +37,10 @@ describe('executeCheck outcomes follow from error types', () => {
   });
 
   it('a hard assertion is fail with expected/actual', async () => {
-    const r = await executeCheck(check({ run: async (ctx) => ctx.fail('bad status', { expected: 200, actual: 500, requirement: 'demo.rule' }) }), fakeRuntime());
+    const r = await executeCheck(
+      check({ run: async (ctx) => ctx.fail('bad status', { expected: 200, actual: 500, requirement: 'demo.rule' }) }),
+      fakeRuntime(),
+    );
     expect(r.outcome).toBe('fail');
     expect(r.message).toBe('bad status');
     expect(r.expected).toBe(200);
@@ -63,7 +70,11 @@ describe('executeCheck outcomes follow from error types', () => {
 
   it('any other error is error, never fail', async () => {
     const r = await executeCheck(
-      check({ run: async () => { throw new ConformanceError('ERR_TARGET_UNREACHABLE', 'connection refused by 127.0.0.1:1'); } }),
+      check({
+        run: async () => {
+          throw new ConformanceError('ERR_TARGET_UNREACHABLE', 'connection refused by 127.0.0.1:1');
+        },
+      }),
       fakeRuntime(),
     );
     expect(r.outcome).toBe('error');

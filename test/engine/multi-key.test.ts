@@ -13,7 +13,14 @@ import { runConformance } from '../../src/run/index.js';
 const WINDOW_MS = 2000;
 const PER_KEY = 8;
 const PER_ORG = 12;
-const limits = { perKeyPerWindow: PER_KEY, perOrgPerWindow: PER_ORG, windowMs: WINDOW_MS, tokenWindowMs: WINDOW_MS, tokenIssuancePerWindow: 100, tokenLifetimeSec: 60 };
+const limits = {
+  perKeyPerWindow: PER_KEY,
+  perOrgPerWindow: PER_ORG,
+  windowMs: WINDOW_MS,
+  tokenWindowMs: WINDOW_MS,
+  tokenIssuancePerWindow: 100,
+  tokenLifetimeSec: 60,
+};
 
 /** Ten checks of three reads each (distinct URLs: nothing is shared). */
 const checks: CheckDefinition[] = Array.from({ length: 10 }, (_, i) =>
@@ -26,7 +33,10 @@ const checks: CheckDefinition[] = Array.from({ length: 10 }, (_, i) =>
     fixtures: ['medicationRequest'],
     async run(ctx) {
       for (let j = 0; j < 3; j++) {
-        const res = await ctx.fhir({ scopes: ['system/MedicationRequest.rs'], url: `/fhir/R4/MedicationRequest/${ctx.fixture('medicationRequest')}?_probe=${i}-${j}` });
+        const res = await ctx.fhir({
+          scopes: ['system/MedicationRequest.rs'],
+          url: `/fhir/R4/MedicationRequest/${ctx.fixture('medicationRequest')}?_probe=${i}-${j}`,
+        });
         ctx.check(res.status !== 429, `429 on ${res.exchange.client}`);
       }
     },
@@ -58,7 +68,7 @@ function mostInAWindow(sent: readonly Exchange[]): number {
   return most;
 }
 
-describe('paced requests over the organization\'s keys', () => {
+describe("paced requests over the organization's keys", () => {
   it('with the organization ceiling declared: both keys carry requests, no key and not the organization exceeds its ceiling', async () => {
     const { outcome, sent } = await run(PER_ORG);
     for (const r of outcome.results) expect(r.outcome, `${r.id}: ${r.message}`).toBe('pass');

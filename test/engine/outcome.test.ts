@@ -27,12 +27,22 @@ const env = (over: Partial<OutcomeEnv> = {}): OutcomeEnv => ({
   ...over,
 });
 
-const happened = (over: Partial<Happened>): Happened => ({ level: 'MUST', ending: { kind: 'completed' }, findings: [], observations: [], evidence: [], ...over });
+const happened = (over: Partial<Happened>): Happened => ({
+  level: 'MUST',
+  ending: { kind: 'completed' },
+  findings: [],
+  observations: [],
+  evidence: [],
+  ...over,
+});
 
 describe('decideOutcome: the outcome policy', () => {
   it('pass, skip and error follow from how the check ended', async () => {
     expect((await decideOutcome(happened({}), env())).outcome).toBe('pass');
-    expect(await decideOutcome(happened({ ending: { kind: 'thrown', error: new SkipSignal('fixture not provided: x') } }), env())).toMatchObject({ outcome: 'skip', message: 'fixture not provided: x' });
+    expect(await decideOutcome(happened({ ending: { kind: 'thrown', error: new SkipSignal('fixture not provided: x') } }), env())).toMatchObject({
+      outcome: 'skip',
+      message: 'fixture not provided: x',
+    });
     const err = await decideOutcome(happened({ ending: { kind: 'thrown', error: new ConformanceError('ERR_TIMEOUT', 'no response within 15 s') } }), env());
     expect(err).toMatchObject({ outcome: 'error', message: 'ERR_TIMEOUT: no response within 15 s' });
     const bug = await decideOutcome(happened({ ending: { kind: 'thrown', error: new TypeError('x is undefined') } }), env());
@@ -55,25 +65,37 @@ describe('decideOutcome: the outcome policy', () => {
     expect(soft.findings).toEqual([]);
     expect(soft.observations).toEqual([expect.objectContaining({ key: 'asserted', value: 'was 201' })]);
     const hard = await decideOutcome(
-      happened({ level: 'observation', observations: [{ key: 'k', value: 1 }], ending: { kind: 'thrown', error: new CheckFailure('status: expected 200, got 404', { expected: 200, actual: 404 }) } }),
+      happened({
+        level: 'observation',
+        observations: [{ key: 'k', value: 1 }],
+        ending: { kind: 'thrown', error: new CheckFailure('status: expected 200, got 404', { expected: 200, actual: 404 }) },
+      }),
       env(),
     );
     expect(hard.outcome).toBe('observation');
     expect(hard.observations).toHaveLength(2);
     expect(hard.observations[1]!.value).toEqual({ message: 'status: expected 200, got 404', expected: 200, actual: 404 });
     // A network error in an observation check is still an error: the tool could not tell.
-    const net = await decideOutcome(happened({ level: 'observation', ending: { kind: 'thrown', error: new ConformanceError('ERR_TARGET_UNREACHABLE', 'refused') } }), env());
+    const net = await decideOutcome(
+      happened({ level: 'observation', ending: { kind: 'thrown', error: new ConformanceError('ERR_TARGET_UNREACHABLE', 'refused') } }),
+      env(),
+    );
     expect(net.outcome).toBe('error');
   });
 
   it('a persistent 5xx where a 4xx is required is a fail that says so, while the target answers normally elsewhere', async () => {
     const x = exchange('x-1', 'http://t/fhir/R4/MedicationRequest/abc', 500);
     const d = await decideOutcome(
-      happened({ evidence: [x], ending: { kind: 'thrown', error: new CheckFailure('status (with HPB-00102): expected 404, got 500', { expected: 404, actual: 500, exchange: 'x-1' }) } }),
+      happened({
+        evidence: [x],
+        ending: { kind: 'thrown', error: new CheckFailure('status (with HPB-00102): expected 404, got 500', { expected: 404, actual: 500, exchange: 'x-1' }) },
+      }),
       env({ unjudgeable: (id) => (id === 'x-1' ? { kind: 'server-error', status: 500, attempts: 4, reason: 'kept answering 500' } : undefined) }),
     );
     expect(d.outcome).toBe('fail');
-    expect(d.message).toMatch(/^answered 500 to GET \/fhir\/R4\/MedicationRequest\/abc where 404 is required, consistently after 3 retries; other endpoints answer normally \(GET \/fhir\/R4\/metadata answered 200\): status \(with HPB-00102\): expected 404, got 500$/);
+    expect(d.message).toMatch(
+      /^answered 500 to GET \/fhir\/R4\/MedicationRequest\/abc where 404 is required, consistently after 3 retries; other endpoints answer normally \(GET \/fhir\/R4\/metadata answered 200\): status \(with HPB-00102\): expected 404, got 500$/,
+    );
   });
 
   it('a persistent 5xx from a target that answers 5xx everywhere is an error (down), with the control request as evidence', async () => {
@@ -98,15 +120,24 @@ describe('decideOutcome: the outcome policy', () => {
     expect(once.outcome).toBe('error');
     const cut = await decideOutcome(failing, env({ unjudgeable: () => ({ kind: 'truncated', status: 200, attempts: 1, reason: 'cut at the cap' }) }));
     expect(cut).toMatchObject({ outcome: 'error', message: 'cut at the cap; no verdict (bad)' });
-    const redirect = { ...exchange('x-3', 'http://t/fhir/R4/Encounter', 302), response: { status: 302, headers: { location: 'http://elsewhere/' }, bodyBytes: 0 } };
+    const redirect = {
+      ...exchange('x-3', 'http://t/fhir/R4/Encounter', 302),
+      response: { status: 302, headers: { location: 'http://elsewhere/' }, bodyBytes: 0 },
+    };
     expect((await decideOutcome(happened({ evidence: [redirect], findings: [{ message: 'bad' }] }), env())).outcome).toBe('error');
   });
 
   it('a finding about another, normal answer stands whatever the 5xx elsewhere', async () => {
     let asked = false;
     const d = await decideOutcome(
-      happened({ evidence: [exchange('x-1', 'http://t/fhir/R4/a', 500), exchange('x-2', 'http://t/fhir/R4/b', 200)], findings: [{ message: 'b lacks a field', exchange: 'x-2' }] }),
-      env({ unjudgeable: (id) => (id === 'x-1' ? { kind: 'server-error', status: 500, attempts: 4, reason: 'r' } : undefined), health: async () => ((asked = true), { normal: false, how: '' }) }),
+      happened({
+        evidence: [exchange('x-1', 'http://t/fhir/R4/a', 500), exchange('x-2', 'http://t/fhir/R4/b', 200)],
+        findings: [{ message: 'b lacks a field', exchange: 'x-2' }],
+      }),
+      env({
+        unjudgeable: (id) => (id === 'x-1' ? { kind: 'server-error', status: 500, attempts: 4, reason: 'r' } : undefined),
+        health: async () => ((asked = true), { normal: false, how: '' }),
+      }),
     );
     expect(d).toMatchObject({ outcome: 'fail', message: 'b lacks a field' });
     expect(asked).toBe(false);
@@ -116,7 +147,10 @@ describe('decideOutcome: the outcome policy', () => {
     let asked = false;
     const d = await decideOutcome(
       happened({ evidence: [exchange('x-1', 'http://t/fhir/R4/x', 500)] }),
-      env({ unjudgeable: () => ({ kind: 'server-error', status: 500, attempts: 4, reason: 'r' }), health: async () => ((asked = true), { normal: true, how: '' }) }),
+      env({
+        unjudgeable: () => ({ kind: 'server-error', status: 500, attempts: 4, reason: 'r' }),
+        health: async () => ((asked = true), { normal: true, how: '' }),
+      }),
     );
     expect(d.outcome).toBe('pass');
     expect(asked).toBe(false);
@@ -156,8 +190,19 @@ function runtimeWith(baseUrl: string): Runtime {
   // Exchanges reach the running check's recorder as in the real runtime.
   const http = new HttpClient({ baseUrl, sleep: async () => {}, timeoutMs: 2000, onExchange: (x) => als.getStore()?.recorder.addExchange(x) });
   const rt = {
-    spec: { profile: 'full', runId: 'r1', model: { operations: [], divergences: [], problems: [], hashes: {} }, deadline: Date.now() + 60_000, service: SERVICE_BINDING },
-    config: { baseUrl: 'http://127.0.0.1:1', fixtures: {}, clients: [{ role: 'main' }], limits: { tokenLifetimeSec: 300, windowSec: 60, tokenIssuancePerMinute: 20 } },
+    spec: {
+      profile: 'full',
+      runId: 'r1',
+      model: { operations: [], divergences: [], problems: [], hashes: {} },
+      deadline: Date.now() + 60_000,
+      service: SERVICE_BINDING,
+    },
+    config: {
+      baseUrl: 'http://127.0.0.1:1',
+      fixtures: {},
+      clients: [{ role: 'main' }],
+      limits: { tokenLifetimeSec: 300, windowSec: 60, tokenIssuancePerMinute: 20 },
+    },
     http,
     tokens: {},
     als,
@@ -196,7 +241,12 @@ describe('executeCheck with a target answering 500 where 404 is required', () =>
       if (path === '/fhir/R4/metadata' && metadataStatus === 'close') return void res.socket?.destroy();
       const status = path === '/fhir/R4/metadata' ? (metadataStatus as number) : 500;
       res.writeHead(status, { 'content-type': 'application/fhir+json' });
-      res.end(JSON.stringify({ resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'exception', diagnostics: 'SVC-00001: Internal server error' }] }));
+      res.end(
+        JSON.stringify({
+          resourceType: 'OperationOutcome',
+          issue: [{ severity: 'error', code: 'exception', diagnostics: 'SVC-00001: Internal server error' }],
+        }),
+      );
     });
     return { rt: runtimeWith(server.url), hits };
   }
@@ -235,10 +285,13 @@ describe('executeCheck with a target answering 500 where 404 is required', () =>
   it('uses a recent normal answer of the run instead of a control request', async () => {
     const { rt, hits } = await start(200);
     // Another endpoint answers normally while the failing request is retried.
-    const check = { ...notFoundCheck, run: async (ctx: Parameters<CheckDefinition['run']>[0]) => {
-      setTimeout(() => (rt.recentAnswers as Array<unknown>).push({ at: Date.now(), method: 'GET', path: '/fhir/R4/Encounter/e1', status: 200 }), 0);
-      await notFoundCheck.run(ctx);
-    } };
+    const check = {
+      ...notFoundCheck,
+      run: async (ctx: Parameters<CheckDefinition['run']>[0]) => {
+        setTimeout(() => (rt.recentAnswers as Array<unknown>).push({ at: Date.now(), method: 'GET', path: '/fhir/R4/Encounter/e1', status: 200 }), 0);
+        await notFoundCheck.run(ctx);
+      },
+    };
     const r = await executeCheck(check, rt);
     await rt.http.close();
     expect(r.outcome).toBe('fail');

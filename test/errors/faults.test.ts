@@ -19,19 +19,32 @@ const REFERENCE_ERRORS: FaultResponse[] = [
 
 function asSample(res: FaultResponse): ErrorSample {
   const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body);
-  const http: HttpResponse = { status: res.status, headers: {}, text, json: typeof res.body === 'string' ? undefined : res.body, bodyTruncated: false, exchange: { id: 'x' } as HttpResponse['exchange'] };
+  const http: HttpResponse = {
+    status: res.status,
+    headers: {},
+    text,
+    json: typeof res.body === 'string' ? undefined : res.body,
+    bodyTruncated: false,
+    exchange: { id: 'x' } as HttpResponse['exchange'],
+  };
   return { kind: 'k', release: 'R4', res: http };
 }
 
 const findings = (res: FaultResponse) => [...formatFindings(asSample(res)), ...catalogFindings(asSample(res))];
 
 describe('errors faults', () => {
-  it('the reference\'s own errors break no format rule', () => {
+  it("the reference's own errors break no format rule", () => {
     for (const res of REFERENCE_ERRORS) expect(findings(res)).toEqual([]);
   });
 
   // Faults judged by status/code rules of a single check rather than the format rules.
-  const byStatus = new Set(['malformed-json-500', 'unknown-path-svc-00002-wrong-status', 'malformed-json-svc-00003-wrong-status', 'error-validation-issue-code-not-invalid', 'not-found-500']);
+  const byStatus = new Set([
+    'malformed-json-500',
+    'unknown-path-svc-00002-wrong-status',
+    'malformed-json-svc-00003-wrong-status',
+    'error-validation-issue-code-not-invalid',
+    'not-found-500',
+  ]);
 
   it.each(faults.filter((f) => !byStatus.has(f.name)).map((f) => [f.name, f] as const))('%s breaks a format rule it names', (_name, fault) => {
     const changed = REFERENCE_ERRORS.map((res) => fault.transformResponse!(structuredClone(res), { method: 'GET', path: '/fhir/R4/MedicationRequest/x' }));
@@ -48,18 +61,28 @@ describe('errors faults', () => {
 });
 
 describe('errors faults against the reference', () => {
-  it.each(faults.map((f) => [f.name, f.checks ?? []] as const))('fault %s fails the checks it names %j', async (fault, ids) => {
-    expect(ids.length).toBeGreaterThan(0);
-    const results = await runInProcess('all', { faults: [fault], ids, requirements: [] });
-    expect(ids.filter((id) => results.get(id)?.outcome !== 'fail').map((id) => `${id}: ${results.get(id)?.outcome} ${results.get(id)?.message ?? ''}`)).toEqual([]);
-  }, 120_000);
+  it.each(faults.map((f) => [f.name, f.checks ?? []] as const))(
+    'fault %s fails the checks it names %j',
+    async (fault, ids) => {
+      expect(ids.length).toBeGreaterThan(0);
+      const results = await runInProcess('all', { faults: [fault], ids, requirements: [] });
+      expect(
+        ids.filter((id) => results.get(id)?.outcome !== 'fail').map((id) => `${id}: ${results.get(id)?.outcome} ${results.get(id)?.message ?? ''}`),
+      ).toEqual([]);
+    },
+    120_000,
+  );
 
   it.concurrent.each([
     ['issue codes other than invalid/throttled all processing', { issueCodes: 'processing' }],
     ['generic errors as plain text', { genericErrors: 'plain-text' }],
     ['every validation error with 400', { validationStatus: 400 }],
-  ] as const)('the errors suite passes against the reference (%s)', async (_label, modes) => {
-    const results = await runInProcess(checks, { modes });
-    expect(nonConforming(results)).toEqual([]);
-  }, 120_000);
+  ] as const)(
+    'the errors suite passes against the reference (%s)',
+    async (_label, modes) => {
+      const results = await runInProcess(checks, { modes });
+      expect(nonConforming(results)).toEqual([]);
+    },
+    120_000,
+  );
 });

@@ -5,7 +5,14 @@ import { catalogCodeOf as catalogCode, catalogFindings, formatFindings, type Err
 
 function response(status: number, body: unknown): HttpResponse {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  return { status, headers: {}, text, json: typeof body === 'string' ? undefined : body, bodyTruncated: false, exchange: { id: 'x-1' } as HttpResponse['exchange'] };
+  return {
+    status,
+    headers: {},
+    text,
+    json: typeof body === 'string' ? undefined : body,
+    bodyTruncated: false,
+    exchange: { id: 'x-1' } as HttpResponse['exchange'],
+  };
 }
 
 function outcome(issue: Record<string, unknown>): unknown {
@@ -13,8 +20,12 @@ function outcome(issue: Record<string, unknown>): unknown {
 }
 
 const sample = (status: number, body: unknown, release: 'R4' | 'R5' = 'R4'): ErrorSample => ({ kind: 'k', release, res: response(status, body) });
-const catalogIssue = (code: string, issueCode = 'not-found') =>
-  ({ severity: 'error', code: issueCode, diagnostics: `${code}: message`, details: { coding: [{ system: CATALOG_SYSTEM, code }] } });
+const catalogIssue = (code: string, issueCode = 'not-found') => ({
+  severity: 'error',
+  code: issueCode,
+  diagnostics: `${code}: message`,
+  details: { coding: [{ system: CATALOG_SYSTEM, code }] },
+});
 const requirements = (s: ErrorSample, f: (s: ErrorSample) => Array<{ requirement?: string }>) => f(s).map((x) => x.requirement);
 
 describe('formatFindings (Errors > Format 1, 2)', () => {
@@ -31,9 +42,15 @@ describe('formatFindings (Errors > Format 1, 2)', () => {
   it('names the rule each missing or wrong field breaks', () => {
     expect(requirements(sample(401, outcome({ severity: 'error', diagnostics: 'x' })), formatFindings)).toEqual(['errors.status-and-issue-code-present']);
     expect(requirements(sample(401, outcome({ code: 'login', diagnostics: 'x' })), formatFindings)).toEqual(['errors.operation-outcome-shape']);
-    expect(requirements(sample(404, outcome({ severity: 'error', code: 'resource-not-found', diagnostics: 'x' })), formatFindings)).toEqual(['errors.issue-code-fhir-issue-type']);
-    expect(requirements(sample(404, outcome({ severity: 'bad', code: 'not-found', diagnostics: 'x' })), formatFindings)).toEqual(['errors.operation-outcome-shape']);
-    expect(requirements(sample(404, outcome({ ...catalogIssue('HPB-00102'), details: { coding: [{ code: 'HPB-00102' }] } })), formatFindings)).toEqual(['errors.details-coding-shape']);
+    expect(requirements(sample(404, outcome({ severity: 'error', code: 'resource-not-found', diagnostics: 'x' })), formatFindings)).toEqual([
+      'errors.issue-code-fhir-issue-type',
+    ]);
+    expect(requirements(sample(404, outcome({ severity: 'bad', code: 'not-found', diagnostics: 'x' })), formatFindings)).toEqual([
+      'errors.operation-outcome-shape',
+    ]);
+    expect(requirements(sample(404, outcome({ ...catalogIssue('HPB-00102'), details: { coding: [{ code: 'HPB-00102' }] } })), formatFindings)).toEqual([
+      'errors.details-coding-shape',
+    ]);
   });
 
   it('knows the issue types of each release', () => {
@@ -55,12 +72,17 @@ describe('catalogFindings (Errors > Format 3 and the catalogs)', () => {
     const { details: _d, ...noDetails } = issue;
     expect(requirements(sample(404, outcome(noDetails)), catalogFindings)).toEqual(['errors.catalog-details-coding']);
     expect(requirements(sample(404, outcome({ ...issue, diagnostics: 'message' })), catalogFindings)).toEqual(['errors.catalog-code-format']);
-    expect(requirements(sample(404, outcome({ ...issue, diagnostics: 'HPB-00111: message' })), catalogFindings)).toEqual(['errors.prefix-matches-details-code']);
-    expect(requirements(sample(404, outcome({ ...issue, diagnostics: 'message', details: { coding: [{ system: 'urn:x', code: 'gone' }] } })), catalogFindings))
-      .toEqual(['errors.prefix-only-with-catalog-code']);
+    expect(requirements(sample(404, outcome({ ...issue, diagnostics: 'HPB-00111: message' })), catalogFindings)).toEqual([
+      'errors.prefix-matches-details-code',
+    ]);
+    expect(
+      requirements(sample(404, outcome({ ...issue, diagnostics: 'message', details: { coding: [{ system: 'urn:x', code: 'gone' }] } })), catalogFindings),
+    ).toEqual(['errors.prefix-only-with-catalog-code']);
     expect(requirements(sample(400, outcome(issue)), catalogFindings)).toEqual(['errors.catalog-code-format']);
     expect(requirements(sample(404, outcome(catalogIssue('HPB-99999'))), catalogFindings)).toEqual(['errors.catalog-code-format']);
-    expect(requirements(sample(404, outcome({ ...issue, details: { coding: [{ code: 'HPB-00102' }] } })), catalogFindings)).toEqual(['errors.catalog-details-coding']);
+    expect(requirements(sample(404, outcome({ ...issue, details: { coding: [{ code: 'HPB-00102' }] } })), catalogFindings)).toEqual([
+      'errors.catalog-details-coding',
+    ]);
   });
 
   it('reads the catalog code from details, else from the prefix', () => {

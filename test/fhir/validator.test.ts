@@ -149,9 +149,7 @@ describe('nested resources', () => {
   test('a bad Bundle entry is reported with a path into the entry', () => {
     const entries = Array.from({ length: 5 }, () => medicationRequest());
     (entries[3].subject as Sample).reference = 42;
-    expect(validator.validate('R4', searchsetBundle(entries))).toEqual([
-      { path: 'entry[3].resource.subject.reference', message: 'must be a string' },
-    ]);
+    expect(validator.validate('R4', searchsetBundle(entries))).toEqual([{ path: 'entry[3].resource.subject.reference', message: 'must be a string' }]);
   });
 
   test('an entry resource without resourceType, of an unknown type or not an object', () => {

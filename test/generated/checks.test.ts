@@ -21,11 +21,49 @@ const mrWrite = {
 
 const model: OperationModel = {
   operations: [
-    op({ operationId: 'MedicationRequest.read', resource: 'MedicationRequest', interaction: 'read', method: 'GET', path: '/fhir/R4/MedicationRequest/{id}', scope: 'system/MedicationRequest.rs' }),
-    op({ operationId: 'MedicationRequest.create', resource: 'MedicationRequest', interaction: 'create', method: 'POST', path: '/fhir/R4/MedicationRequest', scope: 'system/MedicationRequest.c', requestSchema: mrWrite }),
-    op({ operationId: 'MedicationRequest.update', resource: 'MedicationRequest', interaction: 'update', method: 'PUT', path: '/fhir/R4/MedicationRequest/{id}', scope: 'system/MedicationRequest.cru' }),
-    op({ operationId: 'DocumentReference.read', resource: 'DocumentReference', interaction: 'read', method: 'GET', path: '/fhir/R4/DocumentReference/{id}', scope: 'system/DocumentReference.rs' }),
-    op({ operationId: 'DocumentReference.read', release: 'R5', resource: 'DocumentReference', interaction: 'read', method: 'GET', path: '/fhir/R5/DocumentReference/{id}', scope: 'system/DocumentReference.rs', sources: ['capability-r5'] }),
+    op({
+      operationId: 'MedicationRequest.read',
+      resource: 'MedicationRequest',
+      interaction: 'read',
+      method: 'GET',
+      path: '/fhir/R4/MedicationRequest/{id}',
+      scope: 'system/MedicationRequest.rs',
+    }),
+    op({
+      operationId: 'MedicationRequest.create',
+      resource: 'MedicationRequest',
+      interaction: 'create',
+      method: 'POST',
+      path: '/fhir/R4/MedicationRequest',
+      scope: 'system/MedicationRequest.c',
+      requestSchema: mrWrite,
+    }),
+    op({
+      operationId: 'MedicationRequest.update',
+      resource: 'MedicationRequest',
+      interaction: 'update',
+      method: 'PUT',
+      path: '/fhir/R4/MedicationRequest/{id}',
+      scope: 'system/MedicationRequest.cru',
+    }),
+    op({
+      operationId: 'DocumentReference.read',
+      resource: 'DocumentReference',
+      interaction: 'read',
+      method: 'GET',
+      path: '/fhir/R4/DocumentReference/{id}',
+      scope: 'system/DocumentReference.rs',
+    }),
+    op({
+      operationId: 'DocumentReference.read',
+      release: 'R5',
+      resource: 'DocumentReference',
+      interaction: 'read',
+      method: 'GET',
+      path: '/fhir/R5/DocumentReference/{id}',
+      scope: 'system/DocumentReference.rs',
+      sources: ['capability-r5'],
+    }),
     op({ operationId: 'Observation.read', resource: 'Observation', interaction: 'read', method: 'GET', path: '/fhir/R4/Observation/{id}' }),
   ],
   divergences: [],
@@ -59,7 +97,10 @@ describe('generatedChecks', () => {
   it('maps checks to the per-operation requirements', () => {
     expect(byId.get('generated.medication-request-read.no-token')!.requirements).toContain('medication-request.read-401');
     expect(byId.get('generated.medication-request-read.other-resource-scope')!.requirements).toContain('medication-request.read-403');
-    expect(byId.get('generated.medication-request-create.required-scope')!.requirements).toEqual(['medication-request.create-scope', 'scopes.c-for-medication-request-create']);
+    expect(byId.get('generated.medication-request-create.required-scope')!.requirements).toEqual([
+      'medication-request.create-scope',
+      'scopes.c-for-medication-request-create',
+    ]);
     expect(byId.get('generated.medication-request-read.letters-c')!.requirements).toContain('scopes.medication-request-c-not-enough-for-others');
     expect(byId.get('generated.document-reference-read-r5.no-token')!.requirements).toContain('document-reference.mirror-r4');
   });
@@ -67,7 +108,10 @@ describe('generatedChecks', () => {
   it('names every requirement from the catalog, and only once', () => {
     const known = requirementById();
     for (const c of checks) {
-      expect(c.requirements.filter((r) => !known.has(r)), c.id).toEqual([]);
+      expect(
+        c.requirements.filter((r) => !known.has(r)),
+        c.id,
+      ).toEqual([]);
       expect(new Set(c.requirements).size, c.id).toBe(c.requirements.length);
     }
   });

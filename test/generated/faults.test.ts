@@ -18,14 +18,21 @@ const CAUGHT_BY: Record<string, string[]> = Object.fromEntries(faults.map((f) =>
 describe('generated and scopes checks on the clean reference', () => {
   it.each([
     ['default modes', {}],
-    ['alternative modes', { createStatus: 200, updateStatus: 201, validationStatus: 400, excessScope: 'narrow', uploadPath: '$binary-upload', tokenResponseExtras: false }],
-  ] as const)('%s: no fail, no error, no skip', async (_label, modes) => {
-    const results = await runChecks(allChecks, { modes });
-    expect(describeResults(results).filter((l) => /: (fail|error|skip)/.test(l))).toEqual([]);
-    const observed = [...results.values()].filter((r) => r.level === 'observation');
-    expect(observed.length).toBeGreaterThan(0);
-    expect(observed.every((r) => r.outcome === 'observation' && r.observations.length > 0)).toBe(true);
-  }, 120_000);
+    [
+      'alternative modes',
+      { createStatus: 200, updateStatus: 201, validationStatus: 400, excessScope: 'narrow', uploadPath: '$binary-upload', tokenResponseExtras: false },
+    ],
+  ] as const)(
+    '%s: no fail, no error, no skip',
+    async (_label, modes) => {
+      const results = await runChecks(allChecks, { modes });
+      expect(describeResults(results).filter((l) => /: (fail|error|skip)/.test(l))).toEqual([]);
+      const observed = [...results.values()].filter((r) => r.level === 'observation');
+      expect(observed.length).toBeGreaterThan(0);
+      expect(observed.every((r) => r.outcome === 'observation' && r.observations.length > 0)).toBe(true);
+    },
+    120_000,
+  );
 });
 
 describe('each planted fault is caught', () => {
@@ -33,10 +40,14 @@ describe('each planted fault is caught', () => {
     expect(faults.filter((f) => !f.checks?.length).map((f) => f.name)).toEqual([]);
   });
 
-  it.each(Object.entries(CAUGHT_BY))('%s', async (fault, expected) => {
-    // The named checks, whatever their area.
-    const results = await runChecks('all', { faults: [fault], ids: expected, requirements: [] });
-    expect(describeResults(results).filter((l) => !/: fail/.test(l))).toEqual([]);
-    expect([...results.keys()].sort()).toEqual([...expected].sort());
-  }, 60_000);
+  it.each(Object.entries(CAUGHT_BY))(
+    '%s',
+    async (fault, expected) => {
+      // The named checks, whatever their area.
+      const results = await runChecks('all', { faults: [fault], ids: expected, requirements: [] });
+      expect(describeResults(results).filter((l) => !/: fail/.test(l))).toEqual([]);
+      expect([...results.keys()].sort()).toEqual([...expected].sort());
+    },
+    60_000,
+  );
 });

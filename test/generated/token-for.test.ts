@@ -27,19 +27,31 @@ describe('tokenFor: a refused or narrowed token request', () => {
   it('fails when the config declares the client holds the scopes', async () => {
     await expect(tokenFor(ctxWith([MR_RS, DOC_RS], refused), [MR_RS])).rejects.toBeInstanceOf(CheckFailure);
     const narrowed = ctxWith([MR_RS, DOC_RS], async () => jwt({ scope: MR_RS }));
-    await expect(tokenFor(narrowed, [MR_RS, DOC_RS])).rejects.toThrow(/grants system\/MedicationRequest.rs, not system\/DocumentReference.rs, which the client holds/);
+    await expect(tokenFor(narrowed, [MR_RS, DOC_RS])).rejects.toThrow(
+      /grants system\/MedicationRequest.rs, not system\/DocumentReference.rs, which the client holds/,
+    );
   });
 
   it('skips, saying why, when the grant is not declared or lacks the scope', async () => {
     await expect(tokenFor(ctxWith(undefined, refused), [MR_RS])).rejects.toThrow(SkipSignal);
     await expect(tokenFor(ctxWith(undefined, refused), [MR_RS])).rejects.toThrow(/clients\[\]\.scopes, is not declared/);
     await expect(tokenFor(ctxWith([MR_RS], refused), [DOC_RS])).rejects.toThrow(/not declared to hold them/);
-    await expect(tokenFor(ctxWith(undefined, async () => jwt({ scope: MR_RS })), [MR_RS, DOC_RS])).rejects.toThrow(SkipSignal);
+    await expect(
+      tokenFor(
+        ctxWith(undefined, async () => jwt({ scope: MR_RS })),
+        [MR_RS, DOC_RS],
+      ),
+    ).rejects.toThrow(SkipSignal);
   });
 
   it('hands the token over when it states the scopes, broader ones, or nothing (opaque)', async () => {
     for (const token of [jwt({ scope: `${MR_RS} ${DOC_RS}` }), jwt({ scope: 'system/MedicationRequest.cruds' }), jwt({ scp: [MR_RS] }), 'opaque-token']) {
-      await expect(tokenFor(ctxWith([MR_RS], async () => token), [MR_RS])).resolves.toBe(token);
+      await expect(
+        tokenFor(
+          ctxWith([MR_RS], async () => token),
+          [MR_RS],
+        ),
+      ).resolves.toBe(token);
     }
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import checks from '../../suites/headers/checks.js';
 import { faults } from '../../src/reference/faults/headers.js';
-import { conforming, notFailed, pick, runChecks } from '../auth/target.js';
+import { conforming, notFailed, runChecks } from '../auth/target.js';
 
 /** Each fault and the checks it must fail: what it declares (`checks`); no-correlation-id (a core fault) fails them all. */
 const CAUGHT_BY: Record<string, string[]> = {

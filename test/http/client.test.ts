@@ -110,7 +110,14 @@ describe('HttpClient: exchange recording and redaction', () => {
     expect(contentType).toBe('application/fhir+json');
     expect(JSON.parse(received)).toEqual({ resourceType: 'Encounter', status: 'planned' });
     expect(r.json).toEqual({ resourceType: 'Encounter', id: 'e1' });
-    expect(exchanges[0].facts).toMatchObject({ path: '/fhir/R4/Encounter', authenticated: false, skipInvariants: true, complete: true, truncated: false, json: { resourceType: 'Encounter', id: 'e1' } });
+    expect(exchanges[0].facts).toMatchObject({
+      path: '/fhir/R4/Encounter',
+      authenticated: false,
+      skipInvariants: true,
+      complete: true,
+      truncated: false,
+      json: { resourceType: 'Encounter', id: 'e1' },
+    });
     expect(exchanges[0].ex.curl).toContain(`--data-binary '{"resourceType":"Encounter","status":"planned"}'`);
 
     const html = await serve((_req, res) => {
@@ -237,8 +244,27 @@ describe('HttpClient: hostile targets', () => {
   it('reports a self-signed TLS certificate as ERR_TLS', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fc-tls-'));
     cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     const server = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (_req, res) => res.end('ok'));
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');

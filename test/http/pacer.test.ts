@@ -135,7 +135,13 @@ describe('HttpClient pacing', () => {
     });
     cleanups.push(() => s.close());
     const waits: Array<{ ms: number; client?: string }> = [];
-    const c = new HttpClient({ baseUrl: s.url, protocol: SERVICE_HTTP, now: clock.now, sleep: clock.sleep, onWait: ({ ms, client }) => waits.push({ ms, client }) });
+    const c = new HttpClient({
+      baseUrl: s.url,
+      protocol: SERVICE_HTTP,
+      now: clock.now,
+      sleep: clock.sleep,
+      onWait: ({ ms, client }) => waits.push({ ms, client }),
+    });
     cleanups.push(() => c.close());
     await c.request({ url: '/fhir/R4/Encounter', client: 'main' });
     await c.request({ url: '/fhir/R4/Encounter', client: 'extra' });

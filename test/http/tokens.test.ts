@@ -24,7 +24,17 @@ interface Seen {
 
 type Step = { status: number; headers?: Record<string, string>; body?: unknown };
 
-const EXPIRED = { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'login', diagnostics: 'HPB-00107: access token expired', details: { coding: [{ system: 'https://example.org/codes', code: 'HPB-00107' }] } }] };
+const EXPIRED = {
+  resourceType: 'OperationOutcome',
+  issue: [
+    {
+      severity: 'error',
+      code: 'login',
+      diagnostics: 'HPB-00107: access token expired',
+      details: { coding: [{ system: 'https://example.org/codes', code: 'HPB-00107' }] },
+    },
+  ],
+};
 const UNAUTHORIZED = { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'login', diagnostics: 'SVC-00004: Unauthorized' }] };
 
 /** A server answering by `reply(request number, authorization)`, noting when (fake clock) each request came. */
@@ -126,7 +136,7 @@ describe('HttpClient: 401 HPB-00107 on a token the suite held valid', () => {
     return { tokens, asked };
   }
 
-  it('re-issues once, re-sends, and records it as the suite\'s (not the target\'s)', async () => {
+  it("re-issues once, re-sends, and records it as the suite's (not the target's)", async () => {
     const clock = fakeClock();
     const { s, seen } = await target(clock, (_n, auth) => (auth === 'Bearer old-broker-token' ? { status: 401, body: EXPIRED } : { status: 200 }));
     const { tokens, asked } = renewal({ 'old-broker-token': 'new-broker-token' });
@@ -155,7 +165,7 @@ describe('HttpClient: 401 HPB-00107 on a token the suite held valid', () => {
     expect(c.stats.tokenReissues).toBe(1);
   });
 
-  it('an explicit token (not the broker\'s) gets its 401 back as is', async () => {
+  it("an explicit token (not the broker's) gets its 401 back as is", async () => {
     const clock = fakeClock();
     const { s, seen } = await target(clock, () => ({ status: 401, body: EXPIRED }));
     const { tokens, asked } = renewal({});
@@ -179,7 +189,7 @@ describe('HttpClient: 401 HPB-00107 on a token the suite held valid', () => {
   });
 });
 
-describe('HttpClient: nothing of a key leaves before a 429\'s Retry-After', () => {
+describe("HttpClient: nothing of a key leaves before a 429's Retry-After", () => {
   it('holds paced, unpaced and urgent requests of the key; lets an earlyRetry through; other keys are free', async () => {
     const clock = fakeClock();
     const { s, seen } = await target(clock, (n) => (n === 1 ? { status: 429, headers: { 'retry-after': '5' } } : { status: 200 }));

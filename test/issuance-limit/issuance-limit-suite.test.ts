@@ -17,24 +17,32 @@ const runChecks = (checks: ChecksExport, opts: InProcessOptions = {}) => runInPr
 const CAUGHT_BY: Record<string, string[]> = Object.fromEntries(faults.map((f) => [f.name, f.checks ?? []]));
 
 describe('issuance-limit suite', () => {
-  it.concurrent.each([['first-request'], ['clock']] as const)('passes against the clean reference with the window aligned to the %s', async (issuanceWindow) => {
-    const results = await runChecks(checks, { modes: { issuanceWindow } });
-    expect(results.size).toBe(checks.length);
-    expect(conforming(results)).toEqual([]);
-    const burst = results.get('issuance-limit.excess-429')!.observations.find((o) => o.key === 'issuance-limit.burst')!.value as { issued: number };
-    // L per window: about L (a fresh window, less the run's own earlier tokens) and at most 2 L (two windows) tokens before the 429.
-    expect(burst.issued).toBeGreaterThanOrEqual(L - 3);
-    expect(burst.issued).toBeLessThanOrEqual(2 * L);
-  }, 120_000);
+  it.concurrent.each([['first-request'], ['clock']] as const)(
+    'passes against the clean reference with the window aligned to the %s',
+    async (issuanceWindow) => {
+      const results = await runChecks(checks, { modes: { issuanceWindow } });
+      expect(results.size).toBe(checks.length);
+      expect(conforming(results)).toEqual([]);
+      const burst = results.get('issuance-limit.excess-429')!.observations.find((o) => o.key === 'issuance-limit.burst')!.value as { issued: number };
+      // L per window: about L (a fresh window, less the run's own earlier tokens) and at most 2 L (two windows) tokens before the 429.
+      expect(burst.issued).toBeGreaterThanOrEqual(L - 3);
+      expect(burst.issued).toBeLessThanOrEqual(2 * L);
+    },
+    120_000,
+  );
 
   it('every issuance-limit fault names the checks it must fail', () => {
     expect(faults.filter((f) => !f.checks?.length).map((f) => f.name)).toEqual([]);
   });
 
-  it.concurrent.each(Object.entries(CAUGHT_BY))('fault %s fails %j', async (fault, ids) => {
-    const results = await runChecks(pick(checks, ids), { faults: [fault] });
-    expect(notFailed(results, ids)).toEqual([]);
-  }, 120_000);
+  it.concurrent.each(Object.entries(CAUGHT_BY))(
+    'fault %s fails %j',
+    async (fault, ids) => {
+      const results = await runChecks(pick(checks, ids), { faults: [fault] });
+      expect(notFailed(results, ids)).toEqual([]);
+    },
+    120_000,
+  );
 
   it('without enforcement the recovery check skips with a reason instead of passing', async () => {
     const results = await runChecks(pick(checks, ['issuance-limit.window-recovers']), { faults: ['issuance-limit-not-enforced'] });

@@ -57,14 +57,24 @@ describe('media-type suite against the reference', () => {
     ['default modes', {}],
     ['/openapi.json served as text/plain', { openapiMediaType: 'text/plain' }],
     ['creates answer 200', { createStatus: 200 }],
-  ] as const)('passes (%s)', async (_label, modes) => {
-    const results = await runInProcess(checks, { modes });
-    expect(nonConforming(results)).toEqual([]);
-  }, 60_000);
+  ] as const)(
+    'passes (%s)',
+    async (_label, modes) => {
+      const results = await runInProcess(checks, { modes });
+      expect(nonConforming(results)).toEqual([]);
+    },
+    60_000,
+  );
 
-  it.concurrent.each(faults.map((f) => [f.name, f.checks ?? []] as const))('fault %s fails %j', async (fault, ids) => {
-    expect(ids.length).toBeGreaterThan(0);
-    const results = await runInProcess('all', { faults: [fault], ids, requirements: [] });
-    expect(ids.filter((id) => results.get(id)?.outcome !== 'fail').map((id) => `${id}: ${results.get(id)?.outcome} ${results.get(id)?.message ?? ''}`)).toEqual([]);
-  }, 60_000);
+  it.concurrent.each(faults.map((f) => [f.name, f.checks ?? []] as const))(
+    'fault %s fails %j',
+    async (fault, ids) => {
+      expect(ids.length).toBeGreaterThan(0);
+      const results = await runInProcess('all', { faults: [fault], ids, requirements: [] });
+      expect(
+        ids.filter((id) => results.get(id)?.outcome !== 'fail').map((id) => `${id}: ${results.get(id)?.outcome} ${results.get(id)?.message ?? ''}`),
+      ).toEqual([]);
+    },
+    60_000,
+  );
 });

@@ -14,8 +14,9 @@ const checks = [...mrChecks, ...generalChecks];
 const byId = new Map(checks.map((c) => [c.id, c]));
 
 /** Fault -> the checks that must fail with it planted (each fault names them in `checks`). */
-const CAUGHT_BY: Array<[string, string[]]> = [...mrFaults, ...paginationFaults.filter((f) => f.name === 'pagination-mr-search-without-patient-accepted')]
-  .map((f) => [f.name, (f.checks ?? []).filter((id) => byId.has(id))]);
+const CAUGHT_BY: Array<[string, string[]]> = [...mrFaults, ...paginationFaults.filter((f) => f.name === 'pagination-mr-search-without-patient-accepted')].map(
+  (f) => [f.name, (f.checks ?? []).filter((id) => byId.has(id))],
+);
 
 const MODES = [
   {},
@@ -24,18 +25,25 @@ const MODES = [
 ] as const;
 
 describe('medication-request and general checks on the clean reference', () => {
-  it.each(MODES.map((m) => [JSON.stringify(m), m] as const))('mode %s: no fail, no error, no skip', async (_label, modes) => {
-    const results = await runChecks(checks, { modes });
-    const bad = describeResults(results).filter((l) => /: (fail|error|skip)/.test(l));
-    expect(bad).toEqual([]);
-    const observed = [...results.values()].filter((r) => r.level === 'observation');
-    expect(observed.every((r) => r.outcome === 'observation' && r.observations.length > 0)).toBe(true);
-  }, 120_000);
+  it.each(MODES.map((m) => [JSON.stringify(m), m] as const))(
+    'mode %s: no fail, no error, no skip',
+    async (_label, modes) => {
+      const results = await runChecks(checks, { modes });
+      const bad = describeResults(results).filter((l) => /: (fail|error|skip)/.test(l));
+      expect(bad).toEqual([]);
+      const observed = [...results.values()].filter((r) => r.level === 'observation');
+      expect(observed.every((r) => r.outcome === 'observation' && r.observations.length > 0)).toBe(true);
+    },
+    120_000,
+  );
 
   it('records the alternative readings the target chose', async () => {
     const modes = { signedPrescriptionCode: 'HPB-00103', createStatus: 200, patientBlockOn: 'create' } as const;
     const ids = ['medication-request.signed-prescription-code', 'general.create-success-status', 'medication-request.blocked-patient-updates'];
-    const results = await runChecks(ids.map((id) => byId.get(id)!), { modes });
+    const results = await runChecks(
+      ids.map((id) => byId.get(id)!),
+      { modes },
+    );
     const value = (id: string, key: string) => results.get(id)!.observations.find((o) => o.key === key)?.value;
     expect(value(ids[0]!, 'medication-request.signed-prescription')).toMatchObject({ status: 409, code: 'HPB-00103' });
     expect(value(ids[1]!, 'general.create-status')).toBe(200);
@@ -48,13 +56,17 @@ describe('each planted fault is caught', () => {
     expect(CAUGHT_BY.filter(([, ids]) => ids.length === 0).map(([name]) => name)).toEqual([]);
   });
 
-  it.each(CAUGHT_BY)('%s fails %j', async (fault, ids) => {
-    const targeted = ids.map((id) => {
-      const check = byId.get(id);
-      if (!check) throw new Error(`no check ${id}`);
-      return check;
-    });
-    const results = await runChecks(targeted, { faults: [fault] });
-    expect(describeResults(results)).toEqual(ids.map((id) => expect.stringMatching(new RegExp(`^${id.replace(/\./g, '\\.')}: fail`))));
-  }, 60_000);
+  it.each(CAUGHT_BY)(
+    '%s fails %j',
+    async (fault, ids) => {
+      const targeted = ids.map((id) => {
+        const check = byId.get(id);
+        if (!check) throw new Error(`no check ${id}`);
+        return check;
+      });
+      const results = await runChecks(targeted, { faults: [fault] });
+      expect(describeResults(results)).toEqual(ids.map((id) => expect.stringMatching(new RegExp(`^${id.replace(/\./g, '\\.')}: fail`))));
+    },
+    60_000,
+  );
 });

@@ -21,8 +21,16 @@ export function faultShard(i: number, n: number): void {
       const missed = runs
         .filter((r) => !r.detected)
         .map((r) => {
-          const failing = r.checks.filter((c) => c.outcome === 'fail').map((c) => c.id).join(', ') || 'none';
-          const errors = r.checks.filter((c) => c.outcome === 'error').map((c) => `${c.id}: ${c.message}`).join(' | ') || 'none';
+          const failing =
+            r.checks
+              .filter((c) => c.outcome === 'fail')
+              .map((c) => c.id)
+              .join(', ') || 'none';
+          const errors =
+            r.checks
+              .filter((c) => c.outcome === 'error')
+              .map((c) => `${c.id}: ${c.message}`)
+              .join(' | ') || 'none';
           const missedChecks = r.missedChecks.length ? `; named checks that did not fail: ${r.missedChecks.join(', ')}` : '';
           return `${r.fault} (checks run: ${r.checks.length}; failing: ${failing}${missedChecks}; errors: ${errors}${r.stderr ? `; ${r.stderr}` : ''})`;
         });

@@ -32,7 +32,9 @@ describe('fault catalog', () => {
   it('targets every testable MUST/SHOULD requirement, except the recorded gaps (which may only shrink)', () => {
     const gaps = new Set(JSON.parse(readFileSync(new URL('./uncovered-requirements.json', import.meta.url), 'utf8')) as string[]);
     const targeted = new Set(FAULTS.flatMap((f) => f.violates));
-    const uncovered = loadRequirements().filter((r) => r.testable && r.level !== 'observation' && !targeted.has(r.id)).map((r) => r.id);
+    const uncovered = loadRequirements()
+      .filter((r) => r.testable && r.level !== 'observation' && !targeted.has(r.id))
+      .map((r) => r.id);
     const newGaps = uncovered.filter((id) => !gaps.has(id));
     expect(newGaps, `testable requirements no fault targets: ${newGaps.join(', ')}`).toEqual([]);
     const closed = [...gaps].filter((id) => !uncovered.includes(id));
@@ -45,7 +47,10 @@ const cleanSkips = new Map<string, Promise<Set<string>>>();
 function skippedWhenClean(profile: string): Promise<Set<string>> {
   let p = cleanSkips.get(profile);
   if (!p) {
-    const spec = ALTERNATIVE_MODES.find((m) => m.label === 'clean' && (m.profile ?? 'quick') === profile) ?? { label: `clean ${profile}`, profile: profile as 'quick' };
+    const spec = ALTERNATIVE_MODES.find((m) => m.label === 'clean' && (m.profile ?? 'quick') === profile) ?? {
+      label: `clean ${profile}`,
+      profile: profile as 'quick',
+    };
     p = runMode(spec).then((r) => new Set(r.checks.filter((c) => c.outcome === 'skip').map((c) => c.id)));
     cleanSkips.set(profile, p);
   }
@@ -62,7 +67,8 @@ describe('no false alarms', () => {
       expect(r.exitCode).toBe(0);
       // A mode is a conforming choice: it may not turn a check into a skip, except a timing rule
       // this run could not observe (a loaded machine), which says so with its figures.
-      const base = spec.label === 'clean' ? new Set(r.checks.filter((c) => c.outcome === 'skip').map((c) => c.id)) : await skippedWhenClean(spec.profile ?? 'quick');
+      const base =
+        spec.label === 'clean' ? new Set(r.checks.filter((c) => c.outcome === 'skip').map((c) => c.id)) : await skippedWhenClean(spec.profile ?? 'quick');
       const extra = r.checks.filter((c) => c.outcome === 'skip' && !base.has(c.id) && !(c.message ?? '').startsWith('inconclusive on this run'));
       expect(extra.map((c) => `${c.id}: ${c.message ?? ''}`)).toEqual([]);
     },

@@ -83,12 +83,23 @@ describe('npm pack', () => {
   test('carries the build, the bin, the run-time fixtures and the docs; no sources, tests, benches or CI', () => {
     const paths = pack.files.map((f) => f.path);
     for (const needed of [
-      'package.json', 'README.md', 'bin/fhir-conformance.js', 'dist/src/cli.js', 'dist/src/engine/catalog.js',
-      'dist/suites/requirements.json', 'dist/src/config/config.schema.json', 'dist/src/report/report.schema.json',
-      'dist/src/report/assets/report.css', 'dist/src/report/assets/report.client.js',
-      'dist/fhir-schemas/r4.schema.json', 'dist/fhir-schemas/r5.schema.json',
-      'fixtures/example-target.json', 'fixtures/reference/fixture-ids.json', 'docs/config.md',
-    ]) expect(paths, needed).toContain(needed);
+      'package.json',
+      'README.md',
+      'bin/fhir-conformance.js',
+      'dist/src/cli.js',
+      'dist/src/engine/catalog.js',
+      'dist/suites/requirements.json',
+      'dist/src/config/config.schema.json',
+      'dist/src/report/report.schema.json',
+      'dist/src/report/assets/report.css',
+      'dist/src/report/assets/report.client.js',
+      'dist/fhir-schemas/r4.schema.json',
+      'dist/fhir-schemas/r5.schema.json',
+      'fixtures/example-target.json',
+      'fixtures/reference/fixture-ids.json',
+      'docs/config.md',
+    ])
+      expect(paths, needed).toContain(needed);
     expect(paths.filter((p) => p.startsWith('dist/suites/') && p.endsWith('/checks.js')).length).toBeGreaterThan(10);
     expect(paths.filter((p) => /^(src|test|bench|scripts|\.ci)\//.test(p) || (p.endsWith('.ts') && !p.endsWith('.d.ts')))).toEqual([]);
     if (existsSync(join(PROJECT_ROOT, 'spec'))) expect(paths.some((p) => p.startsWith('spec/'))).toBe(true);
@@ -143,7 +154,12 @@ describe('the installed package', () => {
     const reports = join(work, 'reports-config');
     // `serve` runs at the spec's limits (60 requests a minute per key): three areas keep it to seconds.
     const only = '^(discovery|headers|media-type)\\.';
-    const run = await exec('npx', ['--no-install', 'fhir-conformance', 'run', '--config', configFile, '--profile', 'quick', '--only', only, '--report-dir', reports, '--quiet'], app, 90_000);
+    const run = await exec(
+      'npx',
+      ['--no-install', 'fhir-conformance', 'run', '--config', configFile, '--profile', 'quick', '--only', only, '--report-dir', reports, '--quiet'],
+      app,
+      90_000,
+    );
     expect(run.code, run.stderr).toBe(0);
     const doc = await readReports(reports);
     expect(doc.summary.byOutcome).toMatchObject({ fail: 0, error: 0 });
@@ -160,7 +176,12 @@ async function readReports(dir: string): Promise<ReportDocument> {
 
 /** `npx fhir-conformance serve --port 0` in its own process group; resolves with the config it prints. */
 function startServer(): Promise<{ baseUrl: string; config: string }> {
-  const child = spawn('npx', ['--no-install', 'fhir-conformance', 'serve', '--port', '0'], { cwd: app, env: ENV, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('npx', ['--no-install', 'fhir-conformance', 'serve', '--port', '0'], {
+    cwd: app,
+    env: ENV,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   server = child;
   let out = '';
   let err = '';

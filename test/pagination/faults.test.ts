@@ -21,13 +21,17 @@ const MODES = [
 ] as const;
 
 describe('pagination checks on the clean reference', () => {
-  it.each(MODES.map((m) => [JSON.stringify(m), m] as const))('mode %s: no fail, no error, no skip', async (_label, modes) => {
-    const results = await runChecks(checks, { modes });
-    expect(describeResults(results).filter((l) => /: (fail|error|skip)/.test(l))).toEqual([]);
-    const observed = [...results.values()].filter((r) => r.level === 'observation');
-    expect(observed.length).toBeGreaterThan(0);
-    expect(observed.every((r) => r.outcome === 'observation' && r.observations.length > 0)).toBe(true);
-  }, 120_000);
+  it.each(MODES.map((m) => [JSON.stringify(m), m] as const))(
+    'mode %s: no fail, no error, no skip',
+    async (_label, modes) => {
+      const results = await runChecks(checks, { modes });
+      expect(describeResults(results).filter((l) => /: (fail|error|skip)/.test(l))).toEqual([]);
+      const observed = [...results.values()].filter((r) => r.level === 'observation');
+      expect(observed.length).toBeGreaterThan(0);
+      expect(observed.every((r) => r.outcome === 'observation' && r.observations.length > 0)).toBe(true);
+    },
+    120_000,
+  );
 
   it('records which reading of _count over 100 the target chose', async () => {
     const check = [byId.get('pagination.count-maximum.medication-request')!];
@@ -43,9 +47,13 @@ describe('each planted pagination fault is caught', () => {
     expect(CAUGHT_BY.filter(([, ids]) => ids.length === 0).map(([name]) => name)).toEqual([]);
   });
 
-  it.each(CAUGHT_BY)('%s fails %j', async (fault, ids) => {
-    const targeted = ids.map((id) => byId.get(id) ?? expect.unreachable(`no check ${id}`));
-    const results = await runChecks(targeted, { faults: [fault] });
-    expect(describeResults(results)).toEqual(ids.map((id) => expect.stringMatching(new RegExp(`^${id.replace(/\./g, '\\.')}: fail`))));
-  }, 60_000);
+  it.each(CAUGHT_BY)(
+    '%s fails %j',
+    async (fault, ids) => {
+      const targeted = ids.map((id) => byId.get(id) ?? expect.unreachable(`no check ${id}`));
+      const results = await runChecks(targeted, { faults: [fault] });
+      expect(describeResults(results)).toEqual(ids.map((id) => expect.stringMatching(new RegExp(`^${id.replace(/\./g, '\\.')}: fail`))));
+    },
+    60_000,
+  );
 });

@@ -1,7 +1,15 @@
 /** The pagination suite's helpers: ordering verdicts and cursor handling. */
 import { describe, expect, it } from 'vitest';
 import {
-  checkCreationOrder, checkOrdering, cursorOf, firstOrderDifference, refersToPatient, smallPageSize, tamper, withCursor, type Entry,
+  checkCreationOrder,
+  checkOrdering,
+  cursorOf,
+  firstOrderDifference,
+  refersToPatient,
+  smallPageSize,
+  tamper,
+  withCursor,
+  type Entry,
 } from '../../suites/pagination/support.js';
 
 const FIELDS = ['authoredOn', 'meta.lastUpdated'];
@@ -66,7 +74,11 @@ describe('cursor handling', () => {
 
   it('replaces only the _cursor, keeping every other parameter', () => {
     const u = new URL(withCursor(next, 'other'));
-    expect([...u.searchParams.entries()]).toEqual([['patient', 'p1'], ['_count', '7'], ['_cursor', 'other']]);
+    expect([...u.searchParams.entries()]).toEqual([
+      ['patient', 'p1'],
+      ['_count', '7'],
+      ['_cursor', 'other'],
+    ]);
     expect(u.origin + u.pathname).toBe('https://t.example/fhir/R4/MedicationRequest');
     expect(withCursor('/fhir/R4/Encounter?patient=p1', 'c')).toBe('/fhir/R4/Encounter?patient=p1&_cursor=c');
   });

@@ -20,7 +20,14 @@ function limitedContext(limit: number | undefined) {
       inFlight--;
       log.push({ status, inFlight: concurrent });
       const remaining = String(Math.max(0, (limit ?? 1000) - served));
-      return { status, headers: { 'x-ratelimit-remaining': remaining, ...(status === 429 ? { 'retry-after': '3' } : {}) }, text: '', json: undefined, bodyTruncated: false, exchange: { id: `x-${log.length}` } as HttpResponse['exchange'] };
+      return {
+        status,
+        headers: { 'x-ratelimit-remaining': remaining, ...(status === 429 ? { 'retry-after': '3' } : {}) },
+        text: '',
+        json: undefined,
+        bodyTruncated: false,
+        exchange: { id: `x-${log.length}` } as HttpResponse['exchange'],
+      };
     },
   } as unknown as CheckContext;
   return { ctx, log };

@@ -6,8 +6,17 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  judgeIssuanceBurst, judgeIssuanceCeiling, judgeKeyBurst, judgeRemainingSteps, judgeRetryAfterValue, judgeRetryAfterWait, judgeSlide,
-  judgeThrottled, mayLeaveWithin, maxServedWithinWindow, type Timed,
+  judgeIssuanceBurst,
+  judgeIssuanceCeiling,
+  judgeKeyBurst,
+  judgeRemainingSteps,
+  judgeRetryAfterValue,
+  judgeRetryAfterWait,
+  judgeSlide,
+  judgeThrottled,
+  mayLeaveWithin,
+  maxServedWithinWindow,
+  type Timed,
 } from '../../src/service/limits/judge.js';
 import { leaveGap, throttlePlan } from '../../suites/rate-limit/operations.js';
 
@@ -28,13 +37,17 @@ describe('judgeKeyBurst (per-key sliding window)', () => {
     expect(v.verdict).toBe('inconclusive');
     // (a window less its 300 ms of slack for targets that count in steps)
     expect(v.figures).toMatchObject({ sent: 40, served: 40, spanMs: 7805, maxServedInWindow: 29 });
-    expect(v.verdict === 'inconclusive' && v.message).toMatch(/40 requests took 7\.8\d? s \(window 6\.00 s\); at most 29 of them fell within one window \(limit 30\)/);
+    expect(v.verdict === 'inconclusive' && v.message).toMatch(
+      /40 requests took 7\.8\d? s \(window 6\.00 s\); at most 29 of them fell within one window \(limit 30\)/,
+    );
   });
 
   it('fast enough and no 429: fail, with the timings that prove it', () => {
     const v = judgeKeyBurst({ limit: 30, windowMs: W, requests: sequence(40, { gap: 100 }), earlier: [], orgOthers: [] });
     expect(v).toMatchObject({ verdict: 'fail', rule: 'late', requirement: 'rate-limit.excess-429' });
-    expect(v.verdict === 'fail' && v.message).toMatch(/^40 requests of one key were served within 3\.9\d s \(sent from \+0 ms, last answered at \+3905 ms\), less than one 6\.00 s window: its limit is 30 per window$/);
+    expect(v.verdict === 'fail' && v.message).toMatch(
+      /^40 requests of one key were served within 3\.9\d s \(sent from \+0 ms, last answered at \+3905 ms\), less than one 6\.00 s window: its limit is 30 per window$/,
+    );
     expect(v.verdict === 'fail' && v.actual).toEqual({ servedWithinMs: 3905, served: 40, windowMs: W });
   });
 
@@ -45,7 +58,12 @@ describe('judgeKeyBurst (per-key sliding window)', () => {
 
   it('a 429 before the ceiling (45 of 60): fail early', () => {
     const v = judgeKeyBurst({ limit: 60, windowMs: W, requests: sequence(46, { status: (i) => (i === 45 ? 429 : 200) }), earlier: [], orgOthers: [] });
-    expect(v).toMatchObject({ verdict: 'fail', rule: 'early', requirement: 'rate-limit.per-key-default-60', actual: { refusedOnRequest: 46, possiblyInWindow: 45 } });
+    expect(v).toMatchObject({
+      verdict: 'fail',
+      rule: 'early',
+      requirement: 'rate-limit.per-key-default-60',
+      actual: { refusedOnRequest: 46, possiblyInWindow: 45 },
+    });
   });
 
   it('earlier requests of the key in the window explain a 429 before the burst reached the ceiling', () => {
@@ -54,7 +72,9 @@ describe('judgeKeyBurst (per-key sliding window)', () => {
     expect(v.verdict).toBe('pass');
     // ... but not when they had left the window
     const old = sequence(15, { from: T0 - 7_000 });
-    expect(judgeKeyBurst({ limit: 60, windowMs: W, requests: sequence(46, { status: (i) => (i === 45 ? 429 : 200) }), earlier: old, orgOthers: [] }).verdict).toBe('fail');
+    expect(
+      judgeKeyBurst({ limit: 60, windowMs: W, requests: sequence(46, { status: (i) => (i === 45 ? 429 : 200) }), earlier: old, orgOthers: [] }).verdict,
+    ).toBe('fail');
   });
 
   it('gives a target that counts in steps (per-second buckets) a little more than a window', () => {
@@ -64,7 +84,7 @@ describe('judgeKeyBurst (per-key sliding window)', () => {
     expect(v).toMatchObject({ verdict: 'pass', figures: { possiblyInWindow: 60 } });
   });
 
-  it('does not judge a 429 early when the key\'s earlier traffic is unknown or another key of the organization was busy', () => {
+  it("does not judge a 429 early when the key's earlier traffic is unknown or another key of the organization was busy", () => {
     const requests = sequence(46, { status: (i) => (i === 45 ? 429 : 200) });
     expect(judgeKeyBurst({ limit: 60, windowMs: W, requests })).toMatchObject({ verdict: 'pass', note: expect.stringMatching(/earlier traffic is unknown/) });
     const v = judgeKeyBurst({ limit: 60, windowMs: W, requests, earlier: [], orgOthers: sequence(20, { from: T0 - 1_000 }) });
@@ -81,7 +101,10 @@ describe('judgeKeyBurst (per-key sliding window)', () => {
   it('a 503 once the limit is used up: fail; a 503 before it: error (the target in trouble)', () => {
     const at = (n: number) => sequence(n + 1, { status: (i) => (i === n ? 503 : 200) });
     expect(judgeKeyBurst({ limit: 30, windowMs: W, requests: at(30), earlier: [], orgOthers: [] })).toMatchObject({
-      verdict: 'fail', rule: 'status', expected: { status: 429, code: 'HPB-00105' }, actual: { status: 503, servedInWindow: 30 },
+      verdict: 'fail',
+      rule: 'status',
+      expected: { status: 429, code: 'HPB-00105' },
+      actual: { status: 503, servedInWindow: 30 },
     });
     expect(judgeKeyBurst({ limit: 30, windowMs: W, requests: at(12), earlier: [], orgOthers: [] }).verdict).toBe('error');
   });
@@ -104,11 +127,20 @@ describe('judgeSlide (capacity returns as requests leave the window)', () => {
   it('capacity back all at once (a fixed window): fail with the timings', () => {
     const v = judgeSlide({ limit: 30, windowMs: W, first, second, after: after(29) });
     expect(v).toMatchObject({ verdict: 'fail', requirement: 'rate-limit.sliding-window', expected: '<= 15', actual: { remaining: 29, inWindow: 15 } });
-    expect(v.verdict === 'fail' && v.message).toMatch(/X-RateLimit-Remaining is 29 at \+6500 ms, but 15 served requests sent from \+3000 ms are still inside the 6\.00 s window/);
+    expect(v.verdict === 'fail' && v.message).toMatch(
+      /X-RateLimit-Remaining is 29 at \+6500 ms, but 15 served requests sent from \+3000 ms are still inside the 6\.00 s window/,
+    );
   });
 
   it('still 429 once the first half left and Retry-After elapsed: fail', () => {
-    const v = judgeSlide({ limit: 30, windowMs: W, first, second, after: { sentAt: T0 + 6_500, receivedAt: T0 + 6_505, status: 429 }, retryAfterElapsedAt: T0 + 6_100 });
+    const v = judgeSlide({
+      limit: 30,
+      windowMs: W,
+      first,
+      second,
+      after: { sentAt: T0 + 6_500, receivedAt: T0 + 6_505, status: 429 },
+      retryAfterElapsedAt: T0 + 6_100,
+    });
     expect(v).toMatchObject({ verdict: 'fail', actual: { status: 429 } });
   });
 
@@ -156,11 +188,18 @@ describe('judgeRemainingSteps (X-RateLimit-Remaining falls by one per request)',
     expect(judgeRemainingSteps({ windowMs: W, hits: hits([20, 18, 16, 14, 12, 10]), others: [] })).toMatchObject({ verdict: 'fail', expected: 19 });
   });
 
-  it('allows a step of zero only when one of the run\'s requests of the key could have left the window then', () => {
+  it("allows a step of zero only when one of the run's requests of the key could have left the window then", () => {
     const values = hits([20, 19, 19, 18, 17, 16]);
     const leaving = { sentAt: T0 + 20 - W, receivedAt: T0 + 25 - W, status: 200 };
     expect(judgeRemainingSteps({ windowMs: W, hits: values, others: [leaving], leaveSlackMs: 0 }).verdict).toBe('pass');
-    expect(judgeRemainingSteps({ windowMs: W, hits: values, others: [{ ...leaving, sentAt: leaving.sentAt - 5_000, receivedAt: leaving.receivedAt - 5_000 }], leaveSlackMs: 0 }).verdict).toBe('fail');
+    expect(
+      judgeRemainingSteps({
+        windowMs: W,
+        hits: values,
+        others: [{ ...leaving, sentAt: leaving.sentAt - 5_000, receivedAt: leaving.receivedAt - 5_000 }],
+        leaveSlackMs: 0,
+      }).verdict,
+    ).toBe('fail');
   });
 
   it('allows a step of two only when another request of the key was in flight in between', () => {
@@ -172,13 +211,20 @@ describe('judgeRemainingSteps (X-RateLimit-Remaining falls by one per request)',
 
 describe('token issuance (fixed window, alignment open)', () => {
   it('more than twice the limit within less than a window: fail; slower: inconclusive; a 429: pass', () => {
-    expect(judgeIssuanceBurst({ limit: 20, windowMs: W, requests: sequence(41, { gap: 100 }) })).toMatchObject({ verdict: 'fail', rule: 'late', requirement: 'issuance-limit.twenty-per-minute' });
+    expect(judgeIssuanceBurst({ limit: 20, windowMs: W, requests: sequence(41, { gap: 100 }) })).toMatchObject({
+      verdict: 'fail',
+      rule: 'late',
+      requirement: 'issuance-limit.twenty-per-minute',
+    });
     expect(judgeIssuanceBurst({ limit: 20, windowMs: W, requests: sequence(41, { gap: 200 }) }).verdict).toBe('inconclusive');
     expect(judgeIssuanceBurst({ limit: 20, windowMs: W, requests: sequence(31, { status: (i) => (i === 30 ? 429 : 200) }) }).verdict).toBe('pass');
   });
 
-  it('a 503 once the limit is used up (by the burst, or by the endpoint\'s own count): fail; earlier: error', () => {
-    expect(judgeIssuanceBurst({ limit: 20, windowMs: W, requests: sequence(21, { status: (i) => (i === 20 ? 503 : 200) }) })).toMatchObject({ verdict: 'fail', rule: 'status' });
+  it("a 503 once the limit is used up (by the burst, or by the endpoint's own count): fail; earlier: error", () => {
+    expect(judgeIssuanceBurst({ limit: 20, windowMs: W, requests: sequence(21, { status: (i) => (i === 20 ? 503 : 200) }) })).toMatchObject({
+      verdict: 'fail',
+      rule: 'status',
+    });
     const counted = sequence(16, { status: (i) => (i === 15 ? 503 : 200) }).map((r, i) => ({ ...r, remaining: Math.max(0, 14 - i) }));
     expect(judgeIssuanceBurst({ limit: 20, windowMs: W, requests: counted })).toMatchObject({ verdict: 'fail', rule: 'status' });
     expect(judgeIssuanceBurst({ limit: 20, windowMs: W, requests: sequence(6, { status: (i) => (i === 5 ? 503 : 200) }) }).verdict).toBe('error');
@@ -193,7 +239,9 @@ describe('token issuance (fixed window, alignment open)', () => {
   });
 
   it('refused after at most the limit: pass; too late to count and not refused at the limit: inconclusive', () => {
-    expect(judgeIssuanceCeiling({ limit: 20, windowMs: W, anchor, later: sequence(21, { from: T0 + 5_000, status: (i) => (i === 20 ? 429 : 200) }) }).verdict).toBe('pass');
+    expect(
+      judgeIssuanceCeiling({ limit: 20, windowMs: W, anchor, later: sequence(21, { from: T0 + 5_000, status: (i) => (i === 20 ? 429 : 200) }) }).verdict,
+    ).toBe('pass');
     const v = judgeIssuanceCeiling({ limit: 20, windowMs: W, anchor, later: sequence(41, { from: T0 + 5_900, status: (i) => (i === 40 ? 429 : 200) }) });
     expect(v).toMatchObject({ verdict: 'inconclusive', figures: { issuedBeforeRefusal: 40, answeredInWindow: 10 } });
   });
@@ -231,11 +279,14 @@ describe('judgeThrottled (an operation sent on a full key)', () => {
   });
 
   it('served with the limit of served requests certainly in the window, whatever the headers said: fail', () => {
-    expect(judgeThrottled({ ...input, before: { ...before, remaining: undefined }, op: op(404) })).toMatchObject({ verdict: 'fail', figures: { servedInWindow: 30 } });
+    expect(judgeThrottled({ ...input, before: { ...before, remaining: undefined }, op: op(404) })).toMatchObject({
+      verdict: 'fail',
+      figures: { servedInWindow: 30 },
+    });
   });
 });
 
-describe('placing a fill and an operation between the key\'s leaves (mayLeaveWithin, leaveGap, throttlePlan)', () => {
+describe("placing a fill and an operation between the key's leaves (mayLeaveWithin, leaveGap, throttlePlan)", () => {
   const slack = 300; // windowSlackMs(6 s)
   const a = { sentAt: T0, receivedAt: T0 + 10, status: 200 };
   const b = { sentAt: T0 + 2_000, receivedAt: T0 + 2_010, status: 200 };
@@ -258,7 +309,11 @@ describe('placing a fill and an operation between the key\'s leaves (mayLeaveWit
   });
 
   it('spaces the groups a second and the step slack apart at least, at most half a window', () => {
-    expect(throttlePlan({ role: 'extra', url: '/x', limit: 60, windowMs: 60_000 }, 100, 8)).toMatchObject({ tickMs: 2_800, ticks: 21, budgetMs: 120_000 + 8 * 3 * 3_800 });
+    expect(throttlePlan({ role: 'extra', url: '/x', limit: 60, windowMs: 60_000 }, 100, 8)).toMatchObject({
+      tickMs: 2_800,
+      ticks: 21,
+      budgetMs: 120_000 + 8 * 3 * 3_800,
+    });
     expect(throttlePlan({ role: 'extra', url: '/x', limit: 1_000, windowMs: 5_000 }, 2, 8)).toMatchObject({ tickMs: 1_410, ticks: 3 });
     expect(throttlePlan({ role: 'extra', url: '/x', limit: 30, windowMs: 2_000 }, 2, 8)).toMatchObject({ tickMs: 1_000, ticks: 2 });
   });

@@ -80,7 +80,9 @@ describe('a burst against a simulated key (30 per 6 s)', () => {
       expect(v.verdict).toBe('inconclusive');
       expect(v.figures).toMatchObject({ sent: 40, served: 40 });
       expect(v.figures.maxServedInWindow).toBeLessThanOrEqual(LIMIT);
-      expect(v.verdict === 'inconclusive' && v.message).toMatch(/^40 requests took 10\.\d+ s \(window 6\.00 s\); at most 2\d of them fell within one window \(limit 30\)/);
+      expect(v.verdict === 'inconclusive' && v.message).toMatch(
+        /^40 requests took 10\.\d+ s \(window 6\.00 s\); at most 2\d of them fell within one window \(limit 30\)/,
+      );
     }
   });
 

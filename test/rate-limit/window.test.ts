@@ -111,7 +111,14 @@ describe('per-key window faults', () => {
 
   it('every window fault is in the catalog', () => {
     const names = faults.map((f) => f.name);
-    for (const n of ['rate-limit-not-enforced', 'early-retry-not-extended', 'rate-limit-fixed-window', 'rate-limit-window-never-slides', 'rate-limit-throttles-early', 'rate-limit-allows-150-percent']) {
+    for (const n of [
+      'rate-limit-not-enforced',
+      'early-retry-not-extended',
+      'rate-limit-fixed-window',
+      'rate-limit-window-never-slides',
+      'rate-limit-throttles-early',
+      'rate-limit-allows-150-percent',
+    ]) {
       expect(names).toContain(n);
       expect(window(n).constructor).not.toBe(SlidingWindowLog);
     }
@@ -119,10 +126,16 @@ describe('per-key window faults', () => {
 });
 
 describe('rate-limit header faults', () => {
-  const base = { status: 429, headers: { 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '1900000060', 'Retry-After': '7' }, body: {
-    resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'throttled', diagnostics: 'HPB-00105: Rate limit exceeded' }],
-  } };
-  const apply = (name: string) => faults.find((f) => f.name === name)!.transformResponse!(structuredClone(base), { method: 'GET', path: '/fhir/R4/MedicationRequest/x' });
+  const base = {
+    status: 429,
+    headers: { 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '1900000060', 'Retry-After': '7' },
+    body: {
+      resourceType: 'OperationOutcome',
+      issue: [{ severity: 'error', code: 'throttled', diagnostics: 'HPB-00105: Rate limit exceeded' }],
+    },
+  };
+  const apply = (name: string) =>
+    faults.find((f) => f.name === name)!.transformResponse!(structuredClone(base), { method: 'GET', path: '/fhir/R4/MedicationRequest/x' });
 
   it.each([
     ['rate-limit-headers-missing', (h: Record<string, string>) => expect(Object.keys(h)).toEqual(['Retry-After'])],
@@ -168,7 +181,7 @@ describe('issuance-limit faults', () => {
     expect(issuanceCounter(new Set(), W, 20, 'clock')).toBeInstanceOf(FixedWindowCounter);
   });
 
-  it('issuance-limit-exhausted-503 turns the token endpoint\'s 429 into a 503, nothing else', () => {
+  it("issuance-limit-exhausted-503 turns the token endpoint's 429 into a 503, nothing else", () => {
     const fault = issuanceFaults.find((f) => f.name === 'issuance-limit-exhausted-503')!;
     const res = { status: 429, headers: { 'Retry-After': '9' }, body: {} };
     expect(fault.transformResponse!(res, { method: 'POST', path: '/auth/token' })).toMatchObject({ status: 503, headers: { 'Retry-After': '9' } });

@@ -38,9 +38,13 @@ beforeAll(async () => {
   await writeFile(join(dir, 'openapi.json'), openapi);
   const port = await freePort();
   proxy = `http://127.0.0.1:${port}`;
-  prism = spawn(resolve(PROJECT_ROOT, 'node_modules/.bin/prism'), ['proxy', join(dir, 'openapi.json'), server.url, '--errors', '--host', '127.0.0.1', '--port', String(port)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  prism = spawn(
+    resolve(PROJECT_ROOT, 'node_modules/.bin/prism'),
+    ['proxy', join(dir, 'openapi.json'), server.url, '--errors', '--host', '127.0.0.1', '--port', String(port)],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   await new Promise<void>((ok, fail) => {
     const timer = setTimeout(() => fail(new Error('prism did not start within 60 s')), 60_000);
     prism.stdout!.on('data', (b: Buffer) => {
@@ -50,8 +54,21 @@ beforeAll(async () => {
   });
   const config = await resolveConfig(server.targetConfig(), PROJECT_ROOT);
   const http = new HttpClient({ baseUrl: server.url });
-  const broker = new TokenBroker({ http, tokenUrl: `${server.url}/auth/token`, clients: config.clients, issuancePerMinute: 20, windowSec: 60, tokenLifetimeSec: 300 });
-  token = await broker.token('main', ['system/MedicationRequest.rs', 'system/MedicationRequest.cru', 'system/MedicationRequest.c', 'system/Encounter.rs', 'system/Encounter.cru']);
+  const broker = new TokenBroker({
+    http,
+    tokenUrl: `${server.url}/auth/token`,
+    clients: config.clients,
+    issuancePerMinute: 20,
+    windowSec: 60,
+    tokenLifetimeSec: 300,
+  });
+  token = await broker.token('main', [
+    'system/MedicationRequest.rs',
+    'system/MedicationRequest.cru',
+    'system/MedicationRequest.c',
+    'system/Encounter.rs',
+    'system/Encounter.cru',
+  ]);
   await http.close();
 }, 90_000);
 
@@ -78,8 +95,18 @@ async function through(method: string, path: string, body?: unknown, auth = true
 describe('the reference against its own OpenAPI document (Prism proxy)', () => {
   it('flags no request or response of the main interactions', async () => {
     const ids = server.fixtureIds;
-    const mr = { resourceType: 'MedicationRequest', intent: 'order', medicationCodeableConcept: { text: 'Amoxicillin 500 mg' }, subject: { reference: `Patient/${ids.patient}` } };
-    const enc = { resourceType: 'Encounter', status: 'planned', class: { system: 'http://terminology.hl7.org/CodeSystem/v3-ActCode', code: 'AMB', display: 'ambulatory' }, subject: { reference: `Patient/${ids.patient}` } };
+    const mr = {
+      resourceType: 'MedicationRequest',
+      intent: 'order',
+      medicationCodeableConcept: { text: 'Amoxicillin 500 mg' },
+      subject: { reference: `Patient/${ids.patient}` },
+    };
+    const enc = {
+      resourceType: 'Encounter',
+      status: 'planned',
+      class: { system: 'http://terminology.hl7.org/CodeSystem/v3-ActCode', code: 'AMB', display: 'ambulatory' },
+      subject: { reference: `Patient/${ids.patient}` },
+    };
     const calls: Array<[string, string, unknown?, boolean?]> = [
       ['GET', `/fhir/R4/MedicationRequest/${ids.medicationRequest}`],
       ['GET', `/fhir/R4/MedicationRequest?patient=${ids.patient}&_count=5`],
@@ -95,7 +122,8 @@ describe('the reference against its own OpenAPI document (Prism proxy)', () => {
     const flagged: string[] = [];
     for (const [method, path, body, auth] of calls) {
       const r = await through(method, path, body, auth);
-      if (r.violations || r.status === 500 || (r.status === 422 && r.text.includes('sl-violations'))) flagged.push(`${method} ${path} -> ${r.status} ${String(r.violations ?? r.text.slice(0, 200))}`);
+      if (r.violations || r.status === 500 || (r.status === 422 && r.text.includes('sl-violations')))
+        flagged.push(`${method} ${path} -> ${r.status} ${String(r.violations ?? r.text.slice(0, 200))}`);
     }
     expect(flagged).toEqual([]);
   }, 60_000);

@@ -104,7 +104,7 @@ describe('report.schema.json', () => {
     doc.checks[2].outcome = 'maybe';
     delete doc.summary.total;
     const errors = reportSchemaErrors(doc);
-    expect(errors).toContain('summary: must have required property \'total\'');
+    expect(errors).toContain("summary: must have required property 'total'");
     expect(errors.some((e) => e.startsWith('checks.2.outcome: must be equal to one of the allowed values'))).toBe(true);
   });
 });

@@ -31,10 +31,20 @@ export async function launch(opts: { width?: number; height?: number } = {}): Pr
   const proc = spawn(
     CHROMIUM,
     [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync', '--hide-scrollbars',
-      '--remote-debugging-address=127.0.0.1', '--remote-debugging-port=0', `--user-data-dir=${profile}`,
-      `--window-size=${width},${height}`, 'about:blank',
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--hide-scrollbars',
+      '--remote-debugging-address=127.0.0.1',
+      '--remote-debugging-port=0',
+      `--user-data-dir=${profile}`,
+      `--window-size=${width},${height}`,
+      'about:blank',
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
@@ -66,7 +76,9 @@ export async function launch(opts: { width?: number; height?: number } = {}): Pr
     return {
       async open(url) {
         await cdp.send('Page.navigate', { url });
-        await waitFor(`document.readyState === 'complete' && document.body && document.body.getAttribute('data-ready') === 'true' && location.href === ${JSON.stringify(url)}`);
+        await waitFor(
+          `document.readyState === 'complete' && document.body && document.body.getAttribute('data-ready') === 'true' && location.href === ${JSON.stringify(url)}`,
+        );
       },
       evaluate,
       async click(selector) {

@@ -25,8 +25,16 @@ const indentJson = new Function(`${source('indentJson')}; return indentJson;`)()
 
 describe('the page rebuilds curl commands as the HTTP layer builds them', () => {
   const requests: Array<{ method: string; url: string; headers: Record<string, string> }> = [
-    { method: 'GET', url: 'https://fhir.example.test/fhir/R4/Encounter?patient=p&_count=5', headers: { accept: 'application/fhir+json', authorization: 'Bearer $TOKEN' } },
-    { method: 'POST', url: "https://t.example/it's", headers: { 'content-type': 'application/fhir+json', host: 'x', 'content-length': '12', 'x-odd': "a'b\"c $HOME `x`" } },
+    {
+      method: 'GET',
+      url: 'https://fhir.example.test/fhir/R4/Encounter?patient=p&_count=5',
+      headers: { accept: 'application/fhir+json', authorization: 'Bearer $TOKEN' },
+    },
+    {
+      method: 'POST',
+      url: "https://t.example/it's",
+      headers: { 'content-type': 'application/fhir+json', host: 'x', 'content-length': '12', 'x-odd': 'a\'b"c $HOME `x`' },
+    },
     { method: 'PUT', url: 'https://t.example/a', headers: { authorization: 'Basic $TOKEN', 'if-match': 'W/"1"' } },
     { method: 'DELETE', url: 'https://t.example/a', headers: { authorization: 'Bearer abc' } },
   ];
@@ -48,7 +56,7 @@ describe('indentJson (bodies cut in the evidence)', () => {
     const cut = JSON.stringify({ a: [], b: {}, c: [1, { d: 'x,y:{"[ ' }], e: 'cut here' }).slice(0, -7);
     const out = indentJson(cut);
     expect(out).toBe('{\n  "a": [],\n  "b": {},\n  "c": [\n    1,\n    {\n      "d": "x,y:{\\"[ "\n    }\n  ],\n  "e": "cut');
-    const squeeze = (s: string) => s.replace(/("(?:\\.|[^"\\])*"?)|\s+/g, (m, str: string | undefined) => str ?? '');
+    const squeeze = (s: string) => s.replace(/("(?:\\.|[^"\\])*"?)|\s+/g, (_m, str: string | undefined) => str ?? '');
     expect(squeeze(out)).toBe(squeeze(cut));
   });
 });

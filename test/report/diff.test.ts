@@ -20,10 +20,28 @@ function reportWith(outcomes: Record<string, Outcome>): ReportDocument {
 
 describe('diffReports', () => {
   const before = reportWith({
-    a: 'pass', b: 'skip', c: 'observation', d: 'fail', e: 'error', f: 'pass', g: 'fail', h: 'pass', i: 'fail', gone: 'pass',
+    a: 'pass',
+    b: 'skip',
+    c: 'observation',
+    d: 'fail',
+    e: 'error',
+    f: 'pass',
+    g: 'fail',
+    h: 'pass',
+    i: 'fail',
+    gone: 'pass',
   });
   const after = reportWith({
-    a: 'fail', b: 'fail', c: 'error', d: 'pass', e: 'observation', f: 'skip', g: 'error', h: 'pass', i: 'skip', fresh: 'fail',
+    a: 'fail',
+    b: 'fail',
+    c: 'error',
+    d: 'pass',
+    e: 'observation',
+    f: 'skip',
+    g: 'error',
+    h: 'pass',
+    i: 'skip',
+    fresh: 'fail',
   });
   const d = diffReports(before, after);
 
@@ -66,12 +84,16 @@ describe('diffReports', () => {
   test('a requirement going from pass to partial regresses, and the diff says so', () => {
     const both = (second: Outcome): ReportDocument => {
       const doc = reportWith({ a: 'pass', b: second });
-      doc.checks.forEach((c) => (c.requirements = ['REQ-x']));
-      doc.requirements = [{ id: 'REQ-x', level: 'MUST', text: 'req x', section: 's', testable: true, checks: ['a', 'b'], outcome: second === 'pass' ? 'pass' : 'partial' }];
+      for (const c of doc.checks) c.requirements = ['REQ-x'];
+      doc.requirements = [
+        { id: 'REQ-x', level: 'MUST', text: 'req x', section: 's', testable: true, checks: ['a', 'b'], outcome: second === 'pass' ? 'pass' : 'partial' },
+      ];
       return doc;
     };
     const diff = diffReports(both('pass'), both('skip'));
-    expect(diff.requirements.regressed).toEqual([{ id: 'REQ-x', before: 'pass', after: 'partial', title: 'req x', why: 'now only partly verified (a check skipped)' }]);
+    expect(diff.requirements.regressed).toEqual([
+      { id: 'REQ-x', before: 'pass', after: 'partial', title: 'req x', why: 'now only partly verified (a check skipped)' },
+    ]);
     expect(hasRegressions(diff)).toBe(true);
     expect(renderDiff(diff)).toContain('REQ-x  pass -> partial (now only partly verified (a check skipped))');
   });

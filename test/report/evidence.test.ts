@@ -48,7 +48,12 @@ function sharedRun(): RunResult {
   const post = withCurl({
     ...run.checks[0]!.evidence[0]!,
     id: 'x-100002',
-    request: { method: 'POST', url: 'https://fhir.example.test/fhir/R4/MedicationRequest', headers: { 'content-type': 'application/fhir+json' }, body: 'y'.repeat(10_000) },
+    request: {
+      method: 'POST',
+      url: 'https://fhir.example.test/fhir/R4/MedicationRequest',
+      headers: { 'content-type': 'application/fhir+json' },
+      body: 'y'.repeat(10_000),
+    },
   });
   // Checks 0 (pass) and 4 (fail) share x-100001 (an exchange attached to both, as ctx.attach does).
   run.checks[0]!.evidence = [big, withCurl({ ...run.checks[0]!.evidence[0]!, response: { ...run.checks[0]!.evidence[0]!.response!, body: capability } })];
@@ -115,7 +120,9 @@ describe('evidence stored once (format 2.x)', () => {
     expect(evidenceOf(doc, failing)).toEqual([JSON.parse(JSON.stringify(run.checks[4]!.evidence[0]))]);
     // A cut request body: the curl is rebuilt from the cut body and says so.
     const post = evidenceOf(doc, byId(run.checks[1]!.id))[0]!;
-    expect(post.curl).toBe(`${curlCommand({ ...post.request, body: { body: 'y'.repeat(PASSING_BODY_CAP), truncated: false } })}  # request body truncated in evidence`);
+    expect(post.curl).toBe(
+      `${curlCommand({ ...post.request, body: { body: 'y'.repeat(PASSING_BODY_CAP), truncated: false } })}  # request body truncated in evidence`,
+    );
     expect(checkCurl(doc, byId(run.checks[1]!.id))).toBe(post.curl);
   });
 

@@ -17,9 +17,18 @@ afterAll(() => rm(work, { recursive: true, force: true }));
 
 function chromiumArgs(extra: string[], url: string): string[] {
   return [
-    '--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    `--user-data-dir=${join(work, 'profile')}`, '--window-size=1400,1800', ...extra, url,
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-dev-shm-usage',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    `--user-data-dir=${join(work, 'profile')}`,
+    '--window-size=1400,1800',
+    ...extra,
+    url,
   ];
 }
 
@@ -30,7 +39,8 @@ interface Row {
   hidden: boolean;
 }
 const ROWS = `[...document.querySelectorAll('#check-list > .check')].map((r) => ({ id: r.id.slice(6), outcome: r.getAttribute('data-outcome'), hidden: r.hidden }))`;
-const visibleOutcomes = async (page: Page): Promise<string[]> => [...new Set((await page.evaluate<Row[]>(ROWS)).filter((r) => !r.hidden).map((r) => r.outcome))].sort();
+const visibleOutcomes = async (page: Page): Promise<string[]> =>
+  [...new Set((await page.evaluate<Row[]>(ROWS)).filter((r) => !r.hidden).map((r) => r.outcome))].sort();
 const countText = (page: Page): Promise<string> => page.evaluate<string>(`document.getElementById('check-count').textContent`);
 /** True when the element's top is inside the viewport, below the sticky bars. */
 const inView = (selector: string): string =>
@@ -109,8 +119,16 @@ describe.skipIf(!existsSync(CHROMIUM))(`report.html in headless Chromium (skippe
     await page.click('.card[data-filter-outcome="pass"]');
     expect(await visibleOutcomes(page)).toEqual(['pass']);
     await page.evaluate(`(() => { const s = document.getElementById('check-area'); s.value = 'auth'; s.dispatchEvent(new Event('change')); })()`);
-    const shown = (await page.evaluate<Row[]>(ROWS)).filter((r) => !r.hidden).map((r) => r.id).sort();
-    expect(shown).toEqual(doc.checks.filter((c) => c.outcome === 'pass' && c.area === 'auth').map((c) => c.id).sort());
+    const shown = (await page.evaluate<Row[]>(ROWS))
+      .filter((r) => !r.hidden)
+      .map((r) => r.id)
+      .sort();
+    expect(shown).toEqual(
+      doc.checks
+        .filter((c) => c.outcome === 'pass' && c.area === 'auth')
+        .map((c) => c.id)
+        .sort(),
+    );
   });
 
   test('report.html#check-<id> opens that check and scrolls to it, even when filters hid it', { timeout: 60_000 }, async () => {

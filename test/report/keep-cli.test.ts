@@ -15,7 +15,9 @@ describe('run --keep N', () => {
       const run = await runCli(args, { timeoutMs: 90_000 });
       expect(run.code, run.stderr.slice(-1500)).toBe(0);
     }
-    const runs = readdirSync(dir).filter((n) => RUN_DIR_NAME.test(n)).sort();
+    const runs = readdirSync(dir)
+      .filter((n) => RUN_DIR_NAME.test(n))
+      .sort();
     expect(runs).toHaveLength(2);
     expect(readlinkSync(join(dir, 'latest'))).toBe(runs[1]);
     expect(readdirSync(dir).sort()).toEqual(['archive', 'latest', ...runs].sort());

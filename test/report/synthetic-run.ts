@@ -9,11 +9,31 @@ export const TRICKY = 'x</script><script>alert(1)</script> & ]]> <!-- \u0001\u00
 
 const AREAS = ['auth', 'errors', 'medication-request', 'encounter', 'pagination', 'limits', 'versioning', 'discovery'];
 const TITLES: Record<string, string[]> = {
-  auth: ['Token issued for a valid client assertion', 'Expired access token gives 401 HPB-00107', 'Missing bearer token gives 401 SVC-00004', 'Token without the scope gives 403 HPB-00104'],
+  auth: [
+    'Token issued for a valid client assertion',
+    'Expired access token gives 401 HPB-00107',
+    'Missing bearer token gives 401 SVC-00004',
+    'Token without the scope gives 403 HPB-00104',
+  ],
   errors: ['Errors are OperationOutcome with issue[0].code', 'Catalog errors carry details.coding', 'Validation error gives 400 HPB-00101 with code invalid'],
-  'medication-request': ['Create defaults status to active', 'Update of a signed prescription gives 409', 'Changing subject on update gives 422', 'Read of another organization\'s id gives 404'],
-  encounter: ['Encounter read has the documented shape', 'Search by status filters results', 'Search by date prefix ge/lt', 'Diagnosis rank 1 marks the primary'],
-  pagination: ['next link absent on the last page', '_count above 100 is capped', 'Empty search is a valid Bundle with total 0', 'Paging follows next links as given'],
+  'medication-request': [
+    'Create defaults status to active',
+    'Update of a signed prescription gives 409',
+    'Changing subject on update gives 422',
+    "Read of another organization's id gives 404",
+  ],
+  encounter: [
+    'Encounter read has the documented shape',
+    'Search by status filters results',
+    'Search by date prefix ge/lt',
+    'Diagnosis rank 1 marks the primary',
+  ],
+  pagination: [
+    'next link absent on the last page',
+    '_count above 100 is capped',
+    'Empty search is a valid Bundle with total 0',
+    'Paging follows next links as given',
+  ],
   limits: ['Rate-limit headers on every response', '429 carries Retry-After', 'Token issuance limited to 20 per minute'],
   versioning: ['Reads return ETag and Last-Modified', 'Stale If-Match gives 409 HPB-00103', 'meta.versionId changes on update'],
   discovery: ['CapabilityStatement served without authentication', 'OpenAPI operations carry x-service-scope', 'SMART configuration lists token_endpoint'],
@@ -38,7 +58,16 @@ function exchange(n: number, opts: { status?: number; body?: string; url?: strin
           type: 'searchset',
           total: 1,
           link: [{ relation: 'self', url }],
-          entry: [{ resource: { resourceType: 'MedicationRequest', id: `mr-${n}`, subject: { reference: `Patient/${PATIENT_ID}`, display: 'José Pérez' }, note: [{ text: TRICKY }] } }],
+          entry: [
+            {
+              resource: {
+                resourceType: 'MedicationRequest',
+                id: `mr-${n}`,
+                subject: { reference: `Patient/${PATIENT_ID}`, display: 'José Pérez' },
+                note: [{ text: TRICKY }],
+              },
+            },
+          ],
         }),
       bodyBytes: 512,
     },

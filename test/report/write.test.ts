@@ -47,7 +47,10 @@ describe('readReport', () => {
   async function readError(content: string | undefined): Promise<ConformanceError> {
     const path = join(root, `bad-${Math.random().toString(36).slice(2)}.json`);
     if (content !== undefined) await writeFile(path, content);
-    const error = await readReport(path).then(() => undefined, (e: unknown) => e);
+    const error = await readReport(path).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(ConformanceError);
     expect((error as ConformanceError).code).toBe('ERR_REPORT');
     return error as ConformanceError;
@@ -59,7 +62,9 @@ describe('readReport', () => {
     const doc = JSON.parse(JSON.stringify(buildReport(syntheticRun(3))));
     doc.checks[1].outcome = 'passed';
     const invalid = await readError(JSON.stringify(doc));
-    expect(invalid.message).toMatch(/is not a valid report: checks\.1\.outcome: must be equal to one of the allowed values \(pass, fail, skip, error, observation\)/);
+    expect(invalid.message).toMatch(
+      /is not a valid report: checks\.1\.outcome: must be equal to one of the allowed values \(pass, fail, skip, error, observation\)/,
+    );
     expect(invalid.field).toBe('checks.1.outcome');
     expect((await readError(JSON.stringify({ ...doc, formatVersion: '3.0' }))).message).toMatch(/formatVersion 3\.0; this tool reads 1\.x and 2\.x/);
   });
@@ -93,7 +98,17 @@ describe('pruneReports (run --keep N)', () => {
     const removed = await pruneReports(reports, 2, join(reports, runs[4]!));
     expect(removed.map((d) => d.slice(reports.length + 1)).sort()).toEqual(runs.slice(0, 3));
     expect((await readdir(reports)).sort()).toEqual(
-      ['.gitkeep', '20240101T000000Z-extra1', '20240101T000000Z-noreport', '20240101T000000Z-symlnk', runs[3]!, runs[4]!, 'latest', 'my-reports', 'rerender'].sort(),
+      [
+        '.gitkeep',
+        '20240101T000000Z-extra1',
+        '20240101T000000Z-noreport',
+        '20240101T000000Z-symlnk',
+        runs[3]!,
+        runs[4]!,
+        'latest',
+        'my-reports',
+        'rerender',
+      ].sort(),
     );
     expect(readlinkSync(join(reports, 'latest'))).toBe(runs[4]);
     expect(await readdir(join(reports, '20240101T000000Z-extra1'))).toEqual(['notes.txt', 'report.json']);

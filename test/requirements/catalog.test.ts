@@ -55,9 +55,7 @@ describe('suites/requirements.json', () => {
     const points = openPoints(spec);
     expect(points.length).toBeGreaterThanOrEqual(24);
     const open = reqs.filter((r) => r.level === 'observation' || !r.testable).map((r) => normalizeQuote(r.text));
-    const unmapped = points.filter(
-      (p) => !open.some((text) => p.line.includes(text) && (text.includes(p.sentence) || p.sentence.includes(text))),
-    );
+    const unmapped = points.filter((p) => !open.some((text) => p.line.includes(text) && (text.includes(p.sentence) || p.sentence.includes(text))));
     expect(unmapped.map((p) => p.sentence)).toEqual([]);
   });
 
@@ -79,7 +77,12 @@ describe('suites/requirements.json', () => {
 
   test('the pagination rule 3 split and the spec contradictions are present', () => {
     const byId = new Map(reqs.map((r) => [r.id, r]));
-    for (const id of ['pagination.self-link', 'pagination.next-present-when-more', 'pagination.next-absent-on-last-page', 'pagination.next-carries-parameters']) {
+    for (const id of [
+      'pagination.self-link',
+      'pagination.next-present-when-more',
+      'pagination.next-absent-on-last-page',
+      'pagination.next-carries-parameters',
+    ]) {
       expect(byId.get(id)?.level, id).toBe('MUST');
     }
     // A MUST that accepts both readings, plus an observation of the reading chosen.
@@ -94,7 +97,15 @@ describe('suites/requirements.json', () => {
 
   test('unreachable catalog codes are untestable with a reason', () => {
     const byId = new Map(reqs.map((r) => [r.id, r]));
-    for (const id of ['catalog.hpb-00110', 'catalog.hpb-00122', 'catalog.hpb-00112', 'catalog.hpb-00117', 'catalog.hpb-00143', 'catalog.svc-00001', 'catalog.svc-00007']) {
+    for (const id of [
+      'catalog.hpb-00110',
+      'catalog.hpb-00122',
+      'catalog.hpb-00112',
+      'catalog.hpb-00117',
+      'catalog.hpb-00143',
+      'catalog.svc-00001',
+      'catalog.svc-00007',
+    ]) {
       expect(byId.get(id)?.testable, id).toBe(false);
       expect(byId.get(id)?.reason, id).toBeTruthy();
     }

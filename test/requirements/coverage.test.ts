@@ -86,7 +86,11 @@ describe('renderCoverageMatrix', () => {
   });
 
   test('prints each requirement with its checks, "—" or the untestable reason', () => {
-    const row = (id: string) => lines.find((l) => l.trimStart().startsWith(`${id} `))!.trim().split(/\s{2,}/);
+    const row = (id: string) =>
+      lines
+        .find((l) => l.trimStart().startsWith(`${id} `))!
+        .trim()
+        .split(/\s{2,}/);
     expect(row('pagination.self-link')).toEqual(['pagination.self-link', 'MUST', 'pagination.walk, pagination.links']);
     expect(row('pagination.next-absent-on-last-page')).toEqual(['pagination.next-absent-on-last-page', 'MUST', '—']);
     expect(row('pagination.total-advisory')).toEqual(['pagination.total-advisory', 'observation', 'pagination.walk']);

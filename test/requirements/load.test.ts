@@ -11,9 +11,17 @@ describe('parseRequirements', () => {
   });
 
   test.each([
-    ['a missing reason on an untestable entry', { ...good, testable: false }, /requirements\[0\] \(id "pagination.self-link"\) must have required property 'reason'/],
+    [
+      'a missing reason on an untestable entry',
+      { ...good, testable: false },
+      /requirements\[0\] \(id "pagination.self-link"\) must have required property 'reason'/,
+    ],
     ['a reason on a testable entry', { ...good, reason: 'r' }, /requirements\[0\] \(id "pagination.self-link"\) must not carry a reason/],
-    ['an unknown area', { ...good, area: 'nope' }, /requirements\[0\] \(id "pagination.self-link"\) area must be equal to one of the allowed values: discovery, auth/],
+    [
+      'an unknown area',
+      { ...good, area: 'nope' },
+      /requirements\[0\] \(id "pagination.self-link"\) area must be equal to one of the allowed values: discovery, auth/,
+    ],
     ['a bad level', { ...good, level: 'MAY' }, /requirements\[0\] .* level must be equal to one of the allowed values: MUST, SHOULD, observation/],
     ['an id without area', { ...good, id: 'self-link' }, /requirements\[0\] \(id "self-link"\) id must match pattern/],
     ['an extra field', { ...good, owner: 'x' }, /requirements\[0\] .* must NOT have additional properties/],

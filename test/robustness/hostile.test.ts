@@ -47,15 +47,30 @@ const proxied = (rules: ProxyRules) => async (reference: string) => {
   const hostile = await startProxy(reference, rules);
   return { url: hostile.url, tokenUrl: hostile.tokenUrl, hostile };
 };
-const document = (path: string, body: string, type = 'application/json') => (_m: string, p: string) =>
-  p === path ? { status: 200, headers: { 'content-type': type }, body } : undefined;
-const THROTTLED = JSON.stringify({ resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'throttled', diagnostics: 'HPB-00105: Rate limit exceeded' }] });
+const document =
+  (path: string, body: string, type = 'application/json') =>
+  (_m: string, p: string) =>
+    p === path ? { status: 200, headers: { 'content-type': type }, body } : undefined;
+const THROTTLED = JSON.stringify({
+  resourceType: 'OperationOutcome',
+  issue: [{ severity: 'error', code: 'throttled', diagnostics: 'HPB-00105: Rate limit exceeded' }],
+});
 
 const DISCOVERY = '^discovery\\.';
 const CASES: Case[] = [
   // The run cannot work at all: the preflight stops it before any check (exit 3, setupError).
-  { name: 'connection refused', start: async () => ({ url: await refusedUrl() }), code: 3, stop: /^Cannot run: the target is unreachable: connection refused by 127\.0\.0\.1:\d+\. .*Check the scheme, host and port of baseUrl/ },
-  { name: 'host does not resolve (.invalid)', start: async () => ({ url: 'http://conformance-target.invalid' }), code: 3, stop: /^Cannot run: cannot resolve host conformance-target\.invalid\. Check the host name/ },
+  {
+    name: 'connection refused',
+    start: async () => ({ url: await refusedUrl() }),
+    code: 3,
+    stop: /^Cannot run: the target is unreachable: connection refused by 127\.0\.0\.1:\d+\. .*Check the scheme, host and port of baseUrl/,
+  },
+  {
+    name: 'host does not resolve (.invalid)',
+    start: async () => ({ url: 'http://conformance-target.invalid' }),
+    code: 3,
+    stop: /^Cannot run: cannot resolve host conformance-target\.invalid\. Check the host name/,
+  },
   {
     name: 'TLS with a self-signed certificate',
     start: async () => {
@@ -65,28 +80,87 @@ const CASES: Case[] = [
     code: 3,
     stop: /^Cannot run: TLS handshake with 127\.0\.0\.1:\d+ failed: self-signed certificate.*NODE_EXTRA_CA_CERTS/,
   },
-  { name: 'accepts and never answers', start: transport('silent'), code: 3, stop: /^Cannot run: the target accepted connections .* no complete answer within 1\.5 s .*\(no response within 1\.5 s\)/ },
-  { name: 'a body that trickles for minutes', start: transport('trickle'), code: 3, stop: /no complete answer within 1\.5 s .*\(response body not complete within 1\.5 s \(\d+ bytes received\)\)/ },
-  { name: 'a body cut off mid-JSON', start: transport('cut-off'), code: 3, stop: /^Cannot run: the target does not speak HTTP as expected at .*: connection closed mid-body by 127\.0\.0\.1:\d+ after \d+ bytes/ },
+  {
+    name: 'accepts and never answers',
+    start: transport('silent'),
+    code: 3,
+    stop: /^Cannot run: the target accepted connections .* no complete answer within 1\.5 s .*\(no response within 1\.5 s\)/,
+  },
+  {
+    name: 'a body that trickles for minutes',
+    start: transport('trickle'),
+    code: 3,
+    stop: /no complete answer within 1\.5 s .*\(response body not complete within 1\.5 s \(\d+ bytes received\)\)/,
+  },
+  {
+    name: 'a body cut off mid-JSON',
+    start: transport('cut-off'),
+    code: 3,
+    stop: /^Cannot run: the target does not speak HTTP as expected at .*: connection closed mid-body by 127\.0\.0\.1:\d+ after \d+ bytes/,
+  },
   // A gateway's 502 page is an outage, not the service.
-  { name: 'an HTML error page where JSON was expected', start: transport('html'), code: 3, stop: /^Cannot run: .* answers, but only with server errors \(GET \/openapi\.json: 502 text\/html, not JSON;/ },
-  { name: 'a 50 MB body', start: transport('huge'), code: 3, stop: /not as the service: no discovery document came back as JSON \(GET \/openapi\.json: 200 application\/fhir\+json, body over the size cap/ },
+  {
+    name: 'an HTML error page where JSON was expected',
+    start: transport('html'),
+    code: 3,
+    stop: /^Cannot run: .* answers, but only with server errors \(GET \/openapi\.json: 502 text\/html, not JSON;/,
+  },
+  {
+    name: 'a 50 MB body',
+    start: transport('huge'),
+    code: 3,
+    stop: /not as the service: no discovery document came back as JSON \(GET \/openapi\.json: 200 application\/fhir\+json, body over the size cap/,
+  },
   // Redirects are never followed (the bearer token must not travel elsewhere): a wrong baseUrl, not a verdict.
-  { name: 'a redirect loop', start: transport('redirect-loop'), code: 3, stop: /not as the service: .*GET \/openapi\.json: 302 no content type, redirect to \/openapi\.json\?hop=1.*check baseUrl/ },
-  { name: 'a storm of 500s', start: transport('500-storm'), code: 3, stop: /answers, but only with server errors \(GET \/openapi\.json: 500 application\/fhir\+json;/ },
-  { name: '503 with Retry-After', start: transport('503-retry-after'), code: 3, stop: /answers, but only with server errors \(GET \/openapi\.json: 503 application\/fhir\+json;/ },
-  { name: '503 without Retry-After', start: transport('503-no-retry-after'), code: 3, stop: /answers, but only with server errors \(GET \/openapi\.json: 503 application\/fhir\+json;/ },
-  { name: 'no status line and no headers (raw socket)', start: transport('no-headers'), code: 3, stop: /^Cannot run: the target does not speak HTTP as expected at .*: no valid HTTP response from 127\.0\.0\.1:\d+: Response does not match the HTTP\/1\.1 protocol/ },
+  {
+    name: 'a redirect loop',
+    start: transport('redirect-loop'),
+    code: 3,
+    stop: /not as the service: .*GET \/openapi\.json: 302 no content type, redirect to \/openapi\.json\?hop=1.*check baseUrl/,
+  },
+  {
+    name: 'a storm of 500s',
+    start: transport('500-storm'),
+    code: 3,
+    stop: /answers, but only with server errors \(GET \/openapi\.json: 500 application\/fhir\+json;/,
+  },
+  {
+    name: '503 with Retry-After',
+    start: transport('503-retry-after'),
+    code: 3,
+    stop: /answers, but only with server errors \(GET \/openapi\.json: 503 application\/fhir\+json;/,
+  },
+  {
+    name: '503 without Retry-After',
+    start: transport('503-no-retry-after'),
+    code: 3,
+    stop: /answers, but only with server errors \(GET \/openapi\.json: 503 application\/fhir\+json;/,
+  },
+  {
+    name: 'no status line and no headers (raw socket)',
+    start: transport('no-headers'),
+    code: 3,
+    stop: /^Cannot run: the target does not speak HTTP as expected at .*: no valid HTTP response from 127\.0\.0\.1:\d+: Response does not match the HTTP\/1\.1 protocol/,
+  },
   // The token endpoint is down while discovery works: no client can get a token.
   {
     name: 'a token endpoint that answers 503 to everyone',
-    start: proxied({ answer: (_m, p) => (p.startsWith('/auth/token') ? { status: 503, headers: { 'content-type': 'text/html' }, body: '<h1>Service Unavailable</h1>' } : undefined) }),
+    start: proxied({
+      answer: (_m, p) =>
+        p.startsWith('/auth/token') ? { status: 503, headers: { 'content-type': 'text/html' }, body: '<h1>Service Unavailable</h1>' } : undefined,
+    }),
     code: 3,
     stop: /^Cannot run: the token endpoint .*\/auth\/token issued no token to any client \(HTTP 503 "<h1>Service Unavailable<\/h1>"\)\. The discovery documents answered/,
   },
   // The run goes on: the target answers, and what it answers is for the checks to judge.
   // Valid HTTP with no header at all: the documents it serves break stated rules (real failures, exit 1).
-  { name: 'a status line and no headers (raw socket)', start: transport('status-line-only'), code: 1, reason: /^ERR_DISCOVERY: no R4 .+ known: discovery failed \(\/openapi\.json has no "openapi" version field/, only: '^(discovery|medication-request\\.read-fixture)' },
+  {
+    name: 'a status line and no headers (raw socket)',
+    start: transport('status-line-only'),
+    code: 1,
+    reason: /^ERR_DISCOVERY: no R4 .+ known: discovery failed \(\/openapi\.json has no "openapi" version field/,
+    only: '^(discovery|medication-request\\.read-fixture)',
+  },
   // The wrong media type on every FHIR answer breaks "Payload media type for FHIR calls: application/fhir+json" (exit 1).
   {
     name: 'the wrong content type',
@@ -96,8 +170,20 @@ const CASES: Case[] = [
     only: '^(invariants|discovery\\.metadata)',
   },
   // The published documents are the spec's own subject (OpenAPI 3.0.3, R4 CapabilityStatement): real failures.
-  { name: 'an invalid OpenAPI document', start: proxied({ tokenDirect: true, answer: document('/openapi.json', '{"openapi":"3.0.3","info":{"title":"x"},"paths":42}') }), code: 1, reason: /is not a valid OpenAPI document/, only: DISCOVERY },
-  { name: 'an OpenAPI document of the wrong version', start: proxied({ tokenDirect: true, alter: (p, res) => p === '/openapi.json' && patchJson(res, (d) => void (d.openapi = '3.1.0')) }), code: 1, reason: /\/openapi\.json is OpenAPI 3\.1\.0, expected 3\.0\.3/, only: DISCOVERY },
+  {
+    name: 'an invalid OpenAPI document',
+    start: proxied({ tokenDirect: true, answer: document('/openapi.json', '{"openapi":"3.0.3","info":{"title":"x"},"paths":42}') }),
+    code: 1,
+    reason: /is not a valid OpenAPI document/,
+    only: DISCOVERY,
+  },
+  {
+    name: 'an OpenAPI document of the wrong version',
+    start: proxied({ tokenDirect: true, alter: (p, res) => p === '/openapi.json' && patchJson(res, (d) => void (d.openapi = '3.1.0')) }),
+    code: 1,
+    reason: /\/openapi\.json is OpenAPI 3\.1\.0, expected 3\.0\.3/,
+    only: DISCOVERY,
+  },
   {
     name: 'a CapabilityStatement of the wrong version',
     start: proxied({ tokenDirect: true, alter: (p, res) => p.startsWith('/fhir/R4/metadata') && patchJson(res, (d) => void (d.fhirVersion = '5.0.0')) }),
@@ -108,7 +194,9 @@ const CASES: Case[] = [
   // "The response carries access_token": a junk answer is a real failure of the token check; the rest cannot get a token.
   {
     name: 'a token endpoint that returns junk',
-    start: proxied({ answer: (_m, p) => (p.startsWith('/auth/token') ? { status: 200, headers: { 'content-type': 'text/html' }, body: '<html>\u0000junk{{' } : undefined) }),
+    start: proxied({
+      answer: (_m, p) => (p.startsWith('/auth/token') ? { status: 200, headers: { 'content-type': 'text/html' }, body: '<html>\u0000junk{{' } : undefined),
+    }),
     code: 1,
     reason: /no access_token/,
     only: '^(auth\\.token-issued|scopes\\.)',
@@ -117,7 +205,10 @@ const CASES: Case[] = [
     name: 'a Retry-After of one hour',
     start: proxied({
       tokenDirect: true,
-      answer: (_m, p) => (/^\/fhir\/R[45]\/(?!metadata)/.test(p) ? { status: 429, headers: { 'content-type': 'application/fhir+json', 'retry-after': '3600' }, body: THROTTLED } : undefined),
+      answer: (_m, p) =>
+        /^\/fhir\/R[45]\/(?!metadata)/.test(p)
+          ? { status: 429, headers: { 'content-type': 'application/fhir+json', 'retry-after': '3600' }, body: THROTTLED }
+          : undefined,
     }),
     code: 3,
     reason: /^the target asked to wait 3600 s \(Retry-After\) before GET .+, longer than the run allows; no verdict/,
@@ -135,48 +226,57 @@ describe.concurrent('hostile targets: the CLI survives and reports', () => {
   });
   afterAll(() => reference.close());
 
-  test.each(CASES)('$name', async (c) => {
-    const target = await c.start(reference.url);
-    const dir = await tempDir('hostile');
-    const runMs = c.runMs ?? 8000;
-    try {
-      const config = await writeTargetConfig(dir, { baseUrl: target.url, tokenUrl: target.tokenUrl, requestMs: REQUEST_MS, runMs });
-      const run = await runCli(['run', '--config', config, '--profile', 'quick', '--only', c.only ?? DISCOVERY, '--report-dir', dir], { timeoutMs: runMs + 30_000 });
+  test.each(CASES)(
+    '$name',
+    async (c) => {
+      const target = await c.start(reference.url);
+      const dir = await tempDir('hostile');
+      const runMs = c.runMs ?? 8000;
+      try {
+        const config = await writeTargetConfig(dir, { baseUrl: target.url, tokenUrl: target.tokenUrl, requestMs: REQUEST_MS, runMs });
+        const run = await runCli(['run', '--config', config, '--profile', 'quick', '--only', c.only ?? DISCOVERY, '--report-dir', dir], {
+          timeoutMs: runMs + 30_000,
+        });
 
-      // Neither crashed nor hung: ended on its own, by its deadline plus start-up and report writing.
-      expect(run.timedOut, run.stderr).toBe(false);
-      expect(run.signal).toBeNull();
-      expect(run.ms).toBeLessThan(runMs + 20_000);
-      expect(run.code, run.stderr.slice(-2000)).toBe(c.code);
-      expect(run.stderr).not.toMatch(STACK_FRAME);
+        // Neither crashed nor hung: ended on its own, by its deadline plus start-up and report writing.
+        expect(run.timedOut, run.stderr).toBe(false);
+        expect(run.signal).toBeNull();
+        expect(run.ms).toBeLessThan(runMs + 20_000);
+        expect(run.code, run.stderr.slice(-2000)).toBe(c.code);
+        expect(run.stderr).not.toMatch(STACK_FRAME);
 
-      // The report is still written, complete.
-      for (const f of REPORT_FILES) expect(existsSync(join(dir, 'latest', f)), f).toBe(true);
-      const report = await readLatestReport(dir);
-      expect(report.run.exitCode).toBe(c.code);
-      if (c.name === 'a 50 MB body') {
-        // Bodies are capped: the target was never read to the end, memory stays bounded.
-        expect(target.hostile!.bytesSent()).toBeLessThan((target.hostile!.requests.length * 50 * MB) / 2);
-        expect(run.peakRssKb ?? 0).toBeLessThan(1024 * 1024);
+        // The report is still written, complete.
+        for (const f of REPORT_FILES) expect(existsSync(join(dir, 'latest', f)), f).toBe(true);
+        const report = await readLatestReport(dir);
+        expect(report.run.exitCode).toBe(c.code);
+        if (c.name === 'a 50 MB body') {
+          // Bodies are capped: the target was never read to the end, memory stays bounded.
+          expect(target.hostile!.bytesSent()).toBeLessThan((target.hostile!.requests.length * 50 * MB) / 2);
+          expect(run.peakRssKb ?? 0).toBeLessThan(1024 * 1024);
+        }
+        if (c.stop) {
+          await expectStopped(run, dir, c.stop);
+          return;
+        }
+        expect(report.run.setupError).toBeUndefined();
+        const errors = report.checks.filter((x) => x.outcome === 'error');
+        const failures = report.checks.filter((x) => x.outcome === 'fail');
+        for (const e of errors) expectOneLineReason(e);
+        const reasons = [...errors, ...failures].map((x) => x.message ?? '');
+        expect(
+          reasons.some((m) => c.reason!.test(m)),
+          reasons.slice(0, 5).join('\n'),
+        ).toBe(true);
+        if (c.code === 3) {
+          expect(errors.length).toBeGreaterThan(0);
+          expect(failures).toEqual([]);
+        } else expect(failures.length).toBeGreaterThan(0);
+      } finally {
+        await target.hostile?.close();
       }
-      if (c.stop) {
-        await expectStopped(run, dir, c.stop);
-        return;
-      }
-      expect(report.run.setupError).toBeUndefined();
-      const errors = report.checks.filter((x) => x.outcome === 'error');
-      const failures = report.checks.filter((x) => x.outcome === 'fail');
-      for (const e of errors) expectOneLineReason(e);
-      const reasons = [...errors, ...failures].map((x) => x.message ?? '');
-      expect(reasons.some((m) => c.reason!.test(m)), reasons.slice(0, 5).join('\n')).toBe(true);
-      if (c.code === 3) {
-        expect(errors.length).toBeGreaterThan(0);
-        expect(failures).toEqual([]);
-      } else expect(failures.length).toBeGreaterThan(0);
-    } finally {
-      await target.hostile?.close();
-    }
-  }, 60_000);
+    },
+    60_000,
+  );
 });
 
 function expectOneLineReason(c: Pick<CheckResult, 'id' | 'message'>): void {
@@ -231,22 +331,34 @@ describe.concurrent('the preflight stops a run that cannot work, within 30 s', (
 
   test.each([
     { name: 'a closed port', kind: undefined, stop: /^Cannot run: the target is unreachable: connection refused/ },
-    { name: 'a target that accepts connections and never answers', kind: 'silent', stop: /^Cannot run: the target accepted connections .* no complete answer within 12 s/ },
-    { name: 'a target that answers every request with an HTML 500 page', kind: 'html-500', stop: /^Cannot run: .* answers, but only with server errors \(GET \/openapi\.json: 500 text\/html, not JSON;/ },
-  ])('$name: exit 3', async ({ kind, stop }) => {
-    const hostile = kind ? await startTransportHostile(kind) : undefined;
-    try {
-      const dir = await tempDir('early-stop');
-      const run = await runIt(await configAt(dir, hostile?.url ?? (await refusedUrl())), dir);
-      expect(run.code, run.stderr.slice(-1500)).toBe(3);
-      expect(run.ms).toBeLessThan(30_000);
-      await expectStopped(run, dir, stop);
-      // The target was asked for its discovery documents, once each, and nothing else.
-      if (hostile) expect(hostile.requests.length).toBeLessThanOrEqual(3);
-    } finally {
-      await hostile?.close();
-    }
-  }, 70_000);
+    {
+      name: 'a target that accepts connections and never answers',
+      kind: 'silent',
+      stop: /^Cannot run: the target accepted connections .* no complete answer within 12 s/,
+    },
+    {
+      name: 'a target that answers every request with an HTML 500 page',
+      kind: 'html-500',
+      stop: /^Cannot run: .* answers, but only with server errors \(GET \/openapi\.json: 500 text\/html, not JSON;/,
+    },
+  ])(
+    '$name: exit 3',
+    async ({ kind, stop }) => {
+      const hostile = kind ? await startTransportHostile(kind) : undefined;
+      try {
+        const dir = await tempDir('early-stop');
+        const run = await runIt(await configAt(dir, hostile?.url ?? (await refusedUrl())), dir);
+        expect(run.code, run.stderr.slice(-1500)).toBe(3);
+        expect(run.ms).toBeLessThan(30_000);
+        await expectStopped(run, dir, stop);
+        // The target was asked for its discovery documents, once each, and nothing else.
+        if (hostile) expect(hostile.requests.length).toBeLessThanOrEqual(3);
+      } finally {
+        await hostile?.close();
+      }
+    },
+    70_000,
+  );
 
   test("init's placeholder client id: exit 2 before any request, naming the field", async () => {
     const dir = await tempDir('early-stop');
@@ -256,7 +368,11 @@ describe.concurrent('the preflight stops a run that cannot work, within 30 s', (
       const run = await runIt(config, dir);
       expect(run.code, run.stderr.slice(-1500)).toBe(2);
       expect(run.ms).toBeLessThan(15_000);
-      await expectStopped(run, dir, /^Cannot run: clients\[0\] \(role "main"\) still has the client id "REPLACE-WITH-CLIENT-ID" in .*target\.json\. Register the public key set/);
+      await expectStopped(
+        run,
+        dir,
+        /^Cannot run: clients\[0\] \(role "main"\) still has the client id "REPLACE-WITH-CLIENT-ID" in .*target\.json\. Register the public key set/,
+      );
       expect(proxy.requests).toEqual([]);
     } finally {
       await proxy.close();

@@ -87,7 +87,8 @@ const TRANSPORT: Record<string, Handler> = {
   },
   /** A gateway's HTML error page where JSON was expected. */
   html: (_req, res, count) => {
-    const page = '<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>\n';
+    const page =
+      '<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>\n';
     res.writeHead(502, { 'content-type': 'text/html' });
     res.end(page);
     count(page.length);
@@ -118,7 +119,8 @@ const TRANSPORT: Record<string, Handler> = {
   },
   /** An application server's HTML 500 page on every path. */
   'html-500': (_req, res, count) => {
-    const page = '<!DOCTYPE html>\n<html><head><title>500 Internal Server Error</title></head><body><h1>Internal Server Error</h1><p>The server encountered an unexpected condition.</p></body></html>\n';
+    const page =
+      '<!DOCTYPE html>\n<html><head><title>500 Internal Server Error</title></head><body><h1>Internal Server Error</h1><p>The server encountered an unexpected condition.</p></body></html>\n';
     res.writeHead(500, { 'content-type': 'text/html; charset=utf-8' });
     res.end(page);
     count(page.length);
@@ -188,8 +190,27 @@ export async function refusedUrl(): Promise<string> {
 /** HTTPS with a self-signed certificate (made with openssl), answering a plausible document. */
 export async function startSelfSignedTls(): Promise<Hostile> {
   const dir = mkdtempSync(join(tmpdir(), 'fhirc-tls-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-    '-subj', '/CN=127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+    ],
+    { stdio: 'ignore' },
+  );
   const requests: RecordedRequest[] = [];
   const server = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (req, res) => {
     requests.push({ method: req.method ?? '?', path: req.url ?? '/' });
@@ -264,7 +285,8 @@ export async function startProxy(upstream: string, rules: ProxyRules = {}): Prom
     const own = rules.answer?.(method, path, body.toString('utf8'));
     if (own) return own;
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && k !== 'host' && k !== 'content-length') headers[k] = Array.isArray(v) ? v.join(', ') : v;
+    for (const [k, v] of Object.entries(req.headers))
+      if (v !== undefined && k !== 'host' && k !== 'content-length') headers[k] = Array.isArray(v) ? v.join(', ') : v;
     const r = await request(`${upstream}${path}`, { method: method as 'GET', headers, body: body.length ? body : undefined });
     const text = (await r.body.text()).split(upstream).join(self);
     const out = { status: r.statusCode, headers: {} as Record<string, string>, body: text };

@@ -37,11 +37,44 @@ const METHODS = ['GET', 'GET', 'POST', 'PUT', 'PUT', 'DELETE', 'PATCH', 'HEAD', 
 const PREFIXES = ['/fhir/R4', '/fhir/R5', '/fhir/R3', '/fhir', '', '/auth', '/fhir/R4/../R5', '/FHIR/r4'];
 const TYPES = ['MedicationRequest', 'Encounter', 'DocumentReference', 'Patient', 'Observation', 'metadata', '.well-known', 'medicationrequest', ''];
 const OPS = ['$upload', '$binary-upload', '_history', '_history/1', '$everything', '%00', '..', 'x/y/z'];
-const PARAMS = ['patient', 'encounter', '_count', '_cursor', '_offset', 'date', 'status', 'class', '_id', 'practitioner', 'type', 'category', 'subject', '_sort', ''];
+const PARAMS = [
+  'patient',
+  'encounter',
+  '_count',
+  '_cursor',
+  '_offset',
+  'date',
+  'status',
+  'class',
+  '_id',
+  'practitioner',
+  'type',
+  'category',
+  'subject',
+  '_sort',
+  '',
+];
 const SCALARS: unknown[] = [null, true, 0, -1, 1e308, '', 'x'.repeat(5000), '\u0000', '\ud800', '<script>', [], {}, [[[]]], { reference: 'Patient/../..' }];
 
 function junk(r: Rng): string {
-  return r.pick(['', '%', '%zz', '%E0%A4%A', '..%2F..', '\u00e9\u00e8', '+', ' ', '%20', '&', '=', 'null', 'undefined', '-1', '1e309', 'x'.repeat(r.int(3000))]);
+  return r.pick([
+    '',
+    '%',
+    '%zz',
+    '%E0%A4%A',
+    '..%2F..',
+    '\u00e9\u00e8',
+    '+',
+    ' ',
+    '%20',
+    '&',
+    '=',
+    'null',
+    'undefined',
+    '-1',
+    '1e309',
+    'x'.repeat(r.int(3000)),
+  ]);
 }
 
 function idOf(r: Rng): string {
@@ -60,7 +93,11 @@ function pathOf(r: Rng): string {
   let path = parts.join('/').replace(/\/+$/, '') || '/';
   if (r.chance(0.5)) {
     const n = 1 + r.int(4);
-    const q = Array.from({ length: n }, () => `${r.pick(PARAMS)}=${encodeURIComponent(String(r.pick([() => idOf(r), () => junk(r), () => r.pick(['ge2025-01-01', 'xx2025', 'lt', '101', '0', 'AMB', 'finished'])])()))}`);
+    const q = Array.from(
+      { length: n },
+      () =>
+        `${r.pick(PARAMS)}=${encodeURIComponent(String(r.pick([() => idOf(r), () => junk(r), () => r.pick(['ge2025-01-01', 'xx2025', 'lt', '101', '0', 'AMB', 'finished'])])()))}`,
+    );
     path += `?${q.join('&')}${r.chance(0.1) ? '&&&=' : ''}`;
   }
   return path;
@@ -70,9 +107,26 @@ function pathOf(r: Rng): string {
 function mutatedResource(r: Rng): unknown {
   const patient = r.pick(FIXTURE_IDS);
   const base: Record<string, unknown> = r.pick([
-    () => ({ resourceType: 'MedicationRequest', status: 'active', intent: 'order', subject: { reference: `Patient/${patient}` }, medicationCodeableConcept: { coding: [{ system: 'http://www.nlm.nih.gov/research/umls/rxnorm', code: '197361' }] } }),
-    () => ({ resourceType: 'Encounter', status: 'planned', class: { system: 'http://terminology.hl7.org/CodeSystem/v3-ActCode', code: 'AMB' }, subject: { reference: `Patient/${patient}` }, period: { start: new Date().toISOString() } }),
-    () => ({ resourceType: 'DocumentReference', status: 'current', subject: { reference: `Patient/${patient}` }, content: [{ attachment: { contentType: 'text/plain', data: 'aGk=' } }] }),
+    () => ({
+      resourceType: 'MedicationRequest',
+      status: 'active',
+      intent: 'order',
+      subject: { reference: `Patient/${patient}` },
+      medicationCodeableConcept: { coding: [{ system: 'http://www.nlm.nih.gov/research/umls/rxnorm', code: '197361' }] },
+    }),
+    () => ({
+      resourceType: 'Encounter',
+      status: 'planned',
+      class: { system: 'http://terminology.hl7.org/CodeSystem/v3-ActCode', code: 'AMB' },
+      subject: { reference: `Patient/${patient}` },
+      period: { start: new Date().toISOString() },
+    }),
+    () => ({
+      resourceType: 'DocumentReference',
+      status: 'current',
+      subject: { reference: `Patient/${patient}` },
+      content: [{ attachment: { contentType: 'text/plain', data: 'aGk=' } }],
+    }),
   ])();
   for (let i = r.int(4); i > 0; i--) {
     const keys = Object.keys(base);
@@ -97,7 +151,12 @@ function bodyOf(r: Rng): string | Buffer | undefined {
     () => `[${'1,'.repeat(300_000)}1]`,
     () => `{"resourceType":"Encounter","note":"${'x'.repeat(1_200_000)}"}`,
     () => Buffer.from(Array.from({ length: 512 }, () => r.int(256))),
-    () => new URLSearchParams({ grant_type: 'client_credentials', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: `${junk(r)}.${junk(r)}.x` }).toString(),
+    () =>
+      new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+        client_assertion: `${junk(r)}.${junk(r)}.x`,
+      }).toString(),
   ])();
 }
 
@@ -105,8 +164,26 @@ function headersOf(r: Rng, tokens: string[]): Record<string, string> {
   const h: Record<string, string> = {};
   const auth = r.next();
   if (auth < 0.55) h.authorization = `Bearer ${r.pick(tokens)}`;
-  else if (auth < 0.75) h.authorization = r.pick(['Bearer', 'Basic Zm9vOmJhcg==', `Bearer ${r.pick(tokens)}x`, 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.', `Bearer ${'A'.repeat(8000)}`]);
-  if (r.chance(0.8)) h['content-type'] = r.pick(['application/fhir+json', 'application/json', 'application/fhir+json; charset=utf-8', 'application/fhir+xml', 'application/x-www-form-urlencoded', 'text/plain', 'multipart/form-data', ';', 'application/fhir+json; fhirVersion=5.0']);
+  else if (auth < 0.75)
+    h.authorization = r.pick([
+      'Bearer',
+      'Basic Zm9vOmJhcg==',
+      `Bearer ${r.pick(tokens)}x`,
+      'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.',
+      `Bearer ${'A'.repeat(8000)}`,
+    ]);
+  if (r.chance(0.8))
+    h['content-type'] = r.pick([
+      'application/fhir+json',
+      'application/json',
+      'application/fhir+json; charset=utf-8',
+      'application/fhir+xml',
+      'application/x-www-form-urlencoded',
+      'text/plain',
+      'multipart/form-data',
+      ';',
+      'application/fhir+json; fhirVersion=5.0',
+    ]);
   if (r.chance(0.5)) h.accept = r.pick(['application/fhir+json', '*/*', 'application/xml', 'text/html', '', 'application/fhir+json;q=0']);
   if (r.chance(0.15)) h['if-match'] = r.pick(['*', 'W/"1"', '"2"', 'W/', '"', 'W/"999999999999999999999"']);
   if (r.chance(0.1)) h.origin = r.pick(['https://app.example', 'null', '']);

@@ -52,7 +52,9 @@ describe('secrets never reach output', () => {
 
     const report = await readLatestReport(dir);
     expect(report.phiMasked).toBe(true);
-    const patients = Object.entries(referenceFixtures()).filter(([k]) => /^(patient|otherOrgPatient)/.test(k)).map(([, id]) => id);
+    const patients = Object.entries(referenceFixtures())
+      .filter(([k]) => /^(patient|otherOrgPatient)/.test(k))
+      .map(([, id]) => id);
     expect(patients.length).toBeGreaterThanOrEqual(5);
     for (const [name, text] of Object.entries(outputs)) {
       for (const id of patients) expect(text.includes(id), `patient id ${id} in ${name}`).toBe(false);
@@ -74,7 +76,11 @@ describe('secrets never reach output', () => {
           return {
             status: 401,
             headers: { 'content-type': 'application/json', 'www-authenticate': `Bearer error="invalid_client", assertion="${assertion}"` },
-            body: JSON.stringify({ error: 'invalid_client', error_description: `assertion rejected: ${assertion}`, access_token: 'eyJhbGciOiJIUzI1NiJ9.eyJsZWFrZWQiOiJ0b2tlbiJ9.c2lnbmF0dXJlLW9mLWEtbGVha2Vk' }),
+            body: JSON.stringify({
+              error: 'invalid_client',
+              error_description: `assertion rejected: ${assertion}`,
+              access_token: 'eyJhbGciOiJIUzI1NiJ9.eyJsZWFrZWQiOiJ0b2tlbiJ9.c2lnbmF0dXJlLW9mLWEtbGVha2Vk',
+            }),
           };
         },
       });
@@ -92,7 +98,9 @@ describe('secrets never reach output', () => {
       expect(run.code, run.stderr.slice(-1500)).toBe(2);
       expect(echoed.length).toBeGreaterThan(0);
       const outputs = await outputsOf(run, dir);
-      expect((await readLatestReport(dir)).run.setupError).toMatch(/refused the client assertion of client "conformance-main" .*HTTP 401 "invalid_client: assertion rejected: /);
+      expect((await readLatestReport(dir)).run.setupError).toMatch(
+        /refused the client assertion of client "conformance-main" .*HTTP 401 "invalid_client: assertion rejected: /,
+      );
       expectNoSecrets(outputs, echoed);
     }, 90_000);
   });

@@ -42,14 +42,20 @@ describe('writes are traceable', () => {
     const resources = accepted.map((r) => ({ r, sent: parse(r.body) })).filter(({ sent }) => typeof sent?.resourceType === 'string');
     expect(resources.length).toBeGreaterThan(20);
     const untagged = resources.filter(({ sent }) => !sent!.meta?.tag?.some((t) => t.system === runTag.system && t.code === runTag.code));
-    expect(untagged.map(({ r }) => `${r.method} ${r.path}`), 'creates without the run tag').toEqual([]);
+    expect(
+      untagged.map(({ r }) => `${r.method} ${r.path}`),
+      'creates without the run tag',
+    ).toEqual([]);
     // The rest are binary uploads to a document the run created.
     const ledgerIds = new Set(report.ledger.map((e) => e.id));
     // Accepted updates went to records the run created or to fixture records.
     const fixtureIds = new Set(Object.values(referenceFixtures()));
     const updated = proxy.requests.filter((r) => r.method === 'PUT' && r.status! < 300).map((r) => r.path.split('/')[4]!.split('?')[0]!);
     expect(updated.length).toBeGreaterThan(5);
-    expect(updated.filter((id) => !ledgerIds.has(id) && !fixtureIds.has(id)), 'updates of records neither created nor fixtures').toEqual([]);
+    expect(
+      updated.filter((id) => !ledgerIds.has(id) && !fixtureIds.has(id)),
+      'updates of records neither created nor fixtures',
+    ).toEqual([]);
     for (const r of accepted.filter((x) => !resources.some(({ r: y }) => y === x))) {
       expect(r.path).toMatch(/^\/fhir\/R5\/DocumentReference\/([0-9a-f-]{36})\/\$upload$/);
       expect(ledgerIds.has(r.path.split('/')[4]!)).toBe(true);
@@ -57,7 +63,11 @@ describe('writes are traceable', () => {
 
     // Every record created is in the ledger; created or changed records are the fixture patients'.
     const after = reference.resources.snapshot() as Snapshot;
-    const patients = new Set(Object.entries(referenceFixtures()).filter(([k]) => /^patient/.test(k)).map(([, id]) => id));
+    const patients = new Set(
+      Object.entries(referenceFixtures())
+        .filter(([k]) => /^patient/.test(k))
+        .map(([, id]) => id),
+    );
     const created: string[] = [];
     for (const [kind, rows] of Object.entries(after)) {
       const old = new Map((before[kind] ?? []).map((r) => [r.id, JSON.stringify(r)]));
@@ -68,7 +78,10 @@ describe('writes are traceable', () => {
       }
     }
     expect(created.length).toBeGreaterThan(10);
-    expect(created.filter((id) => !ledgerIds.has(id)), 'created records missing from the ledger').toEqual([]);
+    expect(
+      created.filter((id) => !ledgerIds.has(id)),
+      'created records missing from the ledger',
+    ).toEqual([]);
     expect(report.ledger.length).toBe(created.length);
   }, 240_000);
 });

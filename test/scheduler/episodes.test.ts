@@ -49,8 +49,14 @@ describe('exhaustion episodes (certification schedule)', () => {
   it('a target that doubles the wait on every early request: no request but the one early retry leaves on a key before its Retry-After, and every check passes', async () => {
     const exchanges: Exchange[] = [];
     const results = await runInProcess([...exhaustionChecks, ...issuanceChecks], {
-      limits: LIMITS, profile: 'full', modes: { prematureRetry: 'extend-steep' },
-      subscribers: [(e) => { if (e.type === 'exchange') exchanges.push(e.exchange); }],
+      limits: LIMITS,
+      profile: 'full',
+      modes: { prematureRetry: 'extend-steep' },
+      subscribers: [
+        (e) => {
+          if (e.type === 'exchange') exchanges.push(e.exchange);
+        },
+      ],
     });
     expect(describeResults(results).filter((l) => !/: (pass|observation)\b/.test(l))).toEqual([]);
     // Per key: every request that started after a 429 was sent (or while it was in flight) and before its
@@ -70,10 +76,14 @@ describe('exhaustion episodes (certification schedule)', () => {
   }, 180_000);
 
   const writesServed = rateLimitFaults.find((f) => f.name === 'rate-limit-writes-not-throttled')!;
-  it.concurrent.each([...throttleFaults, writesServed].map((f) => [f.name, f.violates[0]!] as const))('%s fails rate-limit.operations-429 on %s', async (fault, requirement) => {
-    const results = await runInProcess(operations, { limits: LIMITS, profile: 'full', faults: [fault] });
-    const r = results.get('rate-limit.operations-429')!;
-    expect(r.outcome, describeResults(results).join('\n')).toBe('fail');
-    expect(r.findings.map((f) => f.requirement)).toContain(requirement);
-  }, 120_000);
+  it.concurrent.each([...throttleFaults, writesServed].map((f) => [f.name, f.violates[0]!] as const))(
+    '%s fails rate-limit.operations-429 on %s',
+    async (fault, requirement) => {
+      const results = await runInProcess(operations, { limits: LIMITS, profile: 'full', faults: [fault] });
+      const r = results.get('rate-limit.operations-429')!;
+      expect(r.outcome, describeResults(results).join('\n')).toBe('fail');
+      expect(r.findings.map((f) => f.requirement)).toContain(requirement);
+    },
+    120_000,
+  );
 });

@@ -57,11 +57,15 @@ describe('the schedule', () => {
       'token-lifetime.a',
       'invariants.a',
     ]);
-    expect(planChecks([...input].reverse()).map((c) => c.id).filter((id) => id.startsWith('auth.') && !id.includes('expiry'))).toEqual(['auth.b', 'auth.a']);
+    expect(
+      planChecks([...input].reverse())
+        .map((c) => c.id)
+        .filter((id) => id.startsWith('auth.') && !id.includes('expiry')),
+    ).toEqual(['auth.b', 'auth.a']);
     expect(SCHEDULE.folders.indexOf('tenancy')).toBeLessThan(SCHEDULE.folders.indexOf('encounter'));
   });
 
-  it('puts the catalog\'s discovery and header checks first and the invariants last', async () => {
+  it("puts the catalog's discovery and header checks first and the invariants last", async () => {
     const order = planChecks(await referenceCatalog());
     expect(order[0]!.area).toBe('discovery');
     expect(slotOf(order.at(-1)!)).toBe('last');

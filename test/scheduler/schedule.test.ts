@@ -19,7 +19,7 @@ describe('lower bound of a run', () => {
     expect(f).toMatchObject({ boundS: 300, boundBy: 'token lifetime', ratio: 1.1 });
   });
 
-  it('is the paced requests at one key\'s rate plus the sliding scenario\'s 1.5 windows when the traffic is heavy', () => {
+  it("is the paced requests at one key's rate plus the sliding scenario's 1.5 windows when the traffic is heavy", () => {
     const f = pacingFigures(stats({ main: 400, 'second-org': 20 }), 600_000, ALL);
     expect(f.boundBy).toBe('request pacing');
     expect(f.boundS).toBe(420 + 90);

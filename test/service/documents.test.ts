@@ -34,8 +34,9 @@ describe('compare', () => {
   it('missingFrom: what was sent is carried; added members are fine; instants compare as instants', () => {
     const sent = { status: 'current', date: '2025-03-01T10:00:00Z', category: [{ coding: [{ code: 'a' }] }] };
     expect(missingFrom(sent, { ...sent, date: '2025-03-01T10:00:00.000+00:00', id: 'x', content: [] })).toEqual([]);
-    expect(missingFrom(sent, { status: 'current', date: '2025-03-01T10:00:01Z', category: [{ coding: [{ code: 'a', display: 'A' }] }] }))
-      .toEqual(['date: "2025-03-01T10:00:00Z" -> "2025-03-01T10:00:01Z"']);
+    expect(missingFrom(sent, { status: 'current', date: '2025-03-01T10:00:01Z', category: [{ coding: [{ code: 'a', display: 'A' }] }] })).toEqual([
+      'date: "2025-03-01T10:00:00Z" -> "2025-03-01T10:00:01Z"',
+    ]);
     expect(missingFrom(sent, { status: 'current', date: sent.date })).toEqual(['category: [{"coding":[{"code":"a"}]}] -> absent']);
     expect(missingFrom(sent, { ...sent, category: [] })).toEqual(['category: 1 items -> 0 items']);
   });

@@ -50,7 +50,9 @@ describe('expectError', () => {
   });
 
   it('fails a wrong issue code', () => {
-    expect(failureOf(() => expectError(res(429, outcome('processing', 'HPB-00105')), { status: 429, code: 'HPB-00105', issueCode: 'throttled' })).message).toMatch(/throttled/);
+    expect(
+      failureOf(() => expectError(res(429, outcome('processing', 'HPB-00105')), { status: 429, code: 'HPB-00105', issueCode: 'throttled' })).message,
+    ).toMatch(/throttled/);
   });
 });
 

@@ -113,9 +113,13 @@ describe('invariants', () => {
     const html = exchange(500, { 'content-type': 'text/html' }, '<h1>oops</h1>');
     expect(requirementsOf(html)).toEqual([R.fhirMediaType, R.operationOutcome]);
     expect(requirementsOf(html, { ...fhir, isFhir: false })).toEqual([]);
-    expect(requirementsOf(exchange(400, { 'content-type': 'application/json' }, '{"error":"invalid_client"}'), { ...fhir, isFhir: false, isTokenEndpoint: true }))
-      .toEqual([R.operationOutcome]);
-    const noDiagnostics = runInvariants(exchange(400, {}, JSON.stringify({ resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'invalid' }] })), fhir);
+    expect(
+      requirementsOf(exchange(400, { 'content-type': 'application/json' }, '{"error":"invalid_client"}'), { ...fhir, isFhir: false, isTokenEndpoint: true }),
+    ).toEqual([R.operationOutcome]);
+    const noDiagnostics = runInvariants(
+      exchange(400, {}, JSON.stringify({ resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'invalid' }] })),
+      fhir,
+    );
     expect(noDiagnostics.map((f) => f.message)).toEqual(['issue[0] lacks diagnostics']);
   });
 

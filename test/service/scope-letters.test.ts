@@ -36,7 +36,13 @@ describe('letterVerdict: refused under every reading, or open', () => {
   });
 
   it('the required letters themselves always cover', () => {
-    for (const [letters, interaction] of [['rs', 'read'], ['rs', 'search-type'], ['cru', 'update'], ['c', 'create'], ['cru', 'operation']] as const) {
+    for (const [letters, interaction] of [
+      ['rs', 'read'],
+      ['rs', 'search-type'],
+      ['cru', 'update'],
+      ['c', 'create'],
+      ['cru', 'operation'],
+    ] as const) {
       expect(coversUnderSomeReading(letters, letters, interaction)).toBe(true);
     }
   });

@@ -1,8 +1,6 @@
 /** The search helpers the Encounter, DocumentReference and tenancy suites share, and the search-fault reader. */
 import { describe, expect, it } from 'vitest';
-import {
-  codingMatchesToken, dateFilter, dayCompares, daysOf, referencedId, searchUrl, tokenOf,
-} from '../../src/service/search.js';
+import { codingMatchesToken, dateFilter, dayCompares, daysOf, referencedId, searchUrl, tokenOf } from '../../src/service/search.js';
 import { searchQueryUnderFaults } from '../../src/reference/faults/encounter.js';
 import { pdf } from '../../suites/document-reference/support.js';
 
@@ -51,7 +49,12 @@ describe('tokens and references', () => {
   });
 
   it('builds search URLs with _count=100 unless given', () => {
-    expect(searchUrl('/fhir/R4/Encounter', [['patient', 'p'], ['date', 'ge2025-01-01']])).toBe('/fhir/R4/Encounter?patient=p&date=ge2025-01-01&_count=100');
+    expect(
+      searchUrl('/fhir/R4/Encounter', [
+        ['patient', 'p'],
+        ['date', 'ge2025-01-01'],
+      ]),
+    ).toBe('/fhir/R4/Encounter?patient=p&date=ge2025-01-01&_count=100');
     expect(searchUrl('/x', [['_count', '5']])).toBe('/x?_count=5');
   });
 });
@@ -62,7 +65,11 @@ describe('search faults as the reference reads them', () => {
     expect(searchQueryUnderFaults(q, new Set(), 'encounter').toString()).toBe(q.toString());
   });
   it('drops an ignored parameter and misreads date prefixes', () => {
-    const read = searchQueryUnderFaults(q, new Set(['encounter-search-ignores-status', 'encounter-date-gt-misread', 'encounter-date-bare-misread']), 'encounter');
+    const read = searchQueryUnderFaults(
+      q,
+      new Set(['encounter-search-ignores-status', 'encounter-date-gt-misread', 'encounter-date-bare-misread']),
+      'encounter',
+    );
     expect(read.get('status')).toBeNull();
     expect(read.getAll('date')).toEqual(['ge2025-02-03', 'ge2025-02-04']);
   });

@@ -13,22 +13,72 @@ function outcomeOf(status: number, code: string, message: string, issueCode: str
   return {
     status,
     headers: { ...res.headers, 'Content-Type': 'application/fhir+json; charset=utf-8', ...headers },
-    body: { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: issueCode, diagnostics: `${code}: ${message}`, details: { coding: [{ system: CATALOG_SYSTEM, code }] } }] },
+    body: {
+      resourceType: 'OperationOutcome',
+      issue: [{ severity: 'error', code: issueCode, diagnostics: `${code}: ${message}`, details: { coding: [{ system: CATALOG_SYSTEM, code }] } }],
+    },
   };
 }
 const serverError = (res: FaultResponse) => outcomeOf(500, 'SVC-00001', 'Internal server error', 'exception', res);
 const unavailable = (res: FaultResponse) => outcomeOf(503, 'SVC-00007', 'Service unavailable', 'transient', res);
 
-
 export const faults: FaultDef[] = [
-  { name: 'assertion-signature-not-checked', area: 'auth', violates: ['auth.assertion-signature-checked'], symptom: 'An assertion whose signature does not verify with the client\'s key is accepted.', checks: ['auth.assertion-corrupted-signature', 'auth.assertion-foreign-key'] },
-  { name: 'assertion-alg-none-accepted', area: 'auth', violates: ['auth.assertion-signature-checked'], symptom: 'An unsigned assertion (alg none) is accepted.', checks: ['auth.assertion-alg-none'] },
-  { name: 'assertion-hs256-accepted', area: 'auth', violates: ['auth.assertion-signature-checked'], symptom: 'An HS256 assertion is accepted without a check against the client\'s registered key.', checks: ['auth.assertion-hs256-public-key'] },
-  { name: 'assertion-unknown-kid-accepted', area: 'auth', violates: ['auth.assertion-signature-checked'], symptom: 'An assertion whose kid names no key of the client is accepted unverified.', checks: ['auth.assertion-unknown-kid'] },
-  { name: 'assertion-iss-not-checked', area: 'auth', violates: ['auth.assertion-iss-checked'], symptom: 'The client is taken from sub; any iss (or none) is accepted.', checks: ['auth.assertion-wrong-iss', 'auth.assertion-missing-iss'] },
-  { name: 'assertion-sub-not-checked', area: 'auth', violates: ['auth.assertion-sub-checked'], symptom: 'An assertion whose sub is not the client is accepted.', checks: ['auth.assertion-wrong-sub'] },
-  { name: 'assertion-exp-not-checked', area: 'auth', violates: ['auth.assertion-exp-checked'], symptom: 'An expired assertion is accepted.', checks: ['auth.assertion-expired'] },
-  { name: 'assertion-exp-not-required', area: 'auth', violates: ['auth.assertion-exp-checked'], symptom: 'An assertion without exp is accepted.', checks: ['auth.assertion-missing-exp'] },
+  {
+    name: 'assertion-signature-not-checked',
+    area: 'auth',
+    violates: ['auth.assertion-signature-checked'],
+    symptom: "An assertion whose signature does not verify with the client's key is accepted.",
+    checks: ['auth.assertion-corrupted-signature', 'auth.assertion-foreign-key'],
+  },
+  {
+    name: 'assertion-alg-none-accepted',
+    area: 'auth',
+    violates: ['auth.assertion-signature-checked'],
+    symptom: 'An unsigned assertion (alg none) is accepted.',
+    checks: ['auth.assertion-alg-none'],
+  },
+  {
+    name: 'assertion-hs256-accepted',
+    area: 'auth',
+    violates: ['auth.assertion-signature-checked'],
+    symptom: "An HS256 assertion is accepted without a check against the client's registered key.",
+    checks: ['auth.assertion-hs256-public-key'],
+  },
+  {
+    name: 'assertion-unknown-kid-accepted',
+    area: 'auth',
+    violates: ['auth.assertion-signature-checked'],
+    symptom: 'An assertion whose kid names no key of the client is accepted unverified.',
+    checks: ['auth.assertion-unknown-kid'],
+  },
+  {
+    name: 'assertion-iss-not-checked',
+    area: 'auth',
+    violates: ['auth.assertion-iss-checked'],
+    symptom: 'The client is taken from sub; any iss (or none) is accepted.',
+    checks: ['auth.assertion-wrong-iss', 'auth.assertion-missing-iss'],
+  },
+  {
+    name: 'assertion-sub-not-checked',
+    area: 'auth',
+    violates: ['auth.assertion-sub-checked'],
+    symptom: 'An assertion whose sub is not the client is accepted.',
+    checks: ['auth.assertion-wrong-sub'],
+  },
+  {
+    name: 'assertion-exp-not-checked',
+    area: 'auth',
+    violates: ['auth.assertion-exp-checked'],
+    symptom: 'An expired assertion is accepted.',
+    checks: ['auth.assertion-expired'],
+  },
+  {
+    name: 'assertion-exp-not-required',
+    area: 'auth',
+    violates: ['auth.assertion-exp-checked'],
+    symptom: 'An assertion without exp is accepted.',
+    checks: ['auth.assertion-missing-exp'],
+  },
   {
     name: 'assertion-failure-wrong-code',
     area: 'auth',
@@ -45,7 +95,11 @@ export const faults: FaultDef[] = [
     checks: ['auth.token-request-without-client-assertion', 'auth.token-request-malformed-client-assertion'],
     transformResponse: (res, req) =>
       isToken(req) && res.status >= 400
-        ? { ...res, headers: { ...res.headers, 'Content-Type': 'application/json' }, body: { error: res.status === 401 ? 'invalid_client' : 'invalid_request', error_description: String(issue0(res)?.diagnostics ?? '') } }
+        ? {
+            ...res,
+            headers: { ...res.headers, 'Content-Type': 'application/json' },
+            body: { error: res.status === 401 ? 'invalid_client' : 'invalid_request', error_description: String(issue0(res)?.diagnostics ?? '') },
+          }
         : res,
   },
   {
@@ -60,7 +114,13 @@ export const faults: FaultDef[] = [
       return { ...res, body: { ...rest, token } };
     },
   },
-  { name: 'bearer-signature-not-checked', area: 'auth', violates: ['auth.invalid-bearer-401'], symptom: 'A bearer token with valid claims but another key\'s signature is accepted.', checks: ['auth.invalid-bearer-401'] },
+  {
+    name: 'bearer-signature-not-checked',
+    area: 'auth',
+    violates: ['auth.invalid-bearer-401'],
+    symptom: "A bearer token with valid claims but another key's signature is accepted.",
+    checks: ['auth.invalid-bearer-401'],
+  },
   {
     name: 'bearer-401-wrong-code',
     area: 'auth',
@@ -69,9 +129,27 @@ export const faults: FaultDef[] = [
     checks: ['auth.missing-bearer-401', 'auth.invalid-bearer-401'],
     transformResponse: (res, req) => (isFhirCall(req) && res.status === 401 && hasCode(res, 'SVC-00004') ? recode(res, 'SVC-00004', 'HPB-00107') : res),
   },
-  { name: 'new-token-refused-after-expiry', area: 'auth', violates: ['token-lifetime.new-token-after-expiry'], symptom: 'Once a client presented an expired token, its new tokens are refused with 401 HPB-00107 too.', checks: ['auth.new-token-after-expiry'] },
-  { name: 'production-origin-not-enforced', area: 'auth', violates: ['auth.production-key-browser-origin-403', 'catalog.hpb-00124'], symptom: 'A production key\'s token is accepted from a browser origin.', checks: ['auth.production-key-browser-origin-403'] },
-  { name: 'sandbox-origin-refused', area: 'auth', violates: ['auth.production-key-browser-origin-403'], symptom: 'A sandbox key\'s token sent with an Origin header is refused with 403 HPB-00124.', checks: ['auth.sandbox-key-browser-origin-allowed'] },
+  {
+    name: 'new-token-refused-after-expiry',
+    area: 'auth',
+    violates: ['token-lifetime.new-token-after-expiry'],
+    symptom: 'Once a client presented an expired token, its new tokens are refused with 401 HPB-00107 too.',
+    checks: ['auth.new-token-after-expiry'],
+  },
+  {
+    name: 'production-origin-not-enforced',
+    area: 'auth',
+    violates: ['auth.production-key-browser-origin-403', 'catalog.hpb-00124'],
+    symptom: "A production key's token is accepted from a browser origin.",
+    checks: ['auth.production-key-browser-origin-403'],
+  },
+  {
+    name: 'sandbox-origin-refused',
+    area: 'auth',
+    violates: ['auth.production-key-browser-origin-403'],
+    symptom: "A sandbox key's token sent with an Origin header is refused with 403 HPB-00124.",
+    checks: ['auth.sandbox-key-browser-origin-allowed'],
+  },
   {
     name: 'token-errors-500',
     area: 'auth',
@@ -86,7 +164,8 @@ export const faults: FaultDef[] = [
     violates: ['auth.missing-bearer-401', 'auth.invalid-bearer-401'],
     symptom: 'A MedicationRequest read without a (valid) bearer token gets 503 SVC-00007, every time, instead of 401; other calls are served normally.',
     checks: ['auth.missing-bearer-401', 'auth.invalid-bearer-401', 'generated.medication-request-read.no-token'],
-    transformResponse: (res, req) => (req.op?.operationId === 'MedicationRequest.read' && res.status === 401 && hasCode(res, 'SVC-00004') ? unavailable(res) : res),
+    transformResponse: (res, req) =>
+      req.op?.operationId === 'MedicationRequest.read' && res.status === 401 && hasCode(res, 'SVC-00004') ? unavailable(res) : res,
   },
   {
     name: 'production-origin-wrong-code',
@@ -103,7 +182,13 @@ export const faults: FaultDef[] = [
     symptom: "When the client's key-set endpoint cannot be reached, the assertion's signature is not checked and a token is issued anyway.",
     checks: ['auth.key-set-unreachable-refused'],
   },
-  { name: 'only-first-scope-granted', area: 'auth', violates: ['auth.token-scope-parameter'], symptom: 'A token request for several scopes gets a token for the first one only.', checks: ['auth.token-grants-requested-scopes'] },
+  {
+    name: 'only-first-scope-granted',
+    area: 'auth',
+    violates: ['auth.token-scope-parameter'],
+    symptom: 'A token request for several scopes gets a token for the first one only.',
+    checks: ['auth.token-grants-requested-scopes'],
+  },
   {
     name: 'aud-not-checked',
     area: 'auth',

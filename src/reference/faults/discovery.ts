@@ -10,7 +10,10 @@ export const faults: FaultDef[] = [
     violates: ['discovery.token-endpoint-path'],
     symptom: 'smart-configuration names /oauth2/token (which does not exist) instead of /auth/token on the base address.',
     checks: ['discovery.token-endpoint-advertised'],
-    transformResponse: onPath(path('/fhir/.well-known/smart-configuration'), (b) => ({ ...b, token_endpoint: String(b.token_endpoint).replace('/auth/token', '/oauth2/token') })),
+    transformResponse: onPath(path('/fhir/.well-known/smart-configuration'), (b) => ({
+      ...b,
+      token_endpoint: String(b.token_endpoint).replace('/auth/token', '/oauth2/token'),
+    })),
   },
   {
     name: 'token-endpoint-not-on-base',
@@ -23,7 +26,17 @@ export const faults: FaultDef[] = [
         ? {
             status: 404,
             headers: { ...res.headers, 'content-type': 'application/fhir+json; charset=utf-8' },
-            body: { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'not-found', diagnostics: 'SVC-00002: Resource not found', details: { coding: [{ system: CATALOG_SYSTEM, code: 'SVC-00002' }] } }] },
+            body: {
+              resourceType: 'OperationOutcome',
+              issue: [
+                {
+                  severity: 'error',
+                  code: 'not-found',
+                  diagnostics: 'SVC-00002: Resource not found',
+                  details: { coding: [{ system: CATALOG_SYSTEM, code: 'SVC-00002' }] },
+                },
+              ],
+            },
           }
         : res,
   },
@@ -99,5 +112,3 @@ export const faults: FaultDef[] = [
     checks: ['discovery.metadata-without-auth'],
   },
 ];
-
-

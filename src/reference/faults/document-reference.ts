@@ -39,7 +39,8 @@ function oversize(name: string, symptom: string, replace: (res: FaultResponse) =
     violates: SIZE_RULES,
     symptom,
     checks: SIZE_CHECKS,
-    transformResponse: (res, req) => (req.op?.resource === 'DocumentReference' && res.status === 413 && outcomeCode(res.body) === 'HPB-00119' ? replace(res) : res),
+    transformResponse: (res, req) =>
+      req.op?.resource === 'DocumentReference' && res.status === 413 && outcomeCode(res.body) === 'HPB-00119' ? replace(res) : res,
   };
 }
 
@@ -50,8 +51,7 @@ export const faults: FaultDef[] = [
     violates: ['general.r4-and-r5-served'],
     symptom: 'Every /fhir/R5 resource request answers 404 SVC-00002 (only R4 is served).',
     checks: ['document-reference.r4-and-r5-served', 'document-reference.read'],
-    transformResponse: (res, req) =>
-      req.path.startsWith('/fhir/R5/') && !req.path.endsWith('/metadata') ? errorResponse(res, 404, 'SVC-00002') : res,
+    transformResponse: (res, req) => (req.path.startsWith('/fhir/R5/') && !req.path.endsWith('/metadata') ? errorResponse(res, 404, 'SVC-00002') : res),
   },
   {
     name: 'document-reference-read-without-id',
@@ -167,17 +167,29 @@ export const faults: FaultDef[] = [
     name: 'document-reference-inline-size-not-enforced',
     area: 'document-reference',
     violates: SIZE_RULES,
-    symptom: 'A document over the size maximum sent inline (content[].attachment.data) is accepted on create and update; $upload still refuses it with 413 HPB-00119.',
+    symptom:
+      'A document over the size maximum sent inline (content[].attachment.data) is accepted on create and update; $upload still refuses it with 413 HPB-00119.',
     checks: ['document-reference.size-limit-create', 'document-reference.size-limit-update'],
   },
-  oversize('document-reference-upload-too-large-wrong-code', 'A document over the size maximum gives 413 with HPB-00122 (the webhook code) instead of HPB-00119.',
-    (res) => ({ ...res, body: recoded(res.body, 'HPB-00122') })),
-  oversize('document-reference-oversize-413-without-code', 'A document over the size maximum gives 413 without a catalog code (as a proxy in front would).',
-    (res) => ({ ...res, body: operationOutcome(plainError(413, 'Request entity too large', 'too-long')) })),
-  oversize('document-reference-oversize-400', 'A document over the size maximum is refused with 400 HPB-00101 instead of 413 HPB-00119.',
-    (res) => errorResponse(res, 400, 'HPB-00101')),
-  oversize('document-reference-oversize-422', 'A document over the size maximum is refused with 422 HPB-00101 instead of 413 HPB-00119.',
-    (res) => errorResponse(res, 422, 'HPB-00101')),
-  oversize('document-reference-oversize-500', 'A document over the size maximum is answered 500 SVC-00001 instead of 413 HPB-00119.',
-    (res) => ({ ...res, status: 500, body: operationOutcome(catalogError('SVC-00001')) })),
+  oversize(
+    'document-reference-upload-too-large-wrong-code',
+    'A document over the size maximum gives 413 with HPB-00122 (the webhook code) instead of HPB-00119.',
+    (res) => ({ ...res, body: recoded(res.body, 'HPB-00122') }),
+  ),
+  oversize(
+    'document-reference-oversize-413-without-code',
+    'A document over the size maximum gives 413 without a catalog code (as a proxy in front would).',
+    (res) => ({ ...res, body: operationOutcome(plainError(413, 'Request entity too large', 'too-long')) }),
+  ),
+  oversize('document-reference-oversize-400', 'A document over the size maximum is refused with 400 HPB-00101 instead of 413 HPB-00119.', (res) =>
+    errorResponse(res, 400, 'HPB-00101'),
+  ),
+  oversize('document-reference-oversize-422', 'A document over the size maximum is refused with 422 HPB-00101 instead of 413 HPB-00119.', (res) =>
+    errorResponse(res, 422, 'HPB-00101'),
+  ),
+  oversize('document-reference-oversize-500', 'A document over the size maximum is answered 500 SVC-00001 instead of 413 HPB-00119.', (res) => ({
+    ...res,
+    status: 500,
+    body: operationOutcome(catalogError('SVC-00001')),
+  })),
 ];

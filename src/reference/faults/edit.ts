@@ -12,9 +12,19 @@ export type Json = Record<string, unknown>;
 export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** `MedicationRequest.read` -> `medication-request-read`. */
-export const kebab = (s: string) => s.replace(/([a-z])([A-Z])/g, '$1-$2').replace(/\./g, '-').toLowerCase();
+export const kebab = (s: string) =>
+  s
+    .replace(/([a-z])([A-Z])/g, '$1-$2')
+    .replace(/\./g, '-')
+    .toLowerCase();
 /** An interaction as requirement ids name it (`search-type` -> `search`). */
-export const SHORT: Record<OperationDef['interaction'], string> = { read: 'read', update: 'update', 'search-type': 'search', create: 'create', operation: 'upload' };
+export const SHORT: Record<OperationDef['interaction'], string> = {
+  read: 'read',
+  update: 'update',
+  'search-type': 'search',
+  create: 'create',
+  operation: 'upload',
+};
 
 /** GET of exactly this path. */
 export const path = (p: string) => (req: FaultRequest) => req.method === 'GET' && req.path === p;

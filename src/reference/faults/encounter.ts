@@ -57,9 +57,10 @@ const misreadPrefix = (prefix: string): FaultDef => ({
   area: 'encounter',
   violates: [prefix === 'bare' ? 'encounter.search-date-day' : 'encounter.search-date-prefixes'],
   checks: [prefix === 'bare' ? 'encounter.search-date-day' : `encounter.search-date-${prefix}`],
-  symptom: prefix === 'bare'
-    ? `Encounter search reads a date without prefix as ${MISREAD_PREFIX.bare}.`
-    : `Encounter search reads the date prefix ${prefix} as ${MISREAD_PREFIX[prefix]}.`,
+  symptom:
+    prefix === 'bare'
+      ? `Encounter search reads a date without prefix as ${MISREAD_PREFIX.bare}.`
+      : `Encounter search reads the date prefix ${prefix} as ${MISREAD_PREFIX[prefix]}.`,
 });
 
 export const faults: FaultDef[] = [
@@ -77,7 +78,10 @@ export const faults: FaultDef[] = [
     violates: ['encounter.status-values'],
     checks: ['encounter.status-values'],
     symptom: 'Encounters are emitted with status "arrived", outside planned/in-progress/finished/cancelled.',
-    transformResponse: (res, req) => editEncounters(res, req, (e) => { e.status = 'arrived'; }),
+    transformResponse: (res, req) =>
+      editEncounters(res, req, (e) => {
+        e.status = 'arrived';
+      }),
   },
   {
     name: 'encounter-class-without-display',
@@ -85,7 +89,10 @@ export const faults: FaultDef[] = [
     violates: ['encounter.class-coding'],
     checks: ['encounter.class-coding'],
     symptom: 'Encounter.class is emitted without display.',
-    transformResponse: (res, req) => editEncounters(res, req, (e) => { if (isObject(e.class)) delete e.class.display; }),
+    transformResponse: (res, req) =>
+      editEncounters(res, req, (e) => {
+        if (isObject(e.class)) delete e.class.display;
+      }),
   },
   {
     name: 'encounter-subject-not-patient',
@@ -93,9 +100,10 @@ export const faults: FaultDef[] = [
     violates: ['encounter.subject-patient-reference'],
     checks: ['encounter.subject-patient-reference'],
     symptom: 'Encounter.subject references Group/<id> instead of Patient/<id>.',
-    transformResponse: (res, req) => editEncounters(res, req, (e) => {
-      if (isObject(e.subject) && typeof e.subject.reference === 'string') e.subject.reference = e.subject.reference.replace(/^Patient\//, 'Group/');
-    }),
+    transformResponse: (res, req) =>
+      editEncounters(res, req, (e) => {
+        if (isObject(e.subject) && typeof e.subject.reference === 'string') e.subject.reference = e.subject.reference.replace(/^Patient\//, 'Group/');
+      }),
   },
   {
     name: 'encounter-participant-as-actor',
@@ -103,12 +111,13 @@ export const faults: FaultDef[] = [
     violates: ['encounter.participant-individual'],
     checks: ['encounter.participant-individual'],
     symptom: 'Encounter.participant items hold the practitioner in `actor` (R5 spelling) instead of `individual`.',
-    transformResponse: (res, req) => editEncounters(res, req, (e) => {
-      for (const p of Array.isArray(e.participant) ? (e.participant as Json[]) : []) {
-        p.actor = p.individual;
-        delete p.individual;
-      }
-    }),
+    transformResponse: (res, req) =>
+      editEncounters(res, req, (e) => {
+        for (const p of Array.isArray(e.participant) ? (e.participant as Json[]) : []) {
+          p.actor = p.individual;
+          delete p.individual;
+        }
+      }),
   },
   {
     name: 'encounter-period-start-not-datetime',
@@ -116,12 +125,13 @@ export const faults: FaultDef[] = [
     violates: ['encounter.period-shape'],
     checks: ['encounter.period-shape'],
     symptom: 'Encounter.period.start is emitted as a day/month/year text, not an ISO 8601 date-time.',
-    transformResponse: (res, req) => editEncounters(res, req, (e) => {
-      if (isObject(e.period) && typeof e.period.start === 'string') {
-        const [y, m, d] = e.period.start.slice(0, 10).split('-');
-        e.period.start = `${d}/${m}/${y}`;
-      }
-    }),
+    transformResponse: (res, req) =>
+      editEncounters(res, req, (e) => {
+        if (isObject(e.period) && typeof e.period.start === 'string') {
+          const [y, m, d] = e.period.start.slice(0, 10).split('-');
+          e.period.start = `${d}/${m}/${y}`;
+        }
+      }),
   },
   {
     name: 'encounter-contained-ids-unstable',
@@ -129,12 +139,14 @@ export const faults: FaultDef[] = [
     violates: ['encounter.contained-stable-ids'],
     checks: ['encounter.contained-stable-ids'],
     symptom: 'Contained Condition ids are renumbered on every response (condition-N shifts between two reads).',
-    transformResponse: (res, req) => editEncounters(res, req, (e) => {
-      const shift = ++renumbering * 10;
-      const rename = (id: string) => id.replace(/^(#?)condition-(\d+)$/, (_m, hash: string, n: string) => `${hash}condition-${Number(n) + shift}`);
-      for (const c of contained(e)) if (typeof c.id === 'string') c.id = rename(c.id);
-      for (const d of diagnoses(e)) if (isObject(d.condition) && typeof d.condition.reference === 'string') d.condition.reference = rename(d.condition.reference);
-    }),
+    transformResponse: (res, req) =>
+      editEncounters(res, req, (e) => {
+        const shift = ++renumbering * 10;
+        const rename = (id: string) => id.replace(/^(#?)condition-(\d+)$/, (_m, hash: string, n: string) => `${hash}condition-${Number(n) + shift}`);
+        for (const c of contained(e)) if (typeof c.id === 'string') c.id = rename(c.id);
+        for (const d of diagnoses(e))
+          if (isObject(d.condition) && typeof d.condition.reference === 'string') d.condition.reference = rename(d.condition.reference);
+      }),
   },
   {
     name: 'encounter-care-plan-id-renamed',
@@ -142,9 +154,10 @@ export const faults: FaultDef[] = [
     violates: ['encounter.contained-care-plan'],
     checks: ['encounter.contained-care-plan'],
     symptom: 'The contained CarePlan is emitted with id "plan-1" instead of "care-plan".',
-    transformResponse: (res, req) => editEncounters(res, req, (e) => {
-      for (const c of contained(e)) if (c.id === 'care-plan') c.id = 'plan-1';
-    }),
+    transformResponse: (res, req) =>
+      editEncounters(res, req, (e) => {
+        for (const c of contained(e)) if (c.id === 'care-plan') c.id = 'plan-1';
+      }),
   },
   {
     name: 'encounter-summary-not-clinical-impression',
@@ -152,9 +165,10 @@ export const faults: FaultDef[] = [
     violates: ['encounter.contained-subjective-objective-summary'],
     checks: ['encounter.contained-subjective-objective-summary'],
     symptom: 'The contained #subjective-objective-summary is an Observation, not a ClinicalImpression.',
-    transformResponse: (res, req) => editEncounters(res, req, (e) => {
-      for (const c of contained(e)) if (c.id === 'subjective-objective-summary') c.resourceType = 'Observation';
-    }),
+    transformResponse: (res, req) =>
+      editEncounters(res, req, (e) => {
+        for (const c of contained(e)) if (c.id === 'subjective-objective-summary') c.resourceType = 'Observation';
+      }),
   },
   {
     name: 'encounter-impression-loinc-missing',
@@ -162,9 +176,10 @@ export const faults: FaultDef[] = [
     violates: ['encounter.contained-diagnostic-impression'],
     checks: ['encounter.contained-diagnostic-impression'],
     symptom: 'The contained #diagnostic-impression ClinicalImpression has no LOINC 51848-0 code.',
-    transformResponse: (res, req) => editEncounters(res, req, (e) => {
-      for (const c of contained(e)) if (c.id === 'diagnostic-impression') delete c.code;
-    }),
+    transformResponse: (res, req) =>
+      editEncounters(res, req, (e) => {
+        for (const c of contained(e)) if (c.id === 'diagnostic-impression') delete c.code;
+      }),
   },
   {
     name: 'encounter-diagnosis-external-condition',
@@ -172,11 +187,12 @@ export const faults: FaultDef[] = [
     violates: ['encounter.diagnosis-references-contained-condition'],
     checks: ['encounter.diagnosis-contained-conditions'],
     symptom: 'Encounter.diagnosis[].condition references Condition/<uuid> instead of a contained Condition.',
-    transformResponse: (res, req) => editEncounters(res, req, (e) => {
-      for (const d of diagnoses(e)) {
-        if (isObject(d.condition)) d.condition.reference = 'Condition/0b6d9a3e-8a54-4a34-9b7e-0d8f3c2a9e11';
-      }
-    }),
+    transformResponse: (res, req) =>
+      editEncounters(res, req, (e) => {
+        for (const d of diagnoses(e)) {
+          if (isObject(d.condition)) d.condition.reference = 'Condition/0b6d9a3e-8a54-4a34-9b7e-0d8f3c2a9e11';
+        }
+      }),
   },
   {
     name: 'encounter-diagnosis-ranks-descending',
@@ -184,11 +200,14 @@ export const faults: FaultDef[] = [
     violates: ['encounter.diagnosis-rank-secondary-order'],
     checks: ['encounter.diagnoses-round-trip'],
     symptom: 'Secondary diagnoses are ranked in reverse of their stored order (ranks descend).',
-    transformResponse: (res, req) => editEncounters(res, req, (e) => {
-      const secondaries = diagnoses(e).filter((d) => typeof d.rank === 'number' && d.rank >= 2);
-      const ranks = secondaries.map((d) => d.rank as number).reverse();
-      secondaries.forEach((d, i) => { d.rank = ranks[i]; });
-    }),
+    transformResponse: (res, req) =>
+      editEncounters(res, req, (e) => {
+        const secondaries = diagnoses(e).filter((d) => typeof d.rank === 'number' && d.rank >= 2);
+        const ranks = secondaries.map((d) => d.rank as number).reverse();
+        secondaries.forEach((d, i) => {
+          d.rank = ranks[i];
+        });
+      }),
   },
   {
     name: 'encounter-search-bundle-collection',

@@ -51,11 +51,14 @@ export const faults: FaultDef[] = [
     violates: ['errors.prefix-only-with-catalog-code'],
     symptom: '404 errors have plain-text diagnostics but still carry details.coding (an HL7 operation-outcome code, no catalog code).',
     checks: ['errors.catalog-code-format'],
-    transformResponse: rewriteIssue((res, issue) => res.status === 404 && anyCatalog(res, issue), (issue) => ({
-      ...issue,
-      diagnostics: withoutPrefix(issue),
-      details: { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/operation-outcome', code: 'MSG_NO_EXIST' }] },
-    })),
+    transformResponse: rewriteIssue(
+      (res, issue) => res.status === 404 && anyCatalog(res, issue),
+      (issue) => ({
+        ...issue,
+        diagnostics: withoutPrefix(issue),
+        details: { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/operation-outcome', code: 'MSG_NO_EXIST' }] },
+      }),
+    ),
   },
   {
     name: 'error-catalog-status-mismatch',
@@ -79,7 +82,10 @@ export const faults: FaultDef[] = [
     violates: ['errors.issue-code-fhir-issue-type'],
     symptom: '404 errors carry issue code "resource-not-found", which is not a FHIR issue type.',
     checks: ['errors.operation-outcome-format'],
-    transformResponse: rewriteIssue((res) => res.status === 404, (issue) => ({ ...issue, code: 'resource-not-found' })),
+    transformResponse: rewriteIssue(
+      (res) => res.status === 404,
+      (issue) => ({ ...issue, code: 'resource-not-found' }),
+    ),
   },
   {
     name: 'error-issue-code-missing',
@@ -87,7 +93,10 @@ export const faults: FaultDef[] = [
     violates: ['errors.status-and-issue-code-present'],
     symptom: '401 errors carry no issue[0].code.',
     checks: ['errors.operation-outcome-format'],
-    transformResponse: rewriteIssue((res) => res.status === 401, ({ code: _code, ...rest }) => rest),
+    transformResponse: rewriteIssue(
+      (res) => res.status === 401,
+      ({ code: _code, ...rest }) => rest,
+    ),
   },
   {
     name: 'error-issue-severity-missing',
@@ -95,7 +104,10 @@ export const faults: FaultDef[] = [
     violates: ['errors.operation-outcome-shape'],
     symptom: 'Error issues carry no severity.',
     checks: ['errors.operation-outcome-format', 'invariants.error-operation-outcome'],
-    transformResponse: rewriteIssue(() => true, ({ severity: _severity, ...rest }) => rest),
+    transformResponse: rewriteIssue(
+      () => true,
+      ({ severity: _severity, ...rest }) => rest,
+    ),
   },
   {
     name: 'errors-as-plain-text',
@@ -116,7 +128,10 @@ export const faults: FaultDef[] = [
     violates: ['errors.invalid-issue-code'],
     symptom: '400 HPB-00101 carries issue code structure instead of invalid.',
     checks: ['errors.invalid-body-hpb-00101', 'generated.medication-request-create.invalid-missing-subject'],
-    transformResponse: rewriteIssue((res, issue) => res.status === 400 && issueCode(issue) === 'HPB-00101', (issue) => ({ ...issue, code: 'structure' })),
+    transformResponse: rewriteIssue(
+      (res, issue) => res.status === 400 && issueCode(issue) === 'HPB-00101',
+      (issue) => ({ ...issue, code: 'structure' }),
+    ),
   },
   {
     name: 'malformed-json-500',
@@ -128,7 +143,14 @@ export const faults: FaultDef[] = [
       const issue = issue0(res);
       if (res.status !== 400 || !issue || !/not valid JSON/.test(issue.diagnostics ?? '')) return res;
       const coding = [{ ...issue.details?.coding?.[0], code: 'SVC-00001' }];
-      return { ...res, status: 500, body: { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'exception', diagnostics: 'SVC-00001: Internal server error', details: { coding } }] } };
+      return {
+        ...res,
+        status: 500,
+        body: {
+          resourceType: 'OperationOutcome',
+          issue: [{ severity: 'error', code: 'exception', diagnostics: 'SVC-00001: Internal server error', details: { coding } }],
+        },
+      };
     },
   },
   {

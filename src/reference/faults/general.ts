@@ -18,7 +18,9 @@ export const faults: FaultDef[] = [
     symptom: 'MedicationRequests read or searched carry their id as 32 hex digits without dashes.',
     transformResponse: (res, req) => {
       if (!successOf(res, req, 'read') && !successOf(res, req, 'search-type')) return res;
-      return eachMedicationRequest(res, (mr) => { if (typeof mr.id === 'string') mr.id = mr.id.replace(/-/g, ''); });
+      return eachMedicationRequest(res, (mr) => {
+        if (typeof mr.id === 'string') mr.id = mr.id.replace(/-/g, '');
+      });
     },
   },
   {
@@ -27,9 +29,11 @@ export const faults: FaultDef[] = [
     violates: ['general.reference-format'],
     checks: ['general.reference-format'],
     symptom: 'MedicationRequest.subject.reference is an absolute URL instead of Patient/<uuid>.',
-    transformResponse: (res) => eachMedicationRequest(res, (mr) => {
-      if (isObject(mr.subject) && typeof mr.subject.reference === 'string') mr.subject.reference = `https://clinical-records.example/fhir/R4/${mr.subject.reference}`;
-    }),
+    transformResponse: (res) =>
+      eachMedicationRequest(res, (mr) => {
+        if (isObject(mr.subject) && typeof mr.subject.reference === 'string')
+          mr.subject.reference = `https://clinical-records.example/fhir/R4/${mr.subject.reference}`;
+      }),
   },
   {
     name: 'mr-reference-display-object',
@@ -37,9 +41,10 @@ export const faults: FaultDef[] = [
     violates: ['general.reference-display'],
     checks: ['general.reference-display'],
     symptom: 'MedicationRequest.requester.display is an object instead of a string.',
-    transformResponse: (res) => eachMedicationRequest(res, (mr) => {
-      if (isObject(mr.requester) && typeof mr.requester.display === 'string') mr.requester.display = { text: mr.requester.display };
-    }),
+    transformResponse: (res) =>
+      eachMedicationRequest(res, (mr) => {
+        if (isObject(mr.requester) && typeof mr.requester.display === 'string') mr.requester.display = { text: mr.requester.display };
+      }),
   },
   {
     name: 'mr-authored-on-local-format',
@@ -47,9 +52,10 @@ export const faults: FaultDef[] = [
     violates: ['general.timestamps-iso8601'],
     checks: ['general.timestamps-iso8601'],
     symptom: 'MedicationRequest.authoredOn is emitted as DD/MM/YYYY hh:mm.',
-    transformResponse: (res) => eachMedicationRequest(res, (mr) => {
-      const m = typeof mr.authoredOn === 'string' ? /^(\d{4})-(\d{2})-(\d{2})T(\d{2}:\d{2})/.exec(mr.authoredOn) : null;
-      if (m) mr.authoredOn = `${m[3]}/${m[2]}/${m[1]} ${m[4]}`;
-    }),
+    transformResponse: (res) =>
+      eachMedicationRequest(res, (mr) => {
+        const m = typeof mr.authoredOn === 'string' ? /^(\d{4})-(\d{2})-(\d{2})T(\d{2}:\d{2})/.exec(mr.authoredOn) : null;
+        if (m) mr.authoredOn = `${m[3]}/${m[2]}/${m[1]} ${m[4]}`;
+      }),
   },
 ];

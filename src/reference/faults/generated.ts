@@ -11,7 +11,6 @@ import type { FaultDef } from './types.js';
 
 const KNOWN = requirementById();
 
-
 /** Requirement ids of the operation's table row (only those the catalog has). */
 function rowIds(op: OperationDef, suffix: 'scope' | '401' | '403'): string[] {
   const res = kebab(op.resource);
@@ -66,11 +65,18 @@ faults.push(
     area: 'generated',
     violates: ['catalog.hpb-00101-schema', 'catalog.hpb-00101-required-fields'],
     symptom: 'A create or update whose body breaks the schema or lacks required fields is answered 200 instead of 400/422 HPB-00101.',
-    checks: ['generated.medication-request-create.invalid-missing-subject', 'generated.medication-request-update.invalid-wrong-type-subject', 'generated.encounter-create.invalid-missing-class', 'generated.encounter-update.invalid-wrong-resource-type'],
+    checks: [
+      'generated.medication-request-create.invalid-missing-subject',
+      'generated.medication-request-update.invalid-wrong-type-subject',
+      'generated.encounter-create.invalid-missing-class',
+      'generated.encounter-update.invalid-wrong-resource-type',
+    ],
     transformResponse: (res, req) => {
       const issue = (res.body as { issue?: Array<{ details?: { coding?: Array<{ code?: unknown }> } }> } | undefined)?.issue?.[0];
       const validation = issue?.details?.coding?.some((c) => c.code === 'HPB-00101');
-      return (req.method === 'POST' || req.method === 'PUT') && req.op && validation && (res.status === 400 || res.status === 422) ? { ...res, status: 200 } : res;
+      return (req.method === 'POST' || req.method === 'PUT') && req.op && validation && (res.status === 400 || res.status === 422)
+        ? { ...res, status: 200 }
+        : res;
     },
   },
   {
@@ -92,14 +98,22 @@ faults.push(
     area: 'generated',
     violates: ['scopes.rs-for-read-search'],
     symptom: 'Read and search refuse a token holding exactly the .rs scope (403 HPB-00104).',
-    checks: ['generated.encounter-read.required-scope', 'generated.medication-request-search.required-scope', 'generated.document-reference-read.required-scope'],
+    checks: [
+      'generated.encounter-read.required-scope',
+      'generated.medication-request-search.required-scope',
+      'generated.document-reference-read.required-scope',
+    ],
   },
   {
     name: 'cru-refused-for-update',
     area: 'generated',
     violates: ['scopes.cru-for-update-and-create'],
     symptom: 'Updates refuse a token holding exactly the .cru scope (403 HPB-00104).',
-    checks: ['generated.encounter-update.required-scope', 'generated.medication-request-update.required-scope', 'generated.document-reference-update.required-scope'],
+    checks: [
+      'generated.encounter-update.required-scope',
+      'generated.medication-request-update.required-scope',
+      'generated.document-reference-update.required-scope',
+    ],
   },
   {
     name: 'cru-refused-for-create',
@@ -120,7 +134,11 @@ faults.push(
     area: 'generated',
     violates: ['catalog.hpb-00104'],
     symptom: 'A token without the needed scope gets 403 SVC-00005 instead of HPB-00104.',
-    checks: ['scopes.medication-request-c-refused-for-others', 'generated.encounter-read.other-resource-scope', 'generated.medication-request-search.letters-c'],
+    checks: [
+      'scopes.medication-request-c-refused-for-others',
+      'generated.encounter-read.other-resource-scope',
+      'generated.medication-request-search.letters-c',
+    ],
     transformResponse: (res) => (res.status === 403 && outcomeCode(res.body) === 'HPB-00104' ? asCatalogError(res, 'SVC-00005') : res),
   },
   {
@@ -166,7 +184,8 @@ faults.push(
     violates: ['encounter.read-403', 'catalog.hpb-00104'],
     symptom: 'GET /fhir/R4/Encounter/{id} with a token lacking system/Encounter.rs answers 500 SVC-00001, every time, instead of 403 HPB-00104.',
     checks: ['generated.encounter-read.other-resource-scope'],
-    transformResponse: (res, req) => (req.op?.operationId === 'Encounter.read' && res.status === 403 && outcomeCode(res.body) === 'HPB-00104' ? asCatalogError(res, 'SVC-00001') : res),
+    transformResponse: (res, req) =>
+      req.op?.operationId === 'Encounter.read' && res.status === 403 && outcomeCode(res.body) === 'HPB-00104' ? asCatalogError(res, 'SVC-00001') : res,
   },
   {
     name: 'encounter-update-500',

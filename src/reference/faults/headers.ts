@@ -76,7 +76,12 @@ export const faults: FaultDef[] = [
     area: 'headers',
     violates: ['headers.correlation-id', 'headers.correlation-id-every-response'],
     symptom: 'Responses lack the X-Correlation-Id header.',
-    checks: ['headers.correlation-id-on-success', 'headers.correlation-id-on-errors', 'headers.correlation-id-on-token-endpoint', 'headers.correlation-id-on-discovery'],
+    checks: [
+      'headers.correlation-id-on-success',
+      'headers.correlation-id-on-errors',
+      'headers.correlation-id-on-token-endpoint',
+      'headers.correlation-id-on-discovery',
+    ],
     transformResponse: (res) => ({
       ...res,
       headers: Object.fromEntries(Object.entries(res.headers).filter(([k]) => k.toLowerCase() !== 'x-correlation-id')),

@@ -9,7 +9,11 @@ import type { FaultDef, FaultResponse, FaultRequest } from './types.js';
 
 /** A counter that issues twice the limit per window while its headers describe the limit. */
 class DoubledCounter extends FixedWindowCounter {
-  constructor(windowMs: number, private readonly shown: number, align: 'clock' | 'first-request') {
+  constructor(
+    windowMs: number,
+    private readonly shown: number,
+    align: 'clock' | 'first-request',
+  ) {
     super(windowMs, 2 * shown, align);
   }
 
@@ -47,23 +51,25 @@ export const faults: FaultDef[] = [
     name: 'issuance-limit-wrong-code',
     area: 'issuance-limit',
     violates: ['issuance-limit.excess-429'],
-    symptom: 'The token endpoint\'s 429 carries HPB-00121 (sandbox volume cap) instead of HPB-00105.',
+    symptom: "The token endpoint's 429 carries HPB-00121 (sandbox volume cap) instead of HPB-00105.",
     checks: ['issuance-limit.excess-429'],
     transformResponse: (res, req) =>
-      !isIssuance429(res, req) ? res : {
-        ...res,
-        body: rewriteIssue(res.body, (issue) => ({
-          ...issue,
-          diagnostics: String(issue.diagnostics).replace('HPB-00105', 'HPB-00121'),
-          details: { coding: [{ system: (issue.details as { coding: { system: string }[] }).coding[0]!.system, code: 'HPB-00121' }] },
-        })),
-      },
+      !isIssuance429(res, req)
+        ? res
+        : {
+            ...res,
+            body: rewriteIssue(res.body, (issue) => ({
+              ...issue,
+              diagnostics: String(issue.diagnostics).replace('HPB-00105', 'HPB-00121'),
+              details: { coding: [{ system: (issue.details as { coding: { system: string }[] }).coding[0]!.system, code: 'HPB-00121' }] },
+            })),
+          },
   },
   {
     name: 'issuance-limit-not-throttled',
     area: 'issuance-limit',
     violates: ['errors.throttled-code'],
-    symptom: 'The token endpoint\'s 429 has issue code too-costly instead of throttled.',
+    symptom: "The token endpoint's 429 has issue code too-costly instead of throttled.",
     checks: ['issuance-limit.excess-429'],
     transformResponse: (res, req) => (!isIssuance429(res, req) ? res : { ...res, body: rewriteIssue(res.body, (issue) => ({ ...issue, code: 'too-costly' })) }),
   },
@@ -71,7 +77,7 @@ export const faults: FaultDef[] = [
     name: 'issuance-limit-no-retry-after',
     area: 'issuance-limit',
     violates: ['rate-limit.retry-after', 'catalog.hpb-00105'],
-    symptom: 'The token endpoint\'s 429 has no Retry-After header.',
+    symptom: "The token endpoint's 429 has no Retry-After header.",
     checks: ['issuance-limit.excess-429'],
     transformResponse: (res, req) =>
       !isIssuance429(res, req) ? res : { ...res, headers: Object.fromEntries(Object.entries(res.headers).filter(([k]) => k.toLowerCase() !== 'retry-after')) },
@@ -80,7 +86,7 @@ export const faults: FaultDef[] = [
     name: 'issuance-retry-after-too-short',
     area: 'issuance-limit',
     violates: ['catalog.hpb-00105', 'issuance-limit.fixed-window'],
-    symptom: 'The token endpoint\'s 429 says Retry-After: 0 although the window lasts longer; a request after that wait is refused again.',
+    symptom: "The token endpoint's 429 says Retry-After: 0 although the window lasts longer; a request after that wait is refused again.",
     checks: ['issuance-limit.excess-429', 'issuance-limit.window-recovers'],
     transformResponse: (res, req) => (!isIssuance429(res, req) ? res : { ...res, headers: { ...res.headers, 'Retry-After': '0' } }),
   },

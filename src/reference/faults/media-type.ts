@@ -39,7 +39,7 @@ export const faults: FaultDef[] = [
     symptom: 'R4 reads answer 406 Not Acceptable (the server only offers application/json).',
     checks: ['media-type.read-with-accept-fhir-json'],
     transformResponse: (res, req) =>
-      (req.op?.interaction === 'read' && req.op.release === 'R4' && res.status === 200 ? { ...res, status: 406, body: notAcceptable } : res),
+      req.op?.interaction === 'read' && req.op.release === 'R4' && res.status === 200 ? { ...res, status: 406, body: notAcceptable } : res,
   },
   {
     name: 'fhir-json-write-refused',
@@ -48,9 +48,13 @@ export const faults: FaultDef[] = [
     symptom: 'A create sent with Content-Type: application/fhir+json is answered 415 (the resource is stored all the same).',
     checks: ['media-type.write-with-fhir-json-accepted'],
     transformResponse: (res, req) =>
-      (req.op?.interaction === 'create' && res.status < 300
-        ? { ...res, status: 415, body: { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'not-supported', diagnostics: 'Unsupported media type' }] } }
-        : res),
+      req.op?.interaction === 'create' && res.status < 300
+        ? {
+            ...res,
+            status: 415,
+            body: { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'not-supported', diagnostics: 'Unsupported media type' }] },
+          }
+        : res,
   },
   {
     name: 'unsupported-media-type-plain-text',
@@ -67,6 +71,11 @@ export const faults: FaultDef[] = [
     symptom: '/openapi.json is a YAML document (application/yaml), not JSON.',
     checks: ['media-type.openapi-is-json'],
     transformResponse: (res, req) =>
-      (req.path === '/openapi.json' && res.status === 200 ? { ...withContentType(res, 'application/yaml; charset=utf-8'), body: 'openapi: 3.0.3\ninfo:\n  title: Clinical Records FHIR Service\n  version: v1\npaths: {}\n' } : res),
+      req.path === '/openapi.json' && res.status === 200
+        ? {
+            ...withContentType(res, 'application/yaml; charset=utf-8'),
+            body: 'openapi: 3.0.3\ninfo:\n  title: Clinical Records FHIR Service\n  version: v1\npaths: {}\n',
+          }
+        : res,
   },
 ];

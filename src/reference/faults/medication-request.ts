@@ -21,7 +21,10 @@ export const faults: FaultDef[] = [
     checks: ['medication-request.read-fixture'],
     symptom: 'A MedicationRequest read answers resourceType MedicationOrder.',
     transformResponse: (res, req) => {
-      if (successOf(res, req, 'read')) eachMedicationRequest(res, (mr) => { mr.resourceType = 'MedicationOrder'; });
+      if (successOf(res, req, 'read'))
+        eachMedicationRequest(res, (mr) => {
+          mr.resourceType = 'MedicationOrder';
+        });
       return res;
     },
   },
@@ -31,7 +34,12 @@ export const faults: FaultDef[] = [
     violates: ['medication-request.status-required'],
     checks: ['medication-request.read-fixture'],
     symptom: 'A MedicationRequest read carries no status.',
-    transformResponse: (res, req) => (successOf(res, req, 'read') ? eachMedicationRequest(res, (mr) => { delete mr.status; }) : res),
+    transformResponse: (res, req) =>
+      successOf(res, req, 'read')
+        ? eachMedicationRequest(res, (mr) => {
+            delete mr.status;
+          })
+        : res,
   },
   {
     name: 'mr-encounter-reference-urn',
@@ -39,9 +47,11 @@ export const faults: FaultDef[] = [
     violates: ['medication-request.encounter-reference'],
     checks: ['medication-request.search-by-encounter', 'general.reference-format'],
     symptom: 'MedicationRequest.encounter.reference is urn:uuid:<id> instead of Encounter/<uuid>.',
-    transformResponse: (res) => eachMedicationRequest(res, (mr) => {
-      if (isObject(mr.encounter) && typeof mr.encounter.reference === 'string') mr.encounter.reference = mr.encounter.reference.replace(/^Encounter\//, 'urn:uuid:');
-    }),
+    transformResponse: (res) =>
+      eachMedicationRequest(res, (mr) => {
+        if (isObject(mr.encounter) && typeof mr.encounter.reference === 'string')
+          mr.encounter.reference = mr.encounter.reference.replace(/^Encounter\//, 'urn:uuid:');
+      }),
   },
   {
     name: 'mr-create-returns-outcome',
@@ -70,35 +80,66 @@ export const faults: FaultDef[] = [
       return res;
     },
   },
-  logic('mr-default-status-not-applied', 'medication-request', ['medication-request.status-default-active'],
-    'A MedicationRequest created without a status is stored as draft.', ['medication-request.create-default-status']),
-  logic('mr-intent-echoed', 'medication-request', ['medication-request.intent-ignored-on-write'],
-    'The intent written on create or update is stored and read back instead of order.', ['medication-request.intent-ignored-on-write']),
+  logic(
+    'mr-default-status-not-applied',
+    'medication-request',
+    ['medication-request.status-default-active'],
+    'A MedicationRequest created without a status is stored as draft.',
+    ['medication-request.create-default-status'],
+  ),
+  logic(
+    'mr-intent-echoed',
+    'medication-request',
+    ['medication-request.intent-ignored-on-write'],
+    'The intent written on create or update is stored and read back instead of order.',
+    ['medication-request.intent-ignored-on-write'],
+  ),
   {
     name: 'mr-intent-not-order',
     area: 'medication-request',
     violates: ['medication-request.intent-order-on-read'],
     checks: ['medication-request.read-fixture', 'medication-request.intent-ignored-on-write'],
     symptom: 'MedicationRequests read with intent plan.',
-    transformResponse: (res) => eachMedicationRequest(res, (mr) => { mr.intent = 'plan'; }),
+    transformResponse: (res) =>
+      eachMedicationRequest(res, (mr) => {
+        mr.intent = 'plan';
+      }),
   },
-  logic('mr-unknown-status-writable', 'medication-request',
+  logic(
+    'mr-unknown-status-writable',
+    'medication-request',
     ['medication-request.status-unknown-not-writable', 'medication-request.create-422', 'medication-request.update-422'],
-    'A create or update with status unknown is accepted.', ['medication-request.create-unknown-status-refused', 'medication-request.update-unknown-status-refused']),
+    'A create or update with status unknown is accepted.',
+    ['medication-request.create-unknown-status-refused', 'medication-request.update-unknown-status-refused'],
+  ),
   {
     name: 'mr-unknown-status-not-emitted',
     area: 'medication-request',
     violates: ['medication-request.status-unknown-emitted'],
     checks: ['medication-request.unknown-status-emitted'],
     symptom: 'A stored status with no FHIR spelling is emitted as stored (legacy-suspended) instead of unknown.',
-    transformResponse: (res) => eachMedicationRequest(res, (mr) => { if (mr.status === 'unknown') mr.status = 'legacy-suspended'; }),
+    transformResponse: (res) =>
+      eachMedicationRequest(res, (mr) => {
+        if (mr.status === 'unknown') mr.status = 'legacy-suspended';
+      }),
   },
-  logic('mr-medication-not-required', 'medication-request', ['medication-request.medication-required'],
-    'A create without medicationCodeableConcept is accepted.', ['medication-request.create-without-medication-refused']),
-  logic('mr-missing-subject-404', 'medication-request', ['medication-request.subject-required', 'medication-request.create-400'],
-    'A create without subject gives 404 HPB-00102 (patient not found) instead of HPB-00101.', ['medication-request.create-without-subject-refused']),
-  logic('mr-update-schema-unchecked', 'medication-request', ['medication-request.update-400'],
-    'An update whose body breaks the FHIR R4 schema is accepted.', ['medication-request.update-invalid-body-refused']),
+  logic(
+    'mr-medication-not-required',
+    'medication-request',
+    ['medication-request.medication-required'],
+    'A create without medicationCodeableConcept is accepted.',
+    ['medication-request.create-without-medication-refused'],
+  ),
+  logic(
+    'mr-missing-subject-404',
+    'medication-request',
+    ['medication-request.subject-required', 'medication-request.create-400'],
+    'A create without subject gives 404 HPB-00102 (patient not found) instead of HPB-00101.',
+    ['medication-request.create-without-subject-refused'],
+  ),
+  logic('mr-update-schema-unchecked', 'medication-request', ['medication-request.update-400'], 'An update whose body breaks the FHIR R4 schema is accepted.', [
+    'medication-request.update-invalid-body-refused',
+  ]),
   {
     name: 'mr-not-found-generic-code',
     area: 'medication-request',
@@ -115,22 +156,54 @@ export const faults: FaultDef[] = [
       return res;
     },
   },
-  logic('mr-overlay-ignored', 'medication-request', ['medication-request.fhir-owned-overlay'],
-    'An update keeps the stored medication, dosage, dispense, reason and notes; only status is written.', ['medication-request.update-overlays-fhir-fields']),
-  logic('mr-subject-change-accepted', 'medication-request', ['medication-request.update-subject-change-422', 'medication-request.subject-immutable'],
-    'An update with another subject is accepted and moves the record to that patient.', ['medication-request.subject-change-refused']),
-  logic('mr-entered-in-error-updatable', 'medication-request', ['medication-request.entered-in-error-update-422', 'catalog.hpb-00140'],
-    'A MedicationRequest in entered-in-error can be updated.', ['medication-request.entered-in-error-update-refused']),
-  logic('mr-signed-prescription-updatable', 'medication-request', ['medication-request.signed-prescription-409', 'catalog.hpb-00114'],
-    'A MedicationRequest under a signed or cancelled prescription can be updated.', ['medication-request.signed-prescription-update-refused']),
-  logic('mr-deceased-patient-accepted', 'medication-request', ['catalog.hpb-00109'],
-    'A MedicationRequest can be created for a deceased patient.', ['medication-request.deceased-patient-create-refused']),
-  logic('mr-merged-patient-accepted', 'medication-request', ['catalog.hpb-00108'],
-    'A MedicationRequest can be created for a merged patient.', ['medication-request.merged-patient-create-refused']),
-  logic('mr-search-patient-ignored', 'medication-request', ['medication-request.search-by-patient'],
-    'A search by patient returns every MedicationRequest of the organization.', ['medication-request.search-by-patient']),
-  logic('mr-search-encounter-ignored', 'medication-request', ['medication-request.search-by-encounter'],
-    'A search by encounter returns every MedicationRequest of the organization.', ['medication-request.search-by-encounter']),
+  logic(
+    'mr-overlay-ignored',
+    'medication-request',
+    ['medication-request.fhir-owned-overlay'],
+    'An update keeps the stored medication, dosage, dispense, reason and notes; only status is written.',
+    ['medication-request.update-overlays-fhir-fields'],
+  ),
+  logic(
+    'mr-subject-change-accepted',
+    'medication-request',
+    ['medication-request.update-subject-change-422', 'medication-request.subject-immutable'],
+    'An update with another subject is accepted and moves the record to that patient.',
+    ['medication-request.subject-change-refused'],
+  ),
+  logic(
+    'mr-entered-in-error-updatable',
+    'medication-request',
+    ['medication-request.entered-in-error-update-422', 'catalog.hpb-00140'],
+    'A MedicationRequest in entered-in-error can be updated.',
+    ['medication-request.entered-in-error-update-refused'],
+  ),
+  logic(
+    'mr-signed-prescription-updatable',
+    'medication-request',
+    ['medication-request.signed-prescription-409', 'catalog.hpb-00114'],
+    'A MedicationRequest under a signed or cancelled prescription can be updated.',
+    ['medication-request.signed-prescription-update-refused'],
+  ),
+  logic('mr-deceased-patient-accepted', 'medication-request', ['catalog.hpb-00109'], 'A MedicationRequest can be created for a deceased patient.', [
+    'medication-request.deceased-patient-create-refused',
+  ]),
+  logic('mr-merged-patient-accepted', 'medication-request', ['catalog.hpb-00108'], 'A MedicationRequest can be created for a merged patient.', [
+    'medication-request.merged-patient-create-refused',
+  ]),
+  logic(
+    'mr-search-patient-ignored',
+    'medication-request',
+    ['medication-request.search-by-patient'],
+    'A search by patient returns every MedicationRequest of the organization.',
+    ['medication-request.search-by-patient'],
+  ),
+  logic(
+    'mr-search-encounter-ignored',
+    'medication-request',
+    ['medication-request.search-by-encounter'],
+    'A search by encounter returns every MedicationRequest of the organization.',
+    ['medication-request.search-by-encounter'],
+  ),
   {
     name: 'mr-unknown-id-500',
     area: 'medication-request',
@@ -142,17 +215,34 @@ export const faults: FaultDef[] = [
         ? { ...res, status: 500, body: operationOutcome(catalogError('SVC-00001', { status: 500 })) }
         : res,
   },
-  logic('mr-write-drops-dosage-timing', 'medication-request', ['medication-request.fhir-owned-overlay', 'medication-request.create-read-back'],
+  logic(
+    'mr-write-drops-dosage-timing',
+    'medication-request',
+    ['medication-request.fhir-owned-overlay', 'medication-request.create-read-back'],
     'Creates and updates store dosageInstruction as its text only: timing and dose are silently dropped.',
-    ['medication-request.create-round-trip', 'medication-request.update-overlays-fhir-fields']),
-  logic('mr-create-drops-note', 'medication-request', ['medication-request.create-read-back', 'medication-request.fhir-owned-overlay'],
-    'A create silently drops the notes (an update keeps them).', ['medication-request.create-round-trip']),
-  logic('mr-update-loses-prescription-group', 'medication-request', ['medication-request.app-only-preserved', 'medication-request.update-merge'],
+    ['medication-request.create-round-trip', 'medication-request.update-overlays-fhir-fields'],
+  ),
+  logic(
+    'mr-create-drops-note',
+    'medication-request',
+    ['medication-request.create-read-back', 'medication-request.fhir-owned-overlay'],
+    'A create silently drops the notes (an update keeps them).',
+    ['medication-request.create-round-trip'],
+  ),
+  logic(
+    'mr-update-loses-prescription-group',
+    'medication-request',
+    ['medication-request.app-only-preserved', 'medication-request.update-merge'],
     'Any update re-links the MedicationRequest to a new draft prescription: the draft-prescription grouping (groupIdentifier) is lost.',
-    ['medication-request.update-unchanged-round-trip']),
-  logic('mr-search-stale-version', 'medication-request', ['pagination.entry-is-read'],
+    ['medication-request.update-unchanged-round-trip'],
+  ),
+  logic(
+    'mr-search-stale-version',
+    'medication-request',
+    ['pagination.entry-is-read'],
     'Search entries show the version each MedicationRequest was created with, not the current one a read returns.',
-    ['medication-request.search-entry-matches-read']),
+    ['medication-request.search-entry-matches-read'],
+  ),
   {
     name: 'mr-create-empty-body',
     area: 'medication-request',

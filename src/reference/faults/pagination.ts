@@ -69,7 +69,14 @@ export const faults: FaultDef[] = [
     name: 'pagination-self-link-missing',
     area,
     violates: ['pagination.self-link', 'pagination.empty-self-link'],
-    checks: ['pagination.self-link.medication-request', 'pagination.self-link.encounter', 'pagination.self-link.document-reference', 'pagination.empty-result.medication-request', 'pagination.empty-result.encounter', 'pagination.empty-result.document-reference'],
+    checks: [
+      'pagination.self-link.medication-request',
+      'pagination.self-link.encounter',
+      'pagination.self-link.document-reference',
+      'pagination.empty-result.medication-request',
+      'pagination.empty-result.encounter',
+      'pagination.empty-result.document-reference',
+    ],
     symptom: 'Search Bundles have no self link.',
     transformResponse: onSearchset((b) => noRelation(b, 'self')),
   },
@@ -93,7 +100,11 @@ export const faults: FaultDef[] = [
     name: 'pagination-next-drops-patient',
     area,
     violates: ['pagination.next-carries-parameters'],
-    checks: ['pagination.next-carries-parameters.medication-request', 'pagination.next-carries-parameters.encounter', 'pagination.next-carries-parameters.document-reference'],
+    checks: [
+      'pagination.next-carries-parameters.medication-request',
+      'pagination.next-carries-parameters.encounter',
+      'pagination.next-carries-parameters.document-reference',
+    ],
     symptom: 'The next link omits the patient parameter of the search.',
     transformResponse: onSearchset((b) => ({
       ...b,
@@ -224,7 +235,13 @@ export const faults: FaultDef[] = [
     name: 'pagination-patient-search-empty',
     area,
     violates: ['medication-request.search-by-patient', 'encounter.search-patient', 'document-reference.search-patient'],
-    checks: ['medication-request.search-by-patient', 'encounter.search-patient', 'pagination.searchset.medication-request', 'pagination.searchset.encounter', 'pagination.searchset.document-reference'],
+    checks: [
+      'medication-request.search-by-patient',
+      'encounter.search-patient',
+      'pagination.searchset.medication-request',
+      'pagination.searchset.encounter',
+      'pagination.searchset.document-reference',
+    ],
     symptom: 'Every search by patient answers an empty searchset, the records of the fixture patient included.',
   },
   {

@@ -97,7 +97,14 @@ export function asServiceUnavailable(res: FaultResponse): FaultResponse {
     status: 503,
     body: {
       resourceType: 'OperationOutcome',
-      issue: [{ severity: 'error', code: 'transient', diagnostics: 'SVC-00007: Service unavailable', details: { coding: [{ system: CATALOG_SYSTEM, code: 'SVC-00007' }] } }],
+      issue: [
+        {
+          severity: 'error',
+          code: 'transient',
+          diagnostics: 'SVC-00007: Service unavailable',
+          details: { coding: [{ system: CATALOG_SYSTEM, code: 'SVC-00007' }] },
+        },
+      ],
     },
   };
 }
@@ -115,7 +122,7 @@ export const faults: FaultDef[] = [
     name: 'rate-limit-limit-not-key-ceiling',
     area: 'rate-limit',
     violates: ['rate-limit.per-key-default-60', 'rate-limit.limit-header'],
-    symptom: 'X-RateLimit-Limit reports twice the key\'s ceiling.',
+    symptom: "X-RateLimit-Limit reports twice the key's ceiling.",
     checks: ['rate-limit.headers-on-authenticated-responses'],
     transformResponse: (res) => {
       const limit = Number(header(res, 'x-ratelimit-limit'));
@@ -189,7 +196,7 @@ export const faults: FaultDef[] = [
     name: 'rate-limit-window-never-slides',
     area: 'rate-limit',
     violates: ['rate-limit.sliding-window'],
-    symptom: 'Requests never leave a key\'s window: once throttled, the key stays throttled whatever Retry-After said.',
+    symptom: "Requests never leave a key's window: once throttled, the key stays throttled whatever Retry-After said.",
     checks: ['rate-limit.served-after-retry-after', 'rate-limit.capacity-returns-as-requests-leave-window'],
   },
   {
@@ -223,7 +230,7 @@ export const faults: FaultDef[] = [
     name: 'rate-limit-retry-after-too-short',
     area: 'rate-limit',
     violates: ['rate-limit.retry-after'],
-    symptom: 'A key\'s 429 says Retry-After half the real wait: a retry once it elapses is refused again.',
+    symptom: "A key's 429 says Retry-After half the real wait: a retry once it elapses is refused again.",
     checks: ['rate-limit.served-after-retry-after'],
     transformResponse: (res, req) => {
       const seconds = Number(header(res, 'retry-after'));
@@ -234,7 +241,7 @@ export const faults: FaultDef[] = [
     name: 'rate-limit-retry-after-zero',
     area: 'rate-limit',
     violates: ['rate-limit.retry-after'],
-    symptom: 'A key\'s 429 says Retry-After: 0.',
+    symptom: "A key's 429 says Retry-After: 0.",
     checks: ['rate-limit.excess-gives-429'],
     transformResponse: (res, req) => (isKeyThrottled(res, req) ? withHeaders(res, { 'retry-after': '0' }) : res),
   },
@@ -282,13 +289,17 @@ function withoutCatalogCode(res: FaultResponse): FaultResponse {
 
 export const throttledWithoutCode = (op: OperationDef) => `throttled-without-code-${kebab(op.operationId)}`;
 
-faults.push(...OPERATIONS.filter(
-  (op) => op.release === 'R4' && (op.resource === 'MedicationRequest' || op.resource === 'Encounter') && op.interaction !== 'operation',
-).map((op): FaultDef => ({
-  name: throttledWithoutCode(op),
-  area: 'rate-limit',
-  violates: [`${kebab(op.resource)}.${SHORT[op.interaction]}-429`],
-  symptom: `${op.method} ${op.path} over the key's limit answers 429 without the catalog code HPB-00105.`,
-  checks: ['rate-limit.operations-429'],
-  transformResponse: (res, req) => (req.op?.operationId === op.operationId && res.status === 429 ? withoutCatalogCode(res) : res),
-})));
+faults.push(
+  ...OPERATIONS.filter(
+    (op) => op.release === 'R4' && (op.resource === 'MedicationRequest' || op.resource === 'Encounter') && op.interaction !== 'operation',
+  ).map(
+    (op): FaultDef => ({
+      name: throttledWithoutCode(op),
+      area: 'rate-limit',
+      violates: [`${kebab(op.resource)}.${SHORT[op.interaction]}-429`],
+      symptom: `${op.method} ${op.path} over the key's limit answers 429 without the catalog code HPB-00105.`,
+      checks: ['rate-limit.operations-429'],
+      transformResponse: (res, req) => (req.op?.operationId === op.operationId && res.status === 429 ? withoutCatalogCode(res) : res),
+    }),
+  ),
+);

@@ -24,7 +24,10 @@ const SCOPE_RULES: Record<string, (held: readonly string[], op: OperationDef) =>
 };
 
 function withoutExact(held: readonly string[], op: OperationDef): boolean {
-  return hasScope(held.filter((s) => s !== op.scope), op.scope);
+  return hasScope(
+    held.filter((s) => s !== op.scope),
+    op.scope,
+  );
 }
 
 /** The scope decision a planted fault forces for this call, or undefined (the normal letter rule applies). */

@@ -33,7 +33,8 @@ export const faults: FaultDef[] = [
     name: 'empty-encounter-search-500',
     area: 'tenancy',
     violates: ['pagination.empty-total-zero', 'tenancy.resources-belong-to-org'],
-    symptom: 'An Encounter search that finds nothing (e.g. for another organization\'s patient) answers 500 SVC-00001, every time, instead of an empty searchset.',
+    symptom:
+      "An Encounter search that finds nothing (e.g. for another organization's patient) answers 500 SVC-00001, every time, instead of an empty searchset.",
     checks: ['tenancy.foreign-search-empty'],
     transformResponse: (res, req) => {
       const body = res.body as { resourceType?: unknown; entry?: unknown[] } | undefined;
@@ -41,7 +42,17 @@ export const faults: FaultDef[] = [
       return {
         status: 500,
         headers: { ...res.headers, 'Content-Type': 'application/fhir+json; charset=utf-8' },
-        body: { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'exception', diagnostics: 'SVC-00001: Internal server error', details: { coding: [{ system: CATALOG_SYSTEM, code: 'SVC-00001' }] } }] },
+        body: {
+          resourceType: 'OperationOutcome',
+          issue: [
+            {
+              severity: 'error',
+              code: 'exception',
+              diagnostics: 'SVC-00001: Internal server error',
+              details: { coding: [{ system: CATALOG_SYSTEM, code: 'SVC-00001' }] },
+            },
+          ],
+        },
       };
     },
   },
@@ -49,13 +60,20 @@ export const faults: FaultDef[] = [
     name: 'not-found-500',
     area: 'tenancy',
     violates: ['catalog.hpb-00102', 'tenancy.foreign-id-404'],
-    symptom: 'Every 404 HPB-00102 (an unknown id, another organization\'s id) is answered 500 SVC-00001, every time; other requests are served normally.',
+    symptom: "Every 404 HPB-00102 (an unknown id, another organization's id) is answered 500 SVC-00001, every time; other requests are served normally.",
     checks: ['tenancy.foreign-read-404', 'headers.correlation-id-on-errors'],
     transformResponse: (res) => {
       const issue = issue0(res);
       if (res.status !== 404 || issueCode(issue) !== 'HPB-00102') return res;
       const coding = [{ ...issue!.details?.coding?.[0], code: 'SVC-00001' }];
-      return { ...res, status: 500, body: { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'exception', diagnostics: 'SVC-00001: Internal server error', details: { coding } }] } };
+      return {
+        ...res,
+        status: 500,
+        body: {
+          resourceType: 'OperationOutcome',
+          issue: [{ severity: 'error', code: 'exception', diagnostics: 'SVC-00001: Internal server error', details: { coding } }],
+        },
+      };
     },
   },
 ];

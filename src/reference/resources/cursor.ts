@@ -74,7 +74,7 @@ function handleCodec(): CursorCodec {
 function asState(value: unknown): CursorState | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const v = value as Record<string, unknown>;
-  const ok = typeof v.org === 'string' && typeof v.search === 'string' && Number.isInteger(v.snapshot)
-    && Number.isFinite(v.afterTime) && typeof v.afterId === 'string';
+  const ok =
+    typeof v.org === 'string' && typeof v.search === 'string' && Number.isInteger(v.snapshot) && Number.isFinite(v.afterTime) && typeof v.afterId === 'string';
   return ok ? (v as unknown as CursorState) : undefined;
 }

@@ -29,18 +29,20 @@ export const DOCUMENT_PATH = '/fhir/R5/DocumentReference';
 type DocumentFields = Omit<DocumentReferenceRow, keyof RecordMeta>;
 
 export function toDocumentReference(row: DocumentReferenceRow): Record<string, unknown> {
-  return structuredClone(compact({
-    resourceType: 'DocumentReference',
-    id: row.id,
-    meta: metaOf(row),
-    status: row.status,
-    type: row.type,
-    category: row.category,
-    subject: { reference: `Patient/${row.subjectId}` },
-    date: row.date,
-    description: row.description,
-    content: row.content,
-  }));
+  return structuredClone(
+    compact({
+      resourceType: 'DocumentReference',
+      id: row.id,
+      meta: metaOf(row),
+      status: row.status,
+      type: row.type,
+      category: row.category,
+      subject: { reference: `Patient/${row.subjectId}` },
+      date: row.date,
+      description: row.description,
+      content: row.content,
+    }),
+  );
 }
 
 /** 404 for an id absent from the caller's organization, with the mode's catalog code. */
@@ -125,13 +127,20 @@ export function documentReferenceHandlers(env: ResourceEnv): Record<string, Hand
     const types = tokenParam(query, 'type');
     const categories = tokenParam(query, 'category');
     const dates = dateParams(query);
-    const matches = store.documentReferences.all(ctx.caller.org).filter((row) =>
-      (patient === undefined || row.subjectId === patient)
-      && (types === undefined || conceptsMatch(row.type === undefined ? [] : [row.type], types))
-      && (categories === undefined || conceptsMatch(row.category, categories))
-      && dateMatches(row.date, dates));
+    const matches = store.documentReferences
+      .all(ctx.caller.org)
+      .filter(
+        (row) =>
+          (patient === undefined || row.subjectId === patient) &&
+          (types === undefined || conceptsMatch(row.type === undefined ? [] : [row.type], types)) &&
+          (categories === undefined || conceptsMatch(row.category, categories)) &&
+          dateMatches(row.date, dates),
+      );
     return searchBundle(env.paging, {
-      ctx, matches, toResource: toDocumentReference, allowOffset: true,
+      ctx,
+      matches,
+      toResource: toDocumentReference,
+      allowOffset: true,
       fullUrl: (row) => `${ctx.baseUrl}${DOCUMENT_PATH}/${row.id}`,
     });
   };

@@ -17,7 +17,8 @@ const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0
 export const DOCUMENT_TYPES: Record<string, (data: Buffer) => boolean> = {
   'application/pdf': (data) => data.subarray(0, 5).toString('latin1') === '%PDF-',
   'image/png': (data) => data.subarray(0, PNG_SIGNATURE.length).equals(PNG_SIGNATURE),
-  'image/jpeg': (data) => data.length >= 4 && data[0] === 0xff && data[1] === 0xd8 && data[2] === 0xff && data[data.length - 2] === 0xff && data[data.length - 1] === 0xd9,
+  'image/jpeg': (data) =>
+    data.length >= 4 && data[0] === 0xff && data[1] === 0xd8 && data[2] === 0xff && data[data.length - 2] === 0xff && data[data.length - 1] === 0xd9,
   'text/plain': (data) => {
     try {
       new TextDecoder('utf-8', { fatal: true }).decode(data);

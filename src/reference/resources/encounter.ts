@@ -49,29 +49,35 @@ export function toEncounter(row: EncounterRow, diagnosisOrder: 'stored' | 'rever
     }
     if (diagnosticImpression !== undefined) {
       contained.push({
-        resourceType: 'ClinicalImpression', id: IMPRESSION_ID, status: 'completed', subject,
-        code: { coding: [DIAGNOSTIC_IMPRESSION_CODING] }, summary: diagnosticImpression,
+        resourceType: 'ClinicalImpression',
+        id: IMPRESSION_ID,
+        status: 'completed',
+        subject,
+        code: { coding: [DIAGNOSTIC_IMPRESSION_CODING] },
+        summary: diagnosticImpression,
       });
     }
     if (carePlan !== undefined) {
       contained.push({ resourceType: 'CarePlan', id: CARE_PLAN_ID, status: 'active', intent: 'plan', subject, description: carePlan });
     }
   }
-  return structuredClone(compact({
-    resourceType: 'Encounter' as const,
-    id: row.id,
-    meta: metaOf(row),
-    contained,
-    status: row.status as Encounter['status'],
-    class: row.class,
-    subject,
-    participant: row.participants.map((p) => ({ individual: compact({ reference: `Practitioner/${p.practitionerId}`, display: p.display }) })),
-    period: row.period,
-    reasonCode: row.reasonCode,
-    diagnosis,
-    appointment: row.appointmentId === undefined ? undefined : [{ reference: `Appointment/${row.appointmentId}` }],
-    serviceProvider: row.serviceProviderId === undefined ? undefined : { reference: `Organization/${row.serviceProviderId}` },
-  }));
+  return structuredClone(
+    compact({
+      resourceType: 'Encounter' as const,
+      id: row.id,
+      meta: metaOf(row),
+      contained,
+      status: row.status as Encounter['status'],
+      class: row.class,
+      subject,
+      participant: row.participants.map((p) => ({ individual: compact({ reference: `Practitioner/${p.practitionerId}`, display: p.display }) })),
+      period: row.period,
+      reasonCode: row.reasonCode,
+      diagnosis,
+      appointment: row.appointmentId === undefined ? undefined : [{ reference: `Appointment/${row.appointmentId}` }],
+      serviceProvider: row.serviceProviderId === undefined ? undefined : { reference: `Organization/${row.serviceProviderId}` },
+    }),
+  );
 }
 
 type EncounterFields = Omit<EncounterRow, keyof RecordMeta>;
@@ -109,7 +115,8 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
     // Fault encounter-write-keeps-first-participant: participants after the first are silently dropped.
     if (env.faults.has('encounter-write-keeps-first-participant')) participants.splice(1);
     // Fault encounter-write-drops-period-end: period.end is silently dropped.
-    const period = env.faults.has('encounter-write-drops-period-end') && isPeriod(resource.period) ? compact({ ...resource.period, end: undefined }) : resource.period;
+    const period =
+      env.faults.has('encounter-write-drops-period-end') && isPeriod(resource.period) ? compact({ ...resource.period, end: undefined }) : resource.period;
     const appointments = ((resource.appointment ?? []) as Reference[]).map((a, i) => referenceId(a, 'Appointment', `appointment[${i}]`));
     const serviceProviderId = resource.serviceProvider === undefined ? undefined : referenceId(resource.serviceProvider, 'Organization', 'serviceProvider');
 
@@ -123,7 +130,8 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
     if (appointments.length > 1) throw semantic('at most one appointment may be referenced');
     const appointmentId = appointments[0];
     if (appointmentId !== undefined && !store.appointments.get(org, appointmentId)) throw semantic(`appointment Appointment/${appointmentId} does not exist`);
-    if (serviceProviderId !== undefined && !store.clinics.get(org, serviceProviderId)) throw semantic(`serviceProvider Organization/${serviceProviderId} does not exist`);
+    if (serviceProviderId !== undefined && !store.clinics.get(org, serviceProviderId))
+      throw semantic(`serviceProvider Organization/${serviceProviderId} does not exist`);
     const { diagnoses, summaries } = parseContained(resource, contained);
     if (contained.length > 0 && subjectId === undefined) throw semantic('contained resources and diagnoses need a subject');
 
@@ -153,7 +161,7 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
     const ranked = ((resource.diagnosis ?? []) as Array<{ condition?: Reference; rank?: number }>).map((d, i) => {
       const ref = d.condition?.reference ?? '';
       const condition = byId.get(ref);
-      if (!condition || condition.resourceType !== 'Condition') throw semantic(`diagnosis[${i}].condition must reference a contained Condition (#id)`);
+      if (condition?.resourceType !== 'Condition') throw semantic(`diagnosis[${i}].condition must reference a contained Condition (#id)`);
       used.add(ref);
       const kind: DiagnosisKind = d.rank === undefined ? 'unspecified' : d.rank === 1 ? 'primary' : 'secondary';
       return { kind, rank: d.rank ?? 0, order: i, code: (condition.code ?? { text: 'Unspecified' }) as CodeableConcept };
@@ -264,16 +272,20 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
     }
     const classes = tokenParam(query, 'class');
     const rows = env.faults.has('tenancy-search-leak') ? store.encounters.values() : store.encounters.all(ctx.caller.org);
-    const matches = rows.filter((row) =>
-      (ids === undefined || ids.includes(row.id))
-      && (patient === undefined || row.subjectId === patient)
-      && (practitioner === undefined || row.participants.some((p) => p.practitionerId === practitioner))
-      && dateMatches(row.period?.start, dates)
-      && (statuses === undefined || statuses.includes(row.status))
-      && (classes === undefined || codingMatches(row.class, classes)));
+    const matches = rows.filter(
+      (row) =>
+        (ids === undefined || ids.includes(row.id)) &&
+        (patient === undefined || row.subjectId === patient) &&
+        (practitioner === undefined || row.participants.some((p) => p.practitionerId === practitioner)) &&
+        dateMatches(row.period?.start, dates) &&
+        (statuses === undefined || statuses.includes(row.status)) &&
+        (classes === undefined || codingMatches(row.class, classes)),
+    );
     return searchBundle(env.paging, {
-      ctx, matches, allowOffset: false,
-      toResource: (row) => render(env.faults.has('encounter-search-stale-version') ? firstVersions.get(row.id) ?? row : row),
+      ctx,
+      matches,
+      allowOffset: false,
+      toResource: (row) => render(env.faults.has('encounter-search-stale-version') ? (firstVersions.get(row.id) ?? row) : row),
       fullUrl: (row) => `${ctx.baseUrl}${PATH}/${row.id}`,
     });
   };

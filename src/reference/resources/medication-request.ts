@@ -25,24 +25,26 @@ export const PRESCRIPTION_SYSTEM = 'https://clinical-records.example/fhir/Naming
 const PATH = '/fhir/R4/MedicationRequest';
 
 export function toMedicationRequest(row: MedicationRequestRow): MedicationRequest {
-  return structuredClone(compact({
-    resourceType: 'MedicationRequest' as const,
-    id: row.id,
-    meta: metaOf(row),
-    status: (FHIR_STATUSES.has(row.status) ? row.status : 'unknown') as MedicationRequest['status'],
-    intent: 'order' as const,
-    groupIdentifier: { system: PRESCRIPTION_SYSTEM, value: row.prescriptionId },
-    medicationCodeableConcept: row.medication,
-    subject: { reference: `Patient/${row.subjectId}` },
-    encounter: row.encounterId === undefined ? undefined : { reference: `Encounter/${row.encounterId}` },
-    requester: row.requester,
-    authoredOn: row.authoredOn,
-    reasonCode: row.reasonCode,
-    dosageInstruction: row.dosageInstruction as MedicationRequest['dosageInstruction'],
-    dispenseRequest: row.dispenseRequest as MedicationRequest['dispenseRequest'],
-    substitution: row.substitution as MedicationRequest['substitution'],
-    note: row.note as MedicationRequest['note'],
-  }));
+  return structuredClone(
+    compact({
+      resourceType: 'MedicationRequest' as const,
+      id: row.id,
+      meta: metaOf(row),
+      status: (FHIR_STATUSES.has(row.status) ? row.status : 'unknown') as MedicationRequest['status'],
+      intent: 'order' as const,
+      groupIdentifier: { system: PRESCRIPTION_SYSTEM, value: row.prescriptionId },
+      medicationCodeableConcept: row.medication,
+      subject: { reference: `Patient/${row.subjectId}` },
+      encounter: row.encounterId === undefined ? undefined : { reference: `Encounter/${row.encounterId}` },
+      requester: row.requester,
+      authoredOn: row.authoredOn,
+      reasonCode: row.reasonCode,
+      dosageInstruction: row.dosageInstruction as MedicationRequest['dosageInstruction'],
+      dispenseRequest: row.dispenseRequest as MedicationRequest['dispenseRequest'],
+      substitution: row.substitution as MedicationRequest['substitution'],
+      note: row.note as MedicationRequest['note'],
+    }),
+  );
 }
 
 /** What a write body carries, after the structural checks. */
@@ -73,11 +75,13 @@ function parseBody(body: unknown, faults: ReadonlySet<string>, write: 'create' |
     subjectId,
     owned: {
       medication: resource.medicationCodeableConcept as CodeableConcept,
-      dosageInstruction: faults.has('mr-write-drops-dosage-timing') ? textOnlyDosage(resource.dosageInstruction as unknown[] | undefined) : resource.dosageInstruction as unknown[] | undefined,
+      dosageInstruction: faults.has('mr-write-drops-dosage-timing')
+        ? textOnlyDosage(resource.dosageInstruction as unknown[] | undefined)
+        : (resource.dosageInstruction as unknown[] | undefined),
       dispenseRequest: resource.dispenseRequest as Record<string, unknown> | undefined,
       reasonCode: resource.reasonCode as CodeableConcept[] | undefined,
       // Fault mr-create-drops-note: a create silently drops the notes.
-      note: write === 'create' && faults.has('mr-create-drops-note') ? undefined : resource.note as unknown[] | undefined,
+      note: write === 'create' && faults.has('mr-create-drops-note') ? undefined : (resource.note as unknown[] | undefined),
     },
   };
 }
@@ -91,7 +95,8 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
 
   /** Semantic check of a written status: a FHIR code other than the read-only `unknown`. */
   function checkWritableStatus(status: string | undefined): void {
-    if (status === 'unknown' && !faults.has('mr-unknown-status-writable')) throw unprocessable(modes.validationStatus, 'status unknown is read-only and cannot be written');
+    if (status === 'unknown' && !faults.has('mr-unknown-status-writable'))
+      throw unprocessable(modes.validationStatus, 'status unknown is read-only and cannot be written');
     if (status !== undefined && !FHIR_STATUSES.has(status)) {
       throw unprocessable(modes.validationStatus, `status ${JSON.stringify(status)} is not a MedicationRequest status`);
     }
@@ -151,18 +156,21 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
     if (!patientRuleOff(patient)) assertPatientAcceptsData(patient);
     const prescription = draftPrescriptionFor(org, patient.id);
     const siblings = store.medicationRequests.all(org).filter((m) => m.prescriptionId === prescription.id).length;
-    const row = store.insert(store.medicationRequests, compact({
-      ...firstVersion(faults.has('mr-client-id-kept') && typeof resource.id === 'string' && isUuid(resource.id) ? resource.id : randomUUID(), org, ctx.now),
-      status: body.status ?? (faults.has('mr-default-status-not-applied') ? 'draft' : 'active'),
-      ...body.owned,
-      subjectId: patient.id,
-      encounterId,
-      requester: resource.requester as Reference | undefined,
-      authoredOn: resource.authoredOn as string | undefined,
-      substitution: resource.substitution as Record<string, unknown> | undefined,
-      prescriptionId: prescription.id,
-      app: { warnings: [], sortOrder: siblings },
-    }));
+    const row = store.insert(
+      store.medicationRequests,
+      compact({
+        ...firstVersion(faults.has('mr-client-id-kept') && typeof resource.id === 'string' && isUuid(resource.id) ? resource.id : randomUUID(), org, ctx.now),
+        status: body.status ?? (faults.has('mr-default-status-not-applied') ? 'draft' : 'active'),
+        ...body.owned,
+        subjectId: patient.id,
+        encounterId,
+        requester: resource.requester as Reference | undefined,
+        authoredOn: resource.authoredOn as string | undefined,
+        substitution: resource.substitution as Record<string, unknown> | undefined,
+        prescriptionId: prescription.id,
+        app: { warnings: [], sortOrder: siblings },
+      }),
+    );
     echoIntent(row.id, resource);
     if (faults.has('mr-search-stale-version')) firstVersions.set(row.id, structuredClone(row));
     return respond(modes.createStatus, row, { Location: `${ctx.baseUrl}${PATH}/${row.id}` });
@@ -183,14 +191,21 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
         checkIfMatch(ctx, row);
       } catch (e) {
         // Fault stale-if-match-412: the HTTP default 412 instead of the spec's 409 HPB-00103.
-        if (faults.has('stale-if-match-412') && e instanceof FhirError) throw new FhirError(412, 'conflict', 'Precondition Failed: If-Match does not match the current version');
+        if (faults.has('stale-if-match-412') && e instanceof FhirError)
+          throw new FhirError(412, 'conflict', 'Precondition Failed: If-Match does not match the current version');
         throw e;
       }
     }
-    if (row.status === 'entered-in-error' && !faults.has('mr-entered-in-error-updatable')) throw businessRule('HPB-00140', 'Cannot modify a medication request in entered-in-error');
+    if (row.status === 'entered-in-error' && !faults.has('mr-entered-in-error-updatable'))
+      throw businessRule('HPB-00140', 'Cannot modify a medication request in entered-in-error');
     const prescription = store.prescriptions.get(org, row.prescriptionId);
     if (prescription && prescription.state !== 'draft' && !faults.has('mr-signed-prescription-updatable')) {
-      throw new FhirError(409, 'conflict', `Signed or cancelled prescription cannot be modified (prescription is ${prescription.state})`, modes.signedPrescriptionCode);
+      throw new FhirError(
+        409,
+        'conflict',
+        `Signed or cancelled prescription cannot be modified (prescription is ${prescription.state})`,
+        modes.signedPrescriptionCode,
+      );
     }
     const subjectChangeAccepted = faults.has('mr-subject-change-accepted');
     if (body.subjectId !== row.subjectId && !subjectChangeAccepted) throw unprocessable(422, 'subject cannot be changed on update');
@@ -219,12 +234,18 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
     if (patient === undefined && encounter === undefined && !env.faults.has('pagination-mr-search-without-patient-accepted')) {
       throw invalid('At least one of patient or encounter must be supplied');
     }
-    const matches = store.medicationRequests.all(ctx.caller.org).filter((row) =>
-      (patient === undefined || faults.has('mr-search-patient-ignored') || row.subjectId === patient)
-      && (encounter === undefined || faults.has('mr-search-encounter-ignored') || row.encounterId === encounter));
+    const matches = store.medicationRequests
+      .all(ctx.caller.org)
+      .filter(
+        (row) =>
+          (patient === undefined || faults.has('mr-search-patient-ignored') || row.subjectId === patient) &&
+          (encounter === undefined || faults.has('mr-search-encounter-ignored') || row.encounterId === encounter),
+      );
     return searchBundle(env.paging, {
-      ctx, matches, allowOffset: false,
-      toResource: (row) => toMedicationRequest(faults.has('mr-search-stale-version') ? firstVersions.get(row.id) ?? row : row),
+      ctx,
+      matches,
+      allowOffset: false,
+      toResource: (row) => toMedicationRequest(faults.has('mr-search-stale-version') ? (firstVersions.get(row.id) ?? row) : row),
       fullUrl: (row) => `${ctx.baseUrl}${PATH}/${row.id}`,
     });
   };

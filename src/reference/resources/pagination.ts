@@ -69,8 +69,14 @@ export function parseOffset(query: URLSearchParams): number {
 
 /** Identifies an operation plus its filter parameters, so a cursor cannot be replayed against another search. */
 export function searchFingerprint(ctx: HandlerContext): string {
-  const filters = [...ctx.query.entries()].filter(([name]) => !PAGING_PARAMS.has(name)).map((entry) => JSON.stringify(entry)).sort();
-  return createHash('sha256').update(JSON.stringify([ctx.op.operationId, filters])).digest('base64url').slice(0, 22);
+  const filters = [...ctx.query.entries()]
+    .filter(([name]) => !PAGING_PARAMS.has(name))
+    .map((entry) => JSON.stringify(entry))
+    .sort();
+  return createHash('sha256')
+    .update(JSON.stringify([ctx.op.operationId, filters]))
+    .digest('base64url')
+    .slice(0, 22);
 }
 
 export function createComparator(modes: ReferenceModes): (a: { time: number; id: string }, b: { time: number; id: string }) => number {
@@ -93,7 +99,7 @@ function ownTimeOf(row: RecordMeta): string | undefined {
 
 /** The ordering key of a row under `modes.orderBy`: the time (ms) and the id. */
 export function orderingKey(row: RecordMeta, orderBy: ReferenceModes['orderBy']): { time: number; id: string } {
-  const time = orderBy === 'last-updated' ? row.lastUpdated : orderBy === 'resource-time' ? ownTimeOf(row) ?? row.createdAt : row.createdAt;
+  const time = orderBy === 'last-updated' ? row.lastUpdated : orderBy === 'resource-time' ? (ownTimeOf(row) ?? row.createdAt) : row.createdAt;
   return { time: Date.parse(time), id: row.id };
 }
 
@@ -111,13 +117,10 @@ export function searchBundle<T extends RecordMeta>(env: PagingEnv, req: SearchRe
   const compare = faults.has('pagination-ordered-by-id-only') ? compareIdsOnly : createComparator(env.modes);
   // Fault pagination-patient-search-empty: every search by patient finds nothing.
   const matches = faults.has('pagination-patient-search-empty') && ctx.query.has('patient') ? [] : req.matches;
-  const inSnapshot = matches
-    .filter((row) => row.seq <= snapshot || faults.has('pagination-snapshot-not-honoured'))
-    .sort((a, b) => compare(keyOf(a), keyOf(b)));
+  const inSnapshot = matches.filter((row) => row.seq <= snapshot || faults.has('pagination-snapshot-not-honoured')).sort((a, b) => compare(keyOf(a), keyOf(b)));
   const resumeShift = faults.has('pagination-duplicate-across-pages') ? -1 : faults.has('pagination-gap-across-pages') ? 1 : 0;
-  const start = state === undefined
-    ? offset
-    : countWhile(inSnapshot, (row) => compare(keyOf(row), { time: state.afterTime, id: state.afterId }) <= 0) + resumeShift;
+  const start =
+    state === undefined ? offset : countWhile(inSnapshot, (row) => compare(keyOf(row), { time: state.afterTime, id: state.afterId }) <= 0) + resumeShift;
   const page = inSnapshot.slice(start, start + count);
   const last = page[page.length - 1];
   // Fault pagination-next-to-empty-page: the last page still links to a next (empty) page.

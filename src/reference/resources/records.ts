@@ -31,15 +31,34 @@ export interface PatientRow {
   curp?: string;
 }
 
-export interface PractitionerRow { id: string; org: string; name: string }
+export interface PractitionerRow {
+  id: string;
+  org: string;
+  name: string;
+}
 
 /** A clinic (FHIR Organization) and whether it is configured for the normativa. */
-export interface ClinicRow { id: string; org: string; name: string; normativaConfigured: boolean }
+export interface ClinicRow {
+  id: string;
+  org: string;
+  name: string;
+  normativaConfigured: boolean;
+}
 
-export interface AppointmentRow { id: string; org: string; patientId: string; status: string }
+export interface AppointmentRow {
+  id: string;
+  org: string;
+  patientId: string;
+  status: string;
+}
 
 export type PrescriptionState = 'draft' | 'signed' | 'cancelled';
-export interface PrescriptionRow { id: string; org: string; patientId: string; state: PrescriptionState }
+export interface PrescriptionRow {
+  id: string;
+  org: string;
+  patientId: string;
+  state: PrescriptionState;
+}
 
 /** App-only fields with no FHIR representation: never emitted, preserved by writes. */
 export interface MedicationRequestAppFields {

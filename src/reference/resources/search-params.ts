@@ -16,7 +16,10 @@ export function uuidParam(query: URLSearchParams, name: string, type: string): s
 }
 
 /** A token parameter: comma-separated alternatives, each `code` or `system|code`. */
-export interface TokenFilter { system?: string; code: string }
+export interface TokenFilter {
+  system?: string;
+  code: string;
+}
 
 export function tokenParam(query: URLSearchParams, name: string): TokenFilter[] | undefined {
   const raw = query.get(name);
@@ -39,7 +42,10 @@ export function conceptsMatch(concepts: CodeableConcept[] | undefined, filters: 
 
 const DATE_PREFIXES = ['eq', 'ne', 'gt', 'ge', 'lt', 'le'] as const;
 type DatePrefix = (typeof DATE_PREFIXES)[number];
-export interface DateFilter { prefix: DatePrefix; day: string }
+export interface DateFilter {
+  prefix: DatePrefix;
+  day: string;
+}
 
 /** Every `date` value (repeated values combine with AND); `[prefix]YYYY-MM-DD`. */
 export function dateParams(query: URLSearchParams, name = 'date'): DateFilter[] {
@@ -64,12 +70,20 @@ export function dateMatches(instant: string | undefined, filters: DateFilter[]):
   const day = new Date(instant).toISOString().slice(0, 10);
   return filters.every(({ prefix, day: d }) => {
     switch (prefix) {
-      case 'eq': return day === d;
-      case 'ne': return day !== d;
-      case 'gt': return day > d;
-      case 'ge': return day >= d;
-      case 'lt': return day < d;
-      case 'le': return day <= d;
+      case 'eq':
+        return day === d;
+      case 'ne':
+        return day !== d;
+      case 'gt':
+        return day > d;
+      case 'ge':
+        return day >= d;
+      case 'lt':
+        return day < d;
+      case 'le':
+        return day <= d;
+      default:
+        return false;
     }
   });
 }

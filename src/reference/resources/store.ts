@@ -7,11 +7,22 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type {
-  AppointmentRow, ClinicRow, DocumentReferenceRow, EncounterRow, FixtureData, MedicationRequestRow,
-  PatientRow, PractitionerRow, PrescriptionRow, RecordMeta,
+  AppointmentRow,
+  ClinicRow,
+  DocumentReferenceRow,
+  EncounterRow,
+  FixtureData,
+  MedicationRequestRow,
+  PatientRow,
+  PractitionerRow,
+  PrescriptionRow,
+  RecordMeta,
 } from './records.js';
 
-interface Owned { id: string; org: string }
+interface Owned {
+  id: string;
+  org: string;
+}
 
 /** Rows keyed by id; reads are scoped to an organization. */
 export class Table<T extends Owned> {

@@ -36,11 +36,17 @@ export function header(ctx: HandlerContext, name: string): string | undefined {
 export function checkIfMatch(ctx: HandlerContext, row: RecordMeta): void {
   const value = header(ctx, 'if-match');
   if (value === undefined) return;
-  const tags = value.split(',').map((t) => t.trim()).filter((t) => t.length > 0);
+  const tags = value
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t.length > 0);
   const current = String(row.versionId);
   const matches = tags.some((tag) => tag === '*' || tag.replace(/^W\//, '') === `"${current}"`);
   if (!matches) {
-    throw conflict('HPB-00103', `Version conflict: If-Match ${JSON.stringify(value)} does not match the current version ${current}; re-read, reapply, retry with the current meta.versionId`);
+    throw conflict(
+      'HPB-00103',
+      `Version conflict: If-Match ${JSON.stringify(value)} does not match the current version ${current}; re-read, reapply, retry with the current meta.versionId`,
+    );
   }
 }
 

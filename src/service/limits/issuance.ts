@@ -61,13 +61,21 @@ async function tokenHit(ctx: CheckContext, role: string): Promise<TokenHit> {
   const res = await ctx.tokens.request(role, { scopes: [SCOPE], pace: false, expect429: true });
   if (res.status < 300 && !issued(res)) throw new Error(`a valid token request got HTTP ${res.status} without an access_token (exchange ${res.exchange.id})`);
   const remaining = res.headers[RATE_LIMIT_HEADERS.remaining];
-  return { sentAt, receivedAt: Date.now(), status: res.status, res, ...(remaining !== undefined && /^\s*\d+\s*$/.test(remaining) ? { remaining: Number(remaining) } : {}) };
+  return {
+    sentAt,
+    receivedAt: Date.now(),
+    status: res.status,
+    res,
+    ...(remaining !== undefined && /^\s*\d+\s*$/.test(remaining) ? { remaining: Number(remaining) } : {}),
+  };
 }
 
 function summarize(hits: TokenHit[], concurrency: number, spread: boolean): IssuanceBurst {
   const t0 = hits[0]?.sentAt ?? Date.now();
   return {
-    hits, concurrency, spread,
+    hits,
+    concurrency,
+    spread,
     refusals: hits.filter((h) => h.res.status === 429),
     issued: hits.filter((h) => issued(h.res)).length,
     sent: hits.length,
@@ -161,7 +169,11 @@ async function firstBurst(ctx: CheckContext): Promise<IssuanceEpisode> {
     const { medianAnswerMs } = timings(b.hits);
     const atOnceMs = Math.ceil((2 * limit + 1) / BATCH) * medianAnswerMs;
     if (atOnceMs >= windowMs) {
-      attempts.push({ spread: false, figures: verdict.figures, message: `not re-sent at once: at ${medianAnswerMs} ms per answer and ${BATCH} in flight, ${2 * limit + 1} requests need about ${(atOnceMs / 1000).toFixed(1)} s, more than one window` });
+      attempts.push({
+        spread: false,
+        figures: verdict.figures,
+        message: `not re-sent at once: at ${medianAnswerMs} ms per answer and ${BATCH} in flight, ${2 * limit + 1} requests need about ${(atOnceMs / 1000).toFixed(1)} s, more than one window`,
+      });
       break;
     }
     // Too slow to fill a window: let its tokens leave the window, then send at once.

@@ -145,18 +145,24 @@ export function judgeKeyBurst(input: KeyBurstInput): Verdict {
   };
   if (best.count > limit) {
     return {
-      verdict: 'fail', rule: 'late', requirement: 'rate-limit.excess-429', figures,
-      message: `${best.count} requests of one key were served within ${s(best.to - best.from)} (sent from ${at(best.from, t0)}, last answered at ${at(best.to, t0)}), `
-        + `less than one ${s(windowMs)} window: its limit is ${limit} per window`,
+      verdict: 'fail',
+      rule: 'late',
+      requirement: 'rate-limit.excess-429',
+      figures,
+      message:
+        `${best.count} requests of one key were served within ${s(best.to - best.from)} (sent from ${at(best.from, t0)}, last answered at ${at(best.to, t0)}), ` +
+        `less than one ${s(windowMs)} window: its limit is ${limit} per window`,
       expected: `at most ${limit} served within one ${s(windowMs)} window`,
       actual: { servedWithinMs: best.to - best.from, served: best.count, windowMs },
     };
   }
   if (firstIndex < 0) {
     return {
-      verdict: 'inconclusive', figures,
-      message: `${figures.sent} requests took ${s(figures.spanMs)} (window ${s(windowMs)}); at most ${best.count} of them fell within one window `
-        + `(limit ${limit}), so no 429 was due: inconclusive`,
+      verdict: 'inconclusive',
+      figures,
+      message:
+        `${figures.sent} requests took ${s(figures.spanMs)} (window ${s(windowMs)}); at most ${best.count} of them fell within one window ` +
+        `(limit ${limit}), so no 429 was due: inconclusive`,
     };
   }
   const candidates = firstRefusalCandidates(requests);
@@ -172,32 +178,49 @@ export function judgeKeyBurst(input: KeyBurstInput): Verdict {
     const used = certainlyBefore(wrong, all, windowMs - slack);
     if (used >= limit) {
       return {
-        verdict: 'fail', rule: 'status', requirement: 'rate-limit.excess-429', figures, at: requests.indexOf(wrong),
-        message: `request ${requests.indexOf(wrong) + 1} of the key, sent at ${at(wrong.sentAt, t0)} after ${used} served within the last ${s(windowMs)} `
-          + `(its limit is ${limit}), was answered ${wrong.status}: the excess must give 429 HPB-00105`,
+        verdict: 'fail',
+        rule: 'status',
+        requirement: 'rate-limit.excess-429',
+        figures,
+        at: requests.indexOf(wrong),
+        message:
+          `request ${requests.indexOf(wrong) + 1} of the key, sent at ${at(wrong.sentAt, t0)} after ${used} served within the last ${s(windowMs)} ` +
+          `(its limit is ${limit}), was answered ${wrong.status}: the excess must give 429 HPB-00105`,
         expected: { status: 429, code: 'HPB-00105' },
         actual: { status: wrong.status, servedInWindow: used },
       };
     }
     return {
-      verdict: 'error', figures,
-      message: `request ${requests.indexOf(wrong) + 1} of the key got HTTP ${wrong.status ?? 'no answer'} after ${used} served in the window `
-        + `(limit ${limit}): not a rate-limit answer; the target could not be driven to its limit`,
+      verdict: 'error',
+      figures,
+      message:
+        `request ${requests.indexOf(wrong) + 1} of the key got HTTP ${wrong.status ?? 'no answer'} after ${used} served in the window ` +
+        `(limit ${limit}): not a rate-limit answer; the target could not be driven to its limit`,
     };
   }
 
   // Early: every refusal that may have come first arrived with fewer than `limit` requests possibly in its window.
   const possible = figures.possiblyInWindow;
   if (possible < limit) {
-    if (input.earlier === undefined) return { verdict: 'pass', figures, note: `429 after at most ${possible} requests, but the key's earlier traffic is unknown: not judged early` };
+    if (input.earlier === undefined)
+      return { verdict: 'pass', figures, note: `429 after at most ${possible} requests, but the key's earlier traffic is unknown: not judged early` };
     const org = (input.orgOthers ?? []).filter((r) => candidates.some((c) => r.sentAt < c.receivedAt && r.receivedAt > c.sentAt - windowMs - slack));
     if (org.length > 0) {
-      return { verdict: 'pass', figures, note: `429 after at most ${possible} requests of the key, while ${org.length} requests of other keys of its organization were in the window (organization ceiling not shown): not judged early` };
+      return {
+        verdict: 'pass',
+        figures,
+        note: `429 after at most ${possible} requests of the key, while ${org.length} requests of other keys of its organization were in the window (organization ceiling not shown): not judged early`,
+      };
     }
     return {
-      verdict: 'fail', rule: 'early', requirement: 'rate-limit.per-key-default-60', figures, at: firstIndex,
-      message: `429 on request ${firstIndex + 1} of the key (sent at ${at(first.sentAt, t0)}): at most ${possible} of its requests can have been in the `
-        + `${s(windowMs)} window before it, and its limit is ${limit}: throttled before the ceiling`,
+      verdict: 'fail',
+      rule: 'early',
+      requirement: 'rate-limit.per-key-default-60',
+      figures,
+      at: firstIndex,
+      message:
+        `429 on request ${firstIndex + 1} of the key (sent at ${at(first.sentAt, t0)}): at most ${possible} of its requests can have been in the ` +
+        `${s(windowMs)} window before it, and its limit is ${limit}: throttled before the ceiling`,
       expected: `no 429 before ${limit} requests within one window`,
       actual: { refusedOnRequest: firstIndex + 1, possiblyInWindow: possible, earlierRequests: earlier.length },
     };
@@ -240,14 +263,29 @@ export function judgeSlide(input: SlideInput): Verdict<SlideFigures> {
   const firstDoneAt = Math.max(...first.filter(served).map((r) => r.receivedAt));
   const slack = windowSlackMs(windowMs);
   const inWindow = second.filter((r) => served(r) && r.sentAt > after.receivedAt - windowMs + slack).length;
-  const figures: SlideFigures = { inWindow, firstDoneAt, probeSentAt: after.sentAt, bound: limit - inWindow, ...(after.remaining !== undefined ? { remaining: after.remaining } : {}) };
+  const figures: SlideFigures = {
+    inWindow,
+    firstDoneAt,
+    probeSentAt: after.sentAt,
+    bound: limit - inWindow,
+    ...(after.remaining !== undefined ? { remaining: after.remaining } : {}),
+  };
   const waited = after.sentAt >= firstDoneAt + windowMs + slack && (input.retryAfterElapsedAt === undefined || after.sentAt >= input.retryAfterElapsedAt);
-  if (!waited) return { verdict: 'error', figures, message: `the probe was sent at ${at(after.sentAt, t0)}, before the first half (answered by ${at(firstDoneAt, t0)}) had left the window: a scheduling error of ours` };
+  if (!waited)
+    return {
+      verdict: 'error',
+      figures,
+      message: `the probe was sent at ${at(after.sentAt, t0)}, before the first half (answered by ${at(firstDoneAt, t0)}) had left the window: a scheduling error of ours`,
+    };
   if (after.status === 429) {
     return {
-      verdict: 'fail', rule: 'not-sliding', requirement: 'rate-limit.sliding-window', figures,
-      message: `still 429 at ${at(after.sentAt, t0)}, ${s(after.sentAt - firstDoneAt)} after the first half was answered (window ${s(windowMs)})`
-        + `${input.retryAfterElapsedAt !== undefined ? ` and ${s(after.sentAt - input.retryAfterElapsedAt)} after the last Retry-After elapsed` : ''}: capacity did not return`,
+      verdict: 'fail',
+      rule: 'not-sliding',
+      requirement: 'rate-limit.sliding-window',
+      figures,
+      message:
+        `still 429 at ${at(after.sentAt, t0)}, ${s(after.sentAt - firstDoneAt)} after the first half was answered (window ${s(windowMs)})` +
+        `${input.retryAfterElapsedAt !== undefined ? ` and ${s(after.sentAt - input.retryAfterElapsedAt)} after the last Retry-After elapsed` : ''}: capacity did not return`,
       expected: 'served (not 429)',
       actual: { status: 429, sentAfterFirstHalfMs: after.sentAt - firstDoneAt, windowMs },
     };
@@ -257,17 +295,28 @@ export function judgeSlide(input: SlideInput): Verdict<SlideFigures> {
   const secondTo = Math.max(...second.map((r) => r.receivedAt));
   if (inWindow < 2) {
     return {
-      verdict: 'inconclusive', figures,
-      message: `only ${inWindow} served requests of the second half (sent ${at(secondFrom, t0)}..${at(secondTo, t0)}) were certainly inside the ${s(windowMs)} window `
-        + `when the probe was answered at ${at(after.receivedAt, t0)}: too few to tell a sliding window from a fixed one`,
+      verdict: 'inconclusive',
+      figures,
+      message:
+        `only ${inWindow} served requests of the second half (sent ${at(secondFrom, t0)}..${at(secondTo, t0)}) were certainly inside the ${s(windowMs)} window ` +
+        `when the probe was answered at ${at(after.receivedAt, t0)}: too few to tell a sliding window from a fixed one`,
     };
   }
-  if (after.remaining === undefined) return { verdict: 'inconclusive', figures, message: 'the probe after the wait has no integer X-RateLimit-Remaining (see rate-limit.headers-on-authenticated-responses)' };
+  if (after.remaining === undefined)
+    return {
+      verdict: 'inconclusive',
+      figures,
+      message: 'the probe after the wait has no integer X-RateLimit-Remaining (see rate-limit.headers-on-authenticated-responses)',
+    };
   if (after.remaining > figures.bound) {
     return {
-      verdict: 'fail', rule: 'not-sliding', requirement: 'rate-limit.sliding-window', figures,
-      message: `X-RateLimit-Remaining is ${after.remaining} at ${at(after.sentAt, t0)}, but ${inWindow} served requests sent from ${at(secondFrom, t0)} are still inside the `
-        + `${s(windowMs)} window (at most ${figures.bound} left of ${limit}): capacity returned all at once, the window did not slide`,
+      verdict: 'fail',
+      rule: 'not-sliding',
+      requirement: 'rate-limit.sliding-window',
+      figures,
+      message:
+        `X-RateLimit-Remaining is ${after.remaining} at ${at(after.sentAt, t0)}, but ${inWindow} served requests sent from ${at(secondFrom, t0)} are still inside the ` +
+        `${s(windowMs)} window (at most ${figures.bound} left of ${limit}): capacity returned all at once, the window did not slide`,
       expected: `<= ${figures.bound}`,
       actual: { remaining: after.remaining, inWindow, probeSentMs: after.sentAt - t0, secondHalfSentMs: [secondFrom - t0, secondTo - t0] },
     };
@@ -300,13 +349,21 @@ export function judgeRetryAfterWait(input: WaitInput): Verdict<WaitFigures> {
   const { refused, after } = input;
   const waitedMs = after.sentAt - refused.receivedAt;
   const figures: WaitFigures = { waitedMs, ...(input.retryAfterS !== undefined ? { retryAfterS: input.retryAfterS } : {}) };
-  if (input.retryAfterS === undefined) return { verdict: 'inconclusive', figures, message: 'the 429 has no Retry-After to wait (see rate-limit.excess-gives-429)' };
+  if (input.retryAfterS === undefined)
+    return { verdict: 'inconclusive', figures, message: 'the 429 has no Retry-After to wait (see rate-limit.excess-gives-429)' };
   if (waitedMs < input.retryAfterS * 1000) {
-    return { verdict: 'inconclusive', figures, message: `Retry-After ${input.retryAfterS} s is longer than the episode waits (it retried after ${s(waitedMs)}): not waited out` };
+    return {
+      verdict: 'inconclusive',
+      figures,
+      message: `Retry-After ${input.retryAfterS} s is longer than the episode waits (it retried after ${s(waitedMs)}): not waited out`,
+    };
   }
   if (after.status === 429) {
     return {
-      verdict: 'fail', rule: 'retry-after-too-short', requirement: 'rate-limit.retry-after', figures,
+      verdict: 'fail',
+      rule: 'retry-after-too-short',
+      requirement: 'rate-limit.retry-after',
+      figures,
       message: `still 429 when retried ${s(waitedMs)} after a 429 that said Retry-After: ${input.retryAfterS} (the wait it gave was too short, or the limit never frees)`,
       expected: `served once Retry-After (${input.retryAfterS} s) has elapsed`,
       actual: { status: 429, waitedMs, retryAfterS: input.retryAfterS },
@@ -317,11 +374,16 @@ export function judgeRetryAfterWait(input: WaitInput): Verdict<WaitFigures> {
 }
 
 /** A Retry-After of a 429 as the spec states it: whole seconds to wait, at least one (the request was refused, so there is a wait). */
-export function judgeRetryAfterValue(raw: string | undefined, windowSec: number, slackS: number): { ok: true; seconds: number } | { ok: false; message: string } {
+export function judgeRetryAfterValue(
+  raw: string | undefined,
+  windowSec: number,
+  slackS: number,
+): { ok: true; seconds: number } | { ok: false; message: string } {
   if (raw === undefined) return { ok: false, message: 'the 429 has no Retry-After header' };
   if (!/^\s*\d+\s*$/.test(raw)) return { ok: false, message: `Retry-After "${raw}" is not a whole number of seconds` };
   const seconds = Number(raw);
-  if (seconds < 1) return { ok: false, message: 'Retry-After: 0 on a 429: the request was refused, so the wait is not zero (a retry at once is refused again)' };
+  if (seconds < 1)
+    return { ok: false, message: 'Retry-After: 0 on a 429: the request was refused, so the wait is not zero (a retry at once is refused again)' };
   if (seconds > windowSec + slackS) return { ok: false, message: `Retry-After ${seconds} s is longer than one ${windowSec} s window` };
   return { ok: true, seconds };
 }
@@ -367,16 +429,24 @@ export function judgeIssuanceCeiling(input: IssuanceCeilingInput): Verdict<Issua
   const refused = later.some(refusedBy);
   const issuedBeforeRefusal = later.filter(served).length;
   const figures: IssuanceCeilingFigures = {
-    issuedInWindow: issued.length, answeredInWindow: inside.length, issuedBeforeRefusal, refused,
-    fromMs: anchor.receivedAt - anchor.sentAt, toMs: windowMs,
+    issuedInWindow: issued.length,
+    answeredInWindow: inside.length,
+    issuedBeforeRefusal,
+    refused,
+    fromMs: anchor.receivedAt - anchor.sentAt,
+    toMs: windowMs,
   };
   if (issued.length > limit) {
     const last = Math.max(...issued.map((r) => r.receivedAt));
     const first = Math.min(...issued.map((r) => r.sentAt));
     return {
-      verdict: 'fail', rule: 'issuance-too-loose', requirement: 'issuance-limit.twenty-per-minute', figures,
-      message: `${issued.length} tokens were issued to requests sent from ${at(first, anchor.sentAt)} and answered by ${at(last, anchor.sentAt)}, counted from the send of a 429 `
-        + `(answered at ${at(anchor.receivedAt, anchor.sentAt)}): all inside the one fixed ${s(windowMs)} window that follows it, whatever its alignment; the limit is ${limit} per window`,
+      verdict: 'fail',
+      rule: 'issuance-too-loose',
+      requirement: 'issuance-limit.twenty-per-minute',
+      figures,
+      message:
+        `${issued.length} tokens were issued to requests sent from ${at(first, anchor.sentAt)} and answered by ${at(last, anchor.sentAt)}, counted from the send of a 429 ` +
+        `(answered at ${at(anchor.receivedAt, anchor.sentAt)}): all inside the one fixed ${s(windowMs)} window that follows it, whatever its alignment; the limit is ${limit} per window`,
       expected: `at most ${limit} tokens per window`,
       actual: { issued: issued.length, sentFromMs: first - anchor.sentAt, answeredByMs: last - anchor.sentAt, windowMs },
     };
@@ -385,10 +455,12 @@ export function judgeIssuanceCeiling(input: IssuanceCeilingInput): Verdict<Issua
   const from = later.length ? Math.min(...later.map((r) => r.sentAt)) : end;
   const to = later.length ? Math.max(...later.map((r) => r.receivedAt)) : end;
   return {
-    verdict: 'inconclusive', figures,
-    message: `the second burst got ${issuedBeforeRefusal} tokens${refused ? ' before its 429' : ' and no 429'}, sent from ${at(from, anchor.sentAt)} to ${at(to, anchor.sentAt)} `
-      + `after the send of a 429 of the first; only ${inside.length} of its requests were answered before ${at(end, anchor.sentAt)} (one ${s(windowMs)} window; `
-      + `${issued.length} issued, limit ${limit}): too little of the window was left to tell`,
+    verdict: 'inconclusive',
+    figures,
+    message:
+      `the second burst got ${issuedBeforeRefusal} tokens${refused ? ' before its 429' : ' and no 429'}, sent from ${at(from, anchor.sentAt)} to ${at(to, anchor.sentAt)} ` +
+      `after the send of a 429 of the first; only ${inside.length} of its requests were answered before ${at(end, anchor.sentAt)} (one ${s(windowMs)} window; ` +
+      `${issued.length} issued, limit ${limit}): too little of the window was left to tell`,
   };
 }
 
@@ -431,12 +503,19 @@ export function judgeRemainingSteps(input: RemainingInput): Verdict<RemainingFig
     const delta = cur.remaining - prev.remaining;
     figures.steps.push({ delta, couldLeave, couldCount });
     if (delta > -1 + couldLeave || delta < -1 - couldCount) {
-      const why = couldLeave === 0 && couldCount === 0 ? 'no other request of the key was counted or left the window in between'
-        : `at most ${couldLeave} request(s) of the key could have left the window and ${couldCount} been counted in between`;
+      const why =
+        couldLeave === 0 && couldCount === 0
+          ? 'no other request of the key was counted or left the window in between'
+          : `at most ${couldLeave} request(s) of the key could have left the window and ${couldCount} been counted in between`;
       return {
-        verdict: 'fail', rule: 'remaining-step', requirement: 'rate-limit.headers-arithmetic', figures, at: i,
-        message: `X-RateLimit-Remaining went from ${prev.remaining} to ${cur.remaining} over one request (requests ${i} and ${i + 1} of a sequence, `
-          + `sent at ${at(prev.sentAt, t0)} and ${at(cur.sentAt, t0)}, one after the other): it must fall by exactly one, as ${why}`,
+        verdict: 'fail',
+        rule: 'remaining-step',
+        requirement: 'rate-limit.headers-arithmetic',
+        figures,
+        at: i,
+        message:
+          `X-RateLimit-Remaining went from ${prev.remaining} to ${cur.remaining} over one request (requests ${i} and ${i + 1} of a sequence, ` +
+          `sent at ${at(prev.sentAt, t0)} and ${at(cur.sentAt, t0)}, one after the other): it must fall by exactly one, as ${why}`,
         expected: couldLeave === 0 && couldCount === 0 ? prev.remaining - 1 : `${prev.remaining - 1 - couldCount}..${prev.remaining - 1 + couldLeave}`,
         actual: { sequence: figures.values, step: delta },
       };
@@ -452,7 +531,12 @@ export function judgeRemainingSteps(input: RemainingInput): Verdict<RemainingFig
  * A refusal other than 429 once `limit` tokens were issued is the wrong answer to
  * an exhausted limit; before that, the target is in trouble (error).
  */
-export function judgeIssuanceBurst(input: { limit: number; windowMs: number; requests: ReadonlyArray<Timed & { remaining?: number }>; concurrency?: number }): Verdict {
+export function judgeIssuanceBurst(input: {
+  limit: number;
+  windowMs: number;
+  requests: ReadonlyArray<Timed & { remaining?: number }>;
+  concurrency?: number;
+}): Verdict {
   const { limit, windowMs, requests } = input;
   const t0 = requests[0]?.sentAt ?? 0;
   const best = maxServedWithinWindow(requests, windowMs);
@@ -467,18 +551,24 @@ export function judgeIssuanceBurst(input: { limit: number; windowMs: number; req
   };
   if (best.count > 2 * limit) {
     return {
-      verdict: 'fail', rule: 'late', requirement: 'issuance-limit.twenty-per-minute', figures,
-      message: `${best.count} token requests got a token within ${s(best.to - best.from)} (sent from ${at(best.from, t0)}, last answered at ${at(best.to, t0)}): `
-        + `a fixed window of ${limit} per ${s(windowMs)} allows at most ${2 * limit} within any interval shorter than one window`,
+      verdict: 'fail',
+      rule: 'late',
+      requirement: 'issuance-limit.twenty-per-minute',
+      figures,
+      message:
+        `${best.count} token requests got a token within ${s(best.to - best.from)} (sent from ${at(best.from, t0)}, last answered at ${at(best.to, t0)}): ` +
+        `a fixed window of ${limit} per ${s(windowMs)} allows at most ${2 * limit} within any interval shorter than one window`,
       expected: `a 429 within ${2 * limit + 1} requests sent within one window`,
       actual: { issued: best.count, withinMs: best.to - best.from, windowMs },
     };
   }
   if (firstIndex < 0) {
     return {
-      verdict: 'inconclusive', figures,
-      message: `${figures.sent} token requests took ${s(figures.spanMs)} (window ${s(windowMs)}); at most ${best.count} got a token within one window, `
-        + `and ${2 * limit + 1} are needed to prove the limit`,
+      verdict: 'inconclusive',
+      figures,
+      message:
+        `${figures.sent} token requests took ${s(figures.spanMs)} (window ${s(windowMs)}); at most ${best.count} got a token within one window, ` +
+        `and ${2 * limit + 1} are needed to prove the limit`,
     };
   }
   const wrong = firstRefusalCandidates(requests).find((r) => r.status !== 429);
@@ -489,14 +579,23 @@ export function judgeIssuanceBurst(input: { limit: number; windowMs: number; req
     const saidExhausted = before.at(-1)?.remaining === 0;
     if (issuedBefore >= limit || saidExhausted) {
       return {
-        verdict: 'fail', rule: 'status', requirement: 'issuance-limit.excess-429', figures, at: requests.indexOf(wrong),
-        message: `token request ${requests.indexOf(wrong) + 1}, sent at ${at(wrong.sentAt, t0)} after ${issuedBefore} tokens were issued (limit ${limit} per window`
-          + `${saidExhausted ? '; the last one said X-RateLimit-Remaining: 0' : ''}), was answered ${wrong.status}: the excess must give 429 HPB-00105`,
+        verdict: 'fail',
+        rule: 'status',
+        requirement: 'issuance-limit.excess-429',
+        figures,
+        at: requests.indexOf(wrong),
+        message:
+          `token request ${requests.indexOf(wrong) + 1}, sent at ${at(wrong.sentAt, t0)} after ${issuedBefore} tokens were issued (limit ${limit} per window` +
+          `${saidExhausted ? '; the last one said X-RateLimit-Remaining: 0' : ''}), was answered ${wrong.status}: the excess must give 429 HPB-00105`,
         expected: { status: 429, code: 'HPB-00105' },
         actual: { status: wrong.status, issuedBefore },
       };
     }
-    return { verdict: 'error', figures, message: `a valid token request got HTTP ${wrong.status ?? 'no answer'} after ${issuedBefore} tokens (limit ${limit}): neither a token nor a 429` };
+    return {
+      verdict: 'error',
+      figures,
+      message: `a valid token request got HTTP ${wrong.status ?? 'no answer'} after ${issuedBefore} tokens (limit ${limit}): neither a token nor a 429`,
+    };
   }
   return { verdict: 'pass', figures };
 }
@@ -548,7 +647,14 @@ export function judgeThrottled(input: ThrottledInput): Verdict<ThrottledFigures>
   const slack = windowSlackMs(windowMs);
   const all = before ? [...others, before] : [...others];
   const servedInWindow = certainlyBefore(op, all, windowMs - slack);
-  const left = before ? mayLeaveWithin(all.filter((r) => r !== before), before.sentAt, op.receivedAt, windowMs).length : 0;
+  const left = before
+    ? mayLeaveWithin(
+        all.filter((r) => r !== before),
+        before.sentAt,
+        op.receivedAt,
+        windowMs,
+      ).length
+    : 0;
   const figures: ThrottledFigures = { servedInWindow, mayHaveLeft: left, ...(before?.remaining !== undefined ? { beforeRemaining: before.remaining } : {}) };
   if (op.status === 429) return { verdict: 'pass', figures };
   const fullByCount = servedInWindow >= limit;
@@ -558,15 +664,20 @@ export function judgeThrottled(input: ThrottledInput): Verdict<ThrottledFigures>
       ? `${servedInWindow} requests of the key were served within the ${s(windowMs)} window before it (its limit is ${limit})`
       : `the key's answer just before it said X-RateLimit-Remaining 0, and none of the key's requests can have left the ${s(windowMs)} window in between`;
     return {
-      verdict: 'fail', rule: 'not-throttled', requirement, figures,
+      verdict: 'fail',
+      rule: 'not-throttled',
+      requirement,
+      figures,
       message: `${requirement}: answered ${op.status ?? 'nothing'} while the key was over its limit (${why}): the excess must give 429 HPB-00105`,
       expected: { status: 429, code: 'HPB-00105' },
       actual: { status: op.status, servedInWindow, beforeRemaining: before?.remaining, mayHaveLeft: left },
     };
   }
   return {
-    verdict: 'inconclusive', figures,
-    message: `${requirement}: answered ${op.status ?? 'nothing'}, but the key may have had room (${servedInWindow} served certainly in the window of ${limit}; `
-      + `${before?.remaining === undefined ? 'no X-RateLimit-Remaining before it' : `Remaining ${before.remaining} before it, ${left} request(s) may have left the window since`})`,
+    verdict: 'inconclusive',
+    figures,
+    message:
+      `${requirement}: answered ${op.status ?? 'nothing'}, but the key may have had room (${servedInWindow} served certainly in the window of ${limit}; ` +
+      `${before?.remaining === undefined ? 'no X-RateLimit-Remaining before it' : `Remaining ${before.remaining} before it, ${left} request(s) may have left the window since`})`,
   };
 }

@@ -13,14 +13,25 @@ beforeAll(async () => {
   server = await createReferenceServer({ port: 0 });
   const config = await resolveConfig(server.targetConfig(), PROJECT_ROOT);
   const http = new HttpClient({ baseUrl: server.url });
-  const broker = new TokenBroker({ http, tokenUrl: `${server.url}/auth/token`, clients: config.clients, issuancePerMinute: 20, windowSec: 60, tokenLifetimeSec: 300 });
+  const broker = new TokenBroker({
+    http,
+    tokenUrl: `${server.url}/auth/token`,
+    clients: config.clients,
+    issuancePerMinute: 20,
+    windowSec: 60,
+    tokenLifetimeSec: 300,
+  });
   token = await broker.token('main', ['system/MedicationRequest.rs']);
   await http.close();
 });
 afterAll(() => server.close());
 
 const get = (path: string, headers: Record<string, string> = {}) =>
-  request(`${server.url}${path}`, { headers: { accept: 'application/fhir+json', ...headers } }).then(async (r) => ({ status: r.statusCode, headers: r.headers, body: await r.body.text() }));
+  request(`${server.url}${path}`, { headers: { accept: 'application/fhir+json', ...headers } }).then(async (r) => ({
+    status: r.statusCode,
+    headers: r.headers,
+    body: await r.body.text(),
+  }));
 
 describe('audit trail (spec: Authentication > Audit)', () => {
   it('writes one immutable record per authenticated request, with the fields the spec lists', async () => {

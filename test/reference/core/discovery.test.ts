@@ -7,7 +7,9 @@ import type { ReferenceServer } from '../../../src/reference/server.js';
 import { call, codeOf, startStub } from './helpers.js';
 
 let server: ReferenceServer;
-beforeAll(async () => { server = await startStub(); });
+beforeAll(async () => {
+  server = await startStub();
+});
 afterAll(() => server.close());
 
 type Ops = Record<string, Record<string, any>>;
@@ -21,7 +23,11 @@ describe('/openapi.json', () => {
     expect(r.json.openapi).toBe('3.0.3');
     await SwaggerParser.validate(structuredClone(r.json));
     const ops = Object.values(r.json.paths as Record<string, Ops>).flatMap((p) => Object.values(p));
-    expect(ops.map((o) => o.operationId).sort()).toEqual(operationsFor('R4').map((o) => o.operationId).sort());
+    expect(ops.map((o) => o.operationId).sort()).toEqual(
+      operationsFor('R4')
+        .map((o) => o.operationId)
+        .sort(),
+    );
     for (const op of ops) {
       const def = operationsFor('R4').find((o) => o.operationId === op.operationId)!;
       expect(op['x-service-scope']).toBe(def.scope);
@@ -60,14 +66,25 @@ describe('CapabilityStatements', () => {
     expect(JSON.stringify(rest.security)).toContain(`${server.url}/auth/token`);
 
     const openapi = (await call(`${server.url}/openapi.json`)).json;
-    const fromOpenApi = Object.values(openapi.paths as Record<string, Ops>).flatMap((p) => Object.values(p))
-      .map((o) => `${o.operationId} ${o['x-service-scope']}`).sort();
-    const fromCs = rest.resource.flatMap((res: any) => res.interaction.map((i: any) =>
-      `${res.type}.${i.code === 'search-type' ? 'search' : i.code} ${i.extension.find((e: any) => e.url === REQUIRED_SCOPE_EXTENSION).valueString}`)).sort();
+    const fromOpenApi = Object.values(openapi.paths as Record<string, Ops>)
+      .flatMap((p) => Object.values(p))
+      .map((o) => `${o.operationId} ${o['x-service-scope']}`)
+      .sort();
+    const fromCs = rest.resource
+      .flatMap((res: any) =>
+        res.interaction.map(
+          (i: any) =>
+            `${res.type}.${i.code === 'search-type' ? 'search' : i.code} ${i.extension.find((e: any) => e.url === REQUIRED_SCOPE_EXTENSION).valueString}`,
+        ),
+      )
+      .sort();
     expect(fromCs).toEqual(fromOpenApi);
 
     const mrSearch = openapi.paths['/fhir/R4/MedicationRequest'].get.parameters.map((p: any) => p.name).sort();
-    const mrCs = rest.resource.find((x: any) => x.type === 'MedicationRequest').searchParam.map((p: any) => p.name).sort();
+    const mrCs = rest.resource
+      .find((x: any) => x.type === 'MedicationRequest')
+      .searchParam.map((p: any) => p.name)
+      .sort();
     expect(mrCs).toEqual(mrSearch);
   });
 

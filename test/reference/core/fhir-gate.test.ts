@@ -219,7 +219,9 @@ describe('routing, bodies and headers', () => {
     const nf = await call(`${server.url}${MR}/missing`, { headers: bearer(token) });
     expect(nf.status).toBe(404);
     expect(nf.json.issue[0]).toEqual({
-      severity: 'error', code: 'not-found', diagnostics: 'HPB-00102: Resource not found',
+      severity: 'error',
+      code: 'not-found',
+      diagnostics: 'HPB-00102: Resource not found',
       details: { coding: [{ system: 'https://clinical-records.example/fhir/CodeSystem/error-catalog', code: 'HPB-00102' }] },
     });
     const boom = await call(`${server.url}${MR}/boom`, { headers: bearer(token) });
@@ -251,8 +253,14 @@ describe('routing, bodies and headers', () => {
       expect(big.json.issue[0].code).toBe('too-long');
       expect(big.headers['x-correlation-id']).toBeTruthy();
       // no Content-Length (chunked): reading stops at the cap
-      async function* chunks() { for (let i = 0; i < 200; i++) yield Buffer.alloc(16_384, 0x61); }
-      const streamed = await request(`${s.url}${MR}`, { method: 'POST', headers: bearer(t, { 'content-type': 'application/fhir+json' }), body: Readable.from(chunks()) });
+      async function* chunks() {
+        for (let i = 0; i < 200; i++) yield Buffer.alloc(16_384, 0x61);
+      }
+      const streamed = await request(`${s.url}${MR}`, {
+        method: 'POST',
+        headers: bearer(t, { 'content-type': 'application/fhir+json' }),
+        body: Readable.from(chunks()),
+      });
       expect(streamed.statusCode).toBe(413);
       expect(JSON.parse(await streamed.body.text()).issue[0].code).toBe('too-long');
     } finally {
@@ -270,13 +278,21 @@ describe('routing, bodies and headers', () => {
   });
 
   test('$upload passes the raw body and content type; the path follows modes.uploadPath', async () => {
-    const up = await call(`${server.url}/fhir/R5/DocumentReference/d1/$upload`, { method: 'POST', headers: bearer(token, { 'content-type': 'application/pdf' }), body: Buffer.alloc(10, 1) });
+    const up = await call(`${server.url}/fhir/R5/DocumentReference/d1/$upload`, {
+      method: 'POST',
+      headers: bearer(token, { 'content-type': 'application/pdf' }),
+      body: Buffer.alloc(10, 1),
+    });
     expect(up.status).toBe(200);
     expect(up.json).toMatchObject({ size: 10, type: 'application/pdf' });
     const s0 = await startStub({ limits: { documentMaxBytes: 100 } });
     try {
       const t0 = await accessToken(s0);
-      const big = await call(`${s0.url}/fhir/R5/DocumentReference/d1/$upload`, { method: 'POST', headers: bearer(t0, { 'content-type': 'application/pdf' }), body: Buffer.alloc(2_000_000, 1) });
+      const big = await call(`${s0.url}/fhir/R5/DocumentReference/d1/$upload`, {
+        method: 'POST',
+        headers: bearer(t0, { 'content-type': 'application/pdf' }),
+        body: Buffer.alloc(2_000_000, 1),
+      });
       expect(big.status).toBe(413);
       expect(codeOf(big)).toBe('HPB-00119');
     } finally {
@@ -285,7 +301,11 @@ describe('routing, bodies and headers', () => {
     const s = await startStub({ modes: { uploadPath: '$binary-upload' } });
     try {
       const t = await accessToken(s);
-      const moved = await call(`${s.url}/fhir/R5/DocumentReference/d1/$binary-upload`, { method: 'POST', headers: bearer(t, { 'content-type': 'application/pdf' }), body: 'x' });
+      const moved = await call(`${s.url}/fhir/R5/DocumentReference/d1/$binary-upload`, {
+        method: 'POST',
+        headers: bearer(t, { 'content-type': 'application/pdf' }),
+        body: 'x',
+      });
       expect(moved.status).toBe(200);
       expect((await call(`${s.url}/fhir/R5/DocumentReference/d1/$upload`, { method: 'POST', headers: bearer(t) })).status).toBe(404);
     } finally {
@@ -294,7 +314,11 @@ describe('routing, bodies and headers', () => {
   });
 
   test('handler receives caller, decoded id and parsed body', async () => {
-    const r = await call(`${server.url}${MR}/a%20b`, { method: 'PUT', headers: bearer(token, { 'content-type': 'application/fhir+json' }), body: '{"resourceType":"MedicationRequest","status":"active"}' });
+    const r = await call(`${server.url}${MR}/a%20b`, {
+      method: 'PUT',
+      headers: bearer(token, { 'content-type': 'application/fhir+json' }),
+      body: '{"resourceType":"MedicationRequest","status":"active"}',
+    });
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ id: 'a b', status: 'active', caller: 'conformance-main' });
     expect(r.headers.etag).toBe('W/"1"');

@@ -40,15 +40,19 @@ function sendThenReuse(head: string, size: number): Promise<{ statuses: string[]
 }
 
 const head = (path: string, type: string, size: number, framing: 'length' | 'chunked' = 'length') =>
-  `POST ${path} HTTP/1.1\r\nHost: ${new URL(server.url).host}\r\nAuthorization: Bearer ${token}\r\nContent-Type: ${type}\r\n`
-  + `${framing === 'length' ? `Content-Length: ${size}` : 'Transfer-Encoding: chunked'}\r\n\r\n`;
+  `POST ${path} HTTP/1.1\r\nHost: ${new URL(server.url).host}\r\nAuthorization: Bearer ${token}\r\nContent-Type: ${type}\r\n` +
+  `${framing === 'length' ? `Content-Length: ${size}` : 'Transfer-Encoding: chunked'}\r\n\r\n`;
 
 test.each([
   ['$upload over documentMaxBytes (Content-Length known)', '/fhir/R5/DocumentReference/d1/$upload', 'application/pdf'],
   ['a JSON write over maxBodyBytes', '/fhir/R4/MedicationRequest', 'application/fhir+json'],
-])('%s: 413, the rest of the body is read, the connection stays usable', async (_name, path, type) => {
-  const size = 2_000_000;
-  const r = await sendThenReuse(head(path, type, size), size);
-  expect(r.error).toBeUndefined();
-  expect(r.statuses).toEqual(['HTTP/1.1 413', 'HTTP/1.1 200']);
-}, 30_000);
+])(
+  '%s: 413, the rest of the body is read, the connection stays usable',
+  async (_name, path, type) => {
+    const size = 2_000_000;
+    const r = await sendThenReuse(head(path, type, size), size);
+    expect(r.error).toBeUndefined();
+    expect(r.statuses).toEqual(['HTTP/1.1 413', 'HTTP/1.1 200']);
+  },
+  30_000,
+);

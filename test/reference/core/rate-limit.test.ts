@@ -57,7 +57,9 @@ describe('SlidingWindowLog', () => {
 
   test('headers: whole-second unix reset, rounded up', () => {
     expect(rateLimitHeaders({ allowed: true, limit: 60, remaining: 59, resetMs: T0 + 1_500 })).toEqual({
-      'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '59', 'X-RateLimit-Reset': String(Math.ceil((T0 + 1_500) / 1000)),
+      'X-RateLimit-Limit': '60',
+      'X-RateLimit-Remaining': '59',
+      'X-RateLimit-Reset': String(Math.ceil((T0 + 1_500) / 1000)),
     });
     expect(retryAfterSeconds(T0, T0)).toBe(1);
   });

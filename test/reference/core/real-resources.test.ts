@@ -25,7 +25,7 @@ test('read of a fixture: 200 with FHIR content type, versioning, correlation and
   expect(Number(r.headers['x-ratelimit-remaining'])).toBeLessThan(60);
 });
 
-test('another organization\'s id: 404 OperationOutcome from the handler', async () => {
+test("another organization's id: 404 OperationOutcome from the handler", async () => {
   const r = await call(`${server.url}/fhir/R4/Encounter/${server.fixtureIds.otherOrgEncounter}`, { headers: auth });
   expect(r.status).toBe(404);
   expect(r.headers['content-type']).toBe(FHIR);
@@ -36,7 +36,11 @@ test('core checks precede the handlers: unknown search parameter, wrong resource
   const search = await call(`${server.url}/fhir/R4/Encounter?patient=${server.fixtureIds.patient}&bogus=1`, { headers: auth });
   expect(search.status).toBe(400);
   expect(codeOf(search)).toBe('HPB-00101');
-  const wrongType = await call(`${server.url}/fhir/R4/Encounter`, { method: 'POST', headers: { ...auth, 'content-type': 'application/fhir+json' }, body: '{"resourceType":"MedicationRequest"}' });
+  const wrongType = await call(`${server.url}/fhir/R4/Encounter`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/fhir+json' },
+    body: '{"resourceType":"MedicationRequest"}',
+  });
   expect(wrongType.status).toBe(400);
   expect(codeOf(wrongType)).toBe('HPB-00101');
   const media = await call(`${server.url}/fhir/R4/Encounter`, { method: 'POST', headers: { ...auth, 'content-type': 'text/xml' }, body: '<Encounter/>' });
@@ -45,8 +49,14 @@ test('core checks precede the handlers: unknown search parameter, wrong resource
 
 test('create and search reach the real handlers', async () => {
   const created = await call(`${server.url}/fhir/R4/MedicationRequest`, {
-    method: 'POST', headers: { ...auth, 'content-type': 'application/fhir+json' },
-    body: JSON.stringify({ resourceType: 'MedicationRequest', intent: 'order', medicationCodeableConcept: { text: 'paracetamol' }, subject: { reference: `Patient/${server.fixtureIds.patient}` } }),
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/fhir+json' },
+    body: JSON.stringify({
+      resourceType: 'MedicationRequest',
+      intent: 'order',
+      medicationCodeableConcept: { text: 'paracetamol' },
+      subject: { reference: `Patient/${server.fixtureIds.patient}` },
+    }),
   });
   expect(created.status).toBe(201);
   const search = await call(`${server.url}/fhir/R4/MedicationRequest?patient=${server.fixtureIds.patient}&_count=5`, { headers: auth });

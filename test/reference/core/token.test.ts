@@ -5,9 +5,7 @@ import { generateKeyPair, exportJWK, SignJWT, decodeJwt, calculateJwkThumbprint 
 import type { CryptoKey } from 'jose';
 import * as oidc from 'openid-client';
 import type { ReferenceServer } from '../../../src/reference/server.js';
-import {
-  ASSERTION_TYPE, ALL_SCOPES, call, clientKey, codeOf, fakeClock, getToken, signAssertion, startStub, tokenRequest,
-} from './helpers.js';
+import { ASSERTION_TYPE, ALL_SCOPES, call, clientKey, codeOf, fakeClock, getToken, signAssertion, startStub, tokenRequest } from './helpers.js';
 import type { ClientKey } from './helpers.js';
 
 let server: ReferenceServer;
@@ -19,8 +17,12 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const form = (assertion: string, extra: Record<string, string> = {}) =>
-  ({ grant_type: 'client_credentials', client_assertion_type: ASSERTION_TYPE, client_assertion: assertion, ...extra });
+const form = (assertion: string, extra: Record<string, string> = {}) => ({
+  grant_type: 'client_credentials',
+  client_assertion_type: ASSERTION_TYPE,
+  client_assertion: assertion,
+  ...extra,
+});
 
 describe('token issuance', () => {
   test('openid-client (client_credentials + private_key_jwt) gets a token', async () => {
@@ -29,7 +31,10 @@ describe('token issuance', () => {
       main.clientId,
       {},
       oidc.PrivateKeyJwt(main.key, {
-        [oidc.modifyAssertion]: (header, payload) => { header.kid = main.kid; payload.aud = `${server.url}/auth/token`; },
+        [oidc.modifyAssertion]: (header, payload) => {
+          header.kid = main.kid;
+          payload.aud = `${server.url}/auth/token`;
+        },
       }),
     );
     oidc.allowInsecureRequests(config);
@@ -67,29 +72,52 @@ describe('token issuance', () => {
 
 describe('token endpoint refusals', () => {
   const cases: Array<[string, () => Promise<Record<string, string>>, number, string]> = [
-    ['bad signature', async () => {
-      const a = await signAssertion(server, main);
-      const [h, p, s] = a.split('.');
-      return form(`${h}.${p}.${s!.startsWith('A') ? 'B' : 'A'}${s!.slice(1)}`);
-    }, 401, 'HPB-00106'],
-    ['foreign key', async () => {
-      const { privateKey } = await generateKeyPair('ES384');
-      return form(await signAssertion(server, { ...main, key: privateKey as CryptoKey }));
-    }, 401, 'HPB-00106'],
+    [
+      'bad signature',
+      async () => {
+        const a = await signAssertion(server, main);
+        const [h, p, s] = a.split('.');
+        return form(`${h}.${p}.${s!.startsWith('A') ? 'B' : 'A'}${s!.slice(1)}`);
+      },
+      401,
+      'HPB-00106',
+    ],
+    [
+      'foreign key',
+      async () => {
+        const { privateKey } = await generateKeyPair('ES384');
+        return form(await signAssertion(server, { ...main, key: privateKey as CryptoKey }));
+      },
+      401,
+      'HPB-00106',
+    ],
     ['unknown kid', async () => form(await signAssertion(server, main, {}, { kid: 'no-such-kid' })), 401, 'HPB-00106'],
-    ['alg none', async () => {
-      const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
-      const now = Math.floor(Date.now() / 1000);
-      return form(`${enc({ alg: 'none', kid: main.kid })}.${enc({ iss: main.clientId, sub: main.clientId, aud: `${server.url}/auth/token`, exp: now + 60, jti: 'x1' })}.`);
-    }, 401, 'HPB-00106'],
-    ['HS256 signed with the public key', async () => {
-      const pub = { ...main.jwk, d: undefined };
-      const secret = new TextEncoder().encode(JSON.stringify(pub));
-      const now = Math.floor(Date.now() / 1000);
-      const a = await new SignJWT({ iss: main.clientId, sub: main.clientId, aud: `${server.url}/auth/token`, exp: now + 60, jti: 'hs1' })
-        .setProtectedHeader({ alg: 'HS256', kid: main.kid }).sign(secret);
-      return form(a);
-    }, 401, 'HPB-00106'],
+    [
+      'alg none',
+      async () => {
+        const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+        const now = Math.floor(Date.now() / 1000);
+        return form(
+          `${enc({ alg: 'none', kid: main.kid })}.${enc({ iss: main.clientId, sub: main.clientId, aud: `${server.url}/auth/token`, exp: now + 60, jti: 'x1' })}.`,
+        );
+      },
+      401,
+      'HPB-00106',
+    ],
+    [
+      'HS256 signed with the public key',
+      async () => {
+        const pub = { ...main.jwk, d: undefined };
+        const secret = new TextEncoder().encode(JSON.stringify(pub));
+        const now = Math.floor(Date.now() / 1000);
+        const a = await new SignJWT({ iss: main.clientId, sub: main.clientId, aud: `${server.url}/auth/token`, exp: now + 60, jti: 'hs1' })
+          .setProtectedHeader({ alg: 'HS256', kid: main.kid })
+          .sign(secret);
+        return form(a);
+      },
+      401,
+      'HPB-00106',
+    ],
     ['wrong iss', async () => form(await signAssertion(server, main, { iss: 'conformance-main-2' })), 401, 'HPB-00106'],
     ['wrong sub', async () => form(await signAssertion(server, main, { sub: 'someone-else' })), 401, 'HPB-00106'],
     ['wrong aud', async () => form(await signAssertion(server, main, { aud: `${server.url}/fhir` })), 401, 'HPB-00106'],
@@ -98,14 +126,24 @@ describe('token endpoint refusals', () => {
     ['exp too far ahead', async () => form(await signAssertion(server, main, { exp: Math.floor(Date.now() / 1000) + 3600 })), 401, 'HPB-00106'],
     ['missing jti', async () => form(await signAssertion(server, main, { jti: null })), 401, 'HPB-00106'],
     ['not a JWT', async () => form('not.a.jwt'), 401, 'HPB-00106'],
-    ['missing client_assertion', async () => {
-      const f = form('x');
-      delete (f as Partial<typeof f>).client_assertion;
-      return f;
-    }, 400, 'HPB-00101'],
+    [
+      'missing client_assertion',
+      async () => {
+        const f = form('x');
+        delete (f as Partial<typeof f>).client_assertion;
+        return f;
+      },
+      400,
+      'HPB-00101',
+    ],
     ['wrong grant_type', async () => form(await signAssertion(server, main), { grant_type: 'password' }), 400, 'HPB-00101'],
     ['wrong client_assertion_type', async () => form(await signAssertion(server, main), { client_assertion_type: 'urn:x' }), 400, 'HPB-00101'],
-    ['excess scope (refuse mode)', async () => form(await signAssertion(server, main), { scope: 'system/MedicationRequest.rs system/Patient.rs' }), 403, 'HPB-00104'],
+    [
+      'excess scope (refuse mode)',
+      async () => form(await signAssertion(server, main), { scope: 'system/MedicationRequest.rs system/Patient.rs' }),
+      403,
+      'HPB-00104',
+    ],
   ];
 
   test.each(cases)('%s -> %i %s', async (_name, build, status, code) => {
@@ -241,13 +279,35 @@ describe('client key set fetched from jwksUri', () => {
     const baseUrl = 'http://127.0.0.1:1';
     const authority = await Authority.create({
       clients: [
-        { clientId: 'remote', role: 'remote', org: 'org-a', keyKind: 'sandbox', alg: 'RS384', scopes: ['system/Encounter.rs'], jwksUri: `http://127.0.0.1:${port}/jwks.json` },
-        { clientId: 'unreachable', role: 'x', org: 'org-a', keyKind: 'sandbox', alg: 'RS384', scopes: ['system/Encounter.rs'], jwksUri: 'http://127.0.0.1:1/jwks.json' },
+        {
+          clientId: 'remote',
+          role: 'remote',
+          org: 'org-a',
+          keyKind: 'sandbox',
+          alg: 'RS384',
+          scopes: ['system/Encounter.rs'],
+          jwksUri: `http://127.0.0.1:${port}/jwks.json`,
+        },
+        {
+          clientId: 'unreachable',
+          role: 'x',
+          org: 'org-a',
+          keyKind: 'sandbox',
+          alg: 'RS384',
+          scopes: ['system/Encounter.rs'],
+          jwksUri: 'http://127.0.0.1:1/jwks.json',
+        },
       ],
-      baseUrl, limits: DEFAULT_LIMITS, modes: DEFAULT_MODES, faults: new Set(), now: Date.now,
+      baseUrl,
+      limits: DEFAULT_LIMITS,
+      modes: DEFAULT_MODES,
+      faults: new Set(),
+      now: Date.now,
     });
-    const assertion = (iss: string) => new SignJWT({ iss, sub: iss, aud: authority.tokenUrl, exp: Math.floor(Date.now() / 1000) + 60, jti: crypto.randomUUID() })
-      .setProtectedHeader({ alg: 'RS384', kid: remote.kid }).sign(remote.key);
+    const assertion = (iss: string) =>
+      new SignJWT({ iss, sub: iss, aud: authority.tokenUrl, exp: Math.floor(Date.now() / 1000) + 60, jti: crypto.randomUUID() })
+        .setProtectedHeader({ alg: 'RS384', kid: remote.kid })
+        .sign(remote.key);
     const issue = async (iss: string) => authority.issue(new URLSearchParams(form(await assertion(iss))));
     expect((await issue('remote')).scope).toBe('system/Encounter.rs');
     expect((await issue('remote')).access_token).toBeTruthy();

@@ -6,7 +6,8 @@ import { allPages, BASE, expectError, harness, IDS, NOW, type Harness } from './
 const LOINC = 'http://loinc.org';
 const CATEGORY = 'https://clinical-records.example/fhir/CodeSystem/document-category';
 const newBody = (extra: Record<string, unknown> = {}) => ({
-  resourceType: 'DocumentReference', status: 'current',
+  resourceType: 'DocumentReference',
+  status: 'current',
   subject: { reference: `Patient/${IDS.patient}` },
   type: { coding: [{ system: LOINC, code: '11488-4', display: 'Consult note' }] },
   content: [{ attachment: { contentType: 'application/pdf', title: 'note.pdf' } }],
@@ -24,7 +25,13 @@ describe('DocumentReference read/create/update', () => {
   it('reads the R5 shape with versioning headers', async () => {
     const res = await h.call('DocumentReference.read', { id: IDS.documentReference });
     if (!res.ok) throw new Error(res.message);
-    expect(res.body).toMatchObject({ resourceType: 'DocumentReference', id: IDS.documentReference, status: 'current', subject: { reference: `Patient/${IDS.patient}` }, meta: { versionId: '1' } });
+    expect(res.body).toMatchObject({
+      resourceType: 'DocumentReference',
+      id: IDS.documentReference,
+      status: 'current',
+      subject: { reference: `Patient/${IDS.patient}` },
+      meta: { versionId: '1' },
+    });
     expect(res.body.content[0].attachment).toMatchObject({ contentType: 'application/pdf' });
     expect(res.headers).toMatchObject({ ETag: 'W/"1"', 'Last-Modified': 'Mon, 03 Mar 2025 10:00:00 GMT' });
   });
@@ -57,7 +64,10 @@ describe('DocumentReference read/create/update', () => {
   });
 
   it('refuses a status outside current|superseded|entered-in-error and an unknown patient with 422 HPB-00101', async () => {
-    expect(expectError(await h.call('DocumentReference.create', { body: newBody({ status: 'preliminary' }) }))).toMatchObject({ status: 422, code: 'HPB-00101' });
+    expect(expectError(await h.call('DocumentReference.create', { body: newBody({ status: 'preliminary' }) }))).toMatchObject({
+      status: 422,
+      code: 'HPB-00101',
+    });
     const ghost = newBody({ subject: { reference: 'Patient/00000000-0000-4000-8000-000000000000' } });
     expect(expectError(await h.call('DocumentReference.create', { body: ghost }))).toMatchObject({ status: 422, code: 'HPB-00101' });
   });
@@ -66,7 +76,11 @@ describe('DocumentReference read/create/update', () => {
     const body = await h.ok('DocumentReference.read', { id: IDS.documentReference });
     const stale = await h.call('DocumentReference.update', { id: IDS.documentReference, body, headers: { 'If-Match': 'W/"7"' } });
     expect(expectError(stale)).toEqual({ status: 409, code: 'HPB-00103', issueCode: 'conflict' });
-    const res = await h.call('DocumentReference.update', { id: IDS.documentReference, body: { ...body, status: 'superseded' }, headers: { 'If-Match': 'W/"1"' } });
+    const res = await h.call('DocumentReference.update', {
+      id: IDS.documentReference,
+      body: { ...body, status: 'superseded' },
+      headers: { 'If-Match': 'W/"1"' },
+    });
     if (!res.ok) throw new Error(res.message);
     expect(res.body).toMatchObject({ status: 'superseded', meta: { versionId: '2' } });
     expect(res.headers?.ETag).toBe('W/"2"');
@@ -82,7 +96,11 @@ describe('DocumentReference search', () => {
     const body = await h.ok('DocumentReference.search', { query: `${query}&_count=100` });
     return body.entry.map((e: any) => e.resource.id).sort();
   };
-  const expected = (pred: (r: DocumentReferenceRow) => boolean) => rows.filter(pred).map((r) => r.id).sort();
+  const expected = (pred: (r: DocumentReferenceRow) => boolean) =>
+    rows
+      .filter(pred)
+      .map((r) => r.id)
+      .sort();
 
   it('has at least 25 documents for the patient', () => {
     expect(expected((r) => r.subjectId === IDS.patient).length).toBeGreaterThanOrEqual(25);
@@ -101,7 +119,12 @@ describe('DocumentReference search', () => {
     const day = (r: DocumentReferenceRow) => r.date!.slice(0, 10);
     const d = '2025-03-05';
     const preds: Record<string, (x: string) => boolean> = {
-      eq: (x) => x === d, ne: (x) => x !== d, gt: (x) => x > d, ge: (x) => x >= d, lt: (x) => x < d, le: (x) => x <= d,
+      eq: (x) => x === d,
+      ne: (x) => x !== d,
+      gt: (x) => x > d,
+      ge: (x) => x >= d,
+      lt: (x) => x < d,
+      le: (x) => x <= d,
     };
     expect(expected((r) => day(r) === d).length).toBe(2);
     for (const [prefix, pred] of Object.entries(preds)) expect(await ids(`date=${prefix}${d}`)).toEqual(expected((r) => pred(day(r))));
@@ -141,12 +164,16 @@ describe('DocumentReference $upload', () => {
     expect(res.status).toBe(200);
     expect(res.body.meta.versionId).toBe('2');
     expect(res.headers?.ETag).toBe('W/"2"');
-    expect(res.body.content).toEqual([{
-      attachment: {
-        contentType: type.split(';')[0], size: String(data.length),
-        hash: createHash('sha1').update(data).digest('base64'), creation: new Date(NOW + 60_000).toISOString(),
+    expect(res.body.content).toEqual([
+      {
+        attachment: {
+          contentType: type.split(';')[0],
+          size: String(data.length),
+          hash: createHash('sha1').update(data).digest('base64'),
+          creation: new Date(NOW + 60_000).toISOString(),
+        },
       },
-    }]);
+    ]);
     expect(await h.ok('DocumentReference.read', { id: IDS.documentReference })).toEqual(res.body);
   });
 
@@ -177,21 +204,34 @@ describe('DocumentReference $upload', () => {
 });
 
 describe('DocumentReference inline documents (content[].attachment.data)', () => {
-  const inline = (data: Buffer, contentType = 'application/pdf') => newBody({ content: [{ attachment: { contentType, data: data.toString('base64'), title: 'x' } }] });
+  const inline = (data: Buffer, contentType = 'application/pdf') =>
+    newBody({ content: [{ attachment: { contentType, data: data.toString('base64'), title: 'x' } }] });
   const padded = (size: number) => Buffer.concat([PDF, Buffer.alloc(size - PDF.length, 0x25)]);
 
   it('accepts a document of exactly limits.documentMaxBytes and refuses one byte more with 413 HPB-00119, on create and on update', async () => {
     const small = await harness({ limits: { documentMaxBytes: 1000 } });
     const created = await small.ok('DocumentReference.create', { body: inline(padded(1000)) });
     expect(created.content[0].attachment.data).toBe(padded(1000).toString('base64'));
-    expect(expectError(await small.call('DocumentReference.create', { body: inline(padded(1001)) }))).toEqual({ status: 413, code: 'HPB-00119', issueCode: 'too-long' });
+    expect(expectError(await small.call('DocumentReference.create', { body: inline(padded(1001)) }))).toEqual({
+      status: 413,
+      code: 'HPB-00119',
+      issueCode: 'too-long',
+    });
     const { meta: _m, ...body } = created;
-    expect(expectError(await small.call('DocumentReference.update', { id: created.id, body: { ...body, ...inline(padded(1001)) } }))).toEqual({ status: 413, code: 'HPB-00119', issueCode: 'too-long' });
+    expect(expectError(await small.call('DocumentReference.update', { id: created.id, body: { ...body, ...inline(padded(1001)) } }))).toEqual({
+      status: 413,
+      code: 'HPB-00119',
+      issueCode: 'too-long',
+    });
     expect((await small.call('DocumentReference.update', { id: created.id, body: { ...body, ...inline(padded(999)) } })).ok).toBe(true);
   });
 
   it('refuses bytes that do not match a known declared contentType with 400 HPB-00120; an unknown type is stored as sent', async () => {
-    expect(expectError(await h.call('DocumentReference.create', { body: inline(Buffer.from('plain text, not a PDF')) }))).toEqual({ status: 400, code: 'HPB-00120', issueCode: 'invalid' });
+    expect(expectError(await h.call('DocumentReference.create', { body: inline(Buffer.from('plain text, not a PDF')) }))).toEqual({
+      status: 400,
+      code: 'HPB-00120',
+      issueCode: 'invalid',
+    });
     expect(expectError(await h.call('DocumentReference.create', { body: inline(PDF, 'image/png') }))).toMatchObject({ status: 400, code: 'HPB-00120' });
     expect((await h.call('DocumentReference.create', { body: inline(Buffer.from('<x/>'), 'application/xml') })).ok).toBe(true);
     expect((await h.call('DocumentReference.create', { body: inline(PNG, 'image/png') })).ok).toBe(true);
@@ -207,36 +247,75 @@ describe('DocumentReference $upload contracts (modes.uploadContract)', () => {
     const res = await b.call('DocumentReference.upload', { id: IDS.documentReference, ...json({ resourceType: 'Binary', ...pdf }), now: NOW + 1 });
     if (!res.ok) throw new Error(res.message);
     expect(res.body.content[0].attachment).toMatchObject({ contentType: 'application/pdf', size: String(PDF.length) });
-    expect(expectError(await b.call('DocumentReference.upload', { id: IDS.documentReference, rawBody: PDF, headers: { 'content-type': 'application/pdf' } }))).toMatchObject({ status: 415 });
-    expect(expectError(await b.call('DocumentReference.upload', { id: IDS.documentReference, ...json({ resourceType: 'Binary', contentType: 'application/pdf', data: Buffer.from('text').toString('base64') }) }))).toMatchObject({ status: 400, code: 'HPB-00120' });
+    expect(
+      expectError(await b.call('DocumentReference.upload', { id: IDS.documentReference, rawBody: PDF, headers: { 'content-type': 'application/pdf' } })),
+    ).toMatchObject({ status: 415 });
+    expect(
+      expectError(
+        await b.call('DocumentReference.upload', {
+          id: IDS.documentReference,
+          ...json({ resourceType: 'Binary', contentType: 'application/pdf', data: Buffer.from('text').toString('base64') }),
+        }),
+      ),
+    ).toMatchObject({ status: 400, code: 'HPB-00120' });
   });
 
   it('instance-parameters takes a Parameters with a document valueAttachment', async () => {
     const p = await harness({ modes: { uploadContract: 'instance-parameters' } });
-    const res = await p.call('DocumentReference.upload', { id: IDS.documentReference, ...json({ resourceType: 'Parameters', parameter: [{ name: 'document', valueAttachment: pdf }] }) });
+    const res = await p.call('DocumentReference.upload', {
+      id: IDS.documentReference,
+      ...json({ resourceType: 'Parameters', parameter: [{ name: 'document', valueAttachment: pdf }] }),
+    });
     expect(res.ok).toBe(true);
-    expect(expectError(await p.call('DocumentReference.upload', { id: IDS.documentReference, ...json({ resourceType: 'Binary', ...pdf }) }))).toMatchObject({ status: 400, code: 'HPB-00101' });
+    expect(expectError(await p.call('DocumentReference.upload', { id: IDS.documentReference, ...json({ resourceType: 'Binary', ...pdf }) }))).toMatchObject({
+      status: 400,
+      code: 'HPB-00101',
+    });
   });
 
   it('type-parameters creates a DocumentReference for the subject given', async () => {
     const t = await harness({ modes: { uploadContract: 'type-parameters' } });
     const res = await t.call('DocumentReference.upload', {
-      ...json({ resourceType: 'Parameters', parameter: [{ name: 'document', valueAttachment: pdf }, { name: 'subject', valueReference: { reference: `Patient/${IDS.patient}` } }] }),
+      ...json({
+        resourceType: 'Parameters',
+        parameter: [
+          { name: 'document', valueAttachment: pdf },
+          { name: 'subject', valueReference: { reference: `Patient/${IDS.patient}` } },
+        ],
+      }),
     });
     if (!res.ok) throw new Error(res.message);
     expect(res.headers?.Location).toBe(`${BASE}/fhir/R5/DocumentReference/${res.body.id}`);
     expect(res.body).toMatchObject({ status: 'current', subject: { reference: `Patient/${IDS.patient}` }, meta: { versionId: '1' } });
     expect(await t.ok('DocumentReference.read', { id: res.body.id })).toEqual(res.body);
     const big = await harness({ modes: { uploadContract: 'type-parameters' }, limits: { documentMaxBytes: 10 } });
-    expect(expectError(await big.call('DocumentReference.upload', json({ resourceType: 'Parameters', parameter: [{ name: 'document', valueAttachment: pdf }, { name: 'subject', valueReference: { reference: `Patient/${IDS.patient}` } }] })))).toMatchObject({ status: 413, code: 'HPB-00119' });
-    expect(expectError(await t.call('DocumentReference.upload', json({ resourceType: 'Parameters', parameter: [{ name: 'document', valueAttachment: pdf }] })))).toMatchObject({ status: 400, code: 'HPB-00101' });
+    expect(
+      expectError(
+        await big.call(
+          'DocumentReference.upload',
+          json({
+            resourceType: 'Parameters',
+            parameter: [
+              { name: 'document', valueAttachment: pdf },
+              { name: 'subject', valueReference: { reference: `Patient/${IDS.patient}` } },
+            ],
+          }),
+        ),
+      ),
+    ).toMatchObject({ status: 413, code: 'HPB-00119' });
+    expect(
+      expectError(await t.call('DocumentReference.upload', json({ resourceType: 'Parameters', parameter: [{ name: 'document', valueAttachment: pdf }] }))),
+    ).toMatchObject({ status: 400, code: 'HPB-00101' });
   });
 
   it('type-document-reference creates the DocumentReference sent, with the document as its content', async () => {
     const t = await harness({ modes: { uploadContract: 'type-document-reference' } });
     const res = await t.call('DocumentReference.upload', json(newBody({ description: 'via $upload', content: [{ attachment: { ...pdf, title: 'n.pdf' } }] })));
     if (!res.ok) throw new Error(res.message);
-    expect(res.body).toMatchObject({ description: 'via $upload', content: [{ attachment: { contentType: 'application/pdf', size: String(PDF.length), title: 'n.pdf' } }] });
+    expect(res.body).toMatchObject({
+      description: 'via $upload',
+      content: [{ attachment: { contentType: 'application/pdf', size: String(PDF.length), title: 'n.pdf' } }],
+    });
     expect(expectError(await t.call('DocumentReference.upload', json(newBody())))).toMatchObject({ status: 400, code: 'HPB-00120' });
   });
 });

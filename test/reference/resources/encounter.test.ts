@@ -5,7 +5,9 @@ import { BASE, expectError, harness, IDS, NOW, type Harness } from './harness.js
 const DAY = 86_400_000;
 const AMB = { system: 'http://terminology.hl7.org/CodeSystem/v3-ActCode', code: 'AMB', display: 'ambulatory' };
 const newBody = (extra: Record<string, unknown> = {}) => ({
-  resourceType: 'Encounter', status: 'in-progress', class: AMB,
+  resourceType: 'Encounter',
+  status: 'in-progress',
+  class: AMB,
   subject: { reference: `Patient/${IDS.patient}` },
   participant: [{ individual: { reference: `Practitioner/${IDS.practitioner}`, display: 'Dra. Sofía Castillo' } }],
   period: { start: new Date(NOW).toISOString() },
@@ -22,8 +24,12 @@ describe('Encounter read', () => {
     const res = await h.call('Encounter.read', { id: IDS.encounter });
     if (!res.ok) throw new Error('read failed');
     expect(res.body).toMatchObject({
-      resourceType: 'Encounter', id: IDS.encounter, status: 'finished', class: AMB,
-      subject: { reference: `Patient/${IDS.patient}` }, meta: { versionId: '1' },
+      resourceType: 'Encounter',
+      id: IDS.encounter,
+      status: 'finished',
+      class: AMB,
+      subject: { reference: `Patient/${IDS.patient}` },
+      meta: { versionId: '1' },
     });
     expect(res.body.participant.map((p: any) => p.individual.reference)).toEqual([`Practitioner/${IDS.practitioner}`, `Practitioner/${IDS.practitioner2}`]);
     expect(res.body.period.start).toBe('2025-02-03T09:00:00.000Z');
@@ -33,8 +39,13 @@ describe('Encounter read', () => {
   it('emits contained resources with stable ids and ranks diagnoses (1 primary, 2.. secondary in stored order, none for legacy)', async () => {
     const body = await h.ok('Encounter.read', { id: IDS.encounter });
     expect(body.contained.map((c: any) => `${c.resourceType}#${c.id}`)).toEqual([
-      'Condition#condition-1', 'Condition#condition-2', 'Condition#condition-3', 'Condition#condition-4',
-      'ClinicalImpression#subjective-objective-summary', 'ClinicalImpression#diagnostic-impression', 'CarePlan#care-plan',
+      'Condition#condition-1',
+      'Condition#condition-2',
+      'Condition#condition-3',
+      'Condition#condition-4',
+      'ClinicalImpression#subjective-objective-summary',
+      'ClinicalImpression#diagnostic-impression',
+      'CarePlan#care-plan',
     ]);
     expect(body.diagnosis).toEqual([
       { condition: { reference: '#condition-1' }, rank: 1 },
@@ -59,7 +70,11 @@ describe('Encounter read', () => {
   });
 
   it('answers 404 HPB-00102 for an absent id', async () => {
-    expect(expectError(await h.call('Encounter.read', { id: '00000000-0000-4000-8000-000000000000' }))).toEqual({ status: 404, code: 'HPB-00102', issueCode: 'not-found' });
+    expect(expectError(await h.call('Encounter.read', { id: '00000000-0000-4000-8000-000000000000' }))).toEqual({
+      status: 404,
+      code: 'HPB-00102',
+      issueCode: 'not-found',
+    });
   });
 });
 
@@ -73,7 +88,11 @@ describe('Encounter search', () => {
     expect(body.total).toBe(body.entry.length);
     return body.entry.map((e: any) => e.resource.id).sort();
   };
-  const expected = (pred: (r: EncounterRow) => boolean) => rows.filter(pred).map((r) => r.id).sort();
+  const expected = (pred: (r: EncounterRow) => boolean) =>
+    rows
+      .filter(pred)
+      .map((r) => r.id)
+      .sort();
   const day = (r: EncounterRow) => r.period?.start?.slice(0, 10) ?? '';
 
   it('filters by _id, patient, practitioner, status and class', async () => {
@@ -101,8 +120,13 @@ describe('Encounter search', () => {
     const d = '2025-02-04';
     expect(expected((r) => day(r) === d).length).toBe(3);
     const cases: Array<[string, (x: string) => boolean]> = [
-      ['', (x) => x === d], ['eq', (x) => x === d], ['ne', (x) => x !== d], ['gt', (x) => x > d],
-      ['ge', (x) => x >= d], ['lt', (x) => x < d], ['le', (x) => x <= d],
+      ['', (x) => x === d],
+      ['eq', (x) => x === d],
+      ['ne', (x) => x !== d],
+      ['gt', (x) => x > d],
+      ['ge', (x) => x >= d],
+      ['lt', (x) => x < d],
+      ['le', (x) => x <= d],
     ];
     for (const [prefix, pred] of cases) {
       const want = expected((r) => pred(day(r)));
@@ -113,9 +137,11 @@ describe('Encounter search', () => {
   });
 
   it.each(['date=2025-2-4', 'date=sa2025-02-04', 'date=2025-02-30', 'date=ge', 'patient=abc', 'practitioner=xyz', 'status=arrived', '_count=0'])(
-    'refuses %s with 400 HPB-00101', async (query) => {
+    'refuses %s with 400 HPB-00101',
+    async (query) => {
       expect(expectError(await h.call('Encounter.search', { query }))).toEqual({ status: 400, code: 'HPB-00101', issueCode: 'invalid' });
-    });
+    },
+  );
 });
 
 describe('Encounter create', () => {
@@ -138,16 +164,19 @@ describe('Encounter create', () => {
         { resourceType: 'ClinicalImpression', id: 'diagnostic-impression', status: 'completed', subject, summary: 'impression' },
         { resourceType: 'CarePlan', id: 'care-plan', status: 'active', intent: 'plan', subject, description: 'plan' },
       ],
-      diagnosis: [
-        { condition: { reference: '#c-a' }, rank: 2 }, { condition: { reference: '#c-c' } }, { condition: { reference: '#c-b' }, rank: 1 },
-      ],
+      diagnosis: [{ condition: { reference: '#c-a' }, rank: 2 }, { condition: { reference: '#c-c' } }, { condition: { reference: '#c-b' }, rank: 1 }],
     });
     const created = await h.ok('Encounter.create', { body });
     expect(created.contained.filter((c: any) => c.resourceType === 'Condition').map((c: any) => [c.id, c.code.text])).toEqual([
-      ['condition-1', 'primary'], ['condition-2', 'secondary one'], ['condition-3', 'unranked'],
+      ['condition-1', 'primary'],
+      ['condition-2', 'secondary one'],
+      ['condition-3', 'unranked'],
     ]);
     expect(created.diagnosis.map((d: any) => d.rank ?? null)).toEqual([1, 2, null]);
-    expect(created.contained.find((c: any) => c.id === 'diagnostic-impression')).toMatchObject({ summary: 'impression', code: { coding: [{ code: '51848-0' }] } });
+    expect(created.contained.find((c: any) => c.id === 'diagnostic-impression')).toMatchObject({
+      summary: 'impression',
+      code: { coding: [{ code: '51848-0' }] },
+    });
     expect(created.contained.find((c: any) => c.id === 'care-plan')).toMatchObject({ description: 'plan' });
     expect(created.contained.some((c: any) => c.id === 'subjective-objective-summary')).toBe(false);
   });
@@ -201,13 +230,20 @@ describe('Encounter create', () => {
     const forPatient = (id: string) => newBody({ subject: { reference: `Patient/${id}` } });
     expect(expectError(await h.call('Encounter.create', { body: forPatient(IDS.patientDeceased!) }))).toMatchObject({ status: 409, code: 'HPB-00109' });
     expect(expectError(await h.call('Encounter.create', { body: forPatient(IDS.patientMerged!) }))).toMatchObject({ status: 409, code: 'HPB-00108' });
-    expect(expectError(await h.call('Encounter.create', { body: forPatient(IDS.patientIncompleteNormativa!) })))
-      .toEqual({ status: 422, code: 'HPB-00142', issueCode: 'business-rule' });
+    expect(expectError(await h.call('Encounter.create', { body: forPatient(IDS.patientIncompleteNormativa!) }))).toEqual({
+      status: 422,
+      code: 'HPB-00142',
+      issueCode: 'business-rule',
+    });
   });
 
   it('refuses a clinic not configured for the normativa (403 HPB-00141)', async () => {
     const at = (id: string) => newBody({ serviceProvider: { reference: `Organization/${id}` } });
-    expect(expectError(await h.call('Encounter.create', { body: at(IDS.clinicUnconfigured!) }))).toEqual({ status: 403, code: 'HPB-00141', issueCode: 'forbidden' });
+    expect(expectError(await h.call('Encounter.create', { body: at(IDS.clinicUnconfigured!) }))).toEqual({
+      status: 403,
+      code: 'HPB-00141',
+      issueCode: 'forbidden',
+    });
     expect((await h.call('Encounter.create', { body: at(IDS.clinicConfigured!) })).status).toBe(201);
   });
 });
@@ -218,7 +254,10 @@ describe('Encounter update', () => {
     const stale = await h.call('Encounter.update', { id: IDS.encounterInProgress, body, headers: { 'If-Match': 'W/"9"' } });
     expect(expectError(stale)).toEqual({ status: 409, code: 'HPB-00103', issueCode: 'conflict' });
     const res = await h.call('Encounter.update', {
-      id: IDS.encounterInProgress, body: { ...body, status: 'finished' }, headers: { 'If-Match': 'W/"1"' }, now: NOW + 5000,
+      id: IDS.encounterInProgress,
+      body: { ...body, status: 'finished' },
+      headers: { 'If-Match': 'W/"1"' },
+      now: NOW + 5000,
     });
     if (!res.ok) throw new Error(res.message);
     expect(res.status).toBe(200);
@@ -238,8 +277,14 @@ describe('Encounter update', () => {
   });
 
   it('answers 404 for an absent id and 400 for a body id mismatch', async () => {
-    expect(expectError(await h.call('Encounter.update', { id: '00000000-0000-4000-8000-000000000000', body: newBody() }))).toMatchObject({ status: 404, code: 'HPB-00102' });
+    expect(expectError(await h.call('Encounter.update', { id: '00000000-0000-4000-8000-000000000000', body: newBody() }))).toMatchObject({
+      status: 404,
+      code: 'HPB-00102',
+    });
     const body = await h.ok('Encounter.read', { id: IDS.encounter });
-    expect(expectError(await h.call('Encounter.update', { id: IDS.encounter, body: { ...body, id: IDS.encounterInProgress } }))).toMatchObject({ status: 400, code: 'HPB-00101' });
+    expect(expectError(await h.call('Encounter.update', { id: IDS.encounter, body: { ...body, id: IDS.encounterInProgress } }))).toMatchObject({
+      status: 400,
+      code: 'HPB-00101',
+    });
   });
 });

@@ -5,8 +5,14 @@ import { FIXTURES_DIR, IDS } from './harness.js';
 describe('reference fixtures', async () => {
   const data = await loadFixtures(FIXTURES_DIR);
   const all = [
-    ...data.patients, ...data.practitioners, ...data.organizations, ...data.appointments, ...data.prescriptions,
-    ...data.medicationRequests, ...data.encounters, ...data.documentReferences,
+    ...data.patients,
+    ...data.practitioners,
+    ...data.organizations,
+    ...data.appointments,
+    ...data.prescriptions,
+    ...data.medicationRequests,
+    ...data.encounters,
+    ...data.documentReferences,
   ];
 
   it('holds every named fixture id exactly once, in the expected organization', () => {
@@ -32,7 +38,10 @@ describe('reference fixtures', async () => {
     expect(new Set(encounters.map((e) => e.status))).toEqual(new Set(['planned', 'in-progress', 'finished', 'cancelled']));
     expect(new Set(encounters.map((e) => e.class.code))).toEqual(new Set(['AMB', 'IMP', 'VR']));
     expect(new Set(encounters.flatMap((e) => e.diagnoses.map((d) => d.kind)))).toEqual(new Set(['primary', 'secondary', 'legacy']));
-    expect(data.encounters.find((e) => e.id === IDS.encounterInProgress)).toMatchObject({ status: 'in-progress', appointmentId: IDS.appointmentWithActiveEncounter });
+    expect(data.encounters.find((e) => e.id === IDS.encounterInProgress)).toMatchObject({
+      status: 'in-progress',
+      appointmentId: IDS.appointmentWithActiveEncounter,
+    });
     expect(data.patients.find((p) => p.id === IDS.patientDeceased)?.deceased).toBe(true);
     expect(data.patients.find((p) => p.id === IDS.patientMerged)?.mergedInto).toBe(IDS.patient);
     expect(data.patients.find((p) => p.id === IDS.patientIncompleteNormativa)?.normativaComplete).toBe(false);

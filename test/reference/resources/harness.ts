@@ -22,9 +22,7 @@ export interface Call {
 }
 
 /** The outcome of a call: the response, or the FhirError as status + catalog code. */
-export type Outcome =
-  | (HandlerResponse & { ok: true; body: any })
-  | { ok: false; status: number; code?: string; issueCode: string; message: string };
+export type Outcome = (HandlerResponse & { ok: true; body: any }) | { ok: false; status: number; code?: string; issueCode: string; message: string };
 
 export interface Harness {
   resources: Resources;

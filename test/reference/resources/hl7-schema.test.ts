@@ -53,7 +53,9 @@ describe('emitted resources are valid HL7 FHIR', () => {
   it('the validators catch an invalid resource', () => {
     expect(r4(collection([{ resourceType: 'Encounter', status: 'finished', class: [{ code: 'AMB' }] }]))).toBe(false);
     expect(r4(collection([{ resourceType: 'Encounter', status: 'finished', class: { code: 'AMB', extra: 1 } }]))).toBe(false);
-    expect(r4(collection([{ resourceType: 'MedicationRequest', status: 'active', intent: 'order', subject: { reference: 'Patient/x' }, note: 'x' }]))).toBe(false);
+    expect(r4(collection([{ resourceType: 'MedicationRequest', status: 'active', intent: 'order', subject: { reference: 'Patient/x' }, note: 'x' }]))).toBe(
+      false,
+    );
     expect(r5(collection([{ resourceType: 'DocumentReference', status: 'current', content: [{ attachment: { size: 12 } }] }]))).toBe(false);
   });
 
@@ -68,7 +70,11 @@ describe('emitted resources are valid HL7 FHIR', () => {
     const subject = { reference: `Patient/${IDS.patient}` };
     const created = await h.ok('Encounter.create', {
       body: {
-        resourceType: 'Encounter', status: 'planned', class: { code: 'VR' }, subject, period: { start: new Date(NOW).toISOString() },
+        resourceType: 'Encounter',
+        status: 'planned',
+        class: { code: 'VR' },
+        subject,
+        period: { start: new Date(NOW).toISOString() },
         contained: [{ resourceType: 'Condition', id: 'c1', subject, code: { text: 'x' } }],
         diagnosis: [{ condition: { reference: '#c1' } }],
       },
@@ -79,7 +85,9 @@ describe('emitted resources are valid HL7 FHIR', () => {
   it('DocumentReference search bundles and uploads (R5)', async () => {
     for (const page of await allPages(h, 'DocumentReference.search', '_count=100')) expectValid(r5, page);
     const uploaded = await h.ok('DocumentReference.upload', {
-      id: IDS.documentReference, rawBody: Buffer.from('%PDF-1.4 test'), headers: { 'content-type': 'application/pdf' },
+      id: IDS.documentReference,
+      rawBody: Buffer.from('%PDF-1.4 test'),
+      headers: { 'content-type': 'application/pdf' },
     });
     expectValid(r5, collection([uploaded]));
   });

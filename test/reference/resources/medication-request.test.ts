@@ -5,10 +5,12 @@ import { BASE, expectError, harness, IDS, NOW, type Harness } from './harness.js
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MED = { coding: [{ system: 'http://www.nlm.nih.gov/research/umls/rxnorm', code: '197361', display: 'amlodipine 5 MG Oral Tablet' }] };
 const newBody = (extra: Record<string, unknown> = {}) => ({
-  resourceType: 'MedicationRequest', medicationCodeableConcept: MED, subject: { reference: `Patient/${IDS.patient}` }, ...extra,
+  resourceType: 'MedicationRequest',
+  medicationCodeableConcept: MED,
+  subject: { reference: `Patient/${IDS.patient}` },
+  ...extra,
 });
-const rowOf = (h: Harness, id: string) =>
-  (h.resources.snapshot() as FixtureData).medicationRequests.find((r) => r.id === id) as MedicationRequestRow;
+const rowOf = (h: Harness, id: string) => (h.resources.snapshot() as FixtureData).medicationRequests.find((r) => r.id === id) as MedicationRequestRow;
 
 let h: Harness;
 beforeEach(async () => {
@@ -45,8 +47,11 @@ describe('MedicationRequest read', () => {
   });
 
   it('answers 404 HPB-00102 for an absent id', async () => {
-    expect(expectError(await h.call('MedicationRequest.read', { id: '00000000-0000-4000-8000-000000000000' })))
-      .toEqual({ status: 404, code: 'HPB-00102', issueCode: 'not-found' });
+    expect(expectError(await h.call('MedicationRequest.read', { id: '00000000-0000-4000-8000-000000000000' }))).toEqual({
+      status: 404,
+      code: 'HPB-00102',
+      issueCode: 'not-found',
+    });
   });
 });
 
@@ -59,7 +64,9 @@ describe('MedicationRequest create', () => {
     expect(id).toMatch(UUID);
     expect(res.body).toMatchObject({ status: 'active', intent: 'order', meta: { versionId: '1', lastUpdated: new Date(NOW).toISOString() } });
     expect(res.headers).toEqual({
-      Location: `${BASE}/fhir/R4/MedicationRequest/${id}`, ETag: 'W/"1"', 'Last-Modified': new Date(NOW).toUTCString(),
+      Location: `${BASE}/fhir/R4/MedicationRequest/${id}`,
+      ETag: 'W/"1"',
+      'Last-Modified': new Date(NOW).toUTCString(),
     });
     const snap = h.resources.snapshot() as FixtureData;
     const row = snap.medicationRequests.find((r) => r.id === id)!;
@@ -84,8 +91,11 @@ describe('MedicationRequest create', () => {
   });
 
   it('refuses status unknown with HPB-00101 at modes.validationStatus', async () => {
-    expect(expectError(await h.call('MedicationRequest.create', { body: newBody({ status: 'unknown' }) })))
-      .toEqual({ status: 422, code: 'HPB-00101', issueCode: 'invalid' });
+    expect(expectError(await h.call('MedicationRequest.create', { body: newBody({ status: 'unknown' }) }))).toEqual({
+      status: 422,
+      code: 'HPB-00101',
+      issueCode: 'invalid',
+    });
     const h400 = await harness({ modes: { validationStatus: 400 } });
     expect(expectError(await h400.call('MedicationRequest.create', { body: newBody({ status: 'unknown' }) })).status).toBe(400);
   });
@@ -192,17 +202,21 @@ describe('MedicationRequest update', () => {
     expect(expectError(res)).toEqual({ status: 422, code: 'HPB-00140', issueCode: 'business-rule' });
   });
 
-  it.each(['medicationRequestSigned', 'medicationRequestCancelled'])('refuses %s (parent prescription) with 409 and modes.signedPrescriptionCode', async (key) => {
-    const id = IDS[key]!;
-    const body = await current(id);
-    expect(expectError(await h.call('MedicationRequest.update', { id, body }))).toEqual({ status: 409, code: 'HPB-00114', issueCode: 'conflict' });
-    const h103 = await harness({ modes: { signedPrescriptionCode: 'HPB-00103' } });
-    expect(expectError(await h103.call('MedicationRequest.update', { id, body }))).toMatchObject({ status: 409, code: 'HPB-00103' });
-  });
+  it.each(['medicationRequestSigned', 'medicationRequestCancelled'])(
+    'refuses %s (parent prescription) with 409 and modes.signedPrescriptionCode',
+    async (key) => {
+      const id = IDS[key]!;
+      const body = await current(id);
+      expect(expectError(await h.call('MedicationRequest.update', { id, body }))).toEqual({ status: 409, code: 'HPB-00114', issueCode: 'conflict' });
+      const h103 = await harness({ modes: { signedPrescriptionCode: 'HPB-00103' } });
+      expect(expectError(await h103.call('MedicationRequest.update', { id, body }))).toMatchObject({ status: 409, code: 'HPB-00103' });
+    },
+  );
 
   it('refuses a changed subject with 422 HPB-00101', async () => {
     const res = await h.call('MedicationRequest.update', {
-      id: IDS.medicationRequest, body: { ...(await current()), subject: { reference: `Patient/${IDS.patientNoRecords}` } },
+      id: IDS.medicationRequest,
+      body: { ...(await current()), subject: { reference: `Patient/${IDS.patientNoRecords}` } },
     });
     expect(expectError(res)).toEqual({ status: 422, code: 'HPB-00101', issueCode: 'invalid' });
   });
@@ -213,7 +227,10 @@ describe('MedicationRequest update', () => {
   });
 
   it('blocks deceased/merged patients on update per modes.patientBlockOn', async () => {
-    for (const [key, code] of [['medicationRequestDeceasedPatient', 'HPB-00109'], ['medicationRequestMergedPatient', 'HPB-00108']] as const) {
+    for (const [key, code] of [
+      ['medicationRequestDeceasedPatient', 'HPB-00109'],
+      ['medicationRequestMergedPatient', 'HPB-00108'],
+    ] as const) {
       const id = IDS[key]!;
       const body = await current(id);
       expect(expectError(await h.call('MedicationRequest.update', { id, body }))).toMatchObject({ status: 409, code });
@@ -244,7 +261,10 @@ describe('MedicationRequest search', () => {
     expect(byPatient.total).toBe(rows.filter((r) => r.subjectId === IDS.patient).length);
     expect(byPatient.total).toBeGreaterThanOrEqual(150);
     const byEncounter = await h.ok('MedicationRequest.search', { query: `encounter=${IDS.encounter}&_count=100` });
-    const expected = rows.filter((r) => r.encounterId === IDS.encounter).map((r) => r.id).sort();
+    const expected = rows
+      .filter((r) => r.encounterId === IDS.encounter)
+      .map((r) => r.id)
+      .sort();
     expect(expected.length).toBeGreaterThan(0);
     expect(byEncounter.entry.map((e: any) => e.resource.id).sort()).toEqual(expected);
     for (const e of byEncounter.entry) expect(e.resource.encounter).toEqual({ reference: `Encounter/${IDS.encounter}` });

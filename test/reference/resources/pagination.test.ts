@@ -17,15 +17,24 @@ async function directSearch(modes: Partial<ReferenceModes> = {}) {
   const store = new Store(await loadFixtures(FIXTURES_DIR));
   const m = { ...DEFAULT_MODES, ...modes };
   const env: ResourceEnv = {
-    store, limits: DEFAULT_LIMITS, modes: m, faults: new Set(),
+    store,
+    limits: DEFAULT_LIMITS,
+    modes: m,
+    faults: new Set(),
     paging: { modes: m, cursors: createCursorCodec(m.cursorEncoding), snapshotSeq: () => store.snapshotSeq() },
   };
   const handler = medicationRequestHandlers(env)['MedicationRequest.search']!;
   const op = OPERATIONS.find((o) => o.operationId === 'MedicationRequest.search')!;
   const search = async (query: string, org = 'org-a'): Promise<any> => {
     const ctx: HandlerContext = {
-      op, caller: { clientId: 'c', org, keyKind: 'sandbox', scopes: [] }, params: {},
-      query: new URLSearchParams(query), headers: {}, body: undefined, baseUrl: BASE, now: NOW,
+      op,
+      caller: { clientId: 'c', org, keyKind: 'sandbox', scopes: [] },
+      params: {},
+      query: new URLSearchParams(query),
+      headers: {},
+      body: undefined,
+      baseUrl: BASE,
+      now: NOW,
     };
     return (await handler(ctx)).body;
   };
@@ -50,7 +59,11 @@ describe('Bundle shape and links', () => {
     expect(body.entry).toHaveLength(20);
     expect(body.link[0]).toEqual({ relation: 'self', url: `${BASE}/fhir/R4/MedicationRequest?${Q}` });
     for (const e of body.entry) {
-      expect(e).toEqual({ fullUrl: `${BASE}/fhir/R4/MedicationRequest/${e.resource.id}`, resource: expect.objectContaining({ resourceType: 'MedicationRequest' }), search: { mode: 'match' } });
+      expect(e).toEqual({
+        fullUrl: `${BASE}/fhir/R4/MedicationRequest/${e.resource.id}`,
+        resource: expect.objectContaining({ resourceType: 'MedicationRequest' }),
+        search: { mode: 'match' },
+      });
     }
     const next = new URL(nextOf(body)!);
     expect(`${next.origin}${next.pathname}`).toBe(`${BASE}/fhir/R4/MedicationRequest`);
@@ -73,8 +86,11 @@ describe('Bundle shape and links', () => {
   it('renders an empty result as total 0, a self link, an empty entry array and no next', async () => {
     const body = await h.ok('MedicationRequest.search', { query: `patient=${IDS.patientNoRecords}` });
     expect(body).toEqual({
-      resourceType: 'Bundle', type: 'searchset', total: 0,
-      link: [{ relation: 'self', url: `${BASE}/fhir/R4/MedicationRequest?patient=${IDS.patientNoRecords}` }], entry: [],
+      resourceType: 'Bundle',
+      type: 'searchset',
+      total: 0,
+      link: [{ relation: 'self', url: `${BASE}/fhir/R4/MedicationRequest?patient=${IDS.patientNoRecords}` }],
+      entry: [],
     });
   });
 });
@@ -93,7 +109,11 @@ describe('_count', () => {
 
   it('refuses over 100 with 400 HPB-00101 in countOver100=reject mode', async () => {
     const strict = await harness({ modes: { countOver100: 'reject' } });
-    expect(expectError(await strict.call('MedicationRequest.search', { query: `${Q}&_count=101` }))).toEqual({ status: 400, code: 'HPB-00101', issueCode: 'invalid' });
+    expect(expectError(await strict.call('MedicationRequest.search', { query: `${Q}&_count=101` }))).toEqual({
+      status: 400,
+      code: 'HPB-00101',
+      issueCode: 'invalid',
+    });
     expect((await strict.ok('MedicationRequest.search', { query: `${Q}&_count=100` })).entry).toHaveLength(100);
   });
 
@@ -121,7 +141,7 @@ describe('keyset paging', () => {
   }
 
   const TIME = {
-    'created': (r: any) => r.createdAt,
+    created: (r: any) => r.createdAt,
     'resource-time': (r: any) => r.authoredOn ?? r.createdAt,
     'last-updated': (r: any) => r.lastUpdated,
   } as const;
@@ -131,7 +151,9 @@ describe('keyset paging', () => {
         const hh = await harness({ modes: { orderBy, orderDirection } });
         const rows = (hh.resources.snapshot() as any).medicationRequests.filter((r: any) => r.subjectId === IDS.patient);
         const sign = orderDirection === 'ascending' ? 1 : -1;
-        const expected = [...rows].sort((a: any, b: any) => (Date.parse(TIME[orderBy](a)) - Date.parse(TIME[orderBy](b))) * sign || (a.id < b.id ? -1 : 1)).map((r: any) => r.id);
+        const expected = [...rows]
+          .sort((a: any, b: any) => (Date.parse(TIME[orderBy](a)) - Date.parse(TIME[orderBy](b))) * sign || (a.id < b.id ? -1 : 1))
+          .map((r: any) => r.id);
         expect(idsOf(await allPages(hh, 'MedicationRequest.search', `${Q}&_count=13`))).toEqual(expected);
       });
     }
@@ -139,7 +161,11 @@ describe('keyset paging', () => {
 
   it('holds fixtures whose creation, authoredOn and lastUpdated orders all differ', async () => {
     const rows = (h.resources.snapshot() as any).medicationRequests.filter((r: any) => r.subjectId === IDS.patient);
-    const order = (key: (r: any) => string) => [...rows].sort((a: any, b: any) => Date.parse(key(a)) - Date.parse(key(b)) || (a.id < b.id ? -1 : 1)).map((r: any) => r.id).join();
+    const order = (key: (r: any) => string) =>
+      [...rows]
+        .sort((a: any, b: any) => Date.parse(key(a)) - Date.parse(key(b)) || (a.id < b.id ? -1 : 1))
+        .map((r: any) => r.id)
+        .join();
     expect(new Set([order(TIME.created), order(TIME['resource-time']), order(TIME['last-updated'])]).size).toBe(3);
   });
 
@@ -175,7 +201,10 @@ describe('keyset paging', () => {
   it('has no gaps or duplicates when rows are deleted while paging', async () => {
     const { store, search } = await directSearch();
     const first = await search(`${Q}&_count=20`);
-    const full = expectedOrder(store.medicationRequests.all('org-a').filter((r) => r.subjectId === IDS.patient), 'uuid-asc');
+    const full = expectedOrder(
+      store.medicationRequests.all('org-a').filter((r) => r.subjectId === IDS.patient),
+      'uuid-asc',
+    );
     // Delete the last row of page 1 (the keyset position) and two rows further on.
     const deleted = [full[19]!, full[25]!, full[90]!];
     for (const id of deleted) store.medicationRequests.delete(id);

@@ -20,7 +20,7 @@ describe('tenancy', () => {
     expect((await h.call(op, { id: IDS[other], org: 'org-b' })).status).toBe(200);
   });
 
-  it('updates of another organization\'s records are 404 and change nothing', async () => {
+  it("updates of another organization's records are 404 and change nothing", async () => {
     const before = h.resources.snapshot();
     const mr = await h.ok('MedicationRequest.read', { id: IDS.otherOrgMedicationRequest, org: 'org-b' });
     expect(expectError(await h.call('MedicationRequest.update', { id: IDS.otherOrgMedicationRequest, body: mr }))).toMatchObject({ status: 404 });
@@ -31,7 +31,7 @@ describe('tenancy', () => {
     expect(h.resources.snapshot()).toEqual(before);
   });
 
-  it('searches only see the caller\'s organization', async () => {
+  it("searches only see the caller's organization", async () => {
     expect((await h.ok('MedicationRequest.search', { query: `patient=${IDS.patient}`, org: 'org-b' })).total).toBe(0);
     const own = await h.ok('MedicationRequest.search', { query: `patient=${IDS.otherOrgPatient}`, org: 'org-b' });
     expect(own.entry.map((e: any) => e.resource.id)).toEqual([IDS.otherOrgMedicationRequest]);
@@ -43,11 +43,15 @@ describe('tenancy', () => {
     expect(orgA.total).toBe(0);
   });
 
-  it('treats references to another organization\'s patients and encounters as nonexistent', async () => {
+  it("treats references to another organization's patients and encounters as nonexistent", async () => {
     const med = { text: 'x' };
     const foreignPatient = { resourceType: 'MedicationRequest', medicationCodeableConcept: med, subject: { reference: `Patient/${IDS.otherOrgPatient}` } };
     expect(expectError(await h.call('MedicationRequest.create', { body: foreignPatient }))).toMatchObject({ status: 422, code: 'HPB-00101' });
-    const foreignEncounter = { ...foreignPatient, subject: { reference: `Patient/${IDS.patient}` }, encounter: { reference: `Encounter/${IDS.otherOrgEncounter}` } };
+    const foreignEncounter = {
+      ...foreignPatient,
+      subject: { reference: `Patient/${IDS.patient}` },
+      encounter: { reference: `Encounter/${IDS.otherOrgEncounter}` },
+    };
     expect(expectError(await h.call('MedicationRequest.create', { body: foreignEncounter }))).toMatchObject({ status: 422, code: 'HPB-00101' });
     const encounter = { resourceType: 'Encounter', status: 'planned', class: { code: 'AMB' }, subject: { reference: `Patient/${IDS.otherOrgPatient}` } };
     expect(expectError(await h.call('Encounter.create', { body: encounter }))).toMatchObject({ status: 422, code: 'HPB-00101' });
