@@ -185,8 +185,7 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'excessScope=narrow', modes: { excessScope: 'narrow' } },
   { label: 'patientBlockOn=create', modes: { patientBlockOn: 'create' } },
   // Every request before Retry-After doubles the wait: the suite must send none but the one early retry it judges.
-  // Not listed yet: prematureRetry=extend-steep still ends the rate-limit scenario's checks in `error`
-  // (its throttled operations are sent during the hold and drive the reset past the run's wait bound).
+  { label: 'prematureRetry=extend-steep', profile: 'full', modes: { prematureRetry: 'extend-steep' } },
   { label: 'mainKeyKind=production', modes: { mainKeyKind: 'production' } },
   { label: 'tokenEndpointForm=trailing-slash', modes: { tokenEndpointForm: 'trailing-slash' } },
   { label: 'tokenRequestParsing=lenient', modes: { tokenRequestParsing: 'lenient' } },
