@@ -4,7 +4,7 @@ import { FAULTS } from '../../src/reference/faults/index.js';
 import { WINDOW_AREAS, mapPool, mutationScore, runFault, shard, type FaultRun } from '../../src/mutation/run.js';
 
 /** Faults of the window areas mostly wait (rate windows, Retry-After): several run at once beside the others. */
-const WINDOW_CONCURRENCY = 4;
+const WINDOW_CONCURRENCY = 2;
 
 export function faultShard(i: number, n: number): void {
   it(
