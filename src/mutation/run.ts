@@ -3,7 +3,7 @@
  * planted (it must fail a check naming a requirement the fault violates) and
  * against the clean reference in every alternative-conformant mode (it must
  * report zero fail and zero error). Fault runs are in-process; mode runs are
- * child processes of the CLI (the whole product path, vitest included).
+ * child processes of the CLI (the whole product path: runConformance, as `fhir-conformance run` takes it).
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -105,7 +105,7 @@ export const WINDOW_AREAS: ReadonlySet<string> = new Set(['rate-limit', 'issuanc
 
 /**
  * Plants the fault in a fresh reference and runs, in-process, the checks that
- * name a requirement it violates (the engine path of a CLI run, without vitest).
+ * name a requirement it violates (the same run path as a CLI run, src/run/in-process.ts).
  */
 export async function runFault(fault: FaultDef, profile: Profile = 'full'): Promise<FaultRun> {
   const first = await runFaultOnce(fault, profile);

@@ -1,10 +1,15 @@
-/** Every file and folder docs/architecture.md names exists (a `<placeholder>` segment stands for any name). */
+/** Every file and folder the README and docs/*.md name exists (a `<placeholder>` segment stands for any name). */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/paths.js';
 
-const DOC = 'docs/architecture.md';
+const DOCS = [
+  'README.md',
+  ...readdirSync(resolve(PROJECT_ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 /** Paths into the checkout; build outputs (dist/) do not exist before `npm run build`. */
 const PATH = /(?<![\w/.-])(?:\.\.\/shared|src|suites|test|docs|fixtures|scripts|bin|bench)\/[\w./<>$-]*/g;
 
@@ -26,15 +31,17 @@ function exists(path: string, dir = PROJECT_ROOT): boolean {
   });
 }
 
-describe(DOC, () => {
-  const text = readFileSync(resolve(PROJECT_ROOT, DOC), 'utf8');
-
+describe('docs/architecture.md', () => {
   it('names paths (sanity)', () => {
+    const text = readFileSync(resolve(PROJECT_ROOT, 'docs/architecture.md'), 'utf8');
     expect(named(text)).toContain('src/engine/runtime.ts');
     expect(named(text).length).toBeGreaterThan(40);
   });
+});
 
+describe.each(DOCS)('%s', (doc) => {
   it('names only files and folders that exist', () => {
+    const text = readFileSync(resolve(PROJECT_ROOT, doc), 'utf8');
     expect(named(text).filter((p) => !exists(p))).toEqual([]);
   });
 });
