@@ -140,7 +140,17 @@ function buildProgram(io: Out, setExit: (code: number) => void): Command {
   // ---- requirements -------------------------------------------------------
   program
     .command('requirements')
-    .description('print the requirements coverage matrix (exit 1 when a testable requirement has no check)')
+    .description(
+      'print the requirements coverage matrix, then each requirement with its level and the checks that verify it (exit 1 when a testable requirement has no check)',
+    )
+    .addHelpText(
+      'after',
+      examples([
+        'fhir-conformance requirements',
+        'fhir-conformance requirements | grep pagination.   # the pagination requirements and their checks',
+        'fhir-conformance run --requirements pagination.next-absent-on-last-page --profile full',
+      ]),
+    )
     .action(async () => setExit(await cmdRequirements(io)));
 
   // ---- report -------------------------------------------------------------
@@ -171,6 +181,15 @@ function buildProgram(io: Out, setExit: (code: number) => void): Command {
     .command('faults')
     .description("list the reference server's fault catalog: each fault's area, the requirements it violates and the checks it must fail")
     .option('--json', 'as JSON')
+    .addHelpText(
+      'after',
+      examples([
+        'fhir-conformance faults',
+        'fhir-conformance faults --json',
+        'fhir-conformance serve --fault no-correlation-id     # the reference with that one violation',
+        'fhir-conformance run --fault no-correlation-id --quiet   # the suite against it: exit 1',
+      ]),
+    )
     .action(async (opts: { json?: boolean }) => setExit(await cmdFaults(opts, io)));
 
   // ---- init ---------------------------------------------------------------

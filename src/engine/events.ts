@@ -1,13 +1,14 @@
 /**
  * What a run publishes while it goes. The executor and the runtime emit; progress,
- * the report writer, pacing figures and the run-wide invariants subscribe. Subscribers
- * know check tags and outcomes, never particular check ids.
+ * the result collector, the pacing figures (`pacingCollector`), the run-wide invariants
+ * and the report writer (run-finished) subscribe. Subscribers know check tags and
+ * outcomes, never particular check ids.
  */
 import type { CheckTag } from './check.js';
 import type { Slot } from './plan.js';
 import type { RunStats } from './schedule.js';
 import type { ExchangeFacts } from '../http/types.js';
-import type { CheckResult, Exchange, Profile } from './types.js';
+import type { CheckResult, Exchange, Profile, RunResult } from './types.js';
 
 /** A check as subscribers see it: no `run` function, no way to call it. */
 export interface PlannedCheck {
@@ -16,6 +17,8 @@ export interface PlannedCheck {
   area: string;
   tags: readonly CheckTag[];
   slot: Slot;
+  /** Rate windows the check must wait out when it runs (`CheckDefinition.waitWindows`), for the pacing bound. */
+  waitWindows?: number;
 }
 
 export type RunEvent =
@@ -24,7 +27,15 @@ export type RunEvent =
   | { type: 'exchange'; exchange: Exchange; facts: ExchangeFacts }
   | { type: 'wait'; reason: string; ms: number; client?: string }
   | { type: 'check-finished'; check: PlannedCheck; result: CheckResult; index: number; total: number; stats: RunStats }
-  | { type: 'run-finished'; results: readonly CheckResult[]; stats?: RunStats; interrupted: boolean; setupError?: string };
+  | {
+      type: 'run-finished';
+      results: readonly CheckResult[];
+      stats?: RunStats;
+      interrupted: boolean;
+      setupError?: string;
+      /** The run's result, as reporters consume it. */
+      result: RunResult;
+    };
 
 export type RunEventType = RunEvent['type'];
 export type EventOf<T extends RunEventType> = Extract<RunEvent, { type: T }>;
@@ -79,6 +90,13 @@ export class RunEvents {
   }
 }
 
-export function plannedCheck(check: { id: string; title: string; area: string; tags?: readonly CheckTag[] }, slot: Slot): PlannedCheck {
-  return { id: check.id, title: check.title, area: check.area, tags: check.tags ?? [], slot };
+export function plannedCheck(check: { id: string; title: string; area: string; tags?: readonly CheckTag[]; waitWindows?: number }, slot: Slot): PlannedCheck {
+  return {
+    id: check.id,
+    title: check.title,
+    area: check.area,
+    tags: check.tags ?? [],
+    slot,
+    ...(check.waitWindows !== undefined ? { waitWindows: check.waitWindows } : {}),
+  };
 }

@@ -4,8 +4,8 @@
  *   config resolved once (a file, or the embedded reference's) -> the target discovered
  *   once -> the checks collected and selected -> one runtime -> the executor runs them
  *   in schedule order (src/engine/plan.ts) -> reports.
- * Everything that watches the run (progress, the result collector, pacing figures,
- * callers' own subscribers) subscribes to its events.
+ * Everything that watches the run (progress, the result collector, the pacing figures,
+ * the run-wide rules, the report writer, callers' own subscribers) subscribes to its events.
  */
 import { loadConfig, redactedConfig, resolveConfig, type ResolvedConfig } from '../config/index.js';
 import { discover, type OperationModel } from '../discovery/index.js';
@@ -20,7 +20,7 @@ import { buildRunResult, requirementVerdicts, type RunRecord } from './result.js
 import { SERVICE_BINDING, SERVICE_HTTP, judgeExchanges } from '../service/index.js';
 import { requestBudget, selectGate, spreadTokenChecks, type GateInput } from '../engine/budget.js';
 import { Runtime } from '../engine/runtime.js';
-import { pacingFigures } from '../engine/schedule.js';
+import { pacingCollector } from '../engine/pacing-collector.js';
 import { excludedBy, type CheckDefinition } from '../engine/check.js';
 import { planChecks, slotOf, type CatalogCheck, type Slot } from '../engine/plan.js';
 import type { CheckResult, LeftToFull, Profile, RunResult } from '../engine/types.js';
@@ -114,6 +114,8 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
   const say = (line: string) => (live ? live.print(line) : out(line));
   for (const s of options.subscribers ?? []) events.subscribe(s);
   events.on('check-finished', (e) => void record.results.push(e.result));
+  const pacing = pacingCollector();
+  events.subscribe(pacing.subscriber);
 
   const target = await resolveTarget(options);
   let runtime: Runtime | undefined;
@@ -123,9 +125,11 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
   let jwks: JwksServer | undefined;
   let hardStop: NodeJS.Timeout | undefined;
   let reportDir: string | undefined;
-  const write = async (): Promise<RunResult> => {
-    const result = buildRunResult(record);
-    if (options.writeReports !== false && !reportDir) {
+  /** Writes the report files of a result once (the run-finished subscriber, or an interrupt's hard stop). */
+  let reportError: unknown;
+  const writeOnce = async (result: RunResult): Promise<void> => {
+    if (options.writeReports === false || reportDir) return;
+    try {
       reportDir = (
         await writeReports(result, {
           reportsRoot: options.reportsRoot ?? 'reports',
@@ -133,7 +137,16 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
           redactPhi: options.redactPhi ?? target.config.redactPhi,
         })
       ).dir;
+    } catch (e) {
+      reportError = e;
     }
+  };
+  // The report writer subscribes to the end of the run.
+  events.on('run-finished', (e) => writeOnce(e.result));
+  const write = async (): Promise<RunResult> => {
+    const result = buildRunResult(record);
+    await writeOnce(result);
+    if (reportError) throw reportError;
     return result;
   };
   const onSignal = (signal: NodeJS.Signals) => {
@@ -177,6 +190,8 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     const checks = selectChecks(catalog, options, only);
     // A filter that selects nothing is a typo, not a green run.
     if (checks.length === 0 && (only || options.requirements)) throw nothingSelected(options, model, catalog);
+    // A filter whose every check the profile leaves out would judge nothing and look green.
+    if ((only || options.requirements) && checks.every((c) => excludedBy(config.profile, c))) throw excludedByProfile(config.profile, checks);
     if (progress) for (const line of renderPreflight(preflight(checks, config))) say(`preflight: ${line}`);
     // Targets that fetch client keys from a URL get them from the suite itself.
     jwks = target.jwks ?? (config.jwksHosting ? await serveJwks(config.jwksHosting, publicJwks(config.clients)) : undefined);
@@ -218,11 +233,8 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
         : cs;
     const planned = planChecks(checks, arrange).map((c) => plannedCheck(c, slotOf(c)));
     events.emit({ type: 'run-started', runId: record.runId, profile: config.profile, baseUrl: config.baseUrl, embedded: target.embedded, planned });
-    const results = await executePlan(checks, runtime, events, { arrange });
-    if (config.profile === 'certification') {
-      const waits = checks.filter((c) => c.waitWindows !== undefined && results.some((r) => r.id === c.id && r.outcome !== 'skip')).map((c) => c.waitWindows!);
-      record.pacing = pacingFigures(runtime.runStats(), Date.now() - startedAt.getTime(), waits);
-    }
+    await executePlan(checks, runtime, events, { arrange });
+    if (config.profile === 'certification') record.pacing = pacing.figures(Date.now() - startedAt.getTime());
   } catch (e) {
     if (e instanceof ConformanceError && e.code === 'ERR_USAGE') throw e;
     if (e instanceof SetupStop) {
@@ -254,14 +266,17 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
       ...(leftToFull ? { leftToFull } : {}),
     });
   }
-  const result = await write();
+  const result = buildRunResult(record);
   await events.emitAsync({
     type: 'run-finished',
     results: record.results,
     ...(stats ? { stats } : {}),
     interrupted: record.interrupted,
     ...(record.setupError ? { setupError: record.setupError } : {}),
+    result,
   });
+  // A report that could not be written is the run's failure, not a subscriber's.
+  if (reportError) throw reportError;
   if (progress && !(record.setupError && record.results.length === 0)) for (const line of summaryLines(result)) out(line);
   if (options.verdict ?? progress) for (const line of closingLines(result, reportDir, record.setupError)) out(line);
   for (const e of events.drainErrors()) out(`internal: a run subscriber failed: ${describeError(e)}`);
@@ -315,6 +330,20 @@ function checkRequirementIds(ids: readonly string[] | undefined): void {
   );
 }
 
+/** The filters selected checks, but the profile runs none of them. */
+function excludedByProfile(profile: Profile, checks: readonly CheckDefinition[]): ConformanceError {
+  const reason = excludedBy(profile, checks[0]!) ?? `excluded by the ${profile} profile`;
+  const n = checks.length;
+  return new ConformanceError(
+    'ERR_USAGE',
+    `nothing to run: the ${n} selected check${n > 1 ? 's are' : ' is'} not run by the ${profile} profile (${reason}): ${checks
+      .slice(0, 3)
+      .map((c) => c.id)
+      .join(', ')}${n > 3 ? ', ...' : ''}`,
+    { field: 'profile', fix: '--profile full runs every check (certification too); or widen --only/--requirements' },
+  );
+}
+
 /** The filters selected no check: say which filter, and what was near. */
 function nothingSelected(options: RunOptions, model: OperationModel, all: readonly (CheckDefinition | CatalogCheck)[]): ConformanceError {
   const parts: string[] = [];
@@ -346,7 +375,10 @@ function nothingSelected(options: RunOptions, model: OperationModel, all: readon
     `nothing to run: ${parts.join('; ')}${discoveryFailed ? ` (note: the target's discovery failed, so the checks generated from its OpenAPI document are missing: ${model.problems[0]})` : ''}`,
     {
       field: options.only !== undefined ? 'only' : 'requirements',
-      fix: 'check ids look like area.slug (e.g. "^pagination\\." or "discovery.metadata"); list requirement ids with `fhir-conformance requirements`',
+      fix:
+        options.only !== undefined
+          ? 'check ids look like area.slug (e.g. "^pagination\\." or "discovery.metadata"); list requirement ids with `fhir-conformance requirements`'
+          : 'pick requirement ids that checks verify: `fhir-conformance requirements` lists each with its checks',
     },
   );
 }

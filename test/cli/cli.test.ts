@@ -109,6 +109,17 @@ describe('fhir-conformance CLI', () => {
           /^error: nothing to run: --only "\^discovry\\\.metadata" matches no check id or title \(did you mean "discovery\.metadata-without-auth"\?\)\n {2}field: only\n {2}fix: /,
       },
       {
+        name: 'a filter whose checks the profile leaves out (it would judge nothing and look green)',
+        args: ['run', '--profile', 'quick', '--only', '^token-lifetime\\.'],
+        stderr:
+          /^error: nothing to run: the \d+ selected checks are not run by the quick profile \(the quick profile skips checks that wait out a token lifetime or a rate window\): token-lifetime\.[\s\S]*\n {2}field: profile\n {2}fix: --profile full runs every check/,
+      },
+      {
+        name: 'a known requirement id that no check verifies',
+        args: ['run', '--profile', 'quick', '--requirements', 'audit.retention-7-years'],
+        stderr: /^error: nothing to run: requirement audit\.retention-7-years has no check/,
+      },
+      {
         name: 'an unknown requirement id, with the nearest one',
         args: ['run', '--profile', 'quick', '--requirements', 'auth.client-credential'],
         stderr:
@@ -193,7 +204,7 @@ describe('fhir-conformance CLI', () => {
       const r = await runCli([command, '--help'], { timeoutMs: 30_000 });
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toMatch(new RegExp(`^Usage: fhir-conformance ${command} `));
-      if (!['faults', 'requirements'].includes(command)) expect(r.stdout).toMatch(new RegExp(`\nExamples:\n {2}\\$ fhir-conformance ${command} `));
+      expect(r.stdout).toMatch(new RegExp(`\nExamples:\n {2}\\$ fhir-conformance ${command}`));
       const help = await runCli(['help', command], { timeoutMs: 30_000 });
       expect(help.stdout).toBe(r.stdout);
     });
@@ -264,7 +275,7 @@ describe('fhir-conformance CLI', () => {
     const requirements = JSON.parse(await readFile('suites/requirements.json', 'utf8')) as { requirements?: Array<{ id: string }> } | Array<{ id: string }>;
     const ids = new Set((Array.isArray(requirements) ? requirements : requirements.requirements!).map((r) => r.id));
     const faults = new Set(FAULTS.map((f) => f.name));
-    for (const command of ['run', 'serve', 'init', 'report', 'diff', 'faults']) {
+    for (const command of ['run', 'serve', 'init', 'report', 'diff', 'faults', 'requirements']) {
       const help = (await runCli([command, '--help'], { timeoutMs: 30_000 })).stdout;
       for (const m of help.matchAll(/--requirements ([A-Za-z][^\s]+)/g))
         for (const id of m[1]!.split(',')) expect(ids.has(id), `${command} --help names requirement ${id}`).toBe(true);

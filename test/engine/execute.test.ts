@@ -112,3 +112,40 @@ describe('defineCheck', () => {
     expect(() => defineCheck({ ...base, id: 'demo.x', level: 'MUST', requirements: [], run: async () => {} })).toThrow(/no requirement/);
   });
 });
+
+describe('the per-check time budget', () => {
+  it('a check past its budget ends as error ERR_TIMEOUT, and its abandoned run sends nothing more', async () => {
+    let requestsAfter = 0;
+    let resume: () => void = () => {};
+    const rt = fakeRuntime();
+    (rt.http as unknown as { request: () => Promise<unknown> }).request = async () => {
+      requestsAfter++;
+      return {};
+    };
+    const started = Date.now();
+    const r = await executeCheck(
+      check({
+        run: async (ctx) => {
+          // Hangs past the budget, then tries to go on.
+          await new Promise<void>((done) => {
+            resume = done;
+          });
+          await ctx.request({ url: 'http://127.0.0.1:1/after' });
+        },
+      }),
+      rt,
+      { timeoutMs: 50 },
+    );
+    expect(r.outcome).toBe('error');
+    expect(r.message).toMatch(/did not finish within its time budget of 0 s/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    resume();
+    await new Promise((done) => setTimeout(done, 20));
+    expect(requestsAfter).toBe(0);
+  });
+
+  it('a check within its budget is judged as usual', async () => {
+    const r = await executeCheck(check({ run: async (ctx) => ctx.skip('fixture missing') }), fakeRuntime(), { timeoutMs: 5_000 });
+    expect(r).toMatchObject({ outcome: 'skip', message: 'fixture missing' });
+  });
+});
