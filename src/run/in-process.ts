@@ -26,6 +26,8 @@ export interface InProcessOptions {
   /** Run deadline from now, ms (default 5 minutes). */
   deadlineMs?: number;
   subscribers?: readonly Subscriber[];
+  /** Cancels the run (a partial result). */
+  signal?: AbortSignal;
 }
 
 /** Executes the selected checks in schedule order; returns their results by id, in run order. */
@@ -42,6 +44,7 @@ export async function runInProcess(checks: ChecksExport | 'all', opts: InProcess
     progress: false,
     writeReports: false,
     ...(opts.subscribers ? { subscribers: opts.subscribers } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
   });
   if (run.setupError && run.results.length === 0) throw new Error(run.setupError);
   return new Map(run.results.map((r) => [r.id, r]));

@@ -67,6 +67,8 @@ export interface RunOptions {
   deadlineMs?: number;
   /** Ctrl-C / SIGTERM end the run with a partial report (the CLI). */
   handleSignals?: boolean;
+  /** Cancels the run from the caller's side: the checks stop, a partial result (and report) marked interrupted. */
+  signal?: AbortSignal;
   /** Extra subscribers of the run's events. */
   subscribers?: readonly Subscriber[];
 }
@@ -168,6 +170,12 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
   }
+  const onAbort = () => {
+    record.interrupted = true;
+    runtime?.interrupt();
+  };
+  if (options.signal?.aborted) onAbort();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
 
   try {
     const config = target.config;
@@ -216,6 +224,8 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
       },
       events,
     );
+    // An interrupt before the runtime existed stops it at once.
+    if (record.interrupted) runtime.interrupt();
     leftToFull = gate?.leftToFull;
     if (!target.embedded) {
       const line = await probeTokens(runtime, { startedAt: startedAt.getTime() });
@@ -247,6 +257,7 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
       process.removeListener('SIGINT', onSignal);
       process.removeListener('SIGTERM', onSignal);
     }
+    options.signal?.removeEventListener('abort', onAbort);
     await runtime?.close();
     await (jwks ?? target.jwks)?.close();
     await target.server?.close();

@@ -4,7 +4,7 @@ import type { CheckTag } from '../../src/engine/check.js';
 import { referenceCatalog } from '../../src/run/reference-model.js';
 import { runInProcess } from '../../src/run/in-process.js';
 import { runConformance } from '../../src/run/index.js';
-import type { PlannedCheck } from '../../src/engine/events.js';
+import type { PlannedCheck, Subscriber } from '../../src/engine/events.js';
 
 const check = (id: string, folder: string, tags: CheckTag[] = []): CatalogCheck => ({
   id,
@@ -84,5 +84,31 @@ describe('one run path', () => {
     await runConformance({ profile: 'quick', only, progress: false, writeReports: false, subscribers: seen(product) });
     expect(inProcess.length).toBeGreaterThan(10);
     expect(inProcess).toEqual(product);
+  }, 120_000);
+
+  it('plan the whole full profile identically, every slot included (each run cancelled once its plan is published)', async () => {
+    const planOf = async (start: (subscribers: Subscriber[]) => Promise<unknown>) => {
+      let plan: Array<{ id: string; slot: string }> = [];
+      await start([
+        (e) => {
+          if (e.type === 'run-started') plan = e.planned.map((c) => ({ id: c.id, slot: c.slot }));
+        },
+      ]);
+      return plan;
+    };
+    const abortAtStart = (): { signal: AbortSignal; subscriber: Subscriber } => {
+      const controller = new AbortController();
+      return { signal: controller.signal, subscriber: (e) => void (e.type === 'run-started' && controller.abort()) };
+    };
+    const a = abortAtStart();
+    const b = abortAtStart();
+    // The mutation runner's entry (runInProcess) and the CLI's (runConformance), side by side.
+    const inProcess = await planOf((subs) => runInProcess('all', { profile: 'full', signal: a.signal, subscribers: [...subs, a.subscriber] }));
+    const cli = await planOf((subs) =>
+      runConformance({ profile: 'full', progress: false, writeReports: false, signal: b.signal, subscribers: [...subs, b.subscriber] }),
+    );
+    expect(inProcess.length).toBeGreaterThan(300);
+    expect(new Set(inProcess.map((c) => c.slot))).toEqual(new Set(['early', 'paced', 'exhausting', 'probe', 'last']));
+    expect(cli).toEqual(inProcess);
   }, 120_000);
 });
