@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { TOOL_VERSION } from '../../src/version.js';
@@ -53,6 +53,13 @@ describe('fhir-conformance CLI', () => {
       expect(clean.stderr).toMatch(/^▸ discovery {2}\(\d+\/\d+ checks done · pass \d+ · fail 0 · error 0 · skip \d+/m);
       expect(lastLine(clean.stderr)).toMatch(/^✅ Conformant for this run: \d+ passed, \d+ skipped, \d+ observations of \d+ checks \(exit 0\)$/);
       expect(await readFile(join(cleanDir, 'latest', 'summary.md'), 'utf8')).toMatch(/^## ✅ FHIR conformance: .* · exit 0\n/);
+    });
+
+    test('the quick run report.json and report.html each stay under 1.5 MB (evidence stored once, passing bodies cut)', async () => {
+      for (const file of ['report.json', 'report.html']) {
+        const bytes = (await stat(join(cleanDir, 'latest', file))).size;
+        expect(bytes, `${file}: ${bytes} bytes`).toBeLessThan(1_500_000);
+      }
     });
 
     test(`1: a run against the reference with --fault ${FAULT}`, async () => {
