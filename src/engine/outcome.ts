@@ -149,10 +149,11 @@ async function judgeAnswers(evidence: readonly Exchange[], findings: readonly Fi
   const attempts = evidence.filter((x) => serverErrors.some((s) => s.x.request.method === x.request.method && s.x.request.url === x.request.url));
   const health = await env.health(attempts);
   const extra = health.control ? [health.control] : [];
-  const sameRequest = attempts.filter((x) => x.request.method === first.x.request.method && x.request.url === first.x.request.url);
-  const fiveXx = sameRequest.filter((x) => (x.response?.status ?? 0) >= 500).length;
+  const fiveXx = attempts.filter(
+    (x) => x.request.method === first.x.request.method && x.request.url === first.x.request.url && (x.response?.status ?? 0) >= 500,
+  ).length;
   const how = first.u.provoked
-    ? `(a request that provokes an error, not retried; ${fiveXx} of ${sameRequest.length} ${sameRequest.length === 1 ? 'send' : 'sends'} answered 5xx)`
+    ? `(a request that provokes an error, not retried; ${fiveXx} ${fiveXx === 1 ? 'send' : 'sends'} answered 5xx)`
     : `after ${first.u.attempts - 1} retries`;
   if (!health.normal) {
     return {

@@ -133,7 +133,7 @@ describe('decideOutcome: the outcome policy', () => {
     expect(asked).toBe(1);
     expect(d.outcome).toBe('fail');
     expect(d.message).toBe(
-      'answered 500 to POST /fhir/R4/MedicationRequest where 400 is required (a request that provokes an error, not retried; 1 of 1 send answered 5xx); ' +
+      'answered 500 to POST /fhir/R4/MedicationRequest where 400 is required (a request that provokes an error, not retried; 1 send answered 5xx); ' +
         'other endpoints answer normally (control request GET /fhir/R4/metadata answered 200): status (with HPB-00101): expected 400, got 500',
     );
   });
@@ -156,7 +156,7 @@ describe('decideOutcome: the outcome policy', () => {
     expect(besides.map((x) => x.id)).toEqual(['x-1', 'x-2']);
     expect(d.outcome).toBe('error');
     expect(d.message).toBe(
-      'the target answered 503 to GET /fhir/R4/MedicationRequest/unknown (a request that provokes an error, not retried; 2 of 2 sends answered 5xx) ' +
+      'the target answered 503 to GET /fhir/R4/MedicationRequest/unknown (a request that provokes an error, not retried; 2 sends answered 5xx) ' +
         'and does not answer normally elsewhere either (control request GET /fhir/R4/metadata answered 503): it looks down; no verdict (status: expected 404, got 503)',
     );
     expect(d.extraEvidence).toEqual([control]);
@@ -351,7 +351,7 @@ describe('executeCheck with a target answering 500 where 404 is required', () =>
     expect(hits.get('/fhir/R4/MedicationRequest/unknown')).toBe(1);
     expect(hits.get('/fhir/R4/metadata')).toBe(1);
     expect(r.message).toMatch(
-      /^answered 500 to GET \/fhir\/R4\/MedicationRequest\/unknown where 404 is required \(a request that provokes an error, not retried; 1 of 1 send answered 5xx\); other endpoints answer normally \(control request GET \/fhir\/R4\/metadata answered 200\): status/,
+      /^answered 500 to GET \/fhir\/R4\/MedicationRequest\/unknown where 404 is required \(a request that provokes an error, not retried; 1 send answered 5xx\); other endpoints answer normally \(control request GET \/fhir\/R4\/metadata answered 200\): status/,
     );
   });
 
@@ -361,7 +361,7 @@ describe('executeCheck with a target answering 500 where 404 is required', () =>
     await rt.http.close();
     expect(r.outcome).toBe('error');
     expect(r.message).toMatch(
-      /^the target answered 500 to GET \/fhir\/R4\/MedicationRequest\/unknown \(a request that provokes an error, not retried; 1 of 1 send answered 5xx\) and does not answer normally elsewhere either \(control request GET \/fhir\/R4\/metadata answered 503\): it looks down; no verdict/,
+      /^the target answered 500 to GET \/fhir\/R4\/MedicationRequest\/unknown \(a request that provokes an error, not retried; 1 send answered 5xx\) and does not answer normally elsewhere either \(control request GET \/fhir\/R4\/metadata answered 503\): it looks down; no verdict/,
     );
   });
 
