@@ -136,7 +136,9 @@ export function outcomeSummary(res: HttpResponse, code: string | undefined): { s
  * the registration window): sent without the 5xx retries, so a server that
  * answers the case with a server error is judged on it rather than left
  * without a verdict. A 5xx is sent once more after a second, and the second
- * answer is the one judged (a passing outage does not make a failure).
+ * answer is the one judged (a passing outage does not make a failure); a 5xx
+ * is a fail only while the target answers normally elsewhere, an error when it
+ * is down (src/engine/outcome.ts).
  */
 export async function refusalProbe(ctx: CheckContext, opts: RequestOptions & { scopes: string[]; role?: string }): Promise<HttpResponse> {
   const first = await ctx.fhir({ ...opts, retry: 'none' });
