@@ -9,8 +9,9 @@
  *   down, a redirect it must not follow, a body cut at the cap, a bug of ours.
  * - fail: the target broke a rule, whatever the status of the answer. A 5xx
  *   where the spec requires another answer is a fail when it persisted through
- *   the spec's retries while the target answers normally elsewhere; when the
- *   target answers 5xx (or nothing) everywhere, it is down: error.
+ *   the spec's retries (or answered a request sent without retries, which
+ *   provokes an error on purpose) while the target answers normally elsewhere;
+ *   when the target answers 5xx (or nothing) everywhere, it is down: error.
  * - observation: an observation check never fails and never errs because of an
  *   assertion: what it asserted is recorded as an observation.
  * - pass: a MUST/SHOULD check completed without a finding.
@@ -114,8 +115,9 @@ type AnswerVerdict = { kind: 'fail'; prefix?: string; extra: Exchange[] } | { ki
 /**
  * Whether the answers a failing check saw can carry the verdict. A redirect, a
  * body cut at the cap, or a Retry-After the run cannot wait out cannot: error.
- * A 5xx that persisted through the retries can when the target answers normally
- * elsewhere; when it does not (down), error.
+ * A 5xx that persisted through the retries, or answered a request sent without
+ * retries (provoked), can when the target answers normally elsewhere; when it
+ * does not (down), error.
  */
 async function judgeAnswers(evidence: readonly Exchange[], findings: readonly Finding[], env: OutcomeEnv): Promise<AnswerVerdict> {
   const serverErrors: Array<{ x: Exchange; u: Unjudgeable }> = [];
@@ -135,19 +137,28 @@ async function judgeAnswers(evidence: readonly Exchange[], findings: readonly Fi
   // A finding about another answer the target gave stands on its own.
   if (findings.some((f) => f.exchange !== undefined && !serverErrors.some((s) => s.x.id === f.exchange))) return { kind: 'fail', extra: [] };
 
-  const first = serverErrors[0]!;
+  // The 5xx a finding names, else the first one.
+  const first = serverErrors.find((s) => findings.some((f) => f.exchange === s.x.id)) ?? serverErrors[0]!;
   const what = `${first.x.request.method} ${pathOf(first.x.request.url)}`;
-  if (first.u.attempts < CONSISTENT_ATTEMPTS) {
+  // A provoked 5xx (a request sent without retries, e.g. an invalid body) is the answer to judge;
+  // an unprovoked one must have persisted through the retries to be "consistent".
+  if (!first.u.provoked && first.u.attempts < CONSISTENT_ATTEMPTS) {
     return { kind: 'error', reason: `the target answered ${first.u.status} to ${what} and the run had no time to retry it (server error)`, extra: [] };
   }
   // Every attempt of the failing requests (the retries too): the target must have answered normally since the first.
   const attempts = evidence.filter((x) => serverErrors.some((s) => s.x.request.method === x.request.method && s.x.request.url === x.request.url));
   const health = await env.health(attempts);
   const extra = health.control ? [health.control] : [];
+  const fiveXx = attempts.filter(
+    (x) => x.request.method === first.x.request.method && x.request.url === first.x.request.url && (x.response?.status ?? 0) >= 500,
+  ).length;
+  const how = first.u.provoked
+    ? `(a request that provokes an error, not retried; ${fiveXx} ${fiveXx === 1 ? 'send' : 'sends'} answered 5xx)`
+    : `after ${first.u.attempts - 1} retries`;
   if (!health.normal) {
     return {
       kind: 'error',
-      reason: `the target answered ${first.u.status} to ${what} after ${first.u.attempts - 1} retries and does not answer normally elsewhere either (${health.how}): it looks down`,
+      reason: `the target answered ${first.u.status} to ${what} ${how} and does not answer normally elsewhere either (${health.how}): it looks down`,
       extra,
     };
   }
@@ -156,7 +167,7 @@ async function judgeAnswers(evidence: readonly Exchange[], findings: readonly Fi
   const where = required === undefined ? '' : ` where ${describeExpected(required)} is required`;
   return {
     kind: 'fail',
-    prefix: `answered ${first.u.status} to ${what}${where}, consistently after ${first.u.attempts - 1} retries; other endpoints answer normally (${health.how})`,
+    prefix: `answered ${first.u.status} to ${what}${where}${first.u.provoked ? ` ${how}` : `, consistently ${how}`}; other endpoints answer normally (${health.how})`,
     extra,
   };
 }

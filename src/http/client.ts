@@ -40,8 +40,9 @@ interface PreparedRequest {
 
 /**
  * An answer that is no ground for a verdict on its own: a 5xx that persisted through
- * the spec's retries (`server-error`), an unprovoked 429 whose Retry-After the run
- * cannot wait out (`retry-after`), a body cut at the size cap (`truncated`).
+ * the spec's retries, or a 5xx to a request sent with `retry: 'none'` (`server-error`,
+ * `provoked`), an unprovoked 429 whose Retry-After the run cannot wait out
+ * (`retry-after`), a body cut at the size cap (`truncated`).
  */
 export interface Unjudgeable {
   kind: 'server-error' | 'retry-after' | 'truncated';
@@ -49,6 +50,11 @@ export interface Unjudgeable {
   /** Answers received for the request (1 + retries). */
   attempts: number;
   reason: string;
+  /**
+   * A 5xx to a request sent with `retry: 'none'` (one that provokes an error on purpose):
+   * never retried, so only whether the target answers normally elsewhere decides (src/engine/outcome.ts).
+   */
+  provoked?: true;
 }
 
 /** One answer before the retry rules decide: the same shape as the response handed back. */
@@ -140,6 +146,7 @@ export class HttpClient {
           continue;
         }
       }
+      if (opts.retry === 'none' && kind === '5xx') return this.provoked(attempt);
       if (opts.retry === 'none' || kind === 'none') return attempt;
 
       let delay: number;
@@ -175,8 +182,8 @@ export class HttpClient {
 
   /**
    * Why an exchange's answer is no ground for a verdict, if it is not: a 5xx
-   * that persisted through the spec's retries (or left no time to retry), an
-   * outage; an unprovoked 429 whose Retry-After the run cannot wait out; or a
+   * that persisted through the spec's retries (or left no time to retry) or that
+   * answered a request sent without retries, an outage; an unprovoked 429 whose Retry-After the run cannot wait out; or a
    * body cut at the size cap, whose rest was never read.
    */
   noVerdict(exchangeId: string): string | undefined {
@@ -186,6 +193,19 @@ export class HttpClient {
   /** The same, with what kind of answer it was (src/engine/outcome.ts decides what a persistent 5xx means). */
   unjudgeableAnswer(exchangeId: string): Unjudgeable | undefined {
     return this.unjudgeable.get(exchangeId);
+  }
+
+  /** A 5xx to a request sent without retries: as much a server error as one that outlasted them, judged the same way. */
+  private provoked(attempt: Attempt): HttpResponse {
+    const { method, url } = attempt.exchange.request;
+    this.unjudgeable.set(attempt.exchange.id, {
+      kind: 'server-error',
+      status: attempt.status,
+      attempts: 1,
+      provoked: true,
+      reason: `the target answered ${attempt.status} to ${method} ${url}, a request sent without retries (server error)`,
+    });
+    return attempt;
   }
 
   /** `attempts`: answers received for the request, the last one included. */

@@ -74,6 +74,7 @@ export {
   createEncounter,
   createOwn,
   createResource,
+  refusedCreate,
   createdIdOf,
   expectCreated,
   expectCreatedId,

@@ -10,6 +10,7 @@ import type { CheckContext } from '../engine/context.js';
 import type { Release } from '../fhir/index.js';
 import type { HttpResponse, RequestOptions } from '../http/types.js';
 import { documentBody, encounterBody, minimalResource, newMedicationRequest, type Json } from './bodies.js';
+import { catalogCodeOf } from './errors.js';
 import { bundleLink, bundleResources, expectSearchset, expectStatus, isObject } from './expect.js';
 import { SCOPES } from './scopes.js';
 import { collect, searchUrl, type Collected } from './search.js';
@@ -135,7 +136,9 @@ export function outcomeSummary(res: HttpResponse, code: string | undefined): { s
  * the registration window): sent without the 5xx retries, so a server that
  * answers the case with a server error is judged on it rather than left
  * without a verdict. A 5xx is sent once more after a second, and the second
- * answer is the one judged (a passing outage does not make a failure).
+ * answer is the one judged (a passing outage does not make a failure); a 5xx
+ * is a fail only while the target answers normally elsewhere, an error when it
+ * is down (src/engine/outcome.ts).
  */
 export async function refusalProbe(ctx: CheckContext, opts: RequestOptions & { scopes: string[]; role?: string }): Promise<HttpResponse> {
   const first = await ctx.fhir({ ...opts, retry: 'none' });
@@ -368,10 +371,33 @@ export async function createDocument(ctx: CheckContext, overrides: Json = {}): P
 /** Headers of a FHIR request the suite sends itself (ctx.request). */
 export const FHIR_HEADERS = { accept: 'application/fhir+json' };
 
+/** The check that judges a valid create of each resource, and the requirement it fails on. */
+const CREATE_OWNERS: Record<string, { check: string; requirement: string }> = {
+  MedicationRequest: { check: 'medication-request.create-round-trip', requirement: 'medication-request.create-returns-resource' },
+  Encounter: { check: 'encounter.create-round-trip', requirement: 'encounter.create-returns-resource' },
+  DocumentReference: { check: 'document-reference.create', requirement: 'document-reference.create' },
+};
+
+/**
+ * A valid create (`what`) the target did not answer with a 2xx. A server error fails against the
+ * create rule (the outcome policy makes it an error when the target is down); a 4xx refusal of a
+ * valid create breaks the create rule, which the resource's create check judges: this check skips
+ * and points there (one failing check per fault). A resource without such a check fails.
+ */
+export function refusedCreate(ctx: CheckContext, res: HttpResponse, resource: string, what: string): never {
+  const owner = CREATE_OWNERS[resource];
+  const code = catalogCodeOf(res);
+  const answered = `${what} answered ${res.status}${code ? ` ${code}` : ''}`;
+  const details = { expected: '2xx', actual: res.status, exchange: res.exchange.id };
+  if (res.status >= 500 || !owner) ctx.fail(answered, owner ? { requirement: owner.requirement, ...details } : details);
+  ctx.skip(`${answered}: a refused valid create is judged by ${owner.check}, so this check has nothing to work on (see ${owner.check})`);
+}
+
 /**
  * Creates a minimal valid resource through the target's published create. A create refused
  * for its published scope (401/403), a server error, or a created resource without an id is a
- * failure; another refusal (a 4xx: the fixture patient may not take new records) skips.
+ * failure; another refusal (a 4xx) skips, pointing to the resource's create check that judges it
+ * (`refusedCreate`).
  */
 export async function createResource(ctx: CheckContext, resource: string, release: 'R4' | 'R5'): Promise<string> {
   const create = ctx.findOperation(resource, 'create', release);
@@ -396,9 +422,7 @@ export async function createResource(ctx: CheckContext, resource: string, releas
       exchange,
     });
   }
-  if (res.status >= 500) ctx.fail(`${what} answered ${res.status}`, { expected: '2xx', actual: res.status, exchange });
-  if (res.status < 200 || res.status >= 300)
-    ctx.skip(`could not create a ${release} ${resource} to write to (status ${res.status}: the fixture patient may not take new records)`);
+  if (res.status < 200 || res.status >= 300) refusedCreate(ctx, res, resource, what);
   const id =
     createdIdOf(res) ??
     ctx.fail(`${what} answered ${res.status} without the new resource's id (body id or Location)`, {

@@ -180,7 +180,7 @@ export const checks: CheckDefinition[] = [
     async run(ctx) {
       const op = ctx.operation('DocumentReference', 'read', 'R5');
       const url = ctx.path(op.path, { id: randomUUID() });
-      // The first answer is the verdict: a 500 for an unknown id is the failure, not an outage to retry.
+      // The first answer is the verdict: a 500 for an unknown id is the failure, not an outage to retry (an error when the target is down).
       const res = await firstAnswer((retry) => ctx.fhir({ scopes: RS, url, retry }));
       expectError(res, { status: 404, code: ['HPB-00102', 'HPB-00118'], requirement: 'document-reference.read-404' });
       ctx.observe('document-reference.not-found-code', catalogCodeOf(res));

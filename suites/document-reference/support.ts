@@ -22,8 +22,9 @@ export function writable(resource: Json): Json {
 
 /**
  * Sends with no retry, so that the first answer is the verdict (a 500 where the spec names
- * another status is the failure, not an outage to retry); a 429 or a 502-504 is sent again
- * under the spec's retry rules, as those are no answer to the request itself.
+ * another status is the failure, not an outage to retry, while the target answers normally
+ * elsewhere: src/engine/outcome.ts); a 429 or a 502-504 is sent again under the spec's retry
+ * rules, as those are no answer to the request itself.
  */
 export async function firstAnswer(send: (retry: 'none' | 'spec') => Promise<HttpResponse>): Promise<HttpResponse> {
   const res = await send('none');

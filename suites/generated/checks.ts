@@ -250,7 +250,7 @@ function invalidPayloadCheck(op: ModelOperation, slug: string, schema: object, v
       const scope = op.scope ?? ctx.skip(`the target publishes no scope for ${op.operationId}`);
       const instance = await validShapedInstance(schema, seedOf(id), minimalResource(ctx, op.release, op.resource));
       const call = await prepareCall(ctx, op, applyVariant(instance, variant));
-      // The first answer is the verdict: a 5xx here is the failure, not something to retry.
+      // The first answer is the verdict: a 5xx here is the failure, not something to retry (an error, not a fail, when the target is down).
       const res = await send(ctx, call, await tokenFor(ctx, [scope]), { retry: 'none' });
       recordCreated(ctx, op, res);
       expectError(res, { status: [400, 422], code: 'HPB-00101', requirement });

@@ -16,6 +16,7 @@ import {
   hasRunTag,
   isObject,
   isSuccess,
+  refusedCreate,
   runMeta,
 } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
@@ -532,12 +533,23 @@ async function createForOrdering(ctx: CheckContext, ep: SearchEndpoint): Promise
     const sentAt = Date.now();
     const res = await ctx.fhir({ scopes, method: 'POST', url: op.path, body: orderingBody(ctx, ep, at) });
     const answeredAt = Date.now();
-    const id = isSuccess(res) ? createdIdOf(res, ep.resource) : undefined;
-    if (!id) throw new Error(`creating a ${ep.resource} for the ordering check failed: ${res.status}`);
+    const what = `a valid ${ep.release} ${ep.resource} create (record ${i + 1} of ${ORDERING_RECORDS} for the ordering check)`;
+    if (!isSuccess(res)) refusedCreate(ctx, res, ep.resource, what);
+    const id = createdIdOf(res, ep.resource) ?? noCreatedId(ctx, res, what);
     ctx.created(ep.resource, id);
     out.push({ id, sentAt, answeredAt });
   }
   return out;
+}
+
+/** A successful create that names no id: the server assigns ids and the client learns them from the create. */
+function noCreatedId(ctx: CheckContext, res: HttpResponse, what: string): never {
+  return ctx.fail(`${what} answered ${res.status} without the new resource's id (body id or Location)`, {
+    requirement: 'general.id-server-assigned',
+    expected: 'an id',
+    actual: null,
+    exchange: res.exchange.id,
+  });
 }
 
 function orderingBody(ctx: CheckContext, ep: SearchEndpoint, at: string): Record<string, unknown> {
@@ -720,8 +732,9 @@ const medicationRequestChecks: CheckDefinition[] = [
           subject: { reference: `Patient/${patient}` },
         },
       });
-      const id = createdIdOf(res, 'MedicationRequest');
-      if (res.status < 200 || res.status >= 300 || !id) throw new Error(`creating a MedicationRequest for the snapshot failed: ${res.status}`);
+      const what = 'a valid R4 MedicationRequest create (the record made after the first page)';
+      if (!isSuccess(res)) refusedCreate(ctx, res, 'MedicationRequest', what);
+      const id = createdIdOf(res, 'MedicationRequest') ?? noCreatedId(ctx, res, what);
       ctx.created('MedicationRequest', id);
       const rest = await walk(ctx, search, page1.next, 'pagination.snapshot-excludes-new-records');
       ctx.check(

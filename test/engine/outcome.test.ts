@@ -113,6 +113,55 @@ describe('decideOutcome: the outcome policy', () => {
     expect(d.extraEvidence).toEqual([control]);
   });
 
+  it('a provoked 5xx (a request sent without retries) where a 4xx is required is a fail while the target answers normally elsewhere', async () => {
+    const x = {
+      ...exchange('x-1', 'http://t/fhir/R4/MedicationRequest', 500),
+      request: { method: 'POST', url: 'http://t/fhir/R4/MedicationRequest', headers: {} },
+    };
+    let asked = 0;
+    const d = await decideOutcome(
+      happened({
+        evidence: [x],
+        ending: { kind: 'thrown', error: new CheckFailure('status (with HPB-00101): expected 400, got 500', { expected: 400, actual: 500, exchange: 'x-1' }) },
+      }),
+      env({
+        unjudgeable: (id) =>
+          id === 'x-1' ? { kind: 'server-error', status: 500, attempts: 1, provoked: true, reason: 'answered 500 without retries' } : undefined,
+        health: async () => (asked++, { normal: true, how: 'control request GET /fhir/R4/metadata answered 200' }),
+      }),
+    );
+    expect(asked).toBe(1);
+    expect(d.outcome).toBe('fail');
+    expect(d.message).toBe(
+      'answered 500 to POST /fhir/R4/MedicationRequest where 400 is required (a request that provokes an error, not retried; 1 send answered 5xx); ' +
+        'other endpoints answer normally (control request GET /fhir/R4/metadata answered 200): status (with HPB-00101): expected 400, got 500',
+    );
+  });
+
+  it('a provoked 5xx from a target that answers 5xx everywhere is an error (down), not a fail', async () => {
+    // Two tries of a refusal probe, both 503, and the control request 503 too.
+    const tries = [exchange('x-1', 'http://t/fhir/R4/MedicationRequest/unknown', 503), exchange('x-2', 'http://t/fhir/R4/MedicationRequest/unknown', 503)];
+    const control = exchange('x-3', 'http://t/fhir/R4/metadata', 503);
+    let besides: readonly Exchange[] = [];
+    const d = await decideOutcome(
+      happened({
+        evidence: tries,
+        ending: { kind: 'thrown', error: new CheckFailure('status: expected 404, got 503', { expected: 404, actual: 503, exchange: 'x-2' }) },
+      }),
+      env({
+        unjudgeable: (id) => ({ kind: 'server-error', status: 503, attempts: 1, provoked: true, reason: `${id} answered 503 without retries` }),
+        health: async (b) => ((besides = b), { normal: false, how: 'control request GET /fhir/R4/metadata answered 503', control }),
+      }),
+    );
+    expect(besides.map((x) => x.id)).toEqual(['x-1', 'x-2']);
+    expect(d.outcome).toBe('error');
+    expect(d.message).toBe(
+      'the target answered 503 to GET /fhir/R4/MedicationRequest/unknown (a request that provokes an error, not retried; 2 sends answered 5xx) ' +
+        'and does not answer normally elsewhere either (control request GET /fhir/R4/metadata answered 503): it looks down; no verdict (status: expected 404, got 503)',
+    );
+    expect(d.extraEvidence).toEqual([control]);
+  });
+
   it('a 5xx the run had no time to retry, a cut body and a redirect give no verdict', async () => {
     const x = exchange('x-1', 'http://t/fhir/R4/Encounter', 503);
     const failing = happened({ evidence: [x], findings: [{ message: 'bad' }] });
@@ -280,6 +329,40 @@ describe('executeCheck with a target answering 500 where 404 is required', () =>
     await rt.http.close();
     expect(r.outcome).toBe('error');
     expect(r.message).toMatch(/control request GET \/fhir\/R4\/metadata failed/);
+  });
+
+  const provokingCheck: CheckDefinition = defineCheck({
+    id: 'demo.invalid-body-400',
+    title: 'an invalid body gives 400',
+    area: 'demo',
+    level: 'MUST',
+    requirements: ['demo.rule'],
+    async run(ctx) {
+      const res = await ctx.request({ url: '/fhir/R4/MedicationRequest/unknown', retry: 'none' });
+      expectError(res, { status: 404, code: 'HPB-00102' });
+    },
+  });
+
+  it("fails a provoked 5xx (retry: 'none') once the control request shows the target answering normally", async () => {
+    const { rt, hits } = await start(200);
+    const r = await executeCheck(provokingCheck, rt);
+    await rt.http.close();
+    expect(r.outcome).toBe('fail');
+    expect(hits.get('/fhir/R4/MedicationRequest/unknown')).toBe(1);
+    expect(hits.get('/fhir/R4/metadata')).toBe(1);
+    expect(r.message).toMatch(
+      /^answered 500 to GET \/fhir\/R4\/MedicationRequest\/unknown where 404 is required \(a request that provokes an error, not retried; 1 send answered 5xx\); other endpoints answer normally \(control request GET \/fhir\/R4\/metadata answered 200\): status/,
+    );
+  });
+
+  it('is an error when a provoked 5xx comes from a target that is down (503 everywhere)', async () => {
+    const { rt } = await start(503);
+    const r = await executeCheck(provokingCheck, rt);
+    await rt.http.close();
+    expect(r.outcome).toBe('error');
+    expect(r.message).toMatch(
+      /^the target answered 500 to GET \/fhir\/R4\/MedicationRequest\/unknown \(a request that provokes an error, not retried; 1 send answered 5xx\) and does not answer normally elsewhere either \(control request GET \/fhir\/R4\/metadata answered 503\): it looks down; no verdict/,
+    );
   });
 
   it('uses a recent normal answer of the run instead of a control request', async () => {

@@ -96,8 +96,38 @@ describe('HttpClient retry rules', () => {
   it("returns the first response with retry: 'none'", async () => {
     const { s, seen } = await scripted([{ status: 503, headers: { 'retry-after': '1' } }]);
     const { c } = client(s.url);
-    expect((await c.request({ url: '/fhir/R4/Encounter', retry: 'none' })).status).toBe(503);
+    const r = await c.request({ url: '/fhir/R4/Encounter', retry: 'none' });
+    expect(r.status).toBe(503);
     expect(seen.count).toBe(1);
+    // A provoked 5xx is a server error the outcome policy judges with the target's health, like one that outlasted the retries.
+    expect(c.unjudgeableAnswer(r.exchange.id)).toEqual({
+      kind: 'server-error',
+      status: 503,
+      attempts: 1,
+      provoked: true,
+      reason: `the target answered 503 to GET ${s.url}/fhir/R4/Encounter, a request sent without retries (server error)`,
+    });
+  });
+
+  it("marks no provoked server error for a 4xx or 429 answered with retry: 'none', nor for a retried 5xx", async () => {
+    const { s } = await scripted([
+      { status: 400 },
+      { status: 429, headers: { 'retry-after': '1' } },
+      { status: 500 },
+      { status: 500 },
+      { status: 500 },
+      { status: 500 },
+    ]);
+    const { c } = client(s.url);
+    const bad = await c.request({ url: '/fhir/R4/Encounter', retry: 'none' });
+    const throttled = await c.request({ url: '/fhir/R4/Encounter', retry: 'none', expect429: true });
+    expect([bad.status, throttled.status]).toEqual([400, 429]);
+    expect(c.unjudgeableAnswer(bad.exchange.id)).toBeUndefined();
+    expect(c.unjudgeableAnswer(throttled.exchange.id)).toBeUndefined();
+    const retried = await c.request({ url: '/fhir/R4/Encounter' });
+    expect(retried.status).toBe(500);
+    expect(c.unjudgeableAnswer(retried.exchange.id)).toMatchObject({ kind: 'server-error', status: 500, attempts: 4 });
+    expect(c.unjudgeableAnswer(retried.exchange.id)?.provoked).toBeUndefined();
   });
 
   it('returns the 429 at once for a one-hour Retry-After, and never sends the role early', async () => {

@@ -3,7 +3,7 @@
  * skipped, malformed token requests answered, wrong codes, the origin rule broken.
  * Logic-level faults are checked with `faults.has(name)` in src/reference/auth.ts and server.ts.
  */
-import { hasCode, isFhirCall, issue0, recode } from './edit.js';
+import { errorResponse, hasCode, isFhirCall, issue0, recode } from './edit.js';
 import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
 import { CATALOG_SYSTEM } from '../../service/catalog.js';
 
@@ -210,5 +210,13 @@ export const faults: FaultDef[] = [
             body: { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'not-supported', diagnostics: 'unsupported grant type' }] },
           }
         : res,
+  },
+  {
+    name: 'production-origin-500',
+    area: 'auth',
+    violates: ['auth.production-key-browser-origin-403', 'catalog.hpb-00124'],
+    symptom: "A production key's token sent from a browser origin gets 500 SVC-00001, every time, instead of 403 HPB-00124; without Origin it is served.",
+    checks: ['auth.production-key-browser-origin-403'],
+    transformResponse: (res, req) => (isFhirCall(req) && res.status === 403 && hasCode(res, 'HPB-00124') ? errorResponse(res, 500, 'SVC-00001') : res),
   },
 ];

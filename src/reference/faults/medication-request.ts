@@ -5,7 +5,7 @@
  */
 import { CATALOG_SYSTEM } from '../../service/catalog.js';
 import { catalogError, operationOutcome } from '../outcome.js';
-import { eachMedicationRequest, isObject, successOf } from './edit.js';
+import { eachMedicationRequest, errorResponse, hasCode, isObject, successOf } from './edit.js';
 import type { FaultDef } from './types.js';
 
 /** What a server that answers a write with a bare outcome sends instead of the resource. */
@@ -250,5 +250,24 @@ export const faults: FaultDef[] = [
     checks: ['medication-request.create-default-status', 'medication-request.create-round-trip'],
     symptom: 'A successful MedicationRequest create answers with no body (the Location header names the new resource).',
     transformResponse: (res, req) => (successOf(res, req, 'create') ? { ...res, body: '' } : res),
+  },
+  {
+    name: 'entered-in-error-update-500',
+    area: 'medication-request',
+    violates: ['medication-request.entered-in-error-update-422', 'catalog.hpb-00140'],
+    checks: ['medication-request.entered-in-error-update-refused'],
+    symptom: 'An update of a MedicationRequest in entered-in-error gives 500 SVC-00001, every time, instead of 422 HPB-00140; nothing is written.',
+    transformResponse: (res, req) =>
+      req.op?.operationId === 'MedicationRequest.update' && res.status === 422 && hasCode(res, 'HPB-00140') ? errorResponse(res, 500, 'SVC-00001') : res,
+  },
+  {
+    name: 'signed-prescription-update-500',
+    area: 'medication-request',
+    violates: ['medication-request.signed-prescription-409', 'catalog.hpb-00114'],
+    checks: ['medication-request.signed-prescription-update-refused'],
+    symptom:
+      'An update of a MedicationRequest under a signed or cancelled prescription gives 500 SVC-00001, every time, instead of 409 HPB-00114; nothing is written.',
+    transformResponse: (res, req) =>
+      req.op?.operationId === 'MedicationRequest.update' && res.status === 409 && hasCode(res, 'HPB-00114') ? errorResponse(res, 500, 'SVC-00001') : res,
   },
 ];

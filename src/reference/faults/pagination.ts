@@ -4,7 +4,7 @@
  * or of the MedicationRequest search's required parameters. Logic faults are
  * read in src/reference/resources/pagination.ts and medication-request.ts.
  */
-import { isObject, type Json } from './edit.js';
+import { errorResponse, isObject, issue0, type Json } from './edit.js';
 import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
 
 type Link = { relation?: unknown; url?: unknown };
@@ -254,5 +254,17 @@ export const faults: FaultDef[] = [
       const b = res.body as Json | undefined;
       return isObject(b) && b.resourceType === 'Bundle' && Array.isArray(b.entry) && b.entry.length === 0 ? { ...res, body: { ...b, total: 1 } } : res;
     },
+  },
+  {
+    name: 'mr-search-without-patient-500',
+    area,
+    violates: ['medication-request.search-patient-or-encounter', 'medication-request.search-400'],
+    checks: ['pagination.patient-or-encounter-required.medication-request', 'medication-request.search-needs-patient-or-encounter'],
+    symptom:
+      'A MedicationRequest search with neither patient nor encounter gives 500 SVC-00001 (an unguarded query), every time, instead of 400 HPB-00101; other searches are served normally.',
+    transformResponse: (res, req) =>
+      req.op?.operationId === 'MedicationRequest.search' && res.status === 400 && /patient or encounter/.test(issue0(res)?.diagnostics ?? '')
+        ? errorResponse(res, 500, 'SVC-00001')
+        : res,
   },
 ];

@@ -4,7 +4,7 @@
  * answered with a server error. The guards live in the Encounter handlers.
  */
 import { CATALOG_SYSTEM } from '../../service/catalog.js';
-import { issue0, issueCode } from './edit.js';
+import { errorResponse, issue0, issueCode } from './edit.js';
 import type { FaultDef } from './types.js';
 
 export const faults: FaultDef[] = [
@@ -75,5 +75,14 @@ export const faults: FaultDef[] = [
         },
       };
     },
+  },
+  {
+    name: 'tenancy-foreign-update-500',
+    area: 'tenancy',
+    violates: ['tenancy.foreign-id-404', 'catalog.hpb-00102'],
+    symptom:
+      "An update of an id the caller's organization does not have (another organization's record, or an unknown id) gives 500 SVC-00001, every time, instead of 404; nothing is written, reads still give 404.",
+    checks: ['tenancy.foreign-update-404'],
+    transformResponse: (res, req) => (req.op?.interaction === 'update' && res.status === 404 ? errorResponse(res, 500, 'SVC-00001') : res),
   },
 ];

@@ -1,5 +1,5 @@
 /** Faults of the token lifetime (suites/token-lifetime): tokens that end early or are refused with the wrong code once expired. */
-import { hasCode, isFhirCall, recode } from './edit.js';
+import { errorResponse, hasCode, isFhirCall, recode } from './edit.js';
 import type { FaultDef } from './types.js';
 
 export const faults: FaultDef[] = [
@@ -17,5 +17,14 @@ export const faults: FaultDef[] = [
     symptom: 'An expired access token gives 401 SVC-00004 instead of HPB-00107.',
     checks: ['token-lifetime.expired-token-refused'],
     transformResponse: (res, req) => (isFhirCall(req) && hasCode(res, 'HPB-00107') ? recode(res, 'HPB-00107', 'SVC-00004') : res),
+  },
+  {
+    name: 'expired-token-503',
+    area: 'token-lifetime',
+    violates: ['token-lifetime.expired-401-hpb-00107', 'catalog.hpb-00107'],
+    symptom:
+      'A FHIR request with an expired access token gets 503 SVC-00007 (no Retry-After), every time, instead of 401 HPB-00107; valid tokens are served normally.',
+    checks: ['token-lifetime.expired-token-refused'],
+    transformResponse: (res, req) => (isFhirCall(req) && res.status === 401 && hasCode(res, 'HPB-00107') ? errorResponse(res, 503, 'SVC-00007') : res),
   },
 ];

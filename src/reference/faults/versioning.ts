@@ -4,6 +4,7 @@
  * responses; the If-Match and versionId faults are guarded in the
  * MedicationRequest update handler.
  */
+import { errorResponse, hasCode } from './edit.js';
 import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
 
 function withoutHeader(res: FaultResponse, name: string): FaultResponse {
@@ -105,5 +106,15 @@ export const faults: FaultDef[] = [
     violates: ['medication-request.if-match-current-succeeds', 'versioning.if-match-conditional'],
     checks: ['versioning.if-match-current-succeeds'],
     symptom: 'If-Match is compared strongly: the weak ETag a read returns (W/"<v>") never matches, so every conditional update is refused with 409.',
+  },
+  {
+    name: 'stale-if-match-500',
+    area: 'versioning',
+    violates: ['medication-request.if-match-stale-409', 'medication-request.update-409', 'catalog.hpb-00103'],
+    checks: ['versioning.stale-if-match-refused'],
+    symptom:
+      'A MedicationRequest update with a stale If-Match gives 500 SVC-00001 (an unhandled version conflict), every time, instead of 409 HPB-00103; nothing is written.',
+    transformResponse: (res, req) =>
+      req.op?.operationId === 'MedicationRequest.update' && res.status === 409 && hasCode(res, 'HPB-00103') ? errorResponse(res, 500, 'SVC-00001') : res,
   },
 ];
