@@ -67,7 +67,10 @@ export const EXPIRY_PROBE_KEY = 'expiry-probe';
 /** `shared` key of the hosted key set's control endpoint (a JwksControl), when the suite hosts one. */
 export const JWKS_CONTROL_KEY = 'jwks-control';
 export interface ExpiryProbe {
+  /** When the token was requested (the earliest the target can have issued it). */
   issuedAt: number;
+  /** When the token response arrived (the latest the target can have issued it). */
+  receivedAt?: number;
   lifetimeMs: number;
   /** An authenticated URL that answers 404 to a valid token (a random id). */
   probeUrl: string;
@@ -147,7 +150,11 @@ export class Runtime {
     const lifetimeMs = this.config.limits.tokenLifetimeSec * 1000;
     const { expiryProbe } = this.spec.service;
     const probe: ExpiryProbe = { issuedAt, lifetimeMs, probeUrl: expiryProbe.url() };
-    probe.token = this.tokens.freshToken('main', [...expiryProbe.scopes]).catch((e: unknown) => {
+    probe.token = this.tokens.freshToken('main', [...expiryProbe.scopes]).then((t) => {
+      probe.receivedAt = Date.now();
+      return t;
+    });
+    probe.token = probe.token.catch((e: unknown) => {
       probe.error = e instanceof Error ? e.message : String(e);
       return undefined;
     });

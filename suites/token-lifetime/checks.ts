@@ -59,12 +59,20 @@ export const checks: CheckDefinition[] = [
     timeoutMs: 15 * 60_000,
     async run(ctx) {
       const { probe, token } = await expiryProbe(ctx);
-      const at = probe.issuedAt + probe.lifetimeMs + 2000;
+      // From when the token arrived (the latest the target can have issued it), plus whole-second token times and slack.
+      const issued = probe.receivedAt ?? probe.issuedAt;
+      const at = issued + probe.lifetimeMs + 2000;
       if (Date.now() < at) {
         ctx.waiting('waiting for the probe token to expire', at - Date.now());
         await ctx.sleep(at - Date.now());
       }
       const res = await ctx.request({ url: probe.probeUrl, token, client: 'main', headers: { accept: 'application/fhir+json' } });
+      const ageMs = Date.parse(res.exchange.startedAt) - issued;
+      if (res.status !== 401 && res.status < 500)
+        ctx.fail(
+          `a token past its lifetime was answered ${res.status}: sent ${(ageMs / 1000).toFixed(1)} s after the token response arrived (lifetime ${probe.lifetimeMs / 1000} s, token requested ${((probe.receivedAt ?? probe.issuedAt) - probe.issuedAt) / 1000} s before it arrived)`,
+          { expected: 401, actual: res.status, requirement: 'token-lifetime.expired-401-hpb-00107', exchange: res.exchange.id },
+        );
       expectError(res, { status: 401, code: 'HPB-00107', requirement: 'token-lifetime.expired-401-hpb-00107' });
       ctx.observe('token-lifetime.expired-after-ms', Date.now() - probe.issuedAt);
     },
