@@ -171,6 +171,8 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'clean', profile: 'full' },
   { label: 'createStatus=200', modes: { createStatus: 200 } },
   { label: 'updateStatus=201', modes: { updateStatus: 201 } },
+  // Any 2xx is success ("not shown"), for DocumentReference too: 202 with the resource (and Location on create).
+  { label: 'createStatus=202, updateStatus=202', modes: { createStatus: 202, updateStatus: 202 } },
   { label: 'countOver100=reject', modes: { countOver100: 'reject' } },
   { label: 'cursorEncoding=handle', modes: { cursorEncoding: 'handle' } },
   { label: 'etag=strong', modes: { etag: 'strong' } },

@@ -48,8 +48,13 @@ export const DEFAULT_LIMITS: ReferenceLimits = {
  * in each. The defaults are the reference's documented choices.
  */
 export interface ReferenceModes {
-  createStatus: 200 | 201;
-  updateStatus: 200 | 201;
+  /**
+   * Success status of create and update (MedicationRequest, Encounter, DocumentReference; "not shown"):
+   * 201 or 200 with Location, or 202 (the resource in the body and Location all the same).
+   */
+  createStatus: 200 | 201 | 202;
+  /** Success status of update: 200, 201, or 202 with the updated resource in the body. */
+  updateStatus: 200 | 201 | 202;
   /** `_count` over 100: clamp to 100, or refuse with 400 HPB-00101. */
   countOver100: 'clamp' | 'reject';
   /** Cursor encoding: opaque base64url JSON, or an opaque random handle. */
@@ -251,8 +256,8 @@ export class FhirError extends Error {
 
 /** The values each mode may take (the first is the default). */
 export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly ReferenceModes[K][] } = {
-  createStatus: [201, 200],
-  updateStatus: [200, 201],
+  createStatus: [201, 200, 202],
+  updateStatus: [200, 201, 202],
   countOver100: ['clamp', 'reject'],
   cursorEncoding: ['base64', 'handle'],
   etag: ['weak', 'strong'],
