@@ -206,6 +206,8 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'orderBy=last-updated', modes: { orderBy: 'last-updated' } },
   { label: 'orderDirection=descending', modes: { orderDirection: 'descending' } },
   { label: 'diagnosisOrder=reversed', modes: { diagnosisOrder: 'reversed' } },
+  // The documents whose authentication is "not stated" want a bearer: discovery and the checks read them with the main client's token.
+  { label: 'discoveryAuth=required', modes: { discoveryAuth: 'required' } },
   { label: 'registrationWindowDays=3650', limits: { registrationWindowDays: 3650 } },
   {
     label: 'other limits',

@@ -140,6 +140,12 @@ export interface ReferenceModes {
   orderDirection: 'ascending' | 'descending';
   /** Array order of Encounter.diagnosis (ranks are always 1 primary, 2.. secondaries in stored order): stored order, or reversed. */
   diagnosisOrder: 'stored' | 'reversed';
+  /**
+   * `/openapi.json`, smart-configuration and jwks.json (authentication "not stated"): served to
+   * anyone, or only with a valid bearer token (401 otherwise; the request then counts against the
+   * client's key like any authenticated one). `/fhir/R4/metadata` ("none") stays open either way.
+   */
+  discoveryAuth: 'none' | 'required';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -171,6 +177,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   orderBy: 'created',
   orderDirection: 'ascending',
   diagnosisOrder: 'stored',
+  discoveryAuth: 'none',
 };
 
 export interface ReferenceOptions {
@@ -284,6 +291,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   orderBy: ['created', 'resource-time', 'last-updated'],
   orderDirection: ['ascending', 'descending'],
   diagnosisOrder: ['stored', 'reversed'],
+  discoveryAuth: ['none', 'required'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

@@ -32,7 +32,7 @@ import { resolveLimits, resolveModes, type ReferenceOptions } from '../reference
 import { writeReports } from '../report/index.js';
 import { embeddedLimits, startEmbeddedTarget } from './embedded.js';
 import { closingLines, liveProgress, progressLines, summaryLines } from './progress.js';
-import { checkClientIds, probeTarget, probeTokens, SetupStop } from './preflight.js';
+import { checkClientIds, discoveryBearer, probeTarget, probeTokens, SetupStop, type DiscoveryBearer } from './preflight.js';
 import { didYouMean, literalOf } from './suggest.js';
 import { loadRequirements } from '../requirements/index.js';
 
@@ -170,7 +170,11 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
       const line = await probeTarget(config, { deadline, counter: setupRequests });
       if (progress) say(`preflight: ${line}`);
     }
-    const model = await discoverTarget(config, deadline, record, setupRequests);
+    // Targets that fetch client keys from a URL get them from the suite itself (before discovery: it may need a token).
+    jwks = target.jwks ?? (config.jwksHosting ? await serveJwks(config.jwksHosting, publicJwks(config.clients)) : undefined);
+    jwks?.setKeys(publicJwks(config.clients));
+    const discoveryAuth: { bearer?: DiscoveryBearer } = {};
+    const model = await discoverTarget(config, deadline, record, setupRequests, discoveryAuth);
     record.model = model;
 
     const catalog = options.checks ? materialize(options.checks, model) : await collectChecks(model);
@@ -178,9 +182,6 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     // A filter that selects nothing is a typo, not a green run.
     if (checks.length === 0 && (only || options.requirements)) throw nothingSelected(options, model, catalog);
     if (progress) for (const line of renderPreflight(preflight(checks, config))) say(`preflight: ${line}`);
-    // Targets that fetch client keys from a URL get them from the suite itself.
-    jwks = target.jwks ?? (config.jwksHosting ? await serveJwks(config.jwksHosting, publicJwks(config.clients)) : undefined);
-    jwks?.setKeys(publicJwks(config.clients));
 
     // The run-wide rules (the invariants, the FHIR-body rule) judge every exchange of the runtime, into its tally.
     judgeExchanges(events, { windowSec: config.limits.windowSec, validator: sharedFhirValidator() }, (ex, findings) => runtime?.tallyFindings(ex, findings));
@@ -202,6 +203,9 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
       events,
     );
     leftToFull = gate?.leftToFull;
+    // A token discovery needed (protected documents) is the run's: no second token request for it.
+    const discoveryToken = discoveryAuth.bearer?.issued();
+    if (discoveryToken) runtime.tokens.adopt('main', discoveryToken.scopes, discoveryToken.res);
     if (!target.embedded) {
       const line = await probeTokens(runtime, { startedAt: startedAt.getTime() });
       if (progress) say(`preflight: ${line}`);
@@ -372,10 +376,19 @@ async function resolveTarget(options: RunOptions): Promise<Target> {
 }
 
 /** The target's operation model from what it publishes; a failure is recorded and the run goes on with what it has. */
-async function discoverTarget(config: ResolvedConfig, deadline: number, record: RunRecord, counter: { count: number }): Promise<OperationModel> {
+async function discoverTarget(
+  config: ResolvedConfig,
+  deadline: number,
+  record: RunRecord,
+  counter: { count: number },
+  auth?: { bearer?: DiscoveryBearer },
+): Promise<OperationModel> {
   const http = new HttpClient({ baseUrl: config.baseUrl, timeoutMs: config.timeouts.requestMs, deadline, protocol: SERVICE_HTTP });
+  // Documents whose authentication is "not stated" may be protected: read them with the main client's bearer then.
+  const bearer = discoveryBearer(config, http);
+  if (auth) auth.bearer = bearer;
   try {
-    return await discover(http);
+    return await discover(http, { bearer: bearer.bearer });
   } catch (e) {
     record.setupError = `discovery failed: ${describeError(e)}`;
     return { operations: [], divergences: [], problems: [record.setupError], hashes: {} };

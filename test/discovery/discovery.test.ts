@@ -401,3 +401,46 @@ describe('discover: problems, never a throw', () => {
     expect((e as ConformanceError).code).toBe('ERR_INTERRUPTED');
   });
 });
+
+describe('discover: documents whose authentication is not stated', () => {
+  /** /openapi.json answers 401 without `Bearer good`; the CapabilityStatements are open. Records the authorization each request carried. */
+  async function protectedTarget() {
+    const docs = standard();
+    const seen: string[] = [];
+    const s = await startServer((req, res) => {
+      const auth = req.headers.authorization ?? 'none';
+      seen.push(`${req.url} ${auth}`);
+      const doc = docs[req.url ?? ''];
+      if (!doc || (req.url === '/openapi.json' && auth !== 'Bearer good')) {
+        res.writeHead(doc ? 401 : 404, { 'content-type': 'application/fhir+json' });
+        res.end('{"resourceType":"OperationOutcome","issue":[{"severity":"error","code":"login","diagnostics":"no"}]}');
+        return;
+      }
+      res.writeHead(200, { 'content-type': doc.type ?? 'application/json' });
+      res.end(JSON.stringify(doc.body));
+    });
+    cleanups.push(() => s.close());
+    const http = new HttpClient({ baseUrl: s.url });
+    cleanups.push(() => http.close());
+    return { http, seen };
+  }
+
+  it('reads a protected /openapi.json with the bearer it is given, once, and says so; /fhir/R4/metadata ("none") goes without', async () => {
+    const { http, seen } = await protectedTarget();
+    let asked = 0;
+    const model = await discover(http, { bearer: async () => (asked++, 'good') });
+    expect(model.problems).toEqual([]);
+    expect(asked).toBe(1);
+    expect(model.authenticated).toEqual(['/openapi.json']);
+    expect(model.notes).toContain("GET /openapi.json answered 401 without a token (its authentication is not stated); read with the main client's bearer");
+    expect(model.operations.find((o) => o.operationId === 'Encounter.read')?.sources).toEqual(['openapi', 'capability-r4']);
+    expect(seen).toEqual(['/openapi.json none', '/openapi.json Bearer good', '/fhir/R4/metadata none', '/fhir/R5/metadata none']);
+  });
+
+  it('without a bearer to be had, the 401 is a problem as before', async () => {
+    const { http } = await protectedTarget();
+    const model = await discover(http, { bearer: async () => undefined });
+    expect(model.problems).toEqual(['GET /openapi.json answered 401, expected 200']);
+    expect(model.authenticated).toBeUndefined();
+  });
+});
