@@ -444,3 +444,27 @@ describe('discover: documents whose authentication is not stated', () => {
     expect(model.authenticated).toBeUndefined();
   });
 });
+
+describe('discover: R4 scopes the target does not publish', () => {
+  it("falls back to the scope the spec's R4 tables state, reports it as a divergence, and keeps what the target publishes", async () => {
+    const docs = standard();
+    const api = openapi() as any;
+    delete api.paths['/fhir/R4/Encounter/{id}'].get['x-service-scope'];
+    delete api.paths['/fhir/R4/Encounter'].post['x-service-scope'];
+    api.paths['/fhir/R4/Encounter'].get['x-service-scope'] = 'system/Encounter.read';
+    docs['/openapi.json'].body = api;
+    const r4 = capabilityR4() as any;
+    r4.rest[0].resource[0].interaction = [{ code: 'read' }, { code: 'search-type' }, { code: 'create' }];
+    docs['/fhir/R4/metadata'].body = r4;
+    const model = await discoverFrom(docs);
+    const byId = new Map(model.operations.map((o) => [o.operationId, o]));
+    expect(byId.get('Encounter.read')).toMatchObject({ scope: 'system/Encounter.rs', sources: ['openapi', 'capability-r4', 'spec'] });
+    expect(byId.get('Encounter.create')).toMatchObject({ scope: 'system/Encounter.cru', sources: ['openapi', 'capability-r4', 'spec'] });
+    // Published wins, even where it differs from the spec.
+    expect(byId.get('Encounter.search')).toMatchObject({ scope: 'system/Encounter.read' });
+    expect(model.specDivergences).toEqual([
+      "R4 Encounter create: no scope in the OpenAPI document and the R4 CapabilityStatement (the OpenAPI document must carry x-service-scope); the spec's system/Encounter.cru is used",
+      "R4 Encounter read: no scope in the OpenAPI document and the R4 CapabilityStatement (the OpenAPI document must carry x-service-scope); the spec's system/Encounter.rs is used",
+    ]);
+  });
+});
