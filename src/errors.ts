@@ -46,6 +46,18 @@ export class CheckFailure extends Error {
   }
 }
 
+/**
+ * The target answered with a choice the spec leaves open, so the rule the check judges did not
+ * come into play (e.g. a token issued for a request the spec does not say to refuse): outcome
+ * `observation`, whatever the check's level; its observations say what the target did.
+ */
+export class OpenChoiceSignal extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'OpenChoiceSignal';
+  }
+}
+
 /** The check cannot run (missing fixture, excluded by profile, ...): outcome `skip`. */
 export class SkipSignal extends Error {
   constructor(readonly reason: string) {

@@ -27,15 +27,37 @@ interface Fetched {
   sha256: string;
 }
 
-export async function discover(http: HttpClient, opts: { onProblem?: (p: string) => void } = {}): Promise<OperationModel> {
+export interface DiscoverOptions {
+  onProblem?: (p: string) => void;
+  /**
+   * A bearer token of the main client, asked for only when a document whose authentication the
+   * spec leaves open (`/openapi.json`: "not stated"; `/fhir/R5/metadata`: not listed) answers 401
+   * or 403 without one. `/fhir/R4/metadata` is "none": it is never fetched with a token.
+   */
+  bearer?: () => Promise<string | undefined>;
+}
+
+export async function discover(http: HttpClient, opts: DiscoverOptions = {}): Promise<OperationModel> {
   const model: OperationModel = { operations: [], divergences: [], problems: [], hashes: {} };
   const problem = (p: string) => {
     model.problems.push(p);
     opts.onProblem?.(p);
   };
+  const notes: string[] = [];
+  const note = (p: string) => notes.push(p);
+  /** The open-authentication retry: once, with the main client's bearer, recorded. */
+  const withBearer = opts.bearer
+    ? async (path: string, first: HttpResponse): Promise<string | undefined> => {
+        const token = await opts.bearer!();
+        if (token === undefined) return undefined;
+        (model.authenticated ??= []).push(path);
+        note(`GET ${path} answered ${first.status} without a token (its authentication is not stated); read with the main client's bearer`);
+        return token;
+      }
+    : undefined;
 
   let openapiOps: ModelOperation[] | undefined;
-  const openapiDoc = await fetchDocument(http, OPENAPI_DOCUMENT, 'application/json', problem);
+  const openapiDoc = await fetchDocument(http, OPENAPI_DOCUMENT, 'application/json', problem, { withBearer });
   if (openapiDoc) {
     model.hashes.openapi = openapiDoc.sha256;
     const api = await loadOpenApi(openapiDoc.json, problem);
@@ -45,11 +67,13 @@ export async function discover(http: HttpClient, opts: { onProblem?: (p: string)
     }
   }
 
-  const notes: string[] = [];
-  const note = (p: string) => notes.push(p);
   const capability = async (release: Release, required: boolean): Promise<ModelOperation[] | undefined> => {
     const report = required ? problem : note;
-    const doc = await fetchDocument(http, metadataPath(release), 'application/fhir+json', report, !required);
+    // The R4 CapabilityStatement's authentication is "none"; the R5 one is not in the spec's table.
+    const doc = await fetchDocument(http, metadataPath(release), 'application/fhir+json', report, {
+      optional404: !required,
+      ...(release === 'R5' ? { withBearer } : {}),
+    });
     if (!doc) {
       if (!required) note(`${metadataPath(release)}: not published`);
       return undefined;
@@ -74,11 +98,28 @@ export async function discover(http: HttpClient, opts: { onProblem?: (p: string)
   return model;
 }
 
+interface FetchOptions {
+  optional404?: boolean;
+  /** On 401/403: the bearer to send once more with (undefined: none to be had). */
+  withBearer?: ((path: string, first: HttpResponse) => Promise<string | undefined>) | undefined;
+}
+
 /** GETs a JSON document; reports a problem and returns undefined when it cannot be used. */
-async function fetchDocument(http: HttpClient, path: string, accept: string, problem: (p: string) => void, optional404 = false): Promise<Fetched | undefined> {
+async function fetchDocument(
+  http: HttpClient,
+  path: string,
+  accept: string,
+  problem: (p: string) => void,
+  opts: FetchOptions = {},
+): Promise<Fetched | undefined> {
+  const { optional404 = false, withBearer } = opts;
   let res: HttpResponse;
   try {
     res = await http.request({ url: path, headers: { accept }, maxBodyBytes: MAX_DOCUMENT_BYTES });
+    if ((res.status === 401 || res.status === 403) && withBearer) {
+      const token = await withBearer(path, res);
+      if (token !== undefined) res = await http.request({ url: path, headers: { accept }, token, maxBodyBytes: MAX_DOCUMENT_BYTES });
+    }
   } catch (e) {
     if (isConformanceError(e) && e.code === 'ERR_INTERRUPTED') throw e;
     problem(`GET ${path} failed: ${describeError(e)}`);

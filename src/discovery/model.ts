@@ -62,6 +62,11 @@ export interface OperationModel {
    * spec-stated operations or scopes filled in.
    */
   notes?: string[];
+  /**
+   * Documents whose authentication the spec leaves open ("not stated") that answered 401/403
+   * without a token and were read with the main client's bearer instead.
+   */
+  authenticated?: string[];
   openapi?: object;
   capabilityR4?: object;
   capabilityR5?: object;

@@ -6,11 +6,15 @@
  * operation, the published one is used and any difference is reported; where it
  * publishes none (or no scope), the spec's is filled in with source `spec`.
  * `$upload` is listed by the spec without path or payload, so it has no entry here.
+ * The R4 MedicationRequest and Encounter tables state the scope of every operation: a
+ * published R4 operation without one (no `x-service-scope`, no CapabilityStatement scope)
+ * gets the spec's, reported as a divergence (the OpenAPI document must carry it).
  */
 import type { ModelOperation } from './model.js';
 import { operationKey } from './merge.js';
 import { resourcePath } from '../service/paths.js';
 import { SCOPES } from '../service/scopes.js';
+import { operationsFor } from '../service/api.js';
 
 const DOCUMENT_REFERENCE = resourcePath('R5', 'DocumentReference');
 const RS = SCOPES.DocumentReference.read[0];
@@ -133,6 +137,18 @@ export function withSpecStated(published: ModelOperation[]): { operations: Model
         }
       }
     }
+  }
+  // The R4 endpoint tables' Scope column: the fallback for a published operation without a scope.
+  const r4 = operationsFor('R4');
+  for (const op of operations) {
+    if (op.release !== 'R4' || op.scope) continue;
+    const spec = r4.find((s) => s.resource === op.resource && s.interaction === op.interaction);
+    if (!spec) continue;
+    op.scope = spec.scope;
+    op.sources.push('spec');
+    divergences.push(
+      `R4 ${op.resource} ${op.interaction}: no scope in ${publishedBy(op)} (the OpenAPI document must carry x-service-scope); the spec's ${spec.scope} is used`,
+    );
   }
   return { operations, divergences, notes };
 }

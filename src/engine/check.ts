@@ -99,6 +99,11 @@ export interface CheckContext {
   /** Hard assertion failure. */
   fail(message: string, details?: Omit<Finding, 'message'>): never;
   skip(reason: string): never;
+  /**
+   * End the check as an observation: the target made a choice the spec leaves open, so the rule
+   * this check judges never came into play (neither a pass nor a skip). Observe what it did first.
+   */
+  openChoice(reason: string): never;
   /** Add a created resource to the run's ledger. */
   created(resourceType: string, id: string, url?: string): void;
   /** HL7 FHIR JSON-schema issues of a resource ([] when valid). */

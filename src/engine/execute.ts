@@ -5,7 +5,7 @@
  * 5xx is a fail while the target answers normally elsewhere, an error when it
  * is down; observation checks never fail.
  */
-import { CheckFailure, ConformanceError } from '../errors.js';
+import { CheckFailure, ConformanceError, OpenChoiceSignal } from '../errors.js';
 import type { HttpResponse, RequestOptions } from '../http/types.js';
 import type { ModelOperation } from '../discovery/model.js';
 import { excludedBy, type CheckDefinition } from './check.js';
@@ -241,6 +241,9 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
       throw new CheckFailure(message, details);
     },
     skip: (reason) => throwSkip(reason),
+    openChoice(reason): never {
+      throw new OpenChoiceSignal(reason);
+    },
     created(resourceType, id, url) {
       recorder.created.push({
         resourceType,

@@ -8,7 +8,16 @@ export { collectChecks, materialize, type ChecksExport } from './catalog.js';
 export { RunEvents, type EventOf, type PlannedCheck, type RunEvent, type RunEventType, type Subscriber } from './events.js';
 export { executePlan, DEFAULT_CHECK_TIMEOUT_MS } from './executor.js';
 export { SCHEDULE, planChecks, slotOf, type CatalogCheck, type Slot } from './plan.js';
-export { EXPIRY_PROBE_KEY, JWKS_CONTROL_KEY, Runtime, expiryProbe, type ExpiryProbe, type RunSpec, type ServiceBinding } from './runtime.js';
+export {
+  EXPIRY_PROBE_KEY,
+  JWKS_CONTROL_KEY,
+  PROBE_EXPIRY_SLACK_MS,
+  Runtime,
+  expiryProbe,
+  type ExpiryProbe,
+  type RunSpec,
+  type ServiceBinding,
+} from './runtime.js';
 export { episode, planned, pacingFigures, renderPacing, type PacingFigures, type RunStats } from './schedule.js';
 export {
   OUTCOMES,

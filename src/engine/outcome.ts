@@ -13,10 +13,12 @@
  *   provokes an error on purpose) while the target answers normally elsewhere;
  *   when the target answers 5xx (or nothing) everywhere, it is down: error.
  * - observation: an observation check never fails and never errs because of an
- *   assertion: what it asserted is recorded as an observation.
+ *   assertion: what it asserted is recorded as an observation. A check of any level
+ *   that ends with OpenChoiceSignal (ctx.openChoice: the target chose what the spec
+ *   leaves open, so its rule never came into play) is an observation too.
  * - pass: a MUST/SHOULD check completed without a finding.
  */
-import { CheckFailure, ConformanceError, SkipSignal, describeError } from '../errors.js';
+import { CheckFailure, ConformanceError, OpenChoiceSignal, SkipSignal, describeError } from '../errors.js';
 import type { Unjudgeable } from '../http/client.js';
 import type { Exchange, Finding, Level, Observation, Outcome } from './types.js';
 
@@ -69,6 +71,11 @@ export async function decideOutcome(h: Happened, env: OutcomeEnv): Promise<Decid
 
   if (ending.kind === 'thrown' && ending.error instanceof SkipSignal) {
     return { outcome: 'skip', message: ending.error.reason, findings: [], observations, extraEvidence: [] };
+  }
+  if (ending.kind === 'thrown' && ending.error instanceof OpenChoiceSignal) {
+    // The target chose what the spec leaves open; findings made before it still fail the check.
+    if (findings.length === 0) return { outcome: 'observation', message: ending.error.reason, findings: [], observations, extraEvidence: [] };
+    return decideOutcome({ ...h, ending: { kind: 'completed' } }, env);
   }
   if (ending.kind === 'thrown' && !(ending.error instanceof CheckFailure)) {
     let message = describeError(ending.error);

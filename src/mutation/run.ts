@@ -171,6 +171,8 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'clean', profile: 'full' },
   { label: 'createStatus=200', modes: { createStatus: 200 } },
   { label: 'updateStatus=201', modes: { updateStatus: 201 } },
+  // Any 2xx is success ("not shown"), for DocumentReference too: 202 with the resource (and Location on create).
+  { label: 'createStatus=202, updateStatus=202', modes: { createStatus: 202, updateStatus: 202 } },
   { label: 'countOver100=reject', modes: { countOver100: 'reject' } },
   { label: 'cursorEncoding=handle', modes: { cursorEncoding: 'handle' } },
   { label: 'etag=strong', modes: { etag: 'strong' } },
@@ -204,6 +206,8 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'orderBy=last-updated', modes: { orderBy: 'last-updated' } },
   { label: 'orderDirection=descending', modes: { orderDirection: 'descending' } },
   { label: 'diagnosisOrder=reversed', modes: { diagnosisOrder: 'reversed' } },
+  // The documents whose authentication is "not stated" want a bearer: discovery and the checks read them with the main client's token.
+  { label: 'discoveryAuth=required', modes: { discoveryAuth: 'required' } },
   { label: 'registrationWindowDays=3650', limits: { registrationWindowDays: 3650 } },
   {
     label: 'other limits',

@@ -317,11 +317,11 @@ class HttpCore {
       case 'token':
         return this.token(req, ex);
       case 'openapi':
-        return this.discovery(ex, this.openApi, `${this.cfg.modes.openapiMediaType}; charset=utf-8`);
+        return this.discovery(req, ex, this.openApi, `${this.cfg.modes.openapiMediaType}; charset=utf-8`);
       case 'smart':
-        return this.discovery(ex, this.smart, PLAIN_JSON);
+        return this.discovery(req, ex, this.smart, PLAIN_JSON);
       case 'jwks':
-        return this.discovery(ex, this.jwks, PLAIN_JSON);
+        return this.discovery(req, ex, this.jwks, PLAIN_JSON);
       case 'metadata':
         if (this.cfg.faults.has('metadata-requires-auth')) await this.authenticate(req, ex);
         else this.gateAnonymous(ex);
@@ -339,8 +339,10 @@ class HttpCore {
     }
   }
 
-  private discovery(ex: Exchange, body: string, contentType: string): Reply {
-    this.gateAnonymous(ex);
+  /** A discovery document whose authentication is not stated: open, or behind a bearer (mode discoveryAuth). */
+  private async discovery(req: IncomingMessage, ex: Exchange, body: string, contentType: string): Promise<Reply> {
+    if (this.cfg.modes.discoveryAuth === 'required') await this.authenticate(req, ex);
+    else this.gateAnonymous(ex);
     return { status: 200, headers: { 'Content-Type': contentType }, body };
   }
 

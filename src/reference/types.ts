@@ -48,8 +48,13 @@ export const DEFAULT_LIMITS: ReferenceLimits = {
  * in each. The defaults are the reference's documented choices.
  */
 export interface ReferenceModes {
-  createStatus: 200 | 201;
-  updateStatus: 200 | 201;
+  /**
+   * Success status of create and update (MedicationRequest, Encounter, DocumentReference; "not shown"):
+   * 201 or 200 with Location, or 202 (the resource in the body and Location all the same).
+   */
+  createStatus: 200 | 201 | 202;
+  /** Success status of update: 200, 201, or 202 with the updated resource in the body. */
+  updateStatus: 200 | 201 | 202;
   /** `_count` over 100: clamp to 100, or refuse with 400 HPB-00101. */
   countOver100: 'clamp' | 'reject';
   /** Cursor encoding: opaque base64url JSON, or an opaque random handle. */
@@ -135,6 +140,12 @@ export interface ReferenceModes {
   orderDirection: 'ascending' | 'descending';
   /** Array order of Encounter.diagnosis (ranks are always 1 primary, 2.. secondaries in stored order): stored order, or reversed. */
   diagnosisOrder: 'stored' | 'reversed';
+  /**
+   * `/openapi.json`, smart-configuration and jwks.json (authentication "not stated"): served to
+   * anyone, or only with a valid bearer token (401 otherwise; the request then counts against the
+   * client's key like any authenticated one). `/fhir/R4/metadata` ("none") stays open either way.
+   */
+  discoveryAuth: 'none' | 'required';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -166,6 +177,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   orderBy: 'created',
   orderDirection: 'ascending',
   diagnosisOrder: 'stored',
+  discoveryAuth: 'none',
 };
 
 export interface ReferenceOptions {
@@ -251,8 +263,8 @@ export class FhirError extends Error {
 
 /** The values each mode may take (the first is the default). */
 export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly ReferenceModes[K][] } = {
-  createStatus: [201, 200],
-  updateStatus: [200, 201],
+  createStatus: [201, 200, 202],
+  updateStatus: [200, 201, 202],
   countOver100: ['clamp', 'reject'],
   cursorEncoding: ['base64', 'handle'],
   etag: ['weak', 'strong'],
@@ -279,6 +291,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   orderBy: ['created', 'resource-time', 'last-updated'],
   orderDirection: ['ascending', 'descending'],
   diagnosisOrder: ['stored', 'reversed'],
+  discoveryAuth: ['none', 'required'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

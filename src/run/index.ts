@@ -32,7 +32,7 @@ import { resolveLimits, resolveModes, type ReferenceOptions } from '../reference
 import { writeReports } from '../report/index.js';
 import { embeddedLimits, startEmbeddedTarget } from './embedded.js';
 import { closingLines, liveProgress, progressLines, summaryLines } from './progress.js';
-import { checkClientIds, probeTarget, probeTokens, SetupStop } from './preflight.js';
+import { checkClientIds, discoveryBearer, probeTarget, probeTokens, SetupStop, type DiscoveryBearer } from './preflight.js';
 import { didYouMean, literalOf } from './suggest.js';
 import { loadRequirements } from '../requirements/index.js';
 
@@ -191,7 +191,11 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
       const line = await probeTarget(config, { deadline, counter: setupRequests });
       if (progress) say(`preflight: ${line}`);
     }
-    const model = await discoverTarget(config, deadline, record, setupRequests);
+    // Targets that fetch client keys from a URL get them from the suite itself (before discovery: it may need a token).
+    jwks = target.jwks ?? (config.jwksHosting ? await serveJwks(config.jwksHosting, publicJwks(config.clients)) : undefined);
+    jwks?.setKeys(publicJwks(config.clients));
+    const discoveryAuth: { bearer?: DiscoveryBearer } = {};
+    const model = await discoverTarget(config, deadline, record, setupRequests, discoveryAuth);
     record.model = model;
 
     const catalog = options.checks ? materialize(options.checks, model) : await collectChecks(model);
@@ -201,9 +205,6 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     // A filter whose every check the profile leaves out would judge nothing and look green.
     if ((only || options.requirements) && checks.every((c) => excludedBy(config.profile, c))) throw excludedByProfile(config.profile, checks);
     if (progress) for (const line of renderPreflight(preflight(checks, config))) say(`preflight: ${line}`);
-    // Targets that fetch client keys from a URL get them from the suite itself.
-    jwks = target.jwks ?? (config.jwksHosting ? await serveJwks(config.jwksHosting, publicJwks(config.clients)) : undefined);
-    jwks?.setKeys(publicJwks(config.clients));
 
     // The run-wide rules (the invariants, the FHIR-body rule) judge every exchange of the runtime, into its tally.
     judgeExchanges(events, { windowSec: config.limits.windowSec, validator: sharedFhirValidator() }, (ex, findings) => runtime?.tallyFindings(ex, findings));
@@ -227,6 +228,9 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     // An interrupt before the runtime existed stops it at once.
     if (record.interrupted) runtime.interrupt();
     leftToFull = gate?.leftToFull;
+    // A token discovery needed (protected documents) is the run's: no second token request for it.
+    const discoveryToken = discoveryAuth.bearer?.issued();
+    if (discoveryToken) runtime.tokens.adopt('main', discoveryToken.scopes, discoveryToken.res);
     if (!target.embedded) {
       const line = await probeTokens(runtime, { startedAt: startedAt.getTime() });
       if (progress) say(`preflight: ${line}`);
@@ -415,10 +419,19 @@ async function resolveTarget(options: RunOptions): Promise<Target> {
 }
 
 /** The target's operation model from what it publishes; a failure is recorded and the run goes on with what it has. */
-async function discoverTarget(config: ResolvedConfig, deadline: number, record: RunRecord, counter: { count: number }): Promise<OperationModel> {
+async function discoverTarget(
+  config: ResolvedConfig,
+  deadline: number,
+  record: RunRecord,
+  counter: { count: number },
+  auth?: { bearer?: DiscoveryBearer },
+): Promise<OperationModel> {
   const http = new HttpClient({ baseUrl: config.baseUrl, timeoutMs: config.timeouts.requestMs, deadline, protocol: SERVICE_HTTP });
+  // Documents whose authentication is "not stated" may be protected: read them with the main client's bearer then.
+  const bearer = discoveryBearer(config, http);
+  if (auth) auth.bearer = bearer;
   try {
-    return await discover(http);
+    return await discover(http, { bearer: bearer.bearer });
   } catch (e) {
     record.setupError = `discovery failed: ${describeError(e)}`;
     return { operations: [], divergences: [], problems: [record.setupError], hashes: {} };

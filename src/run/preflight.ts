@@ -20,7 +20,9 @@ import { PATHS } from '../service/paths.js';
 import { scopeOf } from '../service/scopes.js';
 import type { HttpResponse } from '../http/types.js';
 import type { Runtime } from '../engine/runtime.js';
-import { redactString } from '../redact.js';
+import { redactString, registerSecret } from '../redact.js';
+import { TokenBroker } from '../auth/broker.js';
+import { SERVICE_BINDING } from '../service/run.js';
 
 /** The whole preflight (documents, then tokens) ends within this. */
 export const PREFLIGHT_BUDGET_MS = 25_000;
@@ -176,6 +178,50 @@ export async function probeTokens(rt: Runtime, opts: { startedAt: number }): Pro
   // The run uses these tokens instead of spending another token request on each (the issuance limit is 20 a minute).
   for (const r of ok) if (rt.tokens.client(r.client.role).clientId === r.client.clientId) rt.tokens.adopt(r.client.role, [PROBE_SCOPE], r.res!);
   return `tokens issued for ${ok.length} of ${results.length} client(s)${ok.length ? ` (${ok.map((r) => r.client.role).join(', ')})` : ''}`;
+}
+
+/** A token of the main client for discovery, and the token response it came from (for the run's broker to adopt). */
+export interface DiscoveryBearer {
+  bearer(): Promise<string | undefined>;
+  issued(): { scopes: string[]; res: HttpResponse } | undefined;
+}
+
+/**
+ * A bearer for the discovery documents a target may protect (their authentication is "not
+ * stated"): one token of the main client, requested through `http` only when a document answers
+ * 401/403 without one (never for a target that serves them openly). The token URL is the
+ * config's, else the one smart-configuration names, else the spec's `POST /auth/token` on the base.
+ * Nothing to be had (no main client, a refusal): undefined, and discovery reports the 401.
+ */
+export function discoveryBearer(config: ResolvedConfig, http: HttpClient): DiscoveryBearer {
+  let pending: Promise<string | undefined> | undefined;
+  let issued: HttpResponse | undefined;
+  const issue = async (): Promise<string | undefined> => {
+    try {
+      const tokenUrl = config.tokenUrl ?? (await SERVICE_BINDING.tokenUrl(http, config.baseUrl));
+      const broker = new TokenBroker({
+        http,
+        tokenUrl,
+        clients: config.clients,
+        issuancePerMinute: config.limits.tokenIssuancePerMinute,
+        windowSec: config.limits.windowSec,
+        tokenLifetimeSec: config.limits.tokenLifetimeSec,
+      });
+      const res = await broker.request('main', { scopes: [PROBE_SCOPE] });
+      const token = res.status < 300 ? (res.json as { access_token?: unknown } | undefined)?.access_token : undefined;
+      if (typeof token !== 'string' || token === '') return undefined;
+      registerSecret(token);
+      issued = res;
+      return token;
+    } catch (e) {
+      if (e instanceof ConformanceError && e.code === 'ERR_INTERRUPTED') throw e;
+      return undefined;
+    }
+  };
+  return {
+    bearer: () => (pending ??= issue()),
+    issued: () => (issued ? { scopes: [PROBE_SCOPE], res: issued } : undefined),
+  };
 }
 
 function clientName(c: ResolvedClient, i: number): string {

@@ -341,9 +341,12 @@ export function putDocument(ctx: CheckContext, id: string, body: Json, opts: Wri
   return putResource(ctx, DOCUMENT_REFERENCE, id, { ...body, id }, opts);
 }
 
-/** The id of a successful DocumentReference create; fails when the create did not succeed (200 or 201) or names no id. */
+/**
+ * The id of a successful DocumentReference create; fails when the create did not succeed (any 2xx:
+ * "Success status codes of create and update: not shown") or names no id (body or Location).
+ */
 export function expectCreated(ctx: CheckContext, res: HttpResponse): string {
-  expectStatus(res, [200, 201], 'document-reference.create', 'create status');
+  expectSuccess(ctx, res, 'document-reference.create', 'DocumentReference create');
   const id = createdIdOf(res, 'DocumentReference');
   if (!id)
     ctx.fail('the create response names no id (neither a DocumentReference body nor a Location)', {

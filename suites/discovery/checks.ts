@@ -4,7 +4,7 @@
  */
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
-import { PATHS, expectStatus, isObject, OPERATIONS } from '../../src/service/index.js';
+import { PATHS, discoveryDocument, expectStatus, isObject, OPERATIONS } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 import { CLIENT_ASSERTION_TYPE } from '../../src/auth/broker.js';
 import { registerSecret } from '../../src/redact.js';
@@ -57,7 +57,7 @@ export const checks: CheckDefinition[] = [
     requirements: ['discovery.openapi-3-0-3'],
     quote: 'The OpenAPI description is version 3.0.3 and covers the R4 endpoints.',
     async run(ctx) {
-      const res = await ctx.request({ url: PATHS.openapi, headers: { accept: 'application/json' } });
+      const { res } = await discoveryDocument(ctx, PATHS.openapi);
       expectStatus(res, 200, 'discovery.openapi-3-0-3');
       const doc = res.json;
       ctx.check(isObject(doc) && doc.openapi === '3.0.3', 'openapi version is not 3.0.3', {
@@ -78,7 +78,7 @@ export const checks: CheckDefinition[] = [
     requirements: ['discovery.openapi-x-service-scope'],
     quote: 'each operation carries an `x-service-scope` extension naming the required scope.',
     async run(ctx) {
-      const res = await ctx.request({ url: PATHS.openapi, headers: { accept: 'application/json' } });
+      const { res } = await discoveryDocument(ctx, PATHS.openapi);
       expectStatus(res, 200, 'discovery.openapi-x-service-scope');
       const paths = isObject(res.json) && isObject(res.json.paths) ? res.json.paths : {};
       let count = 0;
@@ -114,7 +114,7 @@ export const checks: CheckDefinition[] = [
     quote: 'OpenAPI 3.0.3 description of the R4 endpoints; each operation carries an `x-service-scope` extension naming the required scope.',
     async run(ctx) {
       // Fetched again so that an unreachable target is an error, not a missing operation.
-      expectStatus(await ctx.request({ url: PATHS.openapi, headers: { accept: 'application/json' } }), 200, 'discovery.openapi-covers-r4');
+      expectStatus((await discoveryDocument(ctx, PATHS.openapi)).res, 200, 'discovery.openapi-covers-r4');
       for (const spec of OPERATIONS.filter((o) => o.release === 'R4')) {
         const op = ctx.model.operations.find((o) => o.sources.includes('openapi') && o.method === spec.method && o.path === spec.path);
         if (
@@ -142,7 +142,7 @@ export const checks: CheckDefinition[] = [
     requirements: ['discovery.capability-openapi-agree'],
     quote: 'The live CapabilityStatement and the OpenAPI description come from one source and do not diverge.',
     async run(ctx) {
-      expectStatus(await ctx.request({ url: PATHS.openapi, headers: { accept: 'application/json' } }), 200, 'discovery.capability-openapi-agree');
+      expectStatus((await discoveryDocument(ctx, PATHS.openapi)).res, 200, 'discovery.capability-openapi-agree');
       expectStatus(await ctx.request({ url: PATHS.metadata.R4, headers: FHIR_JSON }), 200, 'discovery.capability-openapi-agree');
       if (!ctx.model.openapi || !ctx.model.capabilityR4)
         ctx.fail('the target does not publish both documents', { expected: 'both documents', actual: ctx.model.problems });
@@ -158,7 +158,7 @@ export const checks: CheckDefinition[] = [
     requirements: ['discovery.smart-configuration-fields'],
     quote: 'Returns `token_endpoint`, `jwks_uri`, `scopes_supported`, `grant_types_supported`.',
     async run(ctx) {
-      const res = await ctx.request({ url: PATHS.smartConfiguration, headers: { accept: 'application/json' } });
+      const { res } = await discoveryDocument(ctx, PATHS.smartConfiguration);
       expectStatus(res, 200, 'discovery.smart-configuration-fields');
       const c = isObject(res.json) ? res.json : {};
       const expectString = (k: string) =>
@@ -245,7 +245,7 @@ export const checks: CheckDefinition[] = [
     requirements: ['discovery.jwks-verifies-tokens'],
     quote: 'GET `/fhir/.well-known/jwks.json` | not stated | Public key set for verifying issued access tokens.',
     async run(ctx) {
-      const res = await ctx.request({ url: PATHS.jwks, headers: { accept: 'application/json' } });
+      const { res } = await discoveryDocument(ctx, PATHS.jwks);
       expectStatus(res, 200, 'discovery.jwks-verifies-tokens');
       const jwks = res.json;
       if (!isObject(jwks) || !Array.isArray(jwks.keys) || jwks.keys.length === 0)
@@ -271,7 +271,7 @@ export const checks: CheckDefinition[] = [
 
 /** smart-configuration's token_endpoint (any JSON value), with the exchange it came from. */
 async function advertisedTokenEndpoint(ctx: CheckContext): Promise<{ value: unknown; exchange: string }> {
-  const res = await ctx.request({ url: PATHS.smartConfiguration, headers: { accept: 'application/json' } });
+  const { res } = await discoveryDocument(ctx, PATHS.smartConfiguration);
   expectStatus(res, 200, 'discovery.smart-configuration-fields');
   return { value: isObject(res.json) ? res.json.token_endpoint : undefined, exchange: res.exchange.id };
 }
@@ -338,8 +338,10 @@ function authObservation(id: string, url: string, requirement: string, what: str
     level: 'observation',
     requirements: [requirement],
     async run(ctx) {
-      const res = await ctx.request({ url, headers: { accept: 'application/json' } });
-      ctx.observe(`${what}.status-without-auth`, res.status);
+      const { withoutAuth, res, authenticated } = await discoveryDocument(ctx, url);
+      ctx.observe(`${what}.status-without-auth`, withoutAuth.status);
+      // Protected: what the main client's bearer got (the checks of the document read it that way).
+      if (authenticated) ctx.observe(`${what}.status-with-bearer`, res.status, "answered 401/403 without a token; read with the main client's bearer");
     },
   });
 }

@@ -27,7 +27,10 @@ export const uploadChecks: CheckDefinition[] = [
       );
       ctx.observe('document-reference.upload-basis', r.basis);
       ctx.observe('document-reference.upload-attempts', r.attempts);
-      const r5 = { notes: ctx.model.notes ?? [], divergences: ctx.model.specDivergences ?? [] };
+      const r5 = {
+        notes: (ctx.model.notes ?? []).filter((n) => n.startsWith('R5 ') || n.includes('/fhir/R5/')),
+        divergences: (ctx.model.specDivergences ?? []).filter((d) => d.startsWith('R5 ')),
+      };
       if (r5.notes.length || r5.divergences.length)
         ctx.observe('document-reference.r5-discovery', r5, 'the spec states the R5 paths and scopes; what the target publishes is used');
     },

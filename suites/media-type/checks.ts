@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
-import { PATHS, expectStatus, formatFindings, isObject, minimalResource, pathOf, reportFindings } from '../../src/service/index.js';
+import { PATHS, discoveryDocument, expectStatus, formatFindings, isObject, minimalResource, pathOf, reportFindings } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 
 const area = 'media-type';
@@ -144,7 +144,7 @@ export const checks: CheckDefinition[] = [
     requirements: ['discovery.openapi-3-0-3'],
     quote: 'GET `/openapi.json` | not stated | OpenAPI 3.0.3 description of the R4 endpoints',
     async run(ctx: CheckContext) {
-      const res = await ctx.request({ url: PATHS.openapi, headers: { accept: 'application/json' } });
+      const { res } = await discoveryDocument(ctx, PATHS.openapi);
       expectStatus(res, 200, 'discovery.openapi-3-0-3');
       ctx.observe('media-type.openapi-content-type', res.headers['content-type'] ?? null, 'the media type of /openapi.json is not stated');
       ctx.check(isObject(res.json), '/openapi.json is not a JSON object', {

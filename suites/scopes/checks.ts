@@ -8,6 +8,7 @@ import {
   PATHS,
   createdIdOf,
   createResource,
+  discoveryDocument,
   expectError,
   expectStatus,
   FHIR_HEADERS,
@@ -25,7 +26,7 @@ const DOCREF_RS = 'system/DocumentReference.rs';
 const MR_RS = 'system/MedicationRequest.rs';
 
 async function scopesSupported(ctx: CheckContext, requirement: string): Promise<{ scopes: unknown; exchange: string }> {
-  const res = await ctx.request({ url: SMART_CONFIGURATION, headers: { accept: 'application/json' } });
+  const { res } = await discoveryDocument(ctx, SMART_CONFIGURATION);
   expectStatus(res, 200, requirement);
   return { scopes: isObject(res.json) ? res.json.scopes_supported : undefined, exchange: res.exchange.id };
 }

@@ -401,3 +401,70 @@ describe('discover: problems, never a throw', () => {
     expect((e as ConformanceError).code).toBe('ERR_INTERRUPTED');
   });
 });
+
+describe('discover: documents whose authentication is not stated', () => {
+  /** /openapi.json answers 401 without `Bearer good`; the CapabilityStatements are open. Records the authorization each request carried. */
+  async function protectedTarget() {
+    const docs = standard();
+    const seen: string[] = [];
+    const s = await startServer((req, res) => {
+      const auth = req.headers.authorization ?? 'none';
+      seen.push(`${req.url} ${auth}`);
+      const doc = docs[req.url ?? ''];
+      if (!doc || (req.url === '/openapi.json' && auth !== 'Bearer good')) {
+        res.writeHead(doc ? 401 : 404, { 'content-type': 'application/fhir+json' });
+        res.end('{"resourceType":"OperationOutcome","issue":[{"severity":"error","code":"login","diagnostics":"no"}]}');
+        return;
+      }
+      res.writeHead(200, { 'content-type': doc.type ?? 'application/json' });
+      res.end(JSON.stringify(doc.body));
+    });
+    cleanups.push(() => s.close());
+    const http = new HttpClient({ baseUrl: s.url });
+    cleanups.push(() => http.close());
+    return { http, seen };
+  }
+
+  it('reads a protected /openapi.json with the bearer it is given, once, and says so; /fhir/R4/metadata ("none") goes without', async () => {
+    const { http, seen } = await protectedTarget();
+    let asked = 0;
+    const model = await discover(http, { bearer: async () => (asked++, 'good') });
+    expect(model.problems).toEqual([]);
+    expect(asked).toBe(1);
+    expect(model.authenticated).toEqual(['/openapi.json']);
+    expect(model.notes).toContain("GET /openapi.json answered 401 without a token (its authentication is not stated); read with the main client's bearer");
+    expect(model.operations.find((o) => o.operationId === 'Encounter.read')?.sources).toEqual(['openapi', 'capability-r4']);
+    expect(seen).toEqual(['/openapi.json none', '/openapi.json Bearer good', '/fhir/R4/metadata none', '/fhir/R5/metadata none']);
+  });
+
+  it('without a bearer to be had, the 401 is a problem as before', async () => {
+    const { http } = await protectedTarget();
+    const model = await discover(http, { bearer: async () => undefined });
+    expect(model.problems).toEqual(['GET /openapi.json answered 401, expected 200']);
+    expect(model.authenticated).toBeUndefined();
+  });
+});
+
+describe('discover: R4 scopes the target does not publish', () => {
+  it("falls back to the scope the spec's R4 tables state, reports it as a divergence, and keeps what the target publishes", async () => {
+    const docs = standard();
+    const api = openapi() as any;
+    delete api.paths['/fhir/R4/Encounter/{id}'].get['x-service-scope'];
+    delete api.paths['/fhir/R4/Encounter'].post['x-service-scope'];
+    api.paths['/fhir/R4/Encounter'].get['x-service-scope'] = 'system/Encounter.read';
+    docs['/openapi.json'].body = api;
+    const r4 = capabilityR4() as any;
+    r4.rest[0].resource[0].interaction = [{ code: 'read' }, { code: 'search-type' }, { code: 'create' }];
+    docs['/fhir/R4/metadata'].body = r4;
+    const model = await discoverFrom(docs);
+    const byId = new Map(model.operations.map((o) => [o.operationId, o]));
+    expect(byId.get('Encounter.read')).toMatchObject({ scope: 'system/Encounter.rs', sources: ['openapi', 'capability-r4', 'spec'] });
+    expect(byId.get('Encounter.create')).toMatchObject({ scope: 'system/Encounter.cru', sources: ['openapi', 'capability-r4', 'spec'] });
+    // Published wins, even where it differs from the spec.
+    expect(byId.get('Encounter.search')).toMatchObject({ scope: 'system/Encounter.read' });
+    expect(model.specDivergences).toEqual([
+      "R4 Encounter create: no scope in the OpenAPI document and the R4 CapabilityStatement (the OpenAPI document must carry x-service-scope); the spec's system/Encounter.cru is used",
+      "R4 Encounter read: no scope in the OpenAPI document and the R4 CapabilityStatement (the OpenAPI document must carry x-service-scope); the spec's system/Encounter.rs is used",
+    ]);
+  });
+});

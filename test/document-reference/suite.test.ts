@@ -83,3 +83,19 @@ describe('no R5 CapabilityStatement', () => {
     expect(contract.value).toMatchObject({ form: 'POST /fhir/R5/DocumentReference/{id}/$upload (instance level, raw)', source: 'conventional' });
   }, 300_000);
 });
+
+describe('success status of create and update (not shown)', () => {
+  it('a target answering 202 with the resource (and Location on create) passes every DocumentReference write check', async () => {
+    const results = await runInProcess('all', { only: DOCREF, modes: { createStatus: 202, updateStatus: 202 } });
+    expect(nonConforming(results)).toEqual([]);
+    const ran = [
+      'document-reference.create',
+      'document-reference.update',
+      'document-reference.create-read-round-trip',
+      'document-reference.update-as-read-round-trip',
+    ];
+    expect(ran.map((id) => outcome(results, id))).toEqual(ran.map((id) => `${id}: pass`));
+    const status = results.get('document-reference.create')!.observations.find((o) => o.key === 'document-reference.create.status')!;
+    expect(status.value).toMatchObject({ status: 202, location: true });
+  }, 300_000);
+});

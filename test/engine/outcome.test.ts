@@ -6,7 +6,7 @@ import { expectError } from '../../src/service/expect.js';
 import { controlPath, decideOutcome, normalElsewhere, type Happened, type OutcomeEnv } from '../../src/engine/outcome.js';
 import type { Runtime } from '../../src/engine/runtime.js';
 import type { Exchange } from '../../src/engine/types.js';
-import { CheckFailure, ConformanceError, SkipSignal } from '../../src/errors.js';
+import { CheckFailure, ConformanceError, OpenChoiceSignal, SkipSignal } from '../../src/errors.js';
 import { HttpClient } from '../../src/http/client.js';
 import { startServer, type TestServer } from '../http/servers.js';
 import { SERVICE_BINDING } from '../../src/service/run.js';
@@ -47,6 +47,18 @@ describe('decideOutcome: the outcome policy', () => {
     expect(err).toMatchObject({ outcome: 'error', message: 'ERR_TIMEOUT: no response within 15 s' });
     const bug = await decideOutcome(happened({ ending: { kind: 'thrown', error: new TypeError('x is undefined') } }), env());
     expect(bug.outcome).toBe('error');
+  });
+
+  it('an open choice of the target (ctx.openChoice) is an observation at any level, unless a finding came first', async () => {
+    const open = new OpenChoiceSignal('a token was issued; whether such a request is refused is not stated');
+    const observations = [{ key: 'token-request.x', value: { status: 200 } }];
+    expect(await decideOutcome(happened({ ending: { kind: 'thrown', error: open }, observations }), env())).toMatchObject({
+      outcome: 'observation',
+      message: open.reason,
+      observations,
+    });
+    const found = await decideOutcome(happened({ ending: { kind: 'thrown', error: open }, findings: [{ message: 'not JSON' }] }), env());
+    expect(found).toMatchObject({ outcome: 'fail', message: 'not JSON' });
   });
 
   it('a finding is a fail; a hard failure joins the soft ones', async () => {

@@ -4,7 +4,7 @@ import { operationsFor } from '../../../src/service/api.js';
 import { REQUIRED_SCOPE_EXTENSION, OPERATION_PATH_EXTENSION } from '../../../src/reference/discovery.js';
 import { schemaProblem } from '../../../src/reference/resources/fhir-schema.js';
 import type { ReferenceServer } from '../../../src/reference/server.js';
-import { call, codeOf, startStub } from './helpers.js';
+import { accessToken, call, codeOf, startStub } from './helpers.js';
 
 let server: ReferenceServer;
 beforeAll(async () => {
@@ -47,6 +47,24 @@ describe('/openapi.json', () => {
       const doc = (await call(`${s.url}/openapi.json`)).json;
       expect(Object.keys(doc.paths['/fhir/R4/Encounter'].post.responses)).toContain('200');
       expect(Object.keys(doc.paths['/fhir/R4/Encounter/{id}'].put.responses)).toContain('201');
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('mode discoveryAuth=required', () => {
+  test('openapi.json, smart-configuration and jwks.json want a valid bearer (401 SVC-00004 without); R4 metadata stays open', async () => {
+    const s = await startStub({ modes: { discoveryAuth: 'required' } });
+    try {
+      const token = await accessToken(s, 'main', 'system/MedicationRequest.rs');
+      for (const path of ['/openapi.json', '/fhir/.well-known/smart-configuration', '/fhir/.well-known/jwks.json']) {
+        const open = await call(`${s.url}${path}`);
+        expect([path, open.status, codeOf(open)]).toEqual([path, 401, 'SVC-00004']);
+        expect((await call(`${s.url}${path}`, { headers: { authorization: 'Bearer not-a-token' } })).status).toBe(401);
+        expect([path, (await call(`${s.url}${path}`, { headers: { authorization: `Bearer ${token}` } })).status]).toEqual([path, 200]);
+      }
+      expect((await call(`${s.url}/fhir/R4/metadata`, { headers: { accept: 'application/fhir+json' } })).status).toBe(200);
     } finally {
       await s.close();
     }
