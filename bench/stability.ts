@@ -151,6 +151,12 @@ if (disagreed.length || bad.length) {
     });
   }
 }
+// Agreeing, but judging nothing: a timing check this runner is too slow for at these limits.
+const inconclusive = rows.filter((r) => r.same && r.per.every((c) => c?.outcome === 'skip' && (c.message ?? '').startsWith('inconclusive on this run')));
+if (inconclusive.length) {
+  console.log('\ntiming checks inconclusive in every run (this runner is too slow for them at these limits; they judged nothing):');
+  for (const r of inconclusive) console.log(`  ${r.id}: ${short(r.per[0]?.message ?? '')}`);
+}
 console.log(`\nper check (runs that agreed / ${runs}, verdict):`);
 for (const r of rows) console.log(`  ${r.agreed}/${runs} ${r.verdict.padEnd(11)} ${r.id}`);
 
@@ -160,6 +166,7 @@ const summary = {
   load,
   checks: ids.length,
   disagreed: disagreed.length,
+  inconclusive_everywhere: inconclusive.length,
   fail: totals.fail ?? 0,
   error: totals.error ?? 0,
   wall_s: Number(wallS.toFixed(1)),
