@@ -163,8 +163,14 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
    * Caches the token a raw `request` for (role, scopes) obtained (the preflight's probe of each
    * client), as if `token()` had issued it, so the run does not spend another token request on
    * it. Nothing happens when the answer carries no token or the role already has one for these scopes.
+   * `sentElsewhere`: the request went out through another broker (discovery's), so this one's
+   * issuance limiter counts it too (the target limits issuance per source address).
    */
-  adopt(role: string, scopes: string[], res: HttpResponse): void {
+  adopt(role: string, scopes: string[], res: HttpResponse, opts: { sentElsewhere?: boolean } = {}): void {
+    if (opts.sentElsewhere) {
+      this.limiter.record(this.now());
+      this.sent++;
+    }
     const key = scopeKey(role, scopes);
     if (this.cache.has(key) || this.pending.has(key)) return;
     const entry = this.entryOf(res);

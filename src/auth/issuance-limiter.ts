@@ -51,6 +51,11 @@ export class IssuanceLimiter {
     return turn;
   }
 
+  /** Counts a token request sent elsewhere (another client of the same source), answered at `answeredAt`. */
+  record(answeredAt: number): void {
+    this.slots.push({ end: answeredAt });
+  }
+
   /** Blocks issuance until `untilMs` (a 429's Retry-After). */
   blockUntil(untilMs: number): void {
     this.blockedUntil = Math.max(this.blockedUntil, untilMs);

@@ -230,7 +230,7 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     leftToFull = gate?.leftToFull;
     // A token discovery needed (protected documents) is the run's: no second token request for it.
     const discoveryToken = discoveryAuth.bearer?.issued();
-    if (discoveryToken) runtime.tokens.adopt('main', discoveryToken.scopes, discoveryToken.res);
+    if (discoveryToken) runtime.tokens.adopt('main', discoveryToken.scopes, discoveryToken.res, { sentElsewhere: true });
     if (!target.embedded) {
       const line = await probeTokens(runtime, { startedAt: startedAt.getTime() });
       if (progress) say(`preflight: ${line}`);

@@ -222,6 +222,28 @@ describe('issuance pacing', () => {
   });
 });
 
+describe('adopting a token issued through another broker', () => {
+  it("sentElsewhere: the adopted token request counts against this broker's issuance limit, and the token is reused", async () => {
+    const clock = new FakeClock();
+    const other = fakeHttp(clock);
+    const elsewhere = await clock.run(broker(clock, other.http, { issuancePerMinute: 2, windowSec: 10 }).request('main', { scopes: ['s'] }));
+    elsewhere.exchange.startedAt = new Date(clock.now()).toISOString();
+    const { http, sent } = fakeHttp(clock, (n) => okReply(100 + n));
+    const b = broker(clock, http, { issuancePerMinute: 2, windowSec: 10 });
+    const start = clock.t;
+    b.adopt('main', ['s'], elsewhere, { sentElsewhere: true });
+    expect(b.issued).toBe(1);
+    // The adopted token serves its scopes: no request.
+    expect(await clock.run(b.token('main', ['s']))).toBe('access-token-number-1');
+    expect(sent).toHaveLength(0);
+    // One slot left in the window, then the next waits for the adopted request's slot to free.
+    await clock.run(b.freshToken('main', ['t']));
+    await clock.run(b.freshToken('main', ['u']));
+    expect(sent[0]!.sentAt - start).toBe(0);
+    expect(sent[1]!.sentAt - start).toBeGreaterThanOrEqual(10_000);
+  });
+});
+
 describe('Retry-After from the token endpoint', () => {
   it('token() waits Retry-After after a 429, then succeeds', async () => {
     const clock = new FakeClock();
