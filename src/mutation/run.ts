@@ -208,6 +208,7 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'diagnosisOrder=reversed', modes: { diagnosisOrder: 'reversed' } },
   // The documents whose authentication is "not stated" want a bearer: discovery and the checks read them with the main client's token.
   { label: 'discoveryAuth=required', modes: { discoveryAuth: 'required' } },
+  { label: 'attachmentStorage=url', modes: { attachmentStorage: 'url' } },
   { label: 'registrationWindowDays=3650', limits: { registrationWindowDays: 3650 } },
   {
     label: 'other limits',

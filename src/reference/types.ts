@@ -146,6 +146,11 @@ export interface ReferenceModes {
    * client's key like any authenticated one). `/fhir/R4/metadata` ("none") stays open either way.
    */
   discoveryAuth: 'none' | 'required';
+  /**
+   * DocumentReference fields are not shown: a document sent inline (`attachment.data`) is kept
+   * inline, or stored apart and emitted as `attachment.url` with its `size` and SHA-1 `hash` (no `data`).
+   */
+  attachmentStorage: 'inline' | 'url';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -178,6 +183,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   orderDirection: 'ascending',
   diagnosisOrder: 'stored',
   discoveryAuth: 'none',
+  attachmentStorage: 'inline',
 };
 
 export interface ReferenceOptions {
@@ -292,6 +298,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   orderDirection: ['ascending', 'descending'],
   diagnosisOrder: ['stored', 'reversed'],
   discoveryAuth: ['none', 'required'],
+  attachmentStorage: ['inline', 'url'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

@@ -158,6 +158,7 @@ export {
   type WaitInput,
 } from './limits/judge.js';
 export {
+  ISSUANCE_EPISODE_CHECKS,
   ISSUANCE_RECOVERY_TAGS,
   issued,
   issuanceEpisode,

@@ -1,8 +1,11 @@
 /**
  * Comparing what was written with what is read back. Date-times compare as
  * instants (a server may spell `2025-03-01T10:00:00Z` as `+00:00` or with
- * milliseconds); everything else compares exactly.
+ * milliseconds); inline bytes may come back stored apart (`attachment.url`, with the
+ * size and hash of the bytes sent when it states them); everything else compares exactly.
  */
+import { createHash } from 'node:crypto';
+
 type Json = Record<string, unknown>;
 
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
@@ -26,9 +29,28 @@ export function missingFrom(sent: unknown, got: unknown, path = ''): string[] {
   }
   if (isObject(sent)) {
     if (!isObject(got)) return [`${path || '(root)'}: ${short(sent)} -> ${short(got)}`];
+    // DocumentReference fields are not shown: bytes sent inline may come back stored apart, as a `url`.
+    if (typeof sent.data === 'string' && got.data === undefined && typeof got.url === 'string') {
+      const { data, ...rest } = sent;
+      return [...missingFrom(rest, got, path), ...storedApart(data, got, path)];
+    }
     return Object.entries(sent).flatMap(([k, v]) => missingFrom(v, got[k], path ? `${path}.${k}` : k));
   }
   return sameScalar(sent, got) ? [] : [`${path || '(root)'}: ${short(sent)} -> ${short(got)}`];
+}
+
+/**
+ * An attachment whose inline `data` came back as a `url`: the `size` and SHA-1 `hash` it states,
+ * when it states them, must be those of the bytes sent.
+ */
+function storedApart(data: string, got: Json, path: string): string[] {
+  const bytes = Buffer.from(data, 'base64');
+  const at = (k: string) => (path ? `${path}.${k}` : k);
+  const out: string[] = [];
+  if (got.size !== undefined && Number(got.size) !== bytes.length) out.push(`${at('size')}: ${bytes.length} bytes sent -> ${short(got.size)}`);
+  const sha1 = createHash('sha1').update(bytes).digest('base64');
+  if (got.hash !== undefined && got.hash !== sha1) out.push(`${at('hash')}: SHA-1 ${sha1} of the bytes sent -> ${short(got.hash)}`);
+  return out;
 }
 
 /** Every difference between two resources (members on either side), leaving out the members named (e.g. `meta`). */

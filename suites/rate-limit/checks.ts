@@ -263,6 +263,11 @@ export const exhaustionChecks: CheckDefinition[] = [
       const deadline = refused.receivedAt + (refused.headers.retryAfter ?? 0) * 1000;
       if (retry.res.status !== 429 && retry.receivedAt > deadline - EARLY_MARGIN_MS)
         ctx.skip(`the early retry was answered ${retry.receivedAt - refused.receivedAt} ms after the 429, too close to its Retry-After to judge`);
+      if (retry.res.status !== 429 && retry.res.status < 500)
+        ctx.fail(
+          `a retry sent ${retry.sentAt - refused.receivedAt} ms after a 429 that said Retry-After ${refused.headers.retryAfter ?? '(none)'} s was answered ${retry.res.status} ${retry.receivedAt - refused.receivedAt} ms after it, not 429`,
+          { requirement: 'rate-limit.early-retry-429', expected: 429, actual: retry.res.status, exchange: retry.res.exchange.id },
+        );
       expectError(retry.res, { status: 429, code: 'HPB-00105', requirement: 'rate-limit.early-retry-429' });
       const before = refused.headers;
       const after = retry.headers;

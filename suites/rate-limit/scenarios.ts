@@ -26,7 +26,7 @@
  * figures of both. Each episode ends with its key served again.
  */
 import { type CheckContext, episode, excludedBy, planned } from '../../src/engine/index.js';
-import { ISSUANCE_RECOVERY_TAGS, issuanceEpisode, issuanceRecovery } from '../../src/service/index.js';
+import { ISSUANCE_EPISODE_CHECKS, ISSUANCE_RECOVERY_TAGS, issuanceEpisode, issuanceRecovery } from '../../src/service/index.js';
 import { THROTTLED_OPERATIONS, operationTokens, sendThrottled, sendable, type ThrottledAnswer, type ThrottlePhase } from './operations.js';
 import { type BurstFigures, judgeKeyBurst, judgeSlide, type SlideFigures, type Verdict, windowSlackMs } from '../../src/service/index.js';
 import {
@@ -159,11 +159,11 @@ function startEpisodes(ctx: CheckContext): void {
 
 /**
  * Whether the issuance episode starts beside these: when the profile runs the issuance
- * recovery check. (A run that selected neither issuance check, with --only or
- * --requirements, then spends one burst it does not judge; never a 429 it did not plan.)
+ * recovery check and the run executes a check that judges the episode (a run that selected
+ * no issuance check, with --only or --requirements, spends no burst it does not judge).
  */
 function issuanceRunsToo(ctx: CheckContext): boolean {
-  return !excludedBy(ctx.profile, { tags: [...ISSUANCE_RECOVERY_TAGS] });
+  return !excludedBy(ctx.profile, { tags: [...ISSUANCE_RECOVERY_TAGS] }) && ISSUANCE_EPISODE_CHECKS.some((id) => planned(ctx.shared, id));
 }
 
 /**

@@ -75,6 +75,21 @@ describe('exhaustion episodes (certification schedule)', () => {
     expect(results.get('rate-limit.operations-429')!.evidence.filter((x) => x.response?.status === 429)).toHaveLength(8);
   }, 180_000);
 
+  it('a run of the per-key exhaustion checks alone spends no token issuance burst it does not judge, and ends cleanly', async () => {
+    const exchanges: Exchange[] = [];
+    const excess = exhaustionChecks.filter((c) => c.id === 'rate-limit.excess-gives-429');
+    const results = await runInProcess(excess, {
+      limits: LIMITS,
+      profile: 'full',
+      subscribers: [(e) => void (e.type === 'exchange' && exchanges.push(e.exchange))],
+    });
+    expect(describeResults(results).filter((l) => !/: (pass|observation)\b/.test(l))).toEqual([]);
+    const tokenRequests = exchanges.filter((x) => new URL(x.request.url).pathname === '/auth/token');
+    // The episode's own tokens only (one per probe key), never the issuance burst of 2 x 20 + 1.
+    expect(tokenRequests.length).toBeLessThan(10);
+    expect(tokenRequests.filter((x) => x.response?.status === 429)).toEqual([]);
+  }, 120_000);
+
   const writesServed = rateLimitFaults.find((f) => f.name === 'rate-limit-writes-not-throttled')!;
   it.concurrent.each([...throttleFaults, writesServed].map((f) => [f.name, f.violates[0]!] as const))(
     '%s fails rate-limit.operations-429 on %s',

@@ -1,4 +1,5 @@
 /** The documents the DocumentReference checks send, and the round-trip comparison. */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { DOCUMENT_TYPES as REFERENCE_TYPES } from '../../src/reference/resources/documents.js';
 import { differences, missingFrom } from '../../suites/document-reference/compare.js';
@@ -39,6 +40,28 @@ describe('compare', () => {
     ]);
     expect(missingFrom(sent, { status: 'current', date: sent.date })).toEqual(['category: [{"coding":[{"code":"a"}]}] -> absent']);
     expect(missingFrom(sent, { ...sent, category: [] })).toEqual(['category: 1 items -> 0 items']);
+  });
+
+  it('missingFrom: inline bytes may come back stored apart (url), with the size and SHA-1 hash of the bytes sent', () => {
+    const data = Buffer.from('%PDF-1.4 demo').toString('base64');
+    const sent = { content: [{ attachment: { contentType: 'application/pdf', data } }] };
+    const apart = { contentType: 'application/pdf', url: 'https://x.example/Binary/1', size: '13', hash: '' };
+    const sha1 = (b: string) => createHash('sha1').update(Buffer.from(b, 'base64')).digest('base64');
+    apart.hash = sha1(data);
+    expect(missingFrom(sent, { content: [{ attachment: apart }] })).toEqual([]);
+    expect(missingFrom(sent, { content: [{ attachment: { contentType: 'application/pdf', url: apart.url } }] })).toEqual([]);
+    expect(missingFrom(sent, { content: [{ attachment: { ...apart, size: '12' } }] })).toEqual(['content[0].attachment.size: 13 bytes sent -> "12"']);
+    expect(missingFrom(sent, { content: [{ attachment: { ...apart, hash: 'AAAA' } }] })).toEqual([
+      `content[0].attachment.hash: SHA-1 ${apart.hash} of the bytes sent -> "AAAA"`,
+    ]);
+    // Neither the bytes nor a url: lost.
+    expect(missingFrom(sent, { content: [{ attachment: { contentType: 'application/pdf' } }] })).toEqual([
+      expect.stringMatching(/^content\[0\]\.attachment\.data: ".*" -> absent$/),
+    ]);
+    // The other members still compare.
+    expect(missingFrom(sent, { content: [{ attachment: { ...apart, contentType: 'text/plain' } }] })).toEqual([
+      'content[0].attachment.contentType: "application/pdf" -> "text/plain"',
+    ]);
   });
 
   it('differences: both sides, members left out on request', () => {

@@ -116,6 +116,13 @@ export const faults: FaultDef[] = [
     checks: ['document-reference.create-read-round-trip'],
   },
   {
+    name: 'document-reference-create-drops-attachment-data',
+    area: 'document-reference',
+    violates: ['document-reference.create'],
+    symptom: 'A DocumentReference create succeeds but keeps its attachment without the bytes sent inline: no data, no url.',
+    checks: ['document-reference.create-read-round-trip'],
+  },
+  {
     name: 'document-reference-update-drops-description',
     area: 'document-reference',
     violates: ['document-reference.update'],

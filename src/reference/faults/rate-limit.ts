@@ -33,6 +33,7 @@ const WINDOW_FAULTS = {
   'rate-limit-window-never-slides': 'stuck',
   'rate-limit-throttles-early': 'early',
   'rate-limit-allows-150-percent': 'loose',
+  'early-retry-served': 'forgives-early',
 } as const;
 type WindowFault = (typeof WINDOW_FAULTS)[keyof typeof WINDOW_FAULTS];
 
@@ -43,11 +44,15 @@ type WindowFault = (typeof WINDOW_FAULTS)[keyof typeof WINDOW_FAULTS];
  * - `fixed`: a fixed window from the first request, all capacity returns at once when it ends;
  * - `stuck`: requests never leave the window;
  * - `early`: refuses at three quarters of the ceiling (headers still count against the full ceiling);
- * - `loose`: refuses only at one and a half times the ceiling (headers count down to 0 at the ceiling).
+ * - `loose`: refuses only at one and a half times the ceiling (headers count down to 0 at the ceiling);
+ * - `forgives-early`: the first request after a 429 that comes before its Retry-After is served
+ *   (the reference's window otherwise: later early requests are refused and extend the reset).
  */
 class FaultyKeyWindow extends SlidingWindowLog {
   private readonly recent = new Map<string, number[]>();
   private readonly fixedWindows = new Map<string, { start: number; count: number }>();
+  /** forgives-early: when each key's last 429 said it could retry, and whether an early request was already served. */
+  private readonly retryAt = new Map<string, { at: number; forgiven: boolean }>();
 
   constructor(
     private readonly spanMs: number,
@@ -58,6 +63,17 @@ class FaultyKeyWindow extends SlidingWindowLog {
 
   override hit(key: string, limit: number, now: number): RateDecision {
     if (this.fault === 'fixed') return this.fixedHit(key, limit, now);
+    if (this.fault === 'forgives-early') {
+      const r = this.retryAt.get(key);
+      if (r && now < r.at && !r.forgiven) {
+        r.forgiven = true;
+        return { allowed: true, limit, remaining: 0, resetMs: r.at };
+      }
+      const d = super.hit(key, limit, now);
+      if (d.allowed) this.retryAt.delete(key);
+      else if (!r || now >= r.at) this.retryAt.set(key, { at: d.resetMs, forgiven: false });
+      return d;
+    }
     if (this.fault === 'early' || this.fault === 'loose') {
       // The reference's window at another ceiling; the headers keep describing the key's own.
       const ceiling = Math.max(1, Math.floor(limit * (this.fault === 'early' ? 0.75 : 1.5)));
@@ -183,6 +199,13 @@ export const faults: FaultDef[] = [
     area: 'rate-limit',
     violates: ['rate-limit.early-retry-extends-reset'],
     symptom: 'A retry before Retry-After elapses is refused but leaves X-RateLimit-Reset where it was.',
+    checks: ['rate-limit.early-retry-refused-and-extends-reset'],
+  },
+  {
+    name: 'early-retry-served',
+    area: 'rate-limit',
+    violates: ['rate-limit.early-retry-429'],
+    symptom: 'The first request a throttled key sends before its Retry-After elapses is served instead of refused (later early ones are refused).',
     checks: ['rate-limit.early-retry-refused-and-extends-reset'],
   },
   {

@@ -7,7 +7,7 @@
  * HPB-00119; bytes that do not match a known declared type 400 HPB-00120. The
  * `$upload` operation lives in upload.ts.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { CodeableConcept } from 'fhir/r4.js';
 import type { Handler, HandlerContext, HandlerResponse } from '../types.js';
 import { compact } from './compact.js';
@@ -61,7 +61,7 @@ export function documentResponse(env: ResourceEnv, status: number, row: Document
  * Structural (400), inline document (413 / 400 HPB-00120), then semantic (validationStatus)
  * checks of a DocumentReference write body; the fields to store.
  */
-export function parseDocumentBody(env: ResourceEnv, body: unknown, org: string): { resource: Body; fields: DocumentFields } {
+export function parseDocumentBody(env: ResourceEnv, body: unknown, org: string, baseUrl = ''): { resource: Body; fields: DocumentFields } {
   const { store, modes } = env;
   const semantic = (message: string) => unprocessable(modes.validationStatus, message);
   const resource = requireResource(body, 'DocumentReference');
@@ -88,21 +88,34 @@ export function parseDocumentBody(env: ResourceEnv, body: unknown, org: string):
       subjectId,
       date: resource.date as string | undefined,
       description: resource.description as string | undefined,
-      content: (content as Array<{ attachment: Record<string, unknown> }>).map((c) => ({ attachment: c.attachment })),
+      content: (content as Array<{ attachment: Record<string, unknown> }>).map((c) => ({ attachment: storedAttachment(env, c.attachment, baseUrl) })),
     }),
   };
 }
 
+/**
+ * Mode `attachmentStorage=url`: inline bytes are stored apart and the attachment carries their
+ * `url`, `size` and SHA-1 `hash` instead of `data` (an attachment without data is kept as sent).
+ */
+function storedAttachment(env: ResourceEnv, attachment: Record<string, unknown>, baseUrl: string): Record<string, unknown> {
+  if (env.modes.attachmentStorage !== 'url' || typeof attachment.data !== 'string') return attachment;
+  const bytes = Buffer.from(attachment.data, 'base64');
+  const { data: _data, ...rest } = attachment;
+  return { ...rest, url: `${baseUrl}/fhir/R5/Binary/${randomUUID()}`, size: String(bytes.length), hash: createHash('sha1').update(bytes).digest('base64') };
+}
+
 export function documentReferenceHandlers(env: ResourceEnv): Record<string, Handler> {
   const { store, modes } = env;
-  const parseBody = (body: unknown, org: string) => parseDocumentBody(env, body, org);
+  const parseBody = (body: unknown, org: string, baseUrl: string) => parseDocumentBody(env, body, org, baseUrl);
 
   const read: Handler = (ctx) => documentResponse(env, 200, findDocument(env, ctx));
 
   const create: Handler = (ctx) => {
     const org = ctx.caller.org;
-    const { fields } = parseBody(ctx.body, org);
+    const { fields } = parseBody(ctx.body, org, ctx.baseUrl);
     if (env.faults.has('document-reference-create-drops-category')) delete fields.category;
+    if (env.faults.has('document-reference-create-drops-attachment-data'))
+      fields.content = fields.content.map(({ attachment: { data: _data, ...rest } }) => ({ attachment: rest }));
     assertPatientAcceptsData(store.patients.get(org, fields.subjectId)!);
     const row = store.insert(store.documentReferences, { ...firstVersion(randomUUID(), org, ctx.now), ...fields });
     return documentResponse(env, modes.createStatus, row, { Location: `${ctx.baseUrl}${DOCUMENT_PATH}/${row.id}` });
@@ -110,7 +123,7 @@ export function documentReferenceHandlers(env: ResourceEnv): Record<string, Hand
 
   const update: Handler = (ctx) => {
     const row = findDocument(env, ctx);
-    const { resource, fields } = parseBody(ctx.body, row.org);
+    const { resource, fields } = parseBody(ctx.body, row.org, ctx.baseUrl);
     if (env.faults.has('document-reference-update-drops-category')) delete fields.category;
     requireSameId(resource, row.id);
     checkIfMatch(ctx, row);

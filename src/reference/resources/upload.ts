@@ -97,7 +97,7 @@ function incoming(env: ResourceEnv, ctx: HandlerContext, level: UploadLevel, pay
       return { ...doc, title: (attachment as { title?: unknown }).title, subjectId: referenceId(subject.valueReference, 'Patient', 'subject.valueReference') };
     }
     case 'document-reference': {
-      const { resource, fields } = parseDocumentBody(env, jsonPayload(ctx), ctx.caller.org);
+      const { resource, fields } = parseDocumentBody(env, jsonPayload(ctx), ctx.caller.org, ctx.baseUrl);
       const content = resource.content as Array<{ attachment: Record<string, unknown> }>;
       const attachment = content.find((c) => typeof c.attachment.data === 'string')?.attachment;
       if (!attachment) throw badDocument('content[].attachment.data (the document, base64) is missing');

@@ -20,6 +20,12 @@ const SCOPE = scopeOf('MedicationRequest', 'rs');
 
 /** The tags of the check that needs the whole episode (burst, wait, second burst): whoever starts it beside other work asks whether the profile runs such a check. */
 export const ISSUANCE_RECOVERY_TAGS: readonly CheckTag[] = ['exhausts-issuance-limit', 'waits'];
+/** The checks that judge the issuance episode: another suite starts it beside its own only when the run executes one. */
+export const ISSUANCE_EPISODE_CHECKS: readonly string[] = [
+  'issuance-limit.excess-429',
+  'issuance-limit.window-recovers',
+  'issuance-limit.at-most-limit-per-window',
+];
 
 /** One token request: its timing and answer. */
 export interface TokenHit extends Timed {
@@ -115,6 +121,8 @@ async function burst(ctx: CheckContext, max: number, intervalMs: number): Promis
       room = h.remaining === undefined ? 1 : Math.max(1, Math.min(BATCH, h.remaining - 1));
       return h;
     });
+    // A failure while the loop sleeps is handled by the next race (or the final wait), not left unhandled.
+    p.catch(() => undefined);
     inFlight.add(p);
     widest = Math.max(widest, inFlight.size);
   }
