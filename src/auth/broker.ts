@@ -33,6 +33,19 @@ export interface TokenBrokerOptions {
   onWait?: (info: { reason: string; ms: number; client?: string }) => void;
 }
 
+/** The broker options a target config decides: its clients and its declared issuance limit, window and token lifetime. */
+export function brokerOptionsOf(config: {
+  clients: ResolvedClient[];
+  limits: { tokenIssuancePerMinute: number; windowSec: number; tokenLifetimeSec: number };
+}): Pick<TokenBrokerOptions, 'clients' | 'issuancePerMinute' | 'windowSec' | 'tokenLifetimeSec'> {
+  return {
+    clients: config.clients,
+    issuancePerMinute: config.limits.tokenIssuancePerMinute,
+    windowSec: config.limits.windowSec,
+    tokenLifetimeSec: config.limits.tokenLifetimeSec,
+  };
+}
+
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
 /** Token requests per `token()`/`freshToken()` call when the endpoint answers 429 (each waits Retry-After). */

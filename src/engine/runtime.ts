@@ -8,7 +8,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { HttpClient } from '../http/client.js';
-import { TokenBroker } from '../auth/broker.js';
+import { brokerOptionsOf, TokenBroker } from '../auth/broker.js';
 import type { ResolvedConfig } from '../config/index.js';
 import type { OperationModel } from '../discovery/model.js';
 import type { ExchangeFacts, HttpProtocol, HttpResponse } from '../http/types.js';
@@ -298,10 +298,7 @@ export class Runtime {
     const tokens = (broker = new TokenBroker({
       http,
       tokenUrl,
-      clients: config.clients,
-      issuancePerMinute: config.limits.tokenIssuancePerMinute,
-      windowSec: config.limits.windowSec,
-      tokenLifetimeSec: config.limits.tokenLifetimeSec,
+      ...brokerOptionsOf(config),
       // Tokens are taken after every wait; one must still be valid when its request arrives.
       sendMarginMs: config.timeouts.requestMs,
       // Issuance waits end with the run: at its deadline and on interrupt.

@@ -21,7 +21,7 @@ import { scopeOf } from '../service/scopes.js';
 import type { HttpResponse } from '../http/types.js';
 import type { Runtime } from '../engine/runtime.js';
 import { redactString, registerSecret } from '../redact.js';
-import { TokenBroker } from '../auth/broker.js';
+import { brokerOptionsOf, TokenBroker } from '../auth/broker.js';
 import { SERVICE_BINDING } from '../service/run.js';
 
 /** The whole preflight (documents, then tokens) ends within this. */
@@ -199,14 +199,7 @@ export function discoveryBearer(config: ResolvedConfig, http: HttpClient): Disco
   const issue = async (): Promise<string | undefined> => {
     try {
       const tokenUrl = config.tokenUrl ?? (await SERVICE_BINDING.tokenUrl(http, config.baseUrl));
-      const broker = new TokenBroker({
-        http,
-        tokenUrl,
-        clients: config.clients,
-        issuancePerMinute: config.limits.tokenIssuancePerMinute,
-        windowSec: config.limits.windowSec,
-        tokenLifetimeSec: config.limits.tokenLifetimeSec,
-      });
+      const broker = new TokenBroker({ http, tokenUrl, ...brokerOptionsOf(config) });
       const res = await broker.request('main', { scopes: [PROBE_SCOPE] });
       const token = res.status < 300 ? (res.json as { access_token?: unknown } | undefined)?.access_token : undefined;
       if (typeof token !== 'string' || token === '') return undefined;

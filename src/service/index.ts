@@ -74,6 +74,7 @@ export {
   createEncounter,
   createOwn,
   createResource,
+  noCreatedId,
   refusedCreate,
   createdIdOf,
   expectCreated,

@@ -396,6 +396,16 @@ export function refusedCreate(ctx: CheckContext, res: HttpResponse, resource: st
   ctx.skip(`${answered}: a refused valid create is judged by ${owner.check}, so this check has nothing to work on (see ${owner.check})`);
 }
 
+/** A successful create (`what`) that names no id: the server assigns ids and the client learns them from the create. */
+export function noCreatedId(ctx: CheckContext, res: HttpResponse, what: string): never {
+  return ctx.fail(`${what} answered ${res.status} without the new resource's id (body id or Location)`, {
+    requirement: 'general.id-server-assigned',
+    expected: 'an id',
+    actual: null,
+    exchange: res.exchange.id,
+  });
+}
+
 /**
  * Creates a minimal valid resource through the target's published create. A create refused
  * for its published scope (401/403), a server error, or a created resource without an id is a
@@ -426,14 +436,7 @@ export async function createResource(ctx: CheckContext, resource: string, releas
     });
   }
   if (res.status < 200 || res.status >= 300) refusedCreate(ctx, res, resource, what);
-  const id =
-    createdIdOf(res) ??
-    ctx.fail(`${what} answered ${res.status} without the new resource's id (body id or Location)`, {
-      requirement: 'general.id-server-assigned',
-      expected: 'an id',
-      actual: null,
-      exchange,
-    });
+  const id = createdIdOf(res) ?? noCreatedId(ctx, res, what);
   ctx.created(resource, id, `${create.path}/${id}`);
   return id;
 }

@@ -16,6 +16,7 @@ import {
   hasRunTag,
   isObject,
   isSuccess,
+  noCreatedId,
   refusedCreate,
   runMeta,
 } from '../../src/service/index.js';
@@ -544,16 +545,6 @@ async function createForOrdering(ctx: CheckContext, ep: SearchEndpoint): Promise
     out.push({ id, sentAt, answeredAt });
   }
   return out;
-}
-
-/** A successful create that names no id: the server assigns ids and the client learns them from the create. */
-function noCreatedId(ctx: CheckContext, res: HttpResponse, what: string): never {
-  return ctx.fail(`${what} answered ${res.status} without the new resource's id (body id or Location)`, {
-    requirement: 'general.id-server-assigned',
-    expected: 'an id',
-    actual: null,
-    exchange: res.exchange.id,
-  });
 }
 
 function orderingBody(ctx: CheckContext, ep: SearchEndpoint, at: string): Record<string, unknown> {
