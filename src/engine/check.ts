@@ -54,6 +54,15 @@ export interface CheckDefinition {
    * request overrides it.
    */
   shareReads?: boolean;
+  /**
+   * Work the check rests on that may start before its turn, beside the checks scheduled before
+   * it: the rate-limit suite's key episodes on another organization's key, which run while the
+   * main key is paced. `roles(config)`: the keys the work drives ([]: it cannot start early).
+   * The executor calls `start` with a context of this check once no check still to run before it
+   * declares one of those roles (`clients`), and holds back every other request on those keys
+   * until the promise `start` returns settles (src/engine/executor.ts).
+   */
+  startEarly?: { roles(config: ResolvedConfig): readonly string[]; start(ctx: CheckContext): Promise<unknown> };
   run(ctx: CheckContext): Promise<void>;
 }
 

@@ -15,6 +15,7 @@ import { spreadRoles, type Runtime } from './runtime.js';
 import { slotOf } from './plan.js';
 import { shareKey } from './exchange-cache.js';
 import { plannedRequests } from './budget.js';
+import { DETACH_KEY } from './schedule.js';
 import type { CheckResult, Exchange, Finding } from './types.js';
 
 export interface ExecuteOptions {
@@ -29,13 +30,9 @@ export async function executeCheck(check: CheckDefinition, rt: Runtime, opts: Ex
   const unplannedBefore = rt.http.stats.unplanned429;
   let ending: Ending = { kind: 'completed' };
 
-  const excluded = excludedBy(rt.spec.profile, check) ?? rt.spec.exclusions?.get(check.id);
   try {
-    if (excluded) throwSkip(excluded);
-    const missing = (check.fixtures ?? []).filter((k) => !rt.config.fixtures[k]);
-    if (missing.length) throwSkip(`fixture${missing.length > 1 ? 's' : ''} not provided: ${missing.join(', ')}`);
-    const roles = (check.clients ?? []).filter((r) => !rt.config.clients.some((c) => c.role === r));
-    if (roles.length) throwSkip(`no client with role ${roles.join(', ')} in the config`);
+    const skipped = whyNotRun(check, rt);
+    if (skipped) throwSkip(skipped);
     const ctx = createContext(check, rt, recorder);
     await withinBudget(opts.timeoutMs, recorder, () => rt.als.run({ recorder, area: check.area, check: check.id }, () => check.run(ctx)));
   } catch (e) {
@@ -132,6 +129,30 @@ async function withinBudget(timeoutMs: number | undefined, recorder: CheckRecord
 function curlFor(primary: Finding | undefined, r: CheckRecorder): string | undefined {
   const ex = (primary?.exchange && r.evidence.find((x) => x.id === primary.exchange)) || r.evidence[r.evidence.length - 1];
   return ex?.curl;
+}
+
+/** Why the check does not run here (the profile or the run excludes it, a fixture or client role is missing), else undefined. */
+export function whyNotRun(check: CheckDefinition, rt: Runtime): string | undefined {
+  const excluded = excludedBy(rt.spec.profile, check) ?? rt.spec.exclusions?.get(check.id);
+  if (excluded) return excluded;
+  const missing = (check.fixtures ?? []).filter((k) => !rt.config.fixtures[k]);
+  if (missing.length) return `fixture${missing.length > 1 ? 's' : ''} not provided: ${missing.join(', ')}`;
+  const roles = (check.clients ?? []).filter((r) => !rt.config.clients.some((c) => c.role === r));
+  if (roles.length) return `no client with role ${roles.join(', ')} in the config`;
+  return undefined;
+}
+
+/**
+ * Starts a check's early work (CheckDefinition.startEarly) with a context of the check, attributed
+ * to it; returns the work's promise (never rejecting: the check meets any failure when it runs).
+ */
+export function startEarlyWork(check: CheckDefinition, rt: Runtime): Promise<unknown> {
+  const recorder = new CheckRecorder();
+  const ctx = createContext(check, rt, recorder);
+  // Detached work of the check (schedule.ts, episode): its requests count for the check's area and pass the keys it owns.
+  const detach = rt.shared.get(DETACH_KEY) as <T>(fn: () => Promise<T>) => Promise<T>;
+  const work = rt.als.run({ recorder, area: check.area, check: check.id }, () => detach(async () => check.startEarly!.start(ctx)));
+  return work.catch(() => undefined);
 }
 
 function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecorder): CheckContext {

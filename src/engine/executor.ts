@@ -4,7 +4,7 @@
  * The CLI, the embedded run and the mutation runner all come through here.
  */
 import type { CheckDefinition } from './check.js';
-import { executeCheck } from './execute.js';
+import { executeCheck, startEarlyWork, whyNotRun } from './execute.js';
 import { plannedCheck, type RunEvents } from './events.js';
 import { planChecks, slotOf, type CatalogCheck, type Slot } from './plan.js';
 import { PLANNED_KEY } from './schedule.js';
@@ -25,8 +25,10 @@ export async function executePlan(
   // Episodes shared by several checks skip the parts no executed check judges.
   rt.shared.set(PLANNED_KEY, new Set(planned.map((c) => c.id)));
   const results: CheckResult[] = [];
+  const early = earlyStarter(planned, rt);
   for (const [index, check] of planned.entries()) {
     if (rt.signal.aborted) break;
+    early(index);
     const info = plannedCheck(check, slotOf(check));
     events.emit({ type: 'check-started', check: info, index, total: planned.length });
     const result = await executeCheck(check, rt, { timeoutMs: check.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS });
@@ -36,4 +38,26 @@ export async function executePlan(
     events.emit({ type: 'check-finished', check: info, result, index, total: planned.length, stats: rt.runStats() });
   }
   return results;
+}
+
+/**
+ * Starts the early work of the planned checks that declare some (CheckDefinition.startEarly)
+ * and will run: before check `index` runs, once no check from it up to the declaring one
+ * declares one of the work's roles. The work owns those keys until it settles.
+ */
+function earlyStarter(planned: readonly CheckDefinition[], rt: Runtime): (index: number) => void {
+  const pending = planned
+    .map((check, at) => ({ check, at, roles: check.startEarly && !whyNotRun(check, rt) ? check.startEarly.roles(rt.config) : [] }))
+    .filter((e) => e.roles.length > 0);
+  return (index) => {
+    for (const e of [...pending]) {
+      if (e.at < index) {
+        pending.splice(pending.indexOf(e), 1); // its own turn has come: it starts its work as it runs
+        continue;
+      }
+      if (planned.slice(index, e.at).some((c) => (c.clients ?? []).some((r) => e.roles.includes(r)))) continue;
+      pending.splice(pending.indexOf(e), 1);
+      rt.reserveKeys(e.roles, startEarlyWork(e.check, rt));
+    }
+  };
 }

@@ -111,7 +111,9 @@ const KEY_LOG_MAX = 20_000;
 
 export class Runtime {
   /** The check (or detached episode, by the area of the check that started it) whose requests are being made. */
-  readonly als = new AsyncLocalStorage<{ recorder: CheckRecorder; area?: string; check?: string }>();
+  readonly als = new AsyncLocalStorage<{ recorder: CheckRecorder; area?: string; check?: string; detached?: boolean }>();
+  /** Keys owned by work started early (an exhaustion episode), until it settles: other requests on them wait. */
+  private readonly keyOwners = new Map<string, Promise<unknown>>();
   /** The run's shared exchanges (src/engine/exchange-cache.ts). */
   readonly exchanges = new ExchangeCache();
   /** Requests to the token endpoint, every attempt. */
@@ -135,6 +137,31 @@ export class Runtime {
     readonly events: RunEvents,
     readonly tokenUrl: string,
   ) {}
+
+  /**
+   * Gives `roles`' keys to detached work until `until` settles: a request on one of them made
+   * outside detached work waits until then (HttpClientOptions.keyGate), so nothing else spends
+   * the window the work counts on.
+   */
+  reserveKeys(roles: readonly string[], until: Promise<unknown>): void {
+    const done = until.then(
+      () => undefined,
+      () => undefined,
+    );
+    for (const role of roles) {
+      const before = this.keyOwners.get(role);
+      const owned = before ? Promise.all([before, done]) : done;
+      this.keyOwners.set(role, owned);
+      void owned.then(() => {
+        if (this.keyOwners.get(role) === owned) this.keyOwners.delete(role);
+      });
+    }
+  }
+
+  /** What a request on `role`'s key waits for first: the key's owner, unless the request is the owner's (detached work). */
+  keyGate(role: string): Promise<unknown> | undefined {
+    return this.als.getStore()?.detached ? undefined : this.keyOwners.get(role);
+  }
 
   /** Waits of the HTTP layer and the token broker, and those checks announce. */
   onWait(w: WaitInfo): void {
@@ -293,6 +320,7 @@ export class Runtime {
         replaceExpired: async (token) => broker?.replaceExpired(token),
       },
       onTokenReissued: (info) => runtime?.tokenReissued(info),
+      keyGate: (client) => runtime?.keyGate(client),
     });
     const tokenUrl = config.tokenUrl ?? (await spec.service.tokenUrl(http, config.baseUrl));
     const tokens = (broker = new TokenBroker({
@@ -310,7 +338,7 @@ export class Runtime {
     // Detached work belongs to no check: its exchanges count for the area of the check that started it.
     rt.shared.set(DETACH_KEY, <T>(fn: () => Promise<T>) => {
       const { area = 'unattributed', check = 'unattributed' } = rt.als.getStore() ?? {};
-      return rt.als.run({ recorder: rt.episodeRecorder(check, area), area, check }, fn);
+      return rt.als.run({ recorder: rt.episodeRecorder(check, area), area, check, detached: true }, fn);
     });
     if (spec.jwksControl) {
       registerSecret(spec.jwksControl.url);

@@ -116,6 +116,8 @@ export class HttpClient {
   async request(opts: RequestOptions): Promise<HttpResponse> {
     const prepared = this.prepare(opts);
     const bucket = this.bucketOf(opts, prepared.url);
+    // Another piece of work owns the key (an exhaustion episode): wait until it is done with it.
+    if (opts.client !== undefined && bucket !== PER_SOURCE_BUCKET) await this.opts.keyGate?.(opts.client);
     const maxRetryWait = this.opts.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS;
     let token = opts.token;
     let reissued = false;

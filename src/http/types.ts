@@ -200,6 +200,11 @@ export interface HttpClientOptions {
    * suite's token handling, not the target's fault.
    */
   onTokenReissued?: (info: { exchange: Exchange; client?: string; ageMs: number; lifetimeMs: number }) => void;
+  /**
+   * Called before a request of a client's key (not the per-source token endpoint) is paced: a
+   * promise holds it back while other work owns the key (an exhaustion episode started early).
+   */
+  keyGate?: (client: string) => Promise<unknown> | undefined;
 }
 
 export interface HttpStats {

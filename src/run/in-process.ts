@@ -21,8 +21,8 @@ export interface InProcessOptions {
   requirements?: readonly string[];
   /** Also these checks, by id, whatever requirements they name. */
   ids?: readonly string[];
-  /** Target config members laid over the embedded reference's (e.g. `documentReference` declarations). */
-  config?: Record<string, unknown>;
+  /** Target config members laid over the embedded reference's (e.g. `documentReference` declarations), or a function of its config. */
+  config?: Record<string, unknown> | ((raw: Record<string, unknown>) => Record<string, unknown>);
   /** Run deadline from now, ms (default 5 minutes). */
   deadlineMs?: number;
   subscribers?: readonly Subscriber[];

@@ -50,8 +50,11 @@ export interface RunOptions {
   ids?: readonly string[];
   /** These checks instead of the suites' catalog (project tests). */
   checks?: ChecksExport;
-  /** Embedded reference only: target config members laid over its generated config (e.g. `documentReference` declarations). */
-  configOverlay?: Record<string, unknown>;
+  /**
+   * Embedded reference only: target config members laid over its generated config (e.g.
+   * `documentReference` declarations), or a function of the generated config (e.g. without a client).
+   */
+  configOverlay?: Record<string, unknown> | ((raw: Record<string, unknown>) => Record<string, unknown>);
   redactPhi?: boolean;
   /** Options for the embedded reference (faults, modes, limits). */
   reference?: ReferenceOptions;
@@ -409,7 +412,12 @@ async function resolveTarget(options: RunOptions): Promise<Target> {
   const limits = profile === 'certification' ? {} : embeddedLimits(options.reference?.limits);
   const { server, jwks, rawConfig } = await startEmbeddedTarget({ ...options.reference, host: '127.0.0.1', port: 0 }, limits);
   try {
-    const config = await resolveConfig({ ...rawConfig, ...options.configOverlay }, PROJECT_ROOT, { profile });
+    const overlay = options.configOverlay;
+    const config = await resolveConfig(
+      typeof overlay === 'function' ? overlay(rawConfig as Record<string, unknown>) : { ...rawConfig, ...overlay },
+      PROJECT_ROOT,
+      { profile },
+    );
     return { config, server, jwks, embedded: true };
   } catch (e) {
     await server.close();

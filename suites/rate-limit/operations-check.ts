@@ -7,7 +7,7 @@
  */
 import { type CheckContext, defineCheck } from '../../src/engine/index.js';
 import { catalogCodeOf, expectError } from '../../src/service/index.js';
-import { excessScenario } from './scenarios.js';
+import { excessScenario, KEY_EPISODES_EARLY } from './scenarios.js';
 import { THROTTLED_OPERATIONS } from './operations.js';
 
 export const operationsCheck = defineCheck({
@@ -20,6 +20,7 @@ export const operationsCheck = defineCheck({
   tags: ['writes', 'exhausts-key-limit', 'waits'],
   fixtures: ['medicationRequest'],
   timeoutMs: 10 * 60_000,
+  startEarly: KEY_EPISODES_EARLY,
   // The hold after the early retry, then a window spreading the key's requests before the operations.
   waitWindows: 2,
   async run(ctx: CheckContext) {

@@ -45,7 +45,7 @@ import {
   type Verdict,
   windowSlackMs,
 } from '../../src/service/index.js';
-import { FAST_CONCURRENCY, type Hit, hit, keyTraffic, othersThan, type Probe, timed, tokenFor, wait, waitUntil } from './support.js';
+import { FAST_CONCURRENCY, fixtureKeyFor, type Hit, hit, keyTraffic, othersThan, type Probe, timed, tokenFor, wait, waitUntil } from './support.js';
 
 const SCOPES = {
   MedicationRequest: { read: ['system/MedicationRequest.rs'], write: ['system/MedicationRequest.cru'], create: ['system/MedicationRequest.c'] },
@@ -59,8 +59,10 @@ export interface ThrottledOperation {
   resource: Resource;
   interaction: ModelOperation['interaction'];
   scopes: readonly string[];
+  /** Fixture keys of main's organization (the key's own organization's are used: fixtureKeyFor). */
   fixtures: string[];
-  request(ctx: CheckContext, op: ModelOperation): { method: string; url: string; body?: unknown };
+  /** The request, sent with `role`'s key: records of that key's organization. */
+  request(ctx: CheckContext, op: ModelOperation, role: string): { method: string; url: string; body?: unknown };
 }
 
 const FIXTURE = { MedicationRequest: 'medicationRequest', Encounter: 'encounter' } as const;
@@ -68,8 +70,12 @@ const SLUG = { MedicationRequest: 'medication-request', Encounter: 'encounter' }
 
 function operationsOf(resource: Resource): ThrottledOperation[] {
   const scopes = SCOPES[resource];
-  const body = (ctx: CheckContext, id?: string) =>
-    resource === 'Encounter' ? encounterBody(ctx, id ? { id } : {}) : newMedicationRequest(ctx, id ? { id } : {});
+  const fixture = (ctx: CheckContext, role: string, key: string) => ctx.fixture(fixtureKeyFor(role, key));
+  // The subject is a patient of the key's organization.
+  const body = (ctx: CheckContext, role: string, id?: string) => {
+    const fields = { ...(id ? { id } : {}), subject: { reference: `Patient/${fixture(ctx, role, 'patient')}` } };
+    return resource === 'Encounter' ? encounterBody(ctx, fields) : newMedicationRequest(ctx, fields);
+  };
   const writeFixtures = resource === 'Encounter' ? ['patient', 'practitioner'] : ['patient'];
   return [
     {
@@ -78,7 +84,7 @@ function operationsOf(resource: Resource): ThrottledOperation[] {
       interaction: 'read',
       scopes: scopes.read,
       fixtures: [FIXTURE[resource]],
-      request: (ctx, op) => ({ method: 'GET', url: ctx.path(op.path, { id: ctx.fixture(FIXTURE[resource]) }) }),
+      request: (ctx, op, role) => ({ method: 'GET', url: ctx.path(op.path, { id: fixture(ctx, role, FIXTURE[resource]) }) }),
     },
     {
       requirement: `${SLUG[resource]}.search-429`,
@@ -86,7 +92,7 @@ function operationsOf(resource: Resource): ThrottledOperation[] {
       interaction: 'search-type',
       scopes: scopes.read,
       fixtures: ['patient'],
-      request: (ctx, op) => ({ method: 'GET', url: `${op.path}?patient=${encodeURIComponent(ctx.fixture('patient'))}&_count=1` }),
+      request: (ctx, op, role) => ({ method: 'GET', url: `${op.path}?patient=${encodeURIComponent(fixture(ctx, role, 'patient'))}&_count=1` }),
     },
     {
       requirement: `${SLUG[resource]}.create-429`,
@@ -94,7 +100,7 @@ function operationsOf(resource: Resource): ThrottledOperation[] {
       interaction: 'create',
       scopes: scopes.create,
       fixtures: writeFixtures,
-      request: (ctx, op) => ({ method: 'POST', url: op.path, body: body(ctx) }),
+      request: (ctx, op, role) => ({ method: 'POST', url: op.path, body: body(ctx, role) }),
     },
     {
       requirement: `${SLUG[resource]}.update-429`,
@@ -102,9 +108,9 @@ function operationsOf(resource: Resource): ThrottledOperation[] {
       interaction: 'update',
       scopes: scopes.write,
       fixtures: writeFixtures,
-      request: (ctx, op) => {
+      request: (ctx, op, role) => {
         const missing = randomUUID();
-        return { method: 'PUT', url: ctx.path(op.path, { id: missing }), body: body(ctx, missing) };
+        return { method: 'PUT', url: ctx.path(op.path, { id: missing }), body: body(ctx, role, missing) };
       },
     },
   ];
@@ -193,11 +199,11 @@ export function leaveGap(requests: readonly Timed[], now: number, windowMs: numb
   return { start: t, end: Infinity };
 }
 
-/** The operations this target can be asked: published, with their fixtures configured. */
-export function sendable(ctx: CheckContext, t: ThrottledOperation): { op?: ModelOperation; notSent?: string } {
+/** The operations this target can be asked with `role`'s key: published, with their fixtures configured. */
+export function sendable(ctx: CheckContext, t: ThrottledOperation, role: string): { op?: ModelOperation; notSent?: string } {
   const op = ctx.findOperation(t.resource, t.interaction, 'R4');
   if (!op) return { notSent: `the target publishes no R4 ${t.resource} ${t.interaction} operation` };
-  const missing = t.fixtures.filter((f) => !ctx.hasFixture(f));
+  const missing = t.fixtures.map((f) => fixtureKeyFor(role, f)).filter((f) => !ctx.hasFixture(f));
   if (missing.length) return { notSent: `fixture not provided: ${missing.join(', ')}` };
   return { op };
 }
@@ -217,7 +223,7 @@ const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
  * Retry-After of its last refusal has elapsed. `rttMs`: the key's measured round trip.
  */
 export async function sendThrottled(ctx: CheckContext, probe: Probe, rttMs: number): Promise<ThrottlePhase> {
-  const todo = THROTTLED_OPERATIONS.map((t) => ({ t, ...sendable(ctx, t) }));
+  const todo = THROTTLED_OPERATIONS.map((t) => ({ t, ...sendable(ctx, t, probe.role) }));
   const plan = throttlePlan(probe, rttMs, todo.filter((x) => x.op).length);
   const phase: ThrottlePhase = { answers: [], plan, fillers: 0, refusedFills: 0, startedAt: Date.now(), endedAt: Date.now() };
   const deadline = phase.startedAt + plan.budgetMs;
@@ -354,7 +360,7 @@ export async function sendThrottled(ctx: CheckContext, probe: Probe, rttMs: numb
       if (mayLeaveWithin(othersThan(log(), [before]), before.sentAt, sendAt + opMs, W).length) continue;
       await wait(ctx, sendAt - Date.now(), "rate-limit: sending the operation just before the key's next group of requests leaves the window");
       const sentAt = Date.now();
-      const res = await ctx.fhir({ role: probe.role, scopes: [...t.scopes], pace: false, retry: 'none', expect429: true, ...t.request(ctx, op) });
+      const res = await ctx.fhir({ role: probe.role, scopes: [...t.scopes], pace: false, retry: 'none', expect429: true, ...t.request(ctx, op, probe.role) });
       const h: Hit = { sentAt, receivedAt: Date.now(), res, headers: rateHeaders(res) };
       if (refused(h)) phase.lastRefusal = h;
       const verdict = judgeThrottled({

@@ -25,7 +25,8 @@
  * more requests in flight; a second inconclusive try makes the checks skip with the
  * figures of both. Each episode ends with its key served again.
  */
-import { type CheckContext, episode, excludedBy, planned } from '../../src/engine/index.js';
+import type { ResolvedConfig } from '../../src/config/index.js';
+import { type CheckContext, type CheckDefinition, episode, excludedBy, planned } from '../../src/engine/index.js';
 import { ISSUANCE_EPISODE_CHECKS, ISSUANCE_RECOVERY_TAGS, issuanceEpisode, issuanceRecovery } from '../../src/service/index.js';
 import { THROTTLED_OPERATIONS, operationTokens, sendThrottled, sendable, type ThrottledAnswer, type ThrottlePhase } from './operations.js';
 import { type BurstFigures, judgeKeyBurst, judgeSlide, type SlideFigures, type Verdict, windowSlackMs } from '../../src/service/index.js';
@@ -37,12 +38,14 @@ import {
   FAST_CONCURRENCY,
   type Hit,
   hit,
+  organizationSiblings,
   type Probe,
   PROBE_SCOPES,
   probeFor,
   quietKey,
   recover,
   throttleRole,
+  throttleRoleOf,
   timed,
   tokenFor,
   trafficBefore,
@@ -107,10 +110,34 @@ export function slidingScenario(ctx: CheckContext): Promise<SlidingScenario> {
   return ctx.shared.get(SLIDING_KEY) as Promise<SlidingScenario>;
 }
 
-/** The key of the sliding scenario: another organization's when configured, so it can run beside the excess one. */
+/**
+ * The key of the sliding scenario: the excess scenario's when that is another organization's
+ * (both run beside the paced checks, one after the other); else the second organization's when
+ * configured, so it runs beside the excess one; else the excess one's.
+ */
 export function slidingRole(ctx: CheckContext): string {
-  return ctx.config.clients.some((c) => c.role === 'second-org') && ctx.hasFixture('otherOrgMedicationRequest') ? 'second-org' : throttleRole(ctx);
+  const throttled = throttleRole(ctx);
+  if (throttled === 'second-org') return throttled;
+  return ctx.config.clients.some((c) => c.role === 'second-org') && ctx.hasFixture('otherOrgMedicationRequest') ? 'second-org' : throttled;
 }
+
+/**
+ * The keys the key episodes may drive from the start of the paced checks (CheckDefinition.startEarly):
+ * both on another organization's key, whose ceilings the main key's traffic never meets; none
+ * when they drive a key of main's organization (they wait for the exhausting slot, main quiet).
+ */
+export function earlyRoles(config: Pick<ResolvedConfig, 'clients' | 'fixtures'>): string[] {
+  return throttleRoleOf(config) === 'second-org' ? ['second-org'] : [];
+}
+
+/** The key episodes, started early (beside the paced checks): settles once both have ended. */
+export function startKeyEpisodes(ctx: CheckContext): Promise<unknown> {
+  startEpisodes(ctx, { issuance: false });
+  return Promise.allSettled([ctx.shared.get(EXCESS_KEY), ctx.shared.get(SLIDING_KEY)]);
+}
+
+/** CheckDefinition.startEarly of the checks that judge the key episodes. */
+export const KEY_EPISODES_EARLY: NonNullable<CheckDefinition['startEarly']> = { roles: earlyRoles, start: startKeyEpisodes };
 
 /**
  * How long the key episodes last when their first try is conclusive, ms: the sliding one 2.5
@@ -128,8 +155,22 @@ function validForMs(ctx: CheckContext, ms: number): number {
   return Math.min(ms, 0.8 * ctx.limits.tokenLifetimeSec * 1000);
 }
 
-function startEpisodes(ctx: CheckContext): void {
-  if (ctx.shared.has(EXCESS_KEY)) return;
+/**
+ * Starts the key episodes once per run, and (`issuance`, when a check of the exhausting slot
+ * asks) the issuance episode beside them. Started early, the key episodes leave the issuance
+ * episode to the exhausting slot: an exhausted token endpoint would hold up the paced checks.
+ */
+function startEpisodes(ctx: CheckContext, opts: { issuance: boolean } = { issuance: true }): void {
+  if (!ctx.shared.has(EXCESS_KEY)) startKeys(ctx);
+  if (opts.issuance && !ctx.shared.has(ISSUANCE_STARTED_KEY) && issuanceRunsToo(ctx)) {
+    ctx.shared.set(ISSUANCE_STARTED_KEY, true);
+    startIssuance(ctx);
+  }
+}
+
+const ISSUANCE_STARTED_KEY = 'rate-limit.issuance-started';
+
+function startKeys(ctx: CheckContext): void {
   const excessProbe = probeFor(ctx, throttleRole(ctx));
   const slidingProbe = probeFor(ctx, slidingRole(ctx));
   const ready = episode(ctx.shared, TOKENS_KEY, () => episodeTokens(ctx, [excessProbe, slidingProbe]));
@@ -138,23 +179,29 @@ function startEpisodes(ctx: CheckContext): void {
     return runExcess(ctx, excessProbe);
   });
   const sameKey = slidingProbe.role === excessProbe.role;
-  const sliding = episode(ctx.shared, SLIDING_KEY, async () => {
+  episode(ctx.shared, SLIDING_KEY, async () => {
     await (sameKey ? excess : ready);
     return runSliding(ctx, slidingProbe);
   });
-  if (issuanceRunsToo(ctx)) {
-    // Beside the key episodes when their tokens outlive them; else after them, since
-    // an exhausted token endpoint would hold up every token they renew mid-burst.
-    const outlive = validForMs(ctx, episodesMs(ctx)) >= episodesMs(ctx);
-    const start = outlive ? ready : Promise.allSettled([excess, sliding]);
-    void start.then(
-      () => {
-        issuanceEpisode(ctx);
-        issuanceRecovery(ctx);
-      },
-      () => undefined,
-    );
-  }
+}
+
+/**
+ * The issuance episode, beside the key episodes when their tokens outlive what is left of them
+ * (renewed first when the key episodes started early); else after them, since an exhausted token
+ * endpoint would hold up every token they renew mid-burst.
+ */
+function startIssuance(ctx: CheckContext): void {
+  const keys = Promise.allSettled([ctx.shared.get(EXCESS_KEY), ctx.shared.get(SLIDING_KEY)]);
+  const probes = [probeFor(ctx, throttleRole(ctx)), probeFor(ctx, slidingRole(ctx))];
+  const outlive = validForMs(ctx, episodesMs(ctx)) >= episodesMs(ctx);
+  const start = outlive ? (ctx.shared.get(TOKENS_KEY) as Promise<void>).then(() => episodeTokens(ctx, probes)) : keys;
+  void start.then(
+    () => {
+      issuanceEpisode(ctx);
+      issuanceRecovery(ctx);
+    },
+    () => undefined,
+  );
 }
 
 /**
@@ -217,7 +264,9 @@ async function runExcess(ctx: CheckContext, probe: Probe): Promise<ExcessScenari
   await ctx.sleep(Math.min(1500, retryAfterMs / 2));
   // The one request sent before Retry-After on purpose (rate-limit.early-retry-refused-and-extends-reset).
   s.earlyRetry = await hit(ctx, probe, { earlyRetry: true });
-  if (probe.role !== 'main') s.otherKey = await hit(ctx, probeFor(ctx, 'main'));
+  // Another key of the key's organization, when the config has one (main for extra).
+  const sibling = organizationSiblings(ctx, probe.role).find((r) => r === 'main') ?? organizationSiblings(ctx, probe.role)[0];
+  if (sibling) s.otherKey = await hit(ctx, probeFor(ctx, sibling));
 
   const refusals = [...s.burst.hits, s.earlyRetry].filter((h) => h.res.status === 429);
   if (refusals.length === 0) return s;
@@ -229,7 +278,7 @@ async function runExcess(ctx: CheckContext, probe: Probe): Promise<ExcessScenari
   const served = await recover(ctx, probe, s.afterWait);
   if (served.res.status === 429) {
     s.operations = THROTTLED_OPERATIONS.map((t) => {
-      const { notSent } = sendable(ctx, t);
+      const { notSent } = sendable(ctx, t, probe.role);
       return {
         requirement: t.requirement,
         ...(notSent

@@ -3,6 +3,7 @@
  * probes that bypass client-side pacing, driving a key to its limit, and
  * waiting until the key is served again so later checks are not stalled.
  */
+import type { ResolvedConfig } from '../../src/config/index.js';
 import type { CheckContext } from '../../src/engine/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 import { pathOf, rateHeaders, type RateHeaders, type Timed, windowSlackMs } from '../../src/service/index.js';
@@ -35,14 +36,36 @@ export interface Probe {
   windowMs: number;
 }
 
-/** The client whose key is driven to its limit: `extra` when the config has one, so `main` stays free. */
+/** The fixtures of the second organization the episodes need on its key (the probe, and the throttled operations). */
+export const OTHER_ORG_FIXTURES = ['otherOrgMedicationRequest', 'otherOrgPatient', 'otherOrgEncounter'] as const;
+
+/**
+ * The client whose key the exhaustion episodes drive to its limit:
+ * - `second-org` when the config has it and its fixtures: another organization, whose ceilings
+ *   the main key's traffic never meets, so the episodes run beside the paced checks;
+ * - else `extra`, another key of main's organization (the run keeps main quiet meanwhile: the
+ *   organization's ceiling is not shown);
+ * - else `main`.
+ */
+export function throttleRoleOf(config: Pick<ResolvedConfig, 'clients' | 'fixtures'>): string {
+  const roles = new Set(config.clients.map((c) => c.role as string));
+  if (roles.has('second-org') && OTHER_ORG_FIXTURES.every((f) => config.fixtures[f])) return 'second-org';
+  return roles.has('extra') ? 'extra' : 'main';
+}
+
 export function throttleRole(ctx: CheckContext): string {
-  return ctx.config.clients.some((c) => c.role === 'extra') ? 'extra' : 'main';
+  return throttleRoleOf(ctx.config);
+}
+
+/** The fixture of `key` (a record of main's organization) for `role`'s organization. */
+export function fixtureKeyFor(role: string, key: string): string {
+  if (role !== 'second-org') return key;
+  return { medicationRequest: 'otherOrgMedicationRequest', encounter: 'otherOrgEncounter', patient: 'otherOrgPatient' }[key] ?? key;
 }
 
 /** A cheap authenticated request for `role`: a read of a fixture MedicationRequest of the key's organization. */
 export function probeFor(ctx: CheckContext, role: string): Probe {
-  const fixture = role === 'second-org' ? 'otherOrgMedicationRequest' : 'medicationRequest';
+  const fixture = fixtureKeyFor(role, 'medicationRequest');
   return {
     role,
     url: ctx.path(pathOf(ctx, 'R4', 'MedicationRequest', 'read'), { id: ctx.fixture(fixture) }),

@@ -30,10 +30,23 @@ const LIMITS: Partial<ReferenceLimits> = {
 
 const operations = exhaustionChecks.filter((c) => c.id === 'rate-limit.operations-429');
 
+/** With a second organization the episodes drive its key, which has no sibling key: the organization-ceiling observation skips. */
+const ORG_OBSERVATION_SKIP =
+  "rate-limit.organization-ceiling-while-key-throttled: skip (the episodes drove the second-org key (another organization's, so they ran beside the paced checks), and the config has no other key of its organization)";
+const notPassing = (results: Map<string, import('../../src/engine/types.js').CheckResult>) =>
+  describeResults(results).filter((l) => !/: (pass|observation)\b/.test(l) && l !== ORG_OBSERVATION_SKIP);
+
+/** The embedded config without the second organization's client: the episodes drive `extra`, another key of main's organization. */
+const withoutSecondOrg = (raw: Record<string, unknown>) => ({
+  ...raw,
+  clients: (raw.clients as Array<{ role: string }>).filter((c) => c.role !== 'second-org'),
+});
+
 describe('exhaustion episodes (certification schedule)', () => {
   it('every exhaustion check passes from one episode per limit, with no unplanned 429', async () => {
     const results = await runInProcess([...exhaustionChecks, ...issuanceChecks], { limits: LIMITS, profile: 'full' });
-    expect(describeResults(results).filter((l) => !/: (pass|observation)\b/.test(l))).toEqual([]);
+    expect(notPassing(results)).toEqual([]);
+    expect(describeResults(results)).toContain(ORG_OBSERVATION_SKIP);
     for (const r of results.values()) expect(r.stats?.unplanned429, r.id).toBe(0);
     // The issuance burst ran once, beside the key episodes: the recovery check's only exchange is the token request after the wait.
     expect(results.get('issuance-limit.window-recovers')!.evidence.map((x) => x.response?.status)).toEqual([200]);
@@ -41,10 +54,21 @@ describe('exhaustion episodes (certification schedule)', () => {
     const ops = results.get('rate-limit.operations-429')!;
     expect(ops.requirements).toHaveLength(8);
     expect(ops.evidence.filter((x) => x.response?.status === 429)).toHaveLength(8);
-    // The sliding scenario ran on the other organization's key, beside the excess one.
+    // Both key episodes ran on the other organization's key, one after the other.
     const sliding = results.get('rate-limit.capacity-returns-as-requests-leave-window')!;
     expect(new Set(sliding.evidence.map((x) => x.client))).toEqual(new Set(['second-org']));
+    expect(new Set(results.get('rate-limit.excess-gives-429')!.evidence.map((x) => x.client))).toEqual(new Set(['second-org']));
   }, 120_000);
+
+  it("without a second organization, the episodes drive another key of main's organization, and the organization ceiling is observed", async () => {
+    const results = await runInProcess([...exhaustionChecks, ...issuanceChecks], { limits: LIMITS, profile: 'full', config: withoutSecondOrg });
+    expect(describeResults(results).filter((l) => !/: (pass|observation)\b/.test(l))).toEqual([]);
+    for (const r of results.values()) expect(r.stats?.unplanned429, r.id).toBe(0);
+    expect(new Set(results.get('rate-limit.excess-gives-429')!.evidence.map((x) => x.client))).toEqual(new Set(['extra']));
+    const org = results.get('rate-limit.organization-ceiling-while-key-throttled')!;
+    expect(org.outcome).toBe('observation');
+    expect(org.evidence.map((x) => x.client)).toEqual(['main']);
+  }, 180_000);
 
   it('a target that doubles the wait on every early request: no request but the one early retry leaves on a key before its Retry-After, and every check passes', async () => {
     const exchanges: Exchange[] = [];
@@ -58,7 +82,7 @@ describe('exhaustion episodes (certification schedule)', () => {
         },
       ],
     });
-    expect(describeResults(results).filter((l) => !/: (pass|observation)\b/.test(l))).toEqual([]);
+    expect(notPassing(results)).toEqual([]);
     // Per key: every request that started after a 429 was sent (or while it was in flight) and before its
     // Retry-After elapsed from its answer. Exact: the client records both times and holds the key until then.
     const early: string[] = [];

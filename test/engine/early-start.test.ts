@@ -1,0 +1,102 @@
+/**
+ * Work started early (CheckDefinition.startEarly): the executor starts it once no check still to
+ * run before its own declares one of its keys, and holds back every other request on those keys
+ * until it settles. Against the embedded reference; nothing here is timed, only ordered.
+ */
+import { describe, expect, it } from 'vitest';
+import { defineCheck, type CheckContext, type CheckDefinition } from '../../src/engine/check.js';
+import { runConformance } from '../../src/run/index.js';
+
+const READ = ['system/MedicationRequest.rs'];
+
+/** Moments (ms) the checks and the early work recorded. */
+interface Trace {
+  earlyStart?: number;
+  earlyEnd?: number;
+  declaredEnd?: number;
+  pacedStart?: number;
+  undeclaredSent?: number;
+}
+
+function checksFor(trace: Trace): CheckDefinition[] {
+  const otherOrgRead = (ctx: CheckContext) =>
+    ctx.fhir({ role: 'second-org', scopes: READ, url: `/fhir/R4/MedicationRequest/${ctx.fixture('otherOrgMedicationRequest')}` });
+  const base = { area: 'rate-limit', level: 'MUST' as const, requirements: ['rate-limit.excess-429'] };
+  let work: Promise<unknown> | undefined;
+  return [
+    defineCheck({
+      ...base,
+      id: 'demo.declares-second-org',
+      title: 'uses the second organization key (declared)',
+      clients: ['second-org'],
+      async run(ctx) {
+        await otherOrgRead(ctx);
+        trace.declaredEnd = Date.now();
+      },
+    }),
+    defineCheck({
+      ...base,
+      id: 'demo.paced',
+      title: 'a main-key read',
+      async run(ctx) {
+        trace.pacedStart = Date.now();
+        await ctx.fhir({ scopes: READ, url: `/fhir/R4/MedicationRequest/${ctx.fixture('medicationRequest')}` });
+      },
+    }),
+    defineCheck({
+      ...base,
+      id: 'demo.undeclared-second-org',
+      title: 'uses the second organization key without declaring it',
+      async run(ctx) {
+        const res = await otherOrgRead(ctx);
+        trace.undeclaredSent = Date.parse(res.exchange.startedAt);
+      },
+    }),
+    defineCheck({
+      ...base,
+      id: 'demo.exhausting',
+      title: 'judges work started early',
+      tags: ['exhausts-key-limit', 'waits'],
+      startEarly: {
+        roles: () => ['second-org'],
+        start: (ctx) =>
+          (work ??= (async () => {
+            trace.earlyStart = Date.now();
+            await otherOrgRead(ctx);
+            await ctx.sleep(300);
+            await otherOrgRead(ctx);
+            trace.earlyEnd = Date.now();
+          })()),
+      },
+      async run() {
+        await work;
+      },
+    }),
+  ];
+}
+
+describe('work started early', () => {
+  it('starts after the last check declaring its key, before the paced checks after it, and owns the key until it ends', async () => {
+    const trace: Trace = {};
+    const run = await runConformance({ checks: checksFor(trace), profile: 'full', progress: false, writeReports: false });
+    expect(run.results.map((r) => `${r.id}: ${r.outcome}`)).toEqual([
+      'demo.declares-second-org: pass',
+      'demo.paced: pass',
+      'demo.undeclared-second-org: pass',
+      'demo.exhausting: pass',
+    ]);
+    expect(trace.earlyStart).toBeGreaterThanOrEqual(trace.declaredEnd!);
+    expect(trace.earlyStart).toBeLessThanOrEqual(trace.pacedStart!);
+    // The undeclared user of the key waited until the early work was done with it.
+    expect(trace.undeclaredSent).toBeGreaterThanOrEqual(trace.earlyEnd!);
+    // The early work's requests count for the check that declared it.
+    expect(run.result.info.budget?.episodes?.['demo.exhausting']?.requests).toBe(2);
+  }, 60_000);
+
+  it('does not start when the profile leaves the check out', async () => {
+    const trace: Trace = {};
+    const run = await runConformance({ checks: checksFor(trace), profile: 'quick', progress: false, writeReports: false });
+    expect(run.results.find((r) => r.id === 'demo.exhausting')?.outcome).toBe('skip');
+    expect(trace.earlyStart).toBeUndefined();
+  }, 60_000);
+});
