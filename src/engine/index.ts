@@ -14,6 +14,8 @@ export {
   PROBE_EXPIRY_SLACK_MS,
   Runtime,
   expiryProbe,
+  PROBE_EXPIRED_AFTER_MS,
+  renewExpiredProbe,
   type ExpiryProbe,
   type RunSpec,
   type ServiceBinding,

@@ -82,6 +82,29 @@ export interface ExpiryProbe {
   sentAfterMs?: number;
   /** Set when a wait on the key (a 429's Retry-After) held the probe request until the token may have ended. */
   heldPastExpiry?: { sentAfterMs: number; earliestEndMs: number };
+  /** The probe token's scopes (client `main`). */
+  scopes: readonly string[];
+  /** A new token of the probe's client and scopes, issued once the probe token had expired (renewExpiredProbe). */
+  renewed?: Promise<{ token: string; receivedAt: number } | undefined>;
+}
+
+/** How long after issuedAt + lifetime the probe token counts as expired (token times are whole seconds; transit). */
+export const PROBE_EXPIRED_AFTER_MS = 2000;
+
+/**
+ * Issues, once, a new token of the probe's client and scopes when the probe token has expired ("the
+ * client requests a new token"): the check of that rule uses it instead of a token request of its own,
+ * so work that exhausts token issuance just before (the issuance episode, which calls this first)
+ * does not hold that check up for a window. Nothing is issued before the probe token has expired.
+ */
+export function renewExpiredProbe(ctx: Pick<CheckContext, 'shared' | 'tokens'>): Promise<unknown> {
+  const probe = ctx.shared.get(EXPIRY_PROBE_KEY) as ExpiryProbe | undefined;
+  if (!probe || probe.renewed || Date.now() < probe.issuedAt + probe.lifetimeMs + PROBE_EXPIRED_AFTER_MS) return Promise.resolve();
+  probe.renewed = ctx.tokens.freshToken('main', [...probe.scopes]).then(
+    (token) => ({ token, receivedAt: Date.now() }),
+    () => undefined,
+  );
+  return probe.renewed;
 }
 
 /** The token issued when the run started (startExpiryProbe), once issued; the check skips when the run has none. */
@@ -176,7 +199,7 @@ export class Runtime {
     const issuedAt = Date.now();
     const lifetimeMs = this.config.limits.tokenLifetimeSec * 1000;
     const { expiryProbe } = this.spec.service;
-    const probe: ExpiryProbe = { issuedAt, lifetimeMs, probeUrl: expiryProbe.url() };
+    const probe: ExpiryProbe = { issuedAt, lifetimeMs, probeUrl: expiryProbe.url(), scopes: [...expiryProbe.scopes] };
     probe.token = this.tokens.freshToken('main', [...expiryProbe.scopes]).then((t) => {
       probe.receivedAt = Date.now();
       return t;

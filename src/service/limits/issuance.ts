@@ -7,7 +7,7 @@
  * waits overlap); the issuance-limit checks judge it with judge.ts.
  */
 import type { CheckContext, CheckTag } from '../../engine/index.js';
-import { episode } from '../../engine/index.js';
+import { episode, renewExpiredProbe } from '../../engine/index.js';
 import type { HttpResponse } from '../../http/index.js';
 import { retryAfterMs } from '../../auth/token-response.js';
 import { isObject } from '../errors.js';
@@ -170,6 +170,8 @@ export function issuanceRecovery(ctx: CheckContext): Promise<Recovery | undefine
 }
 
 async function firstBurst(ctx: CheckContext): Promise<IssuanceEpisode> {
+  // The new token after the probe token's expiry, before the bursts exhaust issuance for a window.
+  await renewExpiredProbe(ctx);
   const limit = ctx.limits.tokenIssuancePerMinute;
   const windowMs = ctx.limits.windowSec * 1000;
   const attempts: IssuanceEpisode['attempts'] = [];
