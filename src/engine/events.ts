@@ -26,7 +26,16 @@ export type RunEvent =
   | { type: 'check-started'; check: PlannedCheck; index: number; total: number }
   | { type: 'exchange'; exchange: Exchange; facts: ExchangeFacts }
   | { type: 'wait'; reason: string; ms: number; client?: string }
-  | { type: 'check-finished'; check: PlannedCheck; result: CheckResult; index: number; total: number; stats: RunStats }
+  | {
+      type: 'check-finished';
+      check: PlannedCheck;
+      result: CheckResult;
+      index: number;
+      total: number;
+      stats: RunStats;
+      /** The check's early work (CheckDefinition.startEarly) ran beside the checks before it: its waits overlapped their pacing. */
+      startedEarly?: boolean;
+    }
   | {
       type: 'run-finished';
       results: readonly CheckResult[];

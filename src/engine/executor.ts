@@ -35,7 +35,15 @@ export async function executePlan(
     // A check cut short by an interrupt has no verdict of its own: the report says the run was interrupted.
     if (rt.signal.aborted && result.outcome === 'error') break;
     results.push(result);
-    events.emit({ type: 'check-finished', check: info, result, index, total: planned.length, stats: rt.runStats() });
+    events.emit({
+      type: 'check-finished',
+      check: info,
+      result,
+      index,
+      total: planned.length,
+      stats: rt.runStats(),
+      ...(early.startedBefore(check, index) ? { startedEarly: true } : {}),
+    });
   }
   return results;
 }
@@ -45,11 +53,16 @@ export async function executePlan(
  * and will run: before check `index` runs, once no check from it up to the declaring one
  * declares one of the work's roles. The work owns those keys until it settles.
  */
-function earlyStarter(planned: readonly CheckDefinition[], rt: Runtime): (index: number) => void {
+function earlyStarter(
+  planned: readonly CheckDefinition[],
+  rt: Runtime,
+): ((index: number) => void) & { startedBefore(check: CheckDefinition, index: number): boolean } {
   const pending = planned
     .map((check, at) => ({ check, at, roles: check.startEarly && !whyNotRun(check, rt) ? check.startEarly.roles(rt.config) : [] }))
     .filter((e) => e.roles.length > 0);
-  return (index) => {
+  /** Where each started work began: the index of the check about to run then. */
+  const startedAt = new Map<CheckDefinition, number>();
+  const start = (index: number) => {
     for (const e of [...pending]) {
       if (e.at < index) {
         pending.splice(pending.indexOf(e), 1); // its own turn has come: it starts its work as it runs
@@ -57,7 +70,12 @@ function earlyStarter(planned: readonly CheckDefinition[], rt: Runtime): (index:
       }
       if (planned.slice(index, e.at).some((c) => (c.clients ?? []).some((r) => e.roles.includes(r)))) continue;
       pending.splice(pending.indexOf(e), 1);
+      startedAt.set(e.check, index);
       rt.reserveKeys(e.roles, startEarlyWork(e.check, rt));
     }
   };
+  return Object.assign(start, {
+    // Started before another check ran: its work overlapped theirs.
+    startedBefore: (check: CheckDefinition, index: number) => (startedAt.get(check) ?? index) < index,
+  });
 }

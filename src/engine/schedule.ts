@@ -4,7 +4,9 @@
  *
  * Lower bound = max(
  *   token lifetime (the expiry probe's token must be seen expired),
- *   paced requests / (per-key rate x usable keys) + the waits the rate-limit checks require,
+ *   paced requests / (per-key rate x usable keys) + the waits the limit checks require that
+ *     cannot overlap the paced requests,
+ *   the waits of the checks whose work ran beside the paced requests (on another organization's key),
  *   token requests / issuance limit,
  * ).
  * - Paced requests: authenticated requests sent through client-side pacing (the
@@ -16,7 +18,10 @@
  * - Required waits: each check declares the windows it must wait out at least
  *   (`CheckDefinition.waitWindows`: the sliding-window scenario 1.5, the excess and
  *   issuance episodes 1 each); the episodes run side by side on independent limits, so
- *   the run's required wait is the largest declared by a check that ran.
+ *   the run's required wait is the largest declared by a check that ran. The waits of a check
+ *   whose work started early (CheckDefinition.startEarly: the key episodes on another
+ *   organization's key) overlap the paced requests: they are a term of their own, not added to
+ *   the pacing (the issue's formula adds every wait; `boundAllSerialS` keeps that figure).
  */
 
 /** Cumulative traffic of a run, as the worker's runtime counts it. */
@@ -54,8 +59,12 @@ export interface PacingFigures {
   unplanned429: number;
   usableKeys: number;
   requiredWaitsS: number;
+  /** Required waits of checks whose work ran beside the paced requests (not added to the pacing term). */
+  overlappedWaitsS: number;
+  /** The bound with every required wait added to the pacing term (as if no wait overlapped a paced request). */
+  boundAllSerialS: number;
   /** Which term of the bound decided it. */
-  boundBy: 'token lifetime' | 'request pacing' | 'token issuance';
+  boundBy: 'token lifetime' | 'request pacing' | 'token issuance' | 'overlapped waits';
 }
 
 export const USABLE_KEYS = 1;
@@ -65,16 +74,23 @@ export function requiredWaitsSec(windowSec: number, waitWindows: readonly number
   return Math.max(0, ...waitWindows) * windowSec;
 }
 
-export function pacingFigures(stats: RunStats, wallMs: number, waitWindows: readonly number[]): PacingFigures {
+export function pacingFigures(stats: RunStats, wallMs: number, waitWindows: readonly number[], overlappedWaitWindows: readonly number[] = []): PacingFigures {
   const { perKeyPerWindow, windowSec, tokenLifetimeSec, tokenIssuancePerWindow } = stats.limits;
   const paced = Object.values(stats.pacedByClient).reduce((a, b) => a + b, 0);
   const waits = requiredWaitsSec(windowSec, waitWindows);
+  const overlapped = overlappedWaitWindows.length ? requiredWaitsSec(windowSec, overlappedWaitWindows) : 0;
+  const pacing = (paced / (stats.limits.pacedPerWindow ?? perKeyPerWindow * USABLE_KEYS)) * windowSec;
   const terms: Array<[PacingFigures['boundBy'], number]> = [
     ['token lifetime', tokenLifetimeSec],
-    ['request pacing', (paced / (stats.limits.pacedPerWindow ?? perKeyPerWindow * USABLE_KEYS)) * windowSec + waits],
+    ['request pacing', pacing + waits],
+    ['overlapped waits', overlapped],
     ['token issuance', (stats.tokenRequests / tokenIssuancePerWindow) * windowSec],
   ];
   const [boundBy, boundS] = terms.reduce((a, b) => (b[1] > a[1] ? b : a));
+  const allSerial = Math.max(
+    ...terms.filter(([t]) => t !== 'overlapped waits' && t !== 'request pacing').map(([, v]) => v),
+    pacing + requiredWaitsSec(windowSec, [...waitWindows, ...overlappedWaitWindows]),
+  );
   const wallS = wallMs / 1000;
   return {
     wallS: round(wallS, 1),
@@ -85,6 +101,8 @@ export function pacingFigures(stats: RunStats, wallMs: number, waitWindows: read
     unplanned429: stats.unplanned429,
     usableKeys: stats.limits.usableKeys ?? USABLE_KEYS,
     requiredWaitsS: waits,
+    overlappedWaitsS: overlapped,
+    boundAllSerialS: round(allSerial, 1),
     boundBy,
   };
 }
@@ -93,7 +111,8 @@ export function pacingFigures(stats: RunStats, wallMs: number, waitWindows: read
 export function renderPacing(f: PacingFigures): string {
   return (
     `pacing: ${f.wallS} s for ${f.requests} requests (${f.pacedRequests} paced, ${f.unplanned429} unplanned 429); ` +
-    `lower bound ${f.boundS} s (${f.boundBy}; ${f.usableKeys} usable key, ${f.requiredWaitsS} s of required waits); ratio ${f.ratio}`
+    `lower bound ${f.boundS} s (${f.boundBy}; ${f.usableKeys} usable key, ${f.requiredWaitsS} s of required waits` +
+    `${f.overlappedWaitsS ? `, ${f.overlappedWaitsS} s more beside the paced requests; ${f.boundAllSerialS} s with every wait added` : ''}); ratio ${f.ratio}`
   );
 }
 

@@ -78,7 +78,16 @@ function checksFor(trace: Trace): CheckDefinition[] {
 describe('work started early', () => {
   it('starts after the last check declaring its key, before the paced checks after it, and owns the key until it ends', async () => {
     const trace: Trace = {};
-    const run = await runConformance({ checks: checksFor(trace), profile: 'full', progress: false, writeReports: false });
+    const early: string[] = [];
+    const run = await runConformance({
+      checks: checksFor(trace),
+      profile: 'full',
+      progress: false,
+      writeReports: false,
+      subscribers: [(e) => void (e.type === 'check-finished' && e.startedEarly && early.push(e.check.id))],
+    });
+    // Its waits overlapped the paced checks (the pacing bound does not add them).
+    expect(early).toEqual(['demo.exhausting']);
     expect(run.results.map((r) => `${r.id}: ${r.outcome}`)).toEqual([
       'demo.declares-second-org: pass',
       'demo.paced: pass',

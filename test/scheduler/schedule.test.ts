@@ -31,6 +31,16 @@ describe('lower bound of a run', () => {
     expect(pacingFigures(stats({ main: 10 }, 120), 400_000, ALL)).toMatchObject({ boundS: 360, boundBy: 'token issuance' });
   });
 
+  it("does not add to the pacing the waits of episodes that ran beside the paced requests (on another organization's key)", () => {
+    // The key episodes (2 windows) overlapped the paced requests; the issuance episode (1 window) did not.
+    const f = pacingFigures(stats({ main: 400 }), 480_000, [1], [2, 1, 1.5]);
+    expect(f).toMatchObject({ boundBy: 'request pacing', boundS: 400 + 60, requiredWaitsS: 60, overlappedWaitsS: 120, boundAllSerialS: 400 + 120 });
+    expect(f.ratio).toBeCloseTo(480 / 460, 3);
+    expect(renderPacing(f)).toContain('120 s more beside the paced requests; 520 s with every wait added');
+    // Light traffic: the overlapped waits alone can decide the bound.
+    expect(pacingFigures(stats({ main: 20 }), 400_000, [], [6]).boundBy).toBe('overlapped waits');
+  });
+
   it('counts only the waits of the exhaustion checks that ran', () => {
     expect(requiredWaitsSec(60, ALL)).toBe(90);
     expect(requiredWaitsSec(60, [1])).toBe(60);
