@@ -1,7 +1,9 @@
 /**
  * The Encounter, DocumentReference and tenancy checks pass on the clean
- * reference in its alternative-conformant modes, and each planted fault of
- * these areas makes the checks of the rule it breaks fail.
+ * reference in its alternative-conformant modes, and each fault of these areas
+ * names checks of these suites. That each planted fault makes the checks it
+ * names fail is the mutation shards' assertion (test/mutation/faults-1.test.ts,
+ * faults-2.test.ts: every named check of every fault fails), not repeated here.
  */
 import { describe, expect, it } from 'vitest';
 import encounterChecks from '../../suites/encounter/checks.js';
@@ -14,32 +16,12 @@ import { EMBEDDED_LIMITS } from '../../src/run/embedded.js';
 
 const checks = [...encounterChecks, ...documentChecks, ...tenancyChecks, operationsCheck];
 const byId = new Map(checks.map((c) => [c.id, c]));
-/** Checks of faults of other areas that do not name their checks (yet). */
-const DOCUMENT_AND_TENANCY: Record<string, string[]> = {
-  'document-reference-r5-not-served': ['document-reference.r4-and-r5-served', 'document-reference.read'],
-  'document-reference-read-without-id': ['document-reference.read'],
-  'document-reference-search-bundle-collection': ['document-reference.search'],
-  'document-reference-search-ignores-patient': ['document-reference.search-patient'],
-  'document-reference-search-ignores-type': ['document-reference.search-type'],
-  'document-reference-search-ignores-category': ['document-reference.search-category'],
-  'document-reference-date-lt-misread': ['document-reference.search-date'],
-  'document-reference-create-without-id': ['document-reference.create'],
-  'document-reference-update-drops-description': ['document-reference.update'],
-  'document-reference-not-found-wrong-code': ['document-reference.read-unknown-404'],
-  'document-reference-upload-refuses-valid': ['document-reference.upload-valid-document'],
-  'document-reference-upload-type-mismatch-accepted': ['document-reference.upload-type-mismatch-400'],
-  'document-reference-upload-too-large-wrong-code': ['document-reference.upload-too-large-413'],
-  'tenancy-read-leak': ['tenancy.foreign-read-404'],
-  'tenancy-update-leak': ['tenancy.foreign-update-404'],
-  'tenancy-search-leak': ['tenancy.foreign-search-empty'],
-};
-
 /** The exhausting check runs on its own (it drives a key to its limit and waits for it). */
 const quickChecks = checks.filter((c) => !c.tags?.includes('exhausts-key-limit'));
 
-/** Fault -> the checks that must fail with it planted (each fault names them in `checks`). */
+/** Fault -> the checks of these suites it must fail (each fault names them in `checks`). */
 const CAUGHT_BY: Array<[string, string[]]> = FAULTS.filter((f) => ['encounter', 'tenancy'].includes(f.area) || f.name === 'encounter-throttled-wrong-code').map(
-  (f) => [f.name, (f.checks ?? DOCUMENT_AND_TENANCY[f.name] ?? []).filter((id) => byId.has(id))],
+  (f) => [f.name, (f.checks ?? []).filter((id) => byId.has(id))],
 );
 
 const MODES = [
@@ -87,23 +69,8 @@ describe('encounter, document-reference and tenancy checks on the clean referenc
 });
 
 describe('each planted fault is caught', () => {
+  // Running each fault against the checks it names is the mutation shards' work (test/mutation/faults.ts).
   it('every fault of these areas names the checks it must fail', () => {
     expect(CAUGHT_BY.filter(([, ids]) => ids.length === 0).map(([name]) => name)).toEqual([]);
   });
-
-  it.each(CAUGHT_BY)(
-    '%s fails %j',
-    async (fault, ids) => {
-      const targeted = ids.map((id) => {
-        const check = byId.get(id);
-        if (!check) throw new Error(`no check ${id}`);
-        return check;
-      });
-      // Checks that wait out a window run under the full profile (quick skips them).
-      const profile = targeted.some((c) => c.tags?.includes('waits')) ? 'full' : 'quick';
-      const results = await runChecks(targeted, { faults: [fault], profile });
-      expect(describeResults(results)).toEqual(ids.map((id) => expect.stringMatching(new RegExp(`^${id.replace(/\./g, '\\.')}: fail`))));
-    },
-    120_000,
-  );
 });

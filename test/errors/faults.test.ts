@@ -61,17 +61,11 @@ describe('errors faults', () => {
 });
 
 describe('errors faults against the reference', () => {
-  it.each(faults.map((f) => [f.name, f.checks ?? []] as const))(
-    'fault %s fails the checks it names %j',
-    async (fault, ids) => {
-      expect(ids.length).toBeGreaterThan(0);
-      const results = await runInProcess('all', { faults: [fault], ids, requirements: [] });
-      expect(
-        ids.filter((id) => results.get(id)?.outcome !== 'fail').map((id) => `${id}: ${results.get(id)?.outcome} ${results.get(id)?.message ?? ''}`),
-      ).toEqual([]);
-    },
-    120_000,
-  );
+  // That each planted fault fails the checks it names is the mutation shards' assertion
+  // (test/mutation/faults-1.test.ts, faults-2.test.ts), not repeated here.
+  it('every errors fault names the checks it must fail', () => {
+    expect(faults.filter((f) => !f.checks?.length).map((f) => f.name)).toEqual([]);
+  });
 
   it.concurrent.each([
     ['issue codes other than invalid/throttled all processing', { issueCodes: 'processing' }],

@@ -66,15 +66,9 @@ describe('media-type suite against the reference', () => {
     60_000,
   );
 
-  it.concurrent.each(faults.map((f) => [f.name, f.checks ?? []] as const))(
-    'fault %s fails %j',
-    async (fault, ids) => {
-      expect(ids.length).toBeGreaterThan(0);
-      const results = await runInProcess('all', { faults: [fault], ids, requirements: [] });
-      expect(
-        ids.filter((id) => results.get(id)?.outcome !== 'fail').map((id) => `${id}: ${results.get(id)?.outcome} ${results.get(id)?.message ?? ''}`),
-      ).toEqual([]);
-    },
-    60_000,
-  );
+  // That each planted fault fails the checks it names is the mutation shards' assertion
+  // (test/mutation/faults-1.test.ts, faults-2.test.ts), not repeated here.
+  it('every media-type fault names the checks it must fail', () => {
+    expect(faults.filter((f) => !f.checks?.length).map((f) => f.name)).toEqual([]);
+  });
 });

@@ -1,6 +1,8 @@
 /**
  * The versioning checks pass on the clean reference (weak and strong ETags) and
- * each planted versioning fault makes its checks fail.
+ * each versioning fault names versioning checks. That each planted fault makes
+ * the checks it names fail is the mutation shards' assertion
+ * (test/mutation/faults-1.test.ts, faults-2.test.ts), not repeated here.
  */
 import { describe, expect, it } from 'vitest';
 import checks from '../../suites/versioning/checks.js';
@@ -8,9 +10,6 @@ import { faults } from '../../src/reference/faults/versioning.js';
 import { describeResults, runChecks } from '../medication-request/target.js';
 
 const byId = new Map(checks.map((c) => [c.id, c]));
-
-/** Fault -> the checks that must fail with it planted (each fault names them in `checks`). */
-const CAUGHT_BY: Array<[string, string[]]> = faults.map((f) => [f.name, f.checks ?? []]);
 
 describe('versioning checks on the clean reference', () => {
   it.each([['weak'], ['strong']] as const)(
@@ -26,15 +25,8 @@ describe('versioning checks on the clean reference', () => {
 });
 
 describe('each planted versioning fault is caught', () => {
-  it.each(CAUGHT_BY)(
-    '%s fails %j',
-    async (fault, ids) => {
-      const results = await runChecks(
-        ids.map((id) => byId.get(id)!),
-        { faults: [fault] },
-      );
-      expect(describeResults(results)).toEqual(ids.map((id) => expect.stringMatching(new RegExp(`^${id.replace(/\./g, '\\.')}: fail`))));
-    },
-    60_000,
-  );
+  // Running each fault against the checks it names is the mutation shards' work (test/mutation/faults.ts).
+  it('every versioning fault names versioning checks', () => {
+    expect(faults.filter((f) => !f.checks?.length || !f.checks.every((id) => byId.has(id))).map((f) => f.name)).toEqual([]);
+  });
 });
