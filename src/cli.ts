@@ -409,7 +409,9 @@ async function cmdReport(file: string, opts: ReportFlags, io: Out): Promise<numb
 
 async function cmdDiff(a: string, b: string, io: Out): Promise<number> {
   const r = await import('./report/index.js');
-  const [before, after] = await Promise.all([r.readReport(a), r.readReport(b)]);
+  // One after the other: an error names the first report that cannot be read, whatever the timing.
+  const before = await r.readReport(a);
+  const after = await r.readReport(b);
   const d = r.diffReports(before, after);
   io.out(`${r.renderDiff(d)}\n`);
   return d.regressed.length || d.requirements.regressed.length ? 1 : 0;
