@@ -220,9 +220,18 @@ function issuanceRunsToo(ctx: CheckContext): boolean {
  */
 async function episodeTokens(ctx: CheckContext, probes: Probe[]): Promise<void> {
   const ms = validForMs(ctx, episodesMs(ctx));
-  const roles = new Set([...probes.map((p) => p.role), 'main']);
+  // And main's when the excess episode sends its request (another key of the throttled key's organization):
+  // never otherwise, since the key episodes may run beside checks that cut main's key set (auth.key-set-unreachable-refused).
+  const roles = new Set([...probes.map((p) => p.role), ...siblingOf(ctx, probes[0]!.role)]);
   for (const role of roles) await ctx.tokens.token(role, PROBE_SCOPES, { validForMs: ms });
   await operationTokens(ctx, probes[0]!.role, ms);
+}
+
+/** The key of the throttled key's organization the excess episode sends one request with (main first), if any. */
+function siblingOf(ctx: CheckContext, role: string): string[] {
+  const siblings = organizationSiblings(ctx, role);
+  const sibling = siblings.includes('main') ? 'main' : siblings[0];
+  return sibling ? [sibling] : [];
 }
 
 /** Time for one attempt's burst and what follows it (the early retry), ms. */
@@ -265,7 +274,7 @@ async function runExcess(ctx: CheckContext, probe: Probe): Promise<ExcessScenari
   // The one request sent before Retry-After on purpose (rate-limit.early-retry-refused-and-extends-reset).
   s.earlyRetry = await hit(ctx, probe, { earlyRetry: true });
   // Another key of the key's organization, when the config has one (main for extra).
-  const sibling = organizationSiblings(ctx, probe.role).find((r) => r === 'main') ?? organizationSiblings(ctx, probe.role)[0];
+  const [sibling] = siblingOf(ctx, probe.role);
   if (sibling) s.otherKey = await hit(ctx, probeFor(ctx, sibling));
 
   const refusals = [...s.burst.hits, s.earlyRetry].filter((h) => h.res.status === 429);
