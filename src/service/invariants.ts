@@ -139,9 +139,15 @@ export const INVARIANTS: Invariant[] = [
         out.push(finding(ex, R.rateLimitArithmetic, 'X-RateLimit-Remaining exceeds X-RateLimit-Limit', `0 <= remaining <= ${limit}`, remaining));
       }
       if (reset !== undefined) {
-        const nowS = (ctx.now ?? Date.now()) / 1000;
-        const lo = Math.floor(nowS - RESET_PAST_SLACK_S);
-        const hi = Math.ceil(nowS + (ctx.windowSec ?? 60) + RESET_FUTURE_SLACK_S);
+        // Against when the exchange happened (sent .. answered), not when it is judged: a client busy
+        // elsewhere may judge it seconds later.
+        const sent = Date.parse(ex.startedAt);
+        const [fromS, toS] =
+          ctx.now !== undefined || Number.isNaN(sent)
+            ? [(ctx.now ?? Date.now()) / 1000, (ctx.now ?? Date.now()) / 1000]
+            : [sent / 1000, (sent + (ex.durationMs ?? 0)) / 1000];
+        const lo = Math.floor(fromS - RESET_PAST_SLACK_S);
+        const hi = Math.ceil(toS + (ctx.windowSec ?? 60) + RESET_FUTURE_SLACK_S);
         // A 429's reset may lie beyond the window: early retries extend it (Retry rule 1, by an amount not
         // shown). Only a reset in milliseconds is wrong there.
         const tooLate = ex.response?.status === 429 ? reset > hi * 100 : reset > hi;

@@ -88,6 +88,15 @@ describe('invariants', () => {
     expect(requirementsOf(exchange(200, { 'x-ratelimit-reset': String(NOW_S + 110) }, '{}'))).toEqual([]);
   });
 
+  it('judges the reset against when the exchange happened, not when it is judged (a client busy elsewhere judges late)', () => {
+    const late = { isFhir: true, authenticated: true, windowSec: 60 }; // no injected clock: the exchange's own times
+    // Sent at NOW (long ago by the wall clock): a reset 30 s after it is within the window, one 60 s before it is not.
+    expect(requirementsOf(exchange(200, {}, '{}'), late)).toEqual([]);
+    expect(requirementsOf(exchange(200, { 'x-ratelimit-reset': String(NOW_S - 60) }, '{}'), late)).toEqual([R.resetHeader]);
+    expect(requirementsOf(exchange(200, { 'x-ratelimit-reset': String(NOW_S + 110) }, '{}'), late)).toEqual([]);
+    expect(requirementsOf(exchange(200, { 'x-ratelimit-reset': String(NOW_S + 200) }, '{}'), late)).toEqual([R.resetHeader]);
+  });
+
   it("lets a 429's reset lie beyond the window (early retries extend it), but not in milliseconds", () => {
     const body = outcome('throttled', 'HPB-00105: Rate limit exceeded', 'HPB-00105');
     const throttled = (reset: number) => requirementsOf(exchange(429, { 'retry-after': '5', 'x-ratelimit-reset': String(reset) }, body));
