@@ -91,6 +91,11 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
   private readonly futile = new Set<string>();
   private readonly pending = new Map<string, Promise<string>>();
   private sent = 0;
+  /** Token requests on the wire now (those of an `alone` section excepted). */
+  private inFlight = 0;
+  private readonly idleWaiters: Array<() => void> = [];
+  /** Set while an `alone` section runs: every other token request waits for it. */
+  private section?: Promise<void>;
 
   constructor(private readonly opts: TokenBrokerOptions) {
     this.now = opts.now ?? Date.now;
@@ -197,6 +202,37 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
   }
 
   async request(role: string, opts: TokenRequestOptions = {}): Promise<HttpResponse> {
+    while (this.section) await this.section;
+    this.inFlight++;
+    try {
+      return await this.send(role, opts);
+    } finally {
+      if (--this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+    }
+  }
+
+  /**
+   * Runs `fn` with the token endpoint to itself: it starts once no other token request is in
+   * flight, and every token request that is not `fn`'s own (its `request` argument) waits until
+   * it ends. For a check that changes what every token request depends on for a moment (the
+   * client key set made unreachable): no other check's token request meets that moment.
+   */
+  async alone<T>(fn: (request: (role: string, opts?: TokenRequestOptions) => Promise<HttpResponse>) => Promise<T>): Promise<T> {
+    while (this.section) await this.section;
+    let end!: () => void;
+    this.section = new Promise<void>((r) => {
+      end = r;
+    });
+    try {
+      while (this.inFlight > 0) await new Promise<void>((r) => this.idleWaiters.push(r));
+      return await fn((role, opts = {}) => this.send(role, opts));
+    } finally {
+      this.section = undefined;
+      end();
+    }
+  }
+
+  private async send(role: string, opts: TokenRequestOptions): Promise<HttpResponse> {
     const client = this.client(role);
     const release = await this.limiter.acquire(opts.pace !== false);
     try {

@@ -45,6 +45,11 @@ export interface TokenBrokerApi {
   freshToken(role: string, scopes: string[]): Promise<string>;
   /** A raw token request, for auth checks. Counts against the issuance limit. */
   request(role: string, opts?: TokenRequestOptions): Promise<HttpResponse>;
+  /**
+   * Runs `fn` with the token endpoint to itself: once no other token request is in flight, and
+   * every other token request waits until it ends (`fn` sends its own through `request`).
+   */
+  alone<T>(fn: (request: (role: string, opts?: TokenRequestOptions) => Promise<HttpResponse>) => Promise<T>): Promise<T>;
   /** A signed client assertion (never logged). */
   assertion(role: string, overrides?: AssertionOverrides): Promise<string>;
   /** Token requests sent so far. */

@@ -11,7 +11,6 @@ import type { AssertionOverrides, TokenRequestOptions } from '../../src/auth/typ
 import { CLIENT_ASSERTION_TYPE } from '../../src/auth/broker.js';
 import { registerSecret } from '../../src/redact.js';
 import { type JwksControl, setKeySetReachable } from '../../src/auth/jwks.js';
-import type { HttpResponse } from '../../src/http/index.js';
 import {
   accessTokenOf,
   answer,
@@ -554,18 +553,21 @@ const keySetChecks: CheckDefinition[] = [
       // Signed by a key under a kid the target has never seen: it could only come from the key-set
       // endpoint, so a cached key set does not help; a token issued now was issued without the key.
       const assertion: AssertionOverrides = { signWith: 'foreign', header: { kid: `rotated-${randomUUID()}` } };
-      let res: HttpResponse;
-      await setKeySetReachable(control, false);
-      try {
-        res = await ctx.tokens.request(client.role, { scopes: [READ_SCOPE], assertion });
-      } finally {
-        const state = await setKeySetReachable(control, true);
-        ctx.observe(
-          'key-set.requests-while-unreachable',
-          state.refusedFetches,
-          "the target's requests for the key set during the token request (each cut by the suite)",
-        );
-      }
+      // With the token endpoint to itself: every client of the hosted key set is cut, so another
+      // check's token request meanwhile would be refused for a reason of ours.
+      const res = await ctx.tokens.alone(async (request) => {
+        await setKeySetReachable(control, false);
+        try {
+          return await request(client.role, { scopes: [READ_SCOPE], assertion });
+        } finally {
+          const state = await setKeySetReachable(control, true);
+          ctx.observe(
+            'key-set.requests-while-unreachable',
+            state.refusedFetches,
+            "the target's requests for the key set during the token request (each cut by the suite)",
+          );
+        }
+      });
       expectAssertionRefused(ctx, res, 'auth.client-key-set-reachable');
     },
   }),

@@ -143,6 +143,35 @@ describe('TokenBroker.token', () => {
   });
 });
 
+describe('TokenBroker.alone: the token endpoint to one section', () => {
+  it('starts after the token request in flight ends, holds later ones until it ends, and sends its own at once', async () => {
+    const clock = new FakeClock();
+    const { http, sent } = fakeHttp(clock, (n) => okReply(n), 1000);
+    const b = broker(clock, http);
+    const events: string[] = [];
+    const before = b.token('main', ['a']).then(() => events.push(`before done ${clock.now()}`));
+    await new Promise((r) => setImmediate(r));
+    let other: Promise<unknown> = Promise.resolve();
+    const section = b.alone(async (request) => {
+      events.push(`section starts ${clock.now()}`);
+      // Another check's request meanwhile: it must not go out while the section runs.
+      other = b.token('second-org', ['b']).then(() => events.push(`other done ${clock.now()}`));
+      const own = await request('main', { scopes: ['c'] });
+      events.push(`own done ${clock.now()} ${own.status}`);
+    });
+    await clock.run(Promise.all([before, section]));
+    await clock.run(other);
+    // (The section and the earlier caller both resume when that answer comes, in either order.)
+    expect([...events].sort()).toEqual(['before done 1001000', 'other done 1003000', 'own done 1002000 200', 'section starts 1001000']);
+    // The other check's request left only after the section's own answer.
+    expect(sent.map((s) => [s.opts.form?.scope, s.sentAt])).toEqual([
+      ['a', 1_000_000],
+      ['c', 1_001_000],
+      ['b', 1_002_000],
+    ]);
+  });
+});
+
 describe('TokenBroker.freshToken', () => {
   it('always issues and never feeds the cache', async () => {
     const clock = new FakeClock();
