@@ -3,6 +3,8 @@
  * outcome follows from the error type: CheckFailure -> fail, SkipSignal -> skip,
  * anything else (ConformanceError included) -> error.
  */
+import type { Exchange } from './http/types.js';
+
 export type ErrorCode =
   | 'ERR_CONFIG_INVALID'
   | 'ERR_USAGE'
@@ -22,6 +24,11 @@ export type ErrorCode =
 
 export class ConformanceError extends Error {
   readonly code: ErrorCode;
+  /**
+   * The exchange the error happened on (a request that timed out, a connection cut mid-body), as
+   * recorded and redacted by the HTTP client: the evidence of the check that ends in this error.
+   */
+  exchange?: Exchange;
   /** For ERR_CONFIG_INVALID: the JSON path of the offending field, e.g. `clients[1].alg`. */
   readonly field?: string;
   /** What the user should do about it. */

@@ -82,7 +82,9 @@ export async function decideOutcome(h: Happened, env: OutcomeEnv): Promise<Decid
     // A run that spent its time in discovery: say what discovery met.
     if (ending.error instanceof ConformanceError && ending.error.code === 'ERR_DEADLINE' && env.discoveryProblem)
       message += ` (discovery: ${env.discoveryProblem})`;
-    return { outcome: 'error', message, findings, observations, extraEvidence: [] };
+    // The exchange it happened on, whichever check sent it (work started early for several checks).
+    const extraEvidence = ending.error instanceof ConformanceError && ending.error.exchange ? [ending.error.exchange] : [];
+    return { outcome: 'error', message, findings, observations, extraEvidence };
   }
   if (ending.kind === 'thrown') {
     const failure = ending.error as CheckFailure;
