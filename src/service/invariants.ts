@@ -42,7 +42,7 @@ export interface InvariantContext {
   isTokenEndpoint?: boolean;
   /** Rate-limit window in seconds (default 60). */
   windowSec?: number;
-  /** When the response was received, epoch ms (default now). */
+  /** When the response was received, epoch ms (default: the exchange's send plus its duration). */
   now?: number;
 }
 
@@ -139,15 +139,14 @@ export const INVARIANTS: Invariant[] = [
         out.push(finding(ex, R.rateLimitArithmetic, 'X-RateLimit-Remaining exceeds X-RateLimit-Limit', `0 <= remaining <= ${limit}`, remaining));
       }
       if (reset !== undefined) {
-        // Against when the exchange happened (sent .. answered), not when it is judged: a client busy
-        // elsewhere may judge it seconds later.
+        // Against when the exchange happened, from its send to its answer, not when it is judged (a
+        // client busy elsewhere may judge it seconds later): the target set the reset at some moment
+        // in between, and a starved client may read an answer seconds after the target wrote it.
         const sent = Date.parse(ex.startedAt);
-        const [fromS, toS] =
-          ctx.now !== undefined || Number.isNaN(sent)
-            ? [(ctx.now ?? Date.now()) / 1000, (ctx.now ?? Date.now()) / 1000]
-            : [sent / 1000, (sent + (ex.durationMs ?? 0)) / 1000];
-        const lo = Math.floor(fromS - RESET_PAST_SLACK_S);
-        const hi = Math.ceil(toS + (ctx.windowSec ?? 60) + RESET_FUTURE_SLACK_S);
+        const answered = ctx.now ?? (Number.isNaN(sent) ? Date.now() : sent + (ex.durationMs ?? 0));
+        const from = Number.isNaN(sent) ? answered : Math.min(sent, answered);
+        const lo = Math.floor(from / 1000 - RESET_PAST_SLACK_S);
+        const hi = Math.ceil(answered / 1000 + (ctx.windowSec ?? 60) + RESET_FUTURE_SLACK_S);
         // A 429's reset may lie beyond the window: early retries extend it (Retry rule 1, by an amount not
         // shown). Only a reset in milliseconds is wrong there.
         const tooLate = ex.response?.status === 429 ? reset > hi * 100 : reset > hi;

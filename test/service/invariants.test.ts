@@ -97,6 +97,14 @@ describe('invariants', () => {
     expect(requirementsOf(exchange(200, { 'x-ratelimit-reset': String(NOW_S + 200) }, '{}'), late)).toEqual([R.resetHeader]);
   });
 
+  it('judges the reset against the whole exchange, from its send: an answer read seconds after the target wrote it is not late', () => {
+    // Sent at NOW, answer read 20 s later (a starved client): the target may have set the reset at NOW.
+    const readLate: InvariantContext = { ...fhir, now: NOW + 20_000 };
+    expect(requirementsOf(exchange(200, { 'x-ratelimit-reset': String(NOW_S + 2) }, '{}'), readLate)).toEqual([]);
+    // A reset before the send is still wrong.
+    expect(requirementsOf(exchange(200, { 'x-ratelimit-reset': String(NOW_S - 30) }, '{}'), readLate)).toEqual([R.resetHeader]);
+  });
+
   it("lets a 429's reset lie beyond the window (early retries extend it), but not in milliseconds", () => {
     const body = outcome('throttled', 'HPB-00105: Rate limit exceeded', 'HPB-00105');
     const throttled = (reset: number) => requirementsOf(exchange(429, { 'retry-after': '5', 'x-ratelimit-reset': String(reset) }, body));
