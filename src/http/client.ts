@@ -7,6 +7,7 @@
  * never throws for a non-2xx status, and never buffers more than `maxBodyBytes` of a body.
  */
 import { setTimeout as sleepTimer } from 'node:timers/promises';
+import { targetTimeout, timeoutCapMs } from './target-timeout.js';
 import { Agent, request as undiciRequest } from 'undici';
 import { ConformanceError } from '../errors.js';
 import { redactHeaders, redactString, registerSecret } from '../redact.js';
@@ -77,7 +78,9 @@ export class HttpClient {
     this.base = new URL(opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`);
     const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     // Idle sockets are dropped 2 s before the server's keep-alive hint, so a reused socket is rarely a closed one.
-    this.agent = new Agent({ headersTimeout: timeout, bodyTimeout: timeout, connect: { timeout }, keepAliveTimeoutThreshold: 2000 });
+    // undici's own timers are the wall-clock bound; the request timeout proper is `targetTimeout` in send().
+    const cap = timeoutCapMs(timeout);
+    this.agent = new Agent({ headersTimeout: cap, bodyTimeout: cap, connect: { timeout: cap }, keepAliveTimeoutThreshold: 2000 });
     this.now = opts.now ?? Date.now;
     this.sleep = opts.sleep ?? ((ms, signal) => sleepTimer(ms, undefined, { signal }));
     this.random = opts.random ?? Math.random;
@@ -318,8 +321,10 @@ export class HttpClient {
       abortCause ??= cause;
       controller.abort();
     };
-    const timeLeft = Math.min(timeoutMs, this.remainingRunMs());
-    const timer = setTimeout(() => abort(timeLeft < timeoutMs ? 'deadline' : 'timeout'), timeLeft);
+    // The run deadline is wall time; the request timeout counts the target's time, not this process's stalls.
+    const runLeft = this.remainingRunMs();
+    const deadline = runLeft < timeoutCapMs(timeoutMs) ? setTimeout(() => abort('deadline'), runLeft) : undefined;
+    const timer = targetTimeout(timeoutMs, timeoutCapMs(timeoutMs), () => abort('timeout'));
     const onInterrupt = () => abort('interrupted');
     this.opts.signal?.addEventListener('abort', onInterrupt, { once: true });
 
@@ -335,8 +340,8 @@ export class HttpClient {
         headers: req.headers,
         body: req.body,
         signal: controller.signal,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
+        headersTimeout: timeoutCapMs(timeoutMs),
+        bodyTimeout: timeoutCapMs(timeoutMs),
       });
       answeredAt = this.now();
       status = res.statusCode;
@@ -354,9 +359,11 @@ export class HttpClient {
       const received = status === undefined ? undefined : { status, headers, body: partial, ...decodeBody(partial?.buffer ?? Buffer.alloc(0)) };
       const exchange = this.record(id, started, startedAt, req, opts, received, error.message);
       this.emit(exchange, { ...this.facts(req, opts, answeredAt), complete: false });
+      error.exchange ??= exchange;
       throw error;
     } finally {
-      clearTimeout(timer);
+      timer.clear();
+      clearTimeout(deadline);
       this.opts.signal?.removeEventListener('abort', onInterrupt);
     }
 

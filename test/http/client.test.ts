@@ -188,6 +188,25 @@ describe('HttpClient: hostile targets', () => {
     expect(written).toBeLessThan(20 * 1024 * 1024);
   });
 
+  it("does not count the process's own stall against the target: an answer that came in time is read after a blocked event loop", async () => {
+    let arrived!: () => void;
+    const received = new Promise<void>((r) => {
+      arrived = r;
+    });
+    const s = await serve((_req, res) => {
+      arrived();
+      res.writeHead(200, { 'content-type': 'application/fhir+json', ...conformingHeaders() });
+      res.end('{"resourceType":"CapabilityStatement"}');
+    });
+    const { c } = client(s.url, { timeoutMs: 200 });
+    const answer = c.request({ url: '/fhir/R4/metadata' });
+    await received;
+    // The answer is on its way; this process is busy for three timeouts (a plain timer would fire first).
+    const until = Date.now() + 600;
+    while (Date.now() < until);
+    expect((await answer).status).toBe(200);
+  });
+
   it('times out on a server that never answers, and records the exchange', async () => {
     const s = await serve(() => undefined);
     const { c, exchanges } = client(s.url, { timeoutMs: 200 });
@@ -196,6 +215,8 @@ describe('HttpClient: hostile targets', () => {
     expect(exchanges).toHaveLength(1);
     expect(exchanges[0].ex.error).toBe('no response within 0.2 s');
     expect(exchanges[0].ex.response).toBeUndefined();
+    // The error carries that exchange: the evidence of the check that ends in it.
+    expect(e.exchange).toBe(exchanges[0].ex);
   });
 
   it('cuts a body that trickles forever at the per-request timeout', async () => {
