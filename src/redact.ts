@@ -27,9 +27,17 @@ const SECRET_HEADERS = new Set(['proxy-authorization', 'cookie', 'set-cookie', '
 const secrets = new Set<string>();
 let secretPattern: RegExp | undefined;
 
-/** Registers a value to be replaced by `[redacted]` wherever it appears (values under 8 chars are ignored). */
+/** A whole compact JWS (header.payload.signature): `redactString` replaces every one by its shape. */
+const WHOLE_JWT = new RegExp(`^${JWT.source}$`);
+
+/**
+ * Registers a value to be replaced by `[redacted]` wherever it appears (values under 8 chars are ignored).
+ * A whole JWT is not kept: the JWT shape already redacts it wherever it appears, and a process that
+ * runs the suite many times (the mutation runner) would otherwise match every string against
+ * thousands of tokens that share their first 36 characters.
+ */
 export function registerSecret(value: string): void {
-  if (typeof value !== 'string' || value.length < MIN_SECRET_LENGTH || secrets.has(value)) return;
+  if (typeof value !== 'string' || value.length < MIN_SECRET_LENGTH || secrets.has(value) || WHOLE_JWT.test(value)) return;
   secrets.add(value);
   secretPattern = undefined;
 }

@@ -22,6 +22,17 @@ describe('redact', () => {
     expect(redactString('plain eyJ text')).toBe('plain eyJ text');
   });
 
+  it('a registered token that is a whole JWT is redacted by its shape wherever it appears; a five-part JWE is kept whole', () => {
+    registerSecret(JWT);
+    expect(redactString(`a ${JWT} b`)).toBe('a [redacted-jwt] b');
+    expect(redactString(`?token=${JWT}&x=1`)).toBe('?token=[redacted-jwt]&x=1');
+    expect(redactJson({ note: `was ${JWT}` })).toEqual({ note: 'was [redacted-jwt]' });
+    // Five parts: the JWT shape would leave the last two visible, so the value itself is registered.
+    const jwe = 'eyJhbGciOiJSU0EtT0FFUCJ9.a2V5LWVuY3J5cHRlZA.aXYtdmFsdWUx.Y2lwaGVydGV4dC1ib2R5.dGFnLXZhbHVl';
+    registerSecret(jwe);
+    expect(redactString(`t=${jwe};`)).toBe('t=[redacted];');
+  });
+
   it('redacts PEM private key blocks but not certificates', () => {
     const pem = '-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49\n-----END PRIVATE KEY-----';
     const ec = '-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----';

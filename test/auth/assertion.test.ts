@@ -43,9 +43,9 @@ describe('createAssertion', () => {
     expect(jtis.size).toBe(20);
   });
 
-  it('registers the assertion as a secret', async () => {
+  it('the assertion never reaches output: redacted wherever it appears (by its JWT shape)', async () => {
     const jwt = await createAssertion(es, AUD);
-    expect(redactString(`assertion=${jwt}`)).toBe('assertion=[redacted]');
+    expect(redactString(`assertion=${jwt}`)).toBe('assertion=[redacted-jwt]');
   });
 
   it('claim overrides and omissions replace exactly the named claims; the result still verifies', async () => {
