@@ -16,6 +16,7 @@ import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/
 import {
   catalogCodeOf,
   createDocument,
+  createdIdOf,
   documentBody,
   documentOf,
   type DocumentType,
@@ -46,27 +47,64 @@ const WAY_TEXT: Record<Way, string> = {
 const mib = (bytes: number) => (bytes % (1024 * 1024) === 0 ? `${bytes / 1024 / 1024} MiB` : `${bytes} bytes`);
 const accepted = (res: HttpResponse) => res.status >= 200 && res.status < 300;
 
-/** Sends `document` (declared as `type`) one way; the first answer is the verdict (no retry of a 5xx). */
+/** Larger accepted documents are shrunk right after their verdict (`shrink`). */
+const LARGE_DOCUMENT_BYTES = 64 * 1024;
+
+/**
+ * Sends `document` (declared as `type`) one way; the first answer is the verdict (no retry of a 5xx).
+ * A large document the target accepted is then replaced by a small one (`shrink`).
+ */
 async function sendDocument(ctx: CheckContext, way: Way, document: Buffer, type: DocumentType, contract?: UploadContract): Promise<HttpResponse> {
   const timeoutMs = Math.max(ctx.config.timeouts.requestMs, LARGE_REQUEST_MS);
   // An accepted document may come back in the answer (base64): read it whole, for a verdict.
   const maxBodyBytes = 4 * Math.ceil(document.length / 3) + 2 * 1024 * 1024;
   const content = [{ attachment: inlineAttachment(type, document) }];
+  let res: HttpResponse;
+  let id: string | undefined;
   switch (way) {
     case 'create': {
       const body = documentBody(ctx, { content });
-      return firstAnswer((retry) => postDocument(ctx, body, { retry, timeoutMs, maxBodyBytes }));
+      res = await firstAnswer((retry) => postDocument(ctx, body, { retry, timeoutMs, maxBodyBytes }));
+      id = createdIdOf(res, 'DocumentReference');
+      break;
     }
     case 'update': {
       const { document: existing } = await createDocument(ctx);
       const body = { ...writable(existing), content };
-      return firstAnswer((retry) => putDocument(ctx, existing.id as string, body, { retry, timeoutMs, maxBodyBytes }));
+      id = existing.id as string;
+      res = await firstAnswer((retry) => putDocument(ctx, id!, body, { retry, timeoutMs, maxBodyBytes }));
+      break;
     }
     case 'upload': {
       const target = await uploadTarget(ctx, contract!.form);
-      return firstAnswer((retry) => sendUpload(ctx, contract!.form, target, document, type, { retry, timeoutMs, maxBodyBytes }));
+      res = await firstAnswer((retry) => sendUpload(ctx, contract!.form, target, document, type, { retry, timeoutMs, maxBodyBytes }));
+      id = target ?? createdIdOf(res, 'DocumentReference');
+      break;
     }
   }
+  if (accepted(res) && document.length > LARGE_DOCUMENT_BYTES) await shrink(ctx, way, id);
+  return res;
+}
+
+/**
+ * Replaces an accepted large document's content by a small one. Every later search of the
+ * patient returns the document whole: left as it was, a document at a declared maximum of some
+ * MiB would put those searches over the run's body cap (no verdict), in this run and every
+ * later one against the same target. Not judged: what the target did is recorded.
+ */
+async function shrink(ctx: CheckContext, way: Way, id: string | undefined): Promise<void> {
+  const key = `document-reference.large-document-shrunk.${way}`;
+  if (!id) {
+    ctx.observe(key, 'the accepted document names no id: it stays as sent, and later searches of the patient return it whole');
+    return;
+  }
+  const small = documentBody(ctx);
+  const res = await putDocument(ctx, id, small, { retry: 'spec' });
+  ctx.observe(
+    key,
+    accepted(res) ? { id, status: res.status } : { id, status: res.status, note: 'not replaced: later searches of the patient return it whole' },
+    'the accepted large document was replaced by a small one, so later searches of the patient stay small',
+  );
 }
 
 interface Probe {

@@ -28,6 +28,21 @@ describe('declared in the config (documentReference)', () => {
     expect(contract.value).toMatchObject({ contentType: 'image/png', source: 'config' });
   }, 300_000);
 
+  it('documents accepted at the declared maximum are shrunk: later searches of the patient stay under the body cap', async () => {
+    // 1 MiB documents of the patient, left whole, put every _count=100 DocumentReference search over the 2 MiB cap (error).
+    const results = await runInProcess('all', {
+      only: /^(document-reference\.size-limit-(create|update)|pagination\..*\.document-reference)$/,
+      limits: LIMITS,
+      config: { documentReference: { maxBytes: MAX } },
+    });
+    expect(nonConforming(results).filter((l) => !l.includes(': skip'))).toEqual([]);
+    expect(results.get('pagination.count-honoured.document-reference')?.outcome).toBe('pass');
+    for (const way of ['create', 'update']) {
+      const shrunk = results.get(`document-reference.size-limit-${way}`)!.observations.find((o) => o.key === `document-reference.large-document-shrunk.${way}`);
+      expect(shrunk?.value, way).toMatchObject({ status: 200 });
+    }
+  }, 300_000);
+
   it('a maximum declared above the real one fails every way (the declared maximum is refused)', async () => {
     const results = await runInProcess('all', { only: /size-limit/, limits: LIMITS, config: { documentReference: { maxBytes: 2 * MAX } } });
     for (const way of ['create', 'update', 'upload']) {
