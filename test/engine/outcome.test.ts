@@ -47,7 +47,14 @@ describe('decideOutcome: the outcome policy', () => {
     expect(err).toMatchObject({ outcome: 'error', message: 'ERR_TIMEOUT: no response within 15 s', extraEvidence: [] });
     // An error on an exchange (sent by this check or by work it shares) names that exchange as evidence.
     const timedOut = new ConformanceError('ERR_TIMEOUT', 'no response within 15 s');
-    timedOut.exchange = { id: 'x-000042', startedAt: '', durationMs: 15_000, request: { method: 'GET', url: 'u', headers: {} }, curl: '', error: 'no response within 15 s' };
+    timedOut.exchange = {
+      id: 'x-000042',
+      startedAt: '',
+      durationMs: 15_000,
+      request: { method: 'GET', url: 'u', headers: {} },
+      curl: '',
+      error: 'no response within 15 s',
+    };
     expect((await decideOutcome(happened({ ending: { kind: 'thrown', error: timedOut } }), env())).extraEvidence).toEqual([timedOut.exchange]);
     const bug = await decideOutcome(happened({ ending: { kind: 'thrown', error: new TypeError('x is undefined') } }), env());
     expect(bug.outcome).toBe('error');
