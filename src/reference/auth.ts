@@ -177,6 +177,8 @@ export class Authority {
   async issue(form: URLSearchParams): Promise<TokenResponse> {
     // Mode `tokenRequestParsing: lenient`: grant_type and client_assertion_type are not looked at (the spec does not say they are refused).
     const paramsChecked = this.init.modes.tokenRequestParsing !== 'lenient';
+    // Fault token-missing-assertion-type-500: the missing parameter is read as if present (a crash, 500 SVC-00001).
+    if (paramsChecked && !form.has('client_assertion_type') && this.init.faults.has('token-missing-assertion-type-500')) throw catalogError('SVC-00001');
     for (const name of paramsChecked ? ['grant_type', 'client_assertion_type', 'client_assertion'] : ['client_assertion']) {
       if (form.getAll(name).length !== 1 || !form.get(name)) throw badRequest(`form parameter ${name} is required once`);
     }
@@ -221,7 +223,11 @@ export class Authority {
     if (typeof kid !== 'string' || kid === '') throw assertionInvalid('kid header is required');
     const named = faults.has('assertion-iss-not-checked') ? sub : iss;
     const client = typeof named === 'string' ? this.clients.get(named) : undefined;
+    // Fault unregistered-client-generic-401: an unknown client is refused by the generic 401 (SVC-00004), not HPB-00106.
+    if (!client && faults.has('unregistered-client-generic-401')) throw unauthorized('unknown client');
     if (!client) throw assertionInvalid('iss is not a registered client');
+    // Fault assertion-sub-optional: sub is compared with the client only when the assertion has one.
+    const subOptional = sub === undefined && faults.has('assertion-sub-optional');
 
     const now = this.init.now();
     let exp: number;
@@ -230,9 +236,9 @@ export class Authority {
       const payload = await this.verifyAssertionJwt(assertion, client, unsignedAccepted, {
         algorithms: [...ASSERTION_ALGS],
         issuer: faults.has('assertion-iss-not-checked') ? undefined : client.clientId,
-        subject: faults.has('assertion-sub-not-checked') ? undefined : client.clientId,
+        subject: faults.has('assertion-sub-not-checked') || subOptional ? undefined : client.clientId,
         audience: faults.has('aud-not-checked') ? undefined : [...new Set([this.tokenUrl, `${this.init.baseUrl}/auth/token`])],
-        requiredClaims: faults.has('assertion-exp-not-required') ? ['jti', 'sub'] : ['exp', 'jti', 'sub'],
+        requiredClaims: [...(faults.has('assertion-exp-not-required') ? [] : ['exp']), 'jti', ...(subOptional ? [] : ['sub'])],
         clockTolerance: faults.has('assertion-exp-not-checked') ? Number.MAX_SAFE_INTEGER : undefined,
         currentDate: new Date(now),
       });

@@ -19,6 +19,12 @@ function outcomeOf(status: number, code: string, message: string, issueCode: str
     },
   };
 }
+/** A token-endpoint refusal whose diagnostics name this rule (the reference's own message for it). */
+const tokenRefusal = (res: FaultResponse, req: FaultRequest, rule: string) =>
+  isToken(req) && res.status === 400 && String(issue0(res)?.diagnostics ?? '').includes(rule);
+
+const withoutContentType = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).filter(([k]) => k.toLowerCase() !== 'content-type'));
+
 const serverError = (res: FaultResponse) => outcomeOf(500, 'SVC-00001', 'Internal server error', 'exception', res);
 const unavailable = (res: FaultResponse) => outcomeOf(503, 'SVC-00007', 'Service unavailable', 'transient', res);
 
@@ -218,5 +224,65 @@ export const faults: FaultDef[] = [
     symptom: "A production key's token sent from a browser origin gets 500 SVC-00001, every time, instead of 403 HPB-00124; without Origin it is served.",
     checks: ['auth.production-key-browser-origin-403'],
     transformResponse: (res, req) => (isFhirCall(req) && res.status === 403 && hasCode(res, 'HPB-00124') ? errorResponse(res, 500, 'SVC-00001') : res),
+  },
+  {
+    name: 'assertion-sub-optional',
+    area: 'auth',
+    violates: ['auth.assertion-sub-checked'],
+    symptom: 'sub is compared with the client only when the assertion has one: an assertion without sub gets a token.',
+    checks: ['auth.assertion-missing-sub'],
+  },
+  {
+    name: 'unregistered-client-generic-401',
+    area: 'auth',
+    violates: ['auth.assertion-failure-401', 'catalog.hpb-00106'],
+    symptom:
+      'An assertion whose iss names no registered client (an unregistered client, a wrong or missing iss) gets 401 SVC-00004 (the generic unauthorized) instead of HPB-00106; other refused assertions keep HPB-00106.',
+    checks: ['auth.assertion-unregistered-client', 'auth.assertion-wrong-iss', 'auth.assertion-missing-iss'],
+  },
+  {
+    name: 'token-wrong-grant-type-oauth-error',
+    area: 'auth',
+    violates: ['errors.operation-outcome-shape'],
+    symptom:
+      'A token request whose grant_type is not client_credentials gets the RFC 6749 error 400 { "error": "unsupported_grant_type" } (application/json), not an OperationOutcome; other token errors keep the format.',
+    checks: ['auth.token-request-wrong-grant-type', 'invariants.error-operation-outcome'],
+    transformResponse: (res, req) =>
+      tokenRefusal(res, req, 'grant_type must be client_credentials')
+        ? {
+            ...res,
+            headers: { ...withoutContentType(res.headers), 'Content-Type': 'application/json' },
+            body: { error: 'unsupported_grant_type', error_description: 'grant_type must be client_credentials' },
+          }
+        : res,
+  },
+  {
+    name: 'token-missing-assertion-type-500',
+    area: 'auth',
+    violates: ['auth.token-assertion-type', 'errors.operation-outcome-shape'],
+    symptom: 'A token request without client_assertion_type gets 500 SVC-00001 (the missing parameter is read as if present) instead of a token or a 4xx.',
+    checks: ['auth.token-request-without-assertion-type'],
+  },
+  {
+    name: 'token-assertion-type-error-without-diagnostics',
+    area: 'auth',
+    violates: ['errors.operation-outcome-shape'],
+    symptom:
+      'A token request with another client_assertion_type gets 400 with an OperationOutcome whose issue carries its message in details.text, without diagnostics; other token errors keep the format.',
+    checks: ['auth.token-request-wrong-assertion-type', 'invariants.error-operation-outcome'],
+    transformResponse: (res, req) => {
+      if (!tokenRefusal(res, req, 'client_assertion_type must be')) return res;
+      const { diagnostics, details: _details, ...rest } = issue0(res)!;
+      return { ...res, body: { resourceType: 'OperationOutcome', issue: [{ ...rest, details: { text: diagnostics } }] } };
+    },
+  },
+  {
+    name: 'token-json-body-415-empty',
+    area: 'auth',
+    violates: ['errors.operation-outcome-shape'],
+    symptom: 'A token request that is not form-encoded (a JSON body) gets 415 with an empty body, not an OperationOutcome.',
+    checks: ['auth.token-request-json-body', 'invariants.error-operation-outcome'],
+    transformResponse: (res, req) =>
+      tokenRefusal(res, req, 'must be application/x-www-form-urlencoded') ? { ...res, status: 415, headers: withoutContentType(res.headers), body: '' } : res,
   },
 ];
