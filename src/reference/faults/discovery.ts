@@ -68,6 +68,14 @@ export const faults: FaultDef[] = [
     transformResponse: onPath(path('/fhir/R4/metadata'), ({ status: _s, kind: _k, ...rest }) => ({ ...rest, fhirVersion: 4 })),
   },
   {
+    name: 'openapi-version-3-0-1',
+    area: 'discovery',
+    violates: ['discovery.openapi-3-0-3'],
+    symptom: '/openapi.json declares "openapi": "3.0.1" (an older generator) instead of 3.0.3; the document is otherwise unchanged and usable.',
+    checks: ['discovery.openapi-version'],
+    transformResponse: onPath(path('/openapi.json'), (b) => ({ ...b, openapi: '3.0.1' })),
+  },
+  {
     name: 'openapi-operation-without-scope',
     area: 'discovery',
     violates: ['discovery.openapi-x-service-scope'],
