@@ -131,7 +131,7 @@ export const faults: FaultDef[] = [
     area: 'rate-limit',
     violates: ['rate-limit.headers-present'],
     symptom: 'Responses carry no X-RateLimit-Limit, X-RateLimit-Remaining or X-RateLimit-Reset.',
-    checks: ['rate-limit.headers-on-authenticated-responses'],
+    checks: ['rate-limit.headers-on-authenticated-responses', 'invariants.rate-limit-headers-present'],
     transformResponse: (res) => withHeaders(res, { 'x-ratelimit-limit': undefined, 'x-ratelimit-remaining': undefined, 'x-ratelimit-reset': undefined }),
   },
   {
@@ -161,7 +161,7 @@ export const faults: FaultDef[] = [
     area: 'rate-limit',
     violates: ['rate-limit.reset-header'],
     symptom: 'X-RateLimit-Reset is a unix timestamp in milliseconds.',
-    checks: ['rate-limit.reset-unix-seconds'],
+    checks: ['rate-limit.reset-unix-seconds', 'invariants.rate-limit-headers-arithmetic'],
     transformResponse: (res) => {
       const reset = header(res, 'x-ratelimit-reset');
       return reset === undefined ? res : withHeaders(res, { 'x-ratelimit-reset': `${reset}000` });
@@ -172,7 +172,7 @@ export const faults: FaultDef[] = [
     area: 'rate-limit',
     violates: ['rate-limit.retry-after', 'catalog.hpb-00105'],
     symptom: '429 responses carry no Retry-After header.',
-    checks: ['rate-limit.excess-gives-429'],
+    checks: ['rate-limit.excess-gives-429', 'invariants.retry-after-on-429'],
     transformResponse: (res) => (isThrottled(res) ? withHeaders(res, { 'retry-after': undefined }) : res),
   },
   {
@@ -180,7 +180,7 @@ export const faults: FaultDef[] = [
     area: 'rate-limit',
     violates: ['errors.throttled-code'],
     symptom: '429 HPB-00105 carries issue code processing instead of throttled.',
-    checks: ['rate-limit.excess-gives-429'],
+    checks: ['rate-limit.excess-gives-429', 'invariants.throttled-code'],
     transformResponse: (res) => {
       const body = res.body as { issue?: Array<Record<string, unknown>> } | undefined;
       if (!isThrottled(res) || !Array.isArray(body?.issue) || !body.issue[0]) return res;
