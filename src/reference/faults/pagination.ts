@@ -169,6 +169,29 @@ export const faults: FaultDef[] = [
     symptom: '_count above 100 is honoured (a page of 101 or more entries).',
   },
   {
+    name: 'document-reference-count-over-100-500',
+    area,
+    violates: ['pagination.count-maximum-100', 'limits.page-size'],
+    checks: ['pagination.count-maximum.document-reference'],
+    symptom:
+      'A DocumentReference search with _count above 100 answers 500 SVC-00001 (the store refuses a page over its cap) instead of a page of at most 100 or a 400; other searches are unchanged.',
+  },
+  {
+    name: 'encounter-count-over-100-refused-unprefixed',
+    area,
+    violates: ['errors.catalog-code-format'],
+    checks: ['pagination.count-maximum.encounter', 'invariants.error-catalog-code-format'],
+    symptom:
+      'An Encounter search with _count above 100 is refused with 400 HPB-00101 (details.coding kept) whose diagnostics lack the "HPB-00101: " prefix; other errors keep it.',
+    transformResponse: (res, req) => {
+      const issue = issue0(res);
+      if (req.op?.operationId !== 'Encounter.search' || res.status !== 400 || !issue?.diagnostics?.includes('_count must not exceed')) return res;
+      const outcome = structuredClone(res.body) as { issue: Array<{ diagnostics: string }> };
+      outcome.issue[0]!.diagnostics = issue.diagnostics.replace(/^HPB-00101: /, '');
+      return { ...res, body: outcome };
+    },
+  },
+  {
     name: 'pagination-invalid-count-accepted',
     area,
     violates: ['medication-request.search-400'],

@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import type { HandlerContext, HandlerResponse, ReferenceModes } from '../types.js';
 import type { CursorCodec, CursorState } from './cursor.js';
 import { invalid } from './errors.js';
+import { catalogError } from '../outcome.js';
 import type { RecordMeta } from './records.js';
 
 export const DEFAULT_COUNT = 20;
@@ -57,6 +58,20 @@ export function parseCount(query: URLSearchParams, modes: ReferenceModes, faults
   if (count <= cap || faults.has('pagination-count-over-100-unclamped')) return count;
   if (modes.countOver100 === 'reject') throw invalid(`_count must not exceed ${cap} (got ${raw})`);
   return cap;
+}
+
+/**
+ * Faults of a `_count` over the maximum on one endpoint (src/reference/faults/pagination.ts):
+ * document-reference-count-over-100-500 fails the search with 500 SVC-00001 (the store's page cap throws);
+ * encounter-count-over-100-refused-unprefixed refuses it with 400 HPB-00101, whose diagnostics prefix the fault's
+ * transform then drops.
+ */
+function overMaximumFaults(ctx: HandlerContext, faults: ReadonlySet<string>): void {
+  const raw = ctx.query.get('_count');
+  if (raw === null || !/^\d+$/.test(raw) || Number(raw) <= MAX_COUNT) return;
+  if (ctx.op.resource === 'DocumentReference' && faults.has('document-reference-count-over-100-500')) throw catalogError('SVC-00001');
+  if (ctx.op.resource === 'Encounter' && faults.has('encounter-count-over-100-refused-unprefixed'))
+    throw invalid(`_count must not exceed ${MAX_COUNT} (got ${raw})`);
 }
 
 /** `_offset`: an integer 0..10000, applied as an initial skip on the first page. */
@@ -106,6 +121,7 @@ export function orderingKey(row: RecordMeta, orderBy: ReferenceModes['orderBy'])
 export function searchBundle<T extends RecordMeta>(env: PagingEnv, req: SearchRequest<T>): HandlerResponse {
   const { ctx } = req;
   const faults = env.faults ?? new Set<string>();
+  overMaximumFaults(ctx, faults);
   const count = parseCount(ctx.query, env.modes, faults);
   const search = searchFingerprint(ctx);
   const cursor = ctx.query.get('_cursor');
