@@ -4,8 +4,9 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The longest files, longest first (seconds alone, 2-core machine: mutation 581,
- * each shard ~470, episodes 210, cli ~110, traceable-writes ~70). Two workers run
+ * The longest files, longest first (seconds in a fresh-clone `CI=true npm test` on the
+ * 2-core machine, beside each other: mutation 440, shards 281 and 234, episodes 271,
+ * traceable-writes 96, cli 94). Two workers run
  * files in the order the sequencer gives; without a results cache (CI's fresh
  * `npm ci`) vitest orders by file size, which put the 3-line mutation shards last:
  * two ten-minute files starting after everything else. The rest keep vitest's order.

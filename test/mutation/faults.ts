@@ -39,7 +39,7 @@ export function faultShard(i: number, n: number): void {
         });
       expect(missed, `undetected faults:\n${missed.join('\n')}`).toEqual([]);
     },
-    // A hang guard, not a timed test: a shard takes 9-15 min beside the mutation modes on a busy 2-core runner.
+    // A hang guard, not a timed test: a shard took 4-5 min beside the mutation modes in a fresh-clone run on 2 cores (9-15 min before the redaction fix).
     30 * 60_000,
   );
 }
