@@ -1,10 +1,12 @@
 /**
  * One family of faults per published operation, generated from the API
  * description: the operation's scope is not enforced, its own required scope
- * is refused, or a missing token is not answered with 401. Each breaks the
- * operation's own rows of the spec's endpoint tables.
+ * is refused, a missing token is not answered with 401, or a letter set of the
+ * resource the spec refuses for the operation is served.
+ * Each breaks the operation's own rows of the spec's endpoint tables.
  */
 import { OPERATIONS, type OperationDef } from '../../service/api.js';
+import { letterVerdict, parseScope } from '../../service/scope-letters.js';
 import { requirementById } from '../../requirements/index.js';
 import { asCatalogError, kebab, outcomeCode, SHORT, type Issue } from './edit.js';
 import type { FaultDef } from './types.js';
@@ -24,15 +26,53 @@ function rowIds(op: OperationDef, suffix: 'scope' | '401' | '403'): string[] {
 export const scopeNotEnforced = (op: OperationDef) => `scope-not-enforced-${kebab(op.operationId)}`;
 export const requiredScopeRefused = (op: OperationDef) => `required-scope-refused-${kebab(op.operationId)}`;
 
+export const lettersAccepted = (op: OperationDef, letters: string) => `scope-letters-${letters}-accepted-${kebab(op.operationId)}`;
+
+/** The letter rule each required letter set is stated in (as suites/generated names it). */
+const LETTER_RULE: Record<string, string> = {
+  rs: 'scopes.rs-for-read-search',
+  cru: 'scopes.cru-for-update-and-create',
+  c: 'scopes.c-for-medication-request-create',
+};
+
+/**
+ * The other letter sets published for the operation's resource that no reading of the
+ * spec lets perform it (src/service/scope-letters.ts): the ones it must refuse with 403.
+ */
+function refusedLetterSets(op: OperationDef): string[] {
+  return REFUSED_LETTERS.get(op.operationId) ?? [];
+}
+
+function refusedLetterSetsUncached(op: OperationDef): string[] {
+  const own = parseScope(op.scope);
+  if (!own) return [];
+  const sets = new Set(OPERATIONS.filter((o) => o.resource === op.resource).map((o) => parseScope(o.scope)?.letters));
+  return [...sets].filter((l): l is string => l !== undefined && l !== own.letters && letterVerdict(l, own.letters, op.interaction) === 'refused').sort();
+}
+
+const REFUSED_LETTERS = new Map(OPERATIONS.map((op) => [op.operationId, refusedLetterSetsUncached(op)]));
+
 /** The scope decision a per-operation fault forces for this call, or undefined. */
-export function perOperationScopeOverride(planted: ReadonlySet<string>, op: OperationDef): boolean | undefined {
+export function perOperationScopeOverride(planted: ReadonlySet<string>, held: readonly string[], op: OperationDef): boolean | undefined {
   if (planted.has(scopeNotEnforced(op))) return true;
   if (planted.has(requiredScopeRefused(op))) return false;
+  for (const letters of refusedLetterSets(op)) {
+    if (planted.has(lettersAccepted(op, letters)) && held.includes(`system/${op.resource}.${letters}`)) return true;
+  }
   return undefined;
 }
 
 /** Id of the generated check of this operation (suites/generated: the slug is the kebab-case operationId). */
 const generatedCheck = (op: OperationDef, suffix: string) => `generated.${kebab(op.operationId)}.${suffix}`;
+
+/** Requirement ids a served letter set breaks: the operation's 403 row, the letter rule of its scope, the resource's scope. */
+function lettersIds(op: OperationDef, letters: string): string[] {
+  const own = parseScope(op.scope)!.letters;
+  const ids = [`${kebab(op.resource)}.${SHORT[op.interaction]}-403`, LETTER_RULE[own]];
+  if (op.resource === 'MedicationRequest' && letters === 'c') ids.push('scopes.medication-request-c-not-enough-for-others');
+  if (op.resource === 'DocumentReference') ids.push(`document-reference.scope-${own}`);
+  return ids.filter((id): id is string => id !== undefined && KNOWN.has(id));
+}
 
 export const faults: FaultDef[] = OPERATIONS.flatMap((op): FaultDef[] => [
   {
@@ -57,6 +97,19 @@ export const faults: FaultDef[] = OPERATIONS.flatMap((op): FaultDef[] => [
     checks: [generatedCheck(op, 'no-token')],
     transformResponse: (res, req) => (req.op?.operationId === op.operationId && res.status === 401 ? { ...res, status: 400 } : res),
   },
+  ...refusedLetterSets(op).map(
+    (letters): FaultDef => ({
+      name: lettersAccepted(op, letters),
+      area: 'generated',
+      violates: lettersIds(op, letters),
+      symptom: `${op.method} ${op.path} serves a token holding only system/${op.resource}.${letters}, which no reading of the letter rule lets it (it requires ${op.scope}).`,
+      // The scopes suite's c-only check calls read, search and update with the same token.
+      checks: [
+        generatedCheck(op, `letters-${letters}`),
+        ...(op.resource === 'MedicationRequest' && letters === 'c' ? ['scopes.medication-request-c-refused-for-others'] : []),
+      ],
+    }),
+  ),
 ]).filter((f) => f.violates.length > 0);
 
 faults.push(
