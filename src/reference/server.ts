@@ -20,6 +20,7 @@ import { capabilityStatement, jwks, openApiDocument, operationDefinition, OPERAT
 import type { DiscoveryInit } from './discovery.js';
 import { resolveFaults } from './faults/index.js';
 import { scopeOverride } from './faults/scopes.js';
+import { bodyLeniency } from './faults/generated.js';
 import { keyWindowLog } from './faults/rate-limit.js';
 import { issuanceCounter } from './faults/issuance-limit.js';
 import type { FaultDef, FaultResponse } from './faults/index.js';
@@ -476,7 +477,9 @@ class HttpCore {
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
       throw catalogError('HPB-00101', { status: 400, message: 'Validation error: the body must be a JSON object' });
     }
-    if ((parsed as { resourceType?: unknown }).resourceType !== op.resource) {
+    const resourceType = (parsed as { resourceType?: unknown }).resourceType;
+    // Generated faults body-{missing,wrong}-resource-type-accepted-<operation>: the URL gives the type.
+    if (resourceType !== op.resource && !bodyLeniency(this.cfg.faults, op.operationId).skips('resourceType', resourceType)) {
       throw catalogError('HPB-00101', { status: 400, message: `Validation error: resourceType must be ${op.resource}` });
     }
     return parsed;

@@ -1,10 +1,14 @@
 /**
  * One family of faults per published operation, generated from the API
  * description: the operation's scope is not enforced, its own required scope
- * is refused, or a missing token is not answered with 401. Each breaks the
- * operation's own rows of the spec's endpoint tables.
+ * is refused, a missing token is not answered with 401, a letter set of the
+ * resource the spec refuses for the operation is served, or (creates and
+ * updates with a published body schema) one rule of the body is not enforced.
+ * Each breaks the operation's own rows of the spec's endpoint tables.
  */
 import { OPERATIONS, type OperationDef } from '../../service/api.js';
+import { COMPONENT_SCHEMAS, writeSchemaName } from '../../service/schemas.js';
+import { letterVerdict, parseScope } from '../../service/scope-letters.js';
 import { requirementById } from '../../requirements/index.js';
 import { asCatalogError, kebab, outcomeCode, SHORT, type Issue } from './edit.js';
 import type { FaultDef } from './types.js';
@@ -24,15 +28,173 @@ function rowIds(op: OperationDef, suffix: 'scope' | '401' | '403'): string[] {
 export const scopeNotEnforced = (op: OperationDef) => `scope-not-enforced-${kebab(op.operationId)}`;
 export const requiredScopeRefused = (op: OperationDef) => `required-scope-refused-${kebab(op.operationId)}`;
 
+export const lettersAccepted = (op: OperationDef, letters: string) => `scope-letters-${letters}-accepted-${kebab(op.operationId)}`;
+
+/** The letter rule each required letter set is stated in (as suites/generated names it). */
+const LETTER_RULE: Record<string, string> = {
+  rs: 'scopes.rs-for-read-search',
+  cru: 'scopes.cru-for-update-and-create',
+  c: 'scopes.c-for-medication-request-create',
+};
+
+/**
+ * The other letter sets published for the operation's resource that no reading of the
+ * spec lets perform it (src/service/scope-letters.ts): the ones it must refuse with 403.
+ */
+function refusedLetterSets(op: OperationDef): string[] {
+  return REFUSED_LETTERS.get(op.operationId) ?? [];
+}
+
+function refusedLetterSetsUncached(op: OperationDef): string[] {
+  const own = parseScope(op.scope);
+  if (!own) return [];
+  const sets = new Set(OPERATIONS.filter((o) => o.resource === op.resource).map((o) => parseScope(o.scope)?.letters));
+  return [...sets].filter((l): l is string => l !== undefined && l !== own.letters && letterVerdict(l, own.letters, op.interaction) === 'refused').sort();
+}
+
+const REFUSED_LETTERS = new Map(OPERATIONS.map((op) => [op.operationId, refusedLetterSetsUncached(op)]));
+
 /** The scope decision a per-operation fault forces for this call, or undefined. */
-export function perOperationScopeOverride(planted: ReadonlySet<string>, op: OperationDef): boolean | undefined {
+export function perOperationScopeOverride(planted: ReadonlySet<string>, held: readonly string[], op: OperationDef): boolean | undefined {
   if (planted.has(scopeNotEnforced(op))) return true;
   if (planted.has(requiredScopeRefused(op))) return false;
+  for (const letters of refusedLetterSets(op)) {
+    if (planted.has(lettersAccepted(op, letters)) && held.includes(`system/${op.resource}.${letters}`)) return true;
+  }
   return undefined;
 }
 
 /** Id of the generated check of this operation (suites/generated: the slug is the kebab-case operationId). */
 const generatedCheck = (op: OperationDef, suffix: string) => `generated.${kebab(op.operationId)}.${suffix}`;
+
+/** Requirement ids a served letter set breaks: the operation's 403 row, the letter rule of its scope, the resource's scope. */
+function lettersIds(op: OperationDef, letters: string): string[] {
+  const own = parseScope(op.scope)!.letters;
+  const ids = [`${kebab(op.resource)}.${SHORT[op.interaction]}-403`, LETTER_RULE[own]];
+  if (op.resource === 'MedicationRequest' && letters === 'c') ids.push('scopes.medication-request-c-not-enough-for-others');
+  if (op.resource === 'DocumentReference') ids.push(`document-reference.scope-${own}`);
+  return ids.filter((id): id is string => id !== undefined && KNOWN.has(id));
+}
+
+// ---- body rules of creates and updates ----------------------------------
+
+type SchemaNode = { type?: unknown; $ref?: unknown; required?: unknown; properties?: Record<string, SchemaNode> };
+
+const JSON_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array']);
+
+/**
+ * One rule of a write body, as suites/generated/invalid-variants.ts derives its invalid
+ * variants from the published schema: a required field present, resourceType right, a
+ * required field of its JSON type.
+ */
+export interface BodyRule {
+  kind: 'missing' | 'wrong-resource-type' | 'wrong-type';
+  field: string;
+  /** For `wrong-type`: the JSON type the schema gives the field. */
+  jsonType?: string;
+  /** The variant slug of the check (`missing-status`, `wrong-type-class`, `wrong-resource-type`). */
+  slug: string;
+}
+
+/** The published write schema of a create or update (the OpenAPI document covers R4 only). */
+function writeSchemaOf(op: OperationDef): SchemaNode | undefined {
+  if ((op.interaction !== 'create' && op.interaction !== 'update') || op.release !== 'R4') return undefined;
+  return COMPONENT_SCHEMAS[writeSchemaName(op.resource)] as SchemaNode | undefined;
+}
+
+function jsonTypeOfField(schema: SchemaNode, field: string): string | undefined {
+  const node = schema.properties?.[field];
+  const target = typeof node?.$ref === 'string' ? (COMPONENT_SCHEMAS[node.$ref.replace('#/components/schemas/', '')] as SchemaNode | undefined) : node;
+  return typeof target?.type === 'string' && JSON_TYPES.has(target.type) ? target.type : undefined;
+}
+
+const fieldSlug = (f: string) => f.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
+
+function bodyRulesUncached(op: OperationDef): BodyRule[] {
+  const schema = writeSchemaOf(op);
+  const required = Array.isArray(schema?.required) ? schema.required.filter((f): f is string => typeof f === 'string') : [];
+  const rules: BodyRule[] = required.map((field) => ({ kind: 'missing', field, slug: `missing-${fieldSlug(field)}` }));
+  if (required.includes('resourceType')) rules.push({ kind: 'wrong-resource-type', field: 'resourceType', slug: 'wrong-resource-type' });
+  for (const field of required) {
+    const jsonType = field === 'resourceType' ? undefined : jsonTypeOfField(schema!, field);
+    if (jsonType) rules.push({ kind: 'wrong-type', field, jsonType, slug: `wrong-type-${fieldSlug(field)}` });
+  }
+  return rules;
+}
+
+const BODY_RULES = new Map(OPERATIONS.map((op) => [op.operationId, bodyRulesUncached(op)]));
+
+/** The body rules of an operation (none for reads, searches, operations and unpublished bodies). */
+export function bodyRules(op: OperationDef): BodyRule[] {
+  return BODY_RULES.get(op.operationId) ?? [];
+}
+
+export const bodyRuleNotEnforced = (op: OperationDef, rule: BodyRule) => `body-${rule.slug}-accepted-${kebab(op.operationId)}`;
+
+function hasJsonType(value: unknown, jsonType: string | undefined): boolean {
+  if (jsonType === 'array') return Array.isArray(value);
+  if (jsonType === 'object') return typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (jsonType === 'integer') return Number.isInteger(value);
+  return typeof value === jsonType;
+}
+
+/** Which body rules of one operation a planted fault switched off (every method false on the clean reference). */
+export interface BodyLeniency {
+  /**
+   * True when `value` (undefined: absent) of `field` breaks a rule a planted fault switched
+   * off for this operation: the handler then skips every check of that field.
+   */
+  skips(field: string, value: unknown): boolean;
+}
+
+export function bodyLeniency(planted: ReadonlySet<string>, operationId: string): BodyLeniency {
+  const op = OPERATIONS.find((o) => o.operationId === operationId);
+  const off = op ? bodyRules(op).filter((r) => planted.has(bodyRuleNotEnforced(op, r))) : [];
+  return {
+    skips(field, value) {
+      return off.some((r) => {
+        if (r.field !== field) return false;
+        if (r.kind === 'missing') return value === undefined;
+        if (r.kind === 'wrong-resource-type') return value !== undefined && value !== op!.resource;
+        return value !== undefined && !hasJsonType(value, r.jsonType);
+      });
+    },
+  };
+}
+
+/** Checks of the resource suites that send a body breaking the same rule to the same operation: they fail with the fault too. */
+const SAME_BODY_CHECKS: Record<string, string[]> = {
+  'Encounter.create missing-status': ['encounter.create-invalid-400'],
+  'Encounter.update missing-class': ['encounter.update-invalid-400'],
+  'MedicationRequest.create missing-medication-codeable-concept': ['medication-request.create-without-medication-refused'],
+  'MedicationRequest.create missing-subject': ['medication-request.create-without-subject-refused'],
+};
+
+/** Requirement ids an unenforced body rule breaks: the HPB-00101 statement and the operation's 400 row. */
+function bodyRuleIds(op: OperationDef, rule: BodyRule): string[] {
+  const statement = rule.kind === 'missing' ? 'catalog.hpb-00101-required-fields' : 'catalog.hpb-00101-schema';
+  return [statement, `${kebab(op.resource)}.${SHORT[op.interaction]}-400`].filter((id) => KNOWN.has(id));
+}
+
+function bodySymptom(op: OperationDef, rule: BodyRule): string {
+  const call = `${op.method} ${op.path}`;
+  const refused = 'instead of 400/422 HPB-00101';
+  if (rule.field === 'resourceType') {
+    const what = rule.kind === 'missing' ? 'without resourceType' : "with another type's resourceType";
+    return `${call} ${what} answers 2xx and stores the body as ${op.resource} (the URL gives the type), ${refused}.`;
+  }
+  const what = rule.kind === 'missing' ? `without ${rule.field}` : `with ${rule.field} not a JSON ${rule.jsonType}`;
+  // A MedicationRequest has no patient to hang from without a usable subject: a create stores it without one, an update keeps the stored one.
+  const stored =
+    op.resource === 'MedicationRequest' && rule.field === 'subject'
+      ? op.interaction === 'create'
+        ? 'stores the MedicationRequest without a subject'
+        : 'keeps the stored subject'
+      : rule.kind === 'missing'
+        ? `stores the ${op.resource} without it`
+        : `stores ${rule.field} as sent`;
+  return `${call} ${what} answers 2xx and ${stored}, ${refused}.`;
+}
 
 export const faults: FaultDef[] = OPERATIONS.flatMap((op): FaultDef[] => [
   {
@@ -57,6 +219,28 @@ export const faults: FaultDef[] = OPERATIONS.flatMap((op): FaultDef[] => [
     checks: [generatedCheck(op, 'no-token')],
     transformResponse: (res, req) => (req.op?.operationId === op.operationId && res.status === 401 ? { ...res, status: 400 } : res),
   },
+  ...refusedLetterSets(op).map(
+    (letters): FaultDef => ({
+      name: lettersAccepted(op, letters),
+      area: 'generated',
+      violates: lettersIds(op, letters),
+      symptom: `${op.method} ${op.path} serves a token holding only system/${op.resource}.${letters}, which no reading of the letter rule lets it (it requires ${op.scope}).`,
+      // The scopes suite's c-only check calls read, search and update with the same token.
+      checks: [
+        generatedCheck(op, `letters-${letters}`),
+        ...(op.resource === 'MedicationRequest' && letters === 'c' ? ['scopes.medication-request-c-refused-for-others'] : []),
+      ],
+    }),
+  ),
+  ...bodyRules(op).map(
+    (rule): FaultDef => ({
+      name: bodyRuleNotEnforced(op, rule),
+      area: 'generated',
+      violates: bodyRuleIds(op, rule),
+      symptom: bodySymptom(op, rule),
+      checks: [generatedCheck(op, `invalid-${rule.slug}`), ...(SAME_BODY_CHECKS[`${op.operationId} ${rule.slug}`] ?? [])],
+    }),
+  ),
 ]).filter((f) => f.violates.length > 0);
 
 faults.push(

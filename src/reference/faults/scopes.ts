@@ -32,7 +32,7 @@ function withoutExact(held: readonly string[], op: OperationDef): boolean {
 
 /** The scope decision a planted fault forces for this call, or undefined (the normal letter rule applies). */
 export function scopeOverride(planted: ReadonlySet<string>, held: readonly string[], op: OperationDef): boolean | undefined {
-  const perOperation = perOperationScopeOverride(planted, op);
+  const perOperation = perOperationScopeOverride(planted, held, op);
   if (perOperation !== undefined) return perOperation;
   for (const [name, rule] of Object.entries(SCOPE_RULES)) {
     const verdict = planted.has(name) ? rule(held, op) : undefined;

@@ -11,6 +11,7 @@ import type { ResourceEnv } from './env.js';
 import { businessRule, conflict, forbidden, invalid, notFound, unprocessable } from './errors.js';
 import { schemaProblem } from './fhir-schema.js';
 import { searchQueryUnderFaults } from '../faults/encounter.js';
+import { bodyLeniency } from '../faults/generated.js';
 import { searchBundle } from './pagination.js';
 import { assertNormativaComplete, assertPatientAcceptsData } from './patient-rules.js';
 import type { DiagnosisKind, EncounterRow, RecordMeta } from './records.js';
@@ -92,12 +93,17 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
   const firstVersions = new Map<string, EncounterRow>();
 
   /** Structural (400) then semantic (validationStatus) checks of a write body; the stored fields it describes. */
-  function parseBody(body: unknown, org: string): { resource: Body; fields: EncounterFields } {
-    const resource = requireResource(body, 'Encounter');
-    if (typeof requireField(resource, 'status') !== 'string') throw invalid('status must be a string');
-    const klass = requireField(resource, 'class') as Coding;
-    if (typeof klass !== 'object' || typeof klass.code !== 'string') throw invalid('class must be a Coding with a code');
-    const problem = schemaProblem('R4', 'Encounter', resource);
+  function parseBody(body: unknown, org: string, operationId: 'Encounter.create' | 'Encounter.update'): { resource: Body; fields: EncounterFields } {
+    // Generated faults body-<rule>-accepted-<operation>: one rule of one field is not enforced, the field is stored as sent.
+    const lenient = bodyLeniency(env.faults, operationId);
+    const resource = requireResource(body, 'Encounter', (v) => lenient.skips('resourceType', v));
+    const statusUnchecked = lenient.skips('status', resource.status);
+    if (!statusUnchecked && typeof requireField(resource, 'status') !== 'string') throw invalid('status must be a string');
+    const classUnchecked = lenient.skips('class', resource.class);
+    const klass = (classUnchecked ? resource.class : requireField(resource, 'class')) as Coding;
+    if (!classUnchecked && (typeof klass !== 'object' || typeof klass.code !== 'string')) throw invalid('class must be a Coding with a code');
+    const unchecked = [...(statusUnchecked ? ['status'] : []), ...(classUnchecked ? ['class'] : [])];
+    const problem = schemaProblem('R4', 'Encounter', resource, unchecked);
     if (problem) throw invalid(`Body does not match the FHIR R4 schema: ${problem}`);
     const contained = (resource.contained ?? []) as Array<Body & { resourceType: string; id?: string }>;
     for (const item of contained) {
@@ -120,7 +126,7 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
     const appointments = ((resource.appointment ?? []) as Reference[]).map((a, i) => referenceId(a, 'Appointment', `appointment[${i}]`));
     const serviceProviderId = resource.serviceProvider === undefined ? undefined : referenceId(resource.serviceProvider, 'Organization', 'serviceProvider');
 
-    if (!(ENCOUNTER_STATUSES as readonly string[]).includes(resource.status as string)) {
+    if (!statusUnchecked && !(ENCOUNTER_STATUSES as readonly string[]).includes(resource.status as string)) {
       throw semantic(`status must be one of ${ENCOUNTER_STATUSES.join(', ')}`);
     }
     if (subjectId !== undefined && !store.patients.get(org, subjectId)) throw semantic(`subject Patient/${subjectId} does not exist`);
@@ -223,7 +229,7 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
 
   const create: Handler = (ctx) => {
     const org = ctx.caller.org;
-    const { fields } = parseBody(ctx.body, org);
+    const { fields } = parseBody(ctx.body, org, 'Encounter.create');
     checkRegistrationWindow(fields, ctx.now);
     checkAppointmentFree(org, fields);
     const patient = fields.subjectId === undefined ? undefined : store.patients.get(org, fields.subjectId);
@@ -245,7 +251,7 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
     const id = ctx.params.id ?? '';
     const row = findRow(org, id, 'tenancy-update-leak');
     if (!row) throw notFound('Encounter', id);
-    const { resource, fields } = parseBody(ctx.body, org);
+    const { resource, fields } = parseBody(ctx.body, org, 'Encounter.update');
     requireSameId(resource, id);
     checkIfMatch(ctx, row);
     if (fields.period?.start !== row.period?.start) checkRegistrationWindow(fields, ctx.now);
@@ -279,7 +285,7 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
         (practitioner === undefined || row.participants.some((p) => p.practitionerId === practitioner)) &&
         dateMatches(row.period?.start, dates) &&
         (statuses === undefined || statuses.includes(row.status)) &&
-        (classes === undefined || codingMatches(row.class, classes)),
+        (classes === undefined || codingMatches(row.class ?? {}, classes)),
     );
     return searchBundle(env.paging, {
       ctx,

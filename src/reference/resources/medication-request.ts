@@ -14,6 +14,7 @@ import { searchBundle } from './pagination.js';
 import { assertPatientAcceptsData } from './patient-rules.js';
 import type { MedicationRequestRow, PatientRow, PrescriptionRow } from './records.js';
 import { uuidParam } from './search-params.js';
+import { bodyLeniency } from '../faults/generated.js';
 import { type Body, isUuid, referenceId, requireField, requireResource, requireSameId } from './validate.js';
 import { checkIfMatch, firstVersion, header, metaOf, nextVersion, versionHeaders } from './versioning.js';
 
@@ -34,7 +35,8 @@ export function toMedicationRequest(row: MedicationRequestRow): MedicationReques
       intent: 'order' as const,
       groupIdentifier: { system: PRESCRIPTION_SYSTEM, value: row.prescriptionId },
       medicationCodeableConcept: row.medication,
-      subject: { reference: `Patient/${row.subjectId}` },
+      // Absent only when a planted fault stored the record without a usable subject.
+      subject: (row.subjectId === undefined ? undefined : { reference: `Patient/${row.subjectId}` }) as Reference,
       encounter: row.encounterId === undefined ? undefined : { reference: `Encounter/${row.encounterId}` },
       requester: row.requester,
       authoredOn: row.authoredOn,
@@ -51,7 +53,8 @@ export function toMedicationRequest(row: MedicationRequestRow): MedicationReques
 interface MedicationRequestBody {
   resource: Body;
   status?: string;
-  subjectId: string;
+  /** Undefined only when a planted fault let an unusable subject through. */
+  subjectId?: string;
   /** The FHIR-owned fields a write overlays (status apart). */
   owned: Pick<MedicationRequestRow, 'medication' | 'dosageInstruction' | 'dispenseRequest' | 'reasonCode' | 'note'>;
 }
@@ -63,11 +66,17 @@ function textOnlyDosage(dosage: unknown[] | undefined): unknown[] | undefined {
 }
 
 function parseBody(body: unknown, faults: ReadonlySet<string>, write: 'create' | 'update'): MedicationRequestBody {
-  const resource = requireResource(body, 'MedicationRequest');
-  if (!faults.has('mr-medication-not-required')) requireField(resource, 'medicationCodeableConcept');
+  // Generated faults body-<rule>-accepted-<operation>: one rule of one field is not enforced, the field is stored as sent
+  // (a subject that is not a usable reference names no patient: the create stores none, the update keeps the stored one).
+  const lenient = bodyLeniency(faults, write === 'create' ? 'MedicationRequest.create' : 'MedicationRequest.update');
+  const resource = requireResource(body, 'MedicationRequest', (v) => lenient.skips('resourceType', v));
+  const medicationUnchecked = lenient.skips('medicationCodeableConcept', resource.medicationCodeableConcept);
+  if (!faults.has('mr-medication-not-required') && !medicationUnchecked) requireField(resource, 'medicationCodeableConcept');
   if (resource.subject === undefined && faults.has('mr-missing-subject-404')) throw notFound('Patient', 'missing');
-  const subjectId = referenceId(requireField(resource, 'subject'), 'Patient', 'subject');
-  const problem = write === 'update' && faults.has('mr-update-schema-unchecked') ? undefined : schemaProblem('R4', 'MedicationRequest', resource);
+  const subjectUnchecked = lenient.skips('subject', resource.subject);
+  const subjectId = subjectUnchecked ? undefined : referenceId(requireField(resource, 'subject'), 'Patient', 'subject');
+  const unchecked = [...(medicationUnchecked ? ['medicationCodeableConcept'] : []), ...(subjectUnchecked ? ['subject'] : [])];
+  const problem = write === 'update' && faults.has('mr-update-schema-unchecked') ? undefined : schemaProblem('R4', 'MedicationRequest', resource, unchecked);
   if (problem) throw invalid(`Body does not match the FHIR R4 schema: ${problem}`);
   return {
     resource,
@@ -147,14 +156,15 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
     const org = ctx.caller.org;
     const body = parseBody(ctx.body, faults, 'create');
     checkWritableStatus(body.status);
-    const patient = existingPatient(org, body.subjectId);
+    // No subject only under a planted fault: the record hangs from no patient.
+    const patient = body.subjectId === undefined ? undefined : existingPatient(org, body.subjectId);
     const { resource } = body;
     const encounterId = resource.encounter === undefined ? undefined : referenceId(resource.encounter, 'Encounter', 'encounter');
     if (encounterId !== undefined && !store.encounters.get(org, encounterId)) {
       throw unprocessable(modes.validationStatus, `encounter Encounter/${encounterId} does not exist`);
     }
-    if (!patientRuleOff(patient)) assertPatientAcceptsData(patient);
-    const prescription = draftPrescriptionFor(org, patient.id);
+    if (patient && !patientRuleOff(patient)) assertPatientAcceptsData(patient);
+    const prescription = patient ? draftPrescriptionFor(org, patient.id) : newDraftPrescription(org, '');
     const siblings = store.medicationRequests.all(org).filter((m) => m.prescriptionId === prescription.id).length;
     const row = store.insert(
       store.medicationRequests,
@@ -162,7 +172,7 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
         ...firstVersion(faults.has('mr-client-id-kept') && typeof resource.id === 'string' && isUuid(resource.id) ? resource.id : randomUUID(), org, ctx.now),
         status: body.status ?? (faults.has('mr-default-status-not-applied') ? 'draft' : 'active'),
         ...body.owned,
-        subjectId: patient.id,
+        subjectId: patient?.id,
         encounterId,
         requester: resource.requester as Reference | undefined,
         authoredOn: resource.authoredOn as string | undefined,
@@ -208,9 +218,11 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
       );
     }
     const subjectChangeAccepted = faults.has('mr-subject-change-accepted');
-    if (body.subjectId !== row.subjectId && !subjectChangeAccepted) throw unprocessable(422, 'subject cannot be changed on update');
+    // An update without a usable subject (planted fault only) keeps the stored one.
+    if (body.subjectId !== undefined && body.subjectId !== row.subjectId && !subjectChangeAccepted)
+      throw unprocessable(422, 'subject cannot be changed on update');
     checkWritableStatus(body.status);
-    const patient = store.patients.get(org, row.subjectId);
+    const patient = row.subjectId === undefined ? undefined : store.patients.get(org, row.subjectId);
     if (patient && modes.patientBlockOn === 'create-and-update') assertPatientAcceptsData(patient);
     // Merge (update rule 1): FHIR-owned fields are replaced by the body's (status kept when omitted),
     // app-only fields are preserved, every other field keeps its stored value.
@@ -219,9 +231,9 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
       ...(faults.has('version-id-not-bumped') ? { lastUpdated: new Date(ctx.now).toISOString() } : nextVersion(row, ctx.now)),
       status: body.status ?? row.status,
       ...(faults.has('mr-overlay-ignored') ? {} : body.owned),
-      ...(subjectChangeAccepted ? { subjectId: body.subjectId } : {}),
+      ...(subjectChangeAccepted && body.subjectId !== undefined ? { subjectId: body.subjectId } : {}),
       // Fault mr-update-loses-prescription-group: the update re-links the record to a new draft prescription.
-      ...(faults.has('mr-update-loses-prescription-group') ? { prescriptionId: newDraftPrescription(org, row.subjectId).id } : {}),
+      ...(faults.has('mr-update-loses-prescription-group') ? { prescriptionId: newDraftPrescription(org, row.subjectId ?? '').id } : {}),
     });
     store.medicationRequests.put(updated);
     echoIntent(id, body.resource);

@@ -76,7 +76,8 @@ export interface MedicationRequestRow extends RecordMeta {
   dispenseRequest?: Record<string, unknown>;
   reasonCode?: CodeableConcept[];
   note?: unknown[];
-  subjectId: string;
+  /** Absent only when a planted fault stored a MedicationRequest without a usable subject. */
+  subjectId?: string;
   encounterId?: string;
   requester?: Reference;
   authoredOn?: string;

@@ -14,11 +14,14 @@ export function isUuid(value: string): boolean {
 
 export type Body = Record<string, unknown>;
 
-/** The body as an object of the expected resourceType. */
-export function requireResource(body: unknown, resourceType: string): Body {
+/**
+ * The body as an object of the expected resourceType. `lenient` (planted faults only)
+ * lets a resourceType value through that the rule would refuse.
+ */
+export function requireResource(body: unknown, resourceType: string, lenient?: (value: unknown) => boolean): Body {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('Body must be a JSON object');
   const resource = body as Body;
-  if (resource.resourceType !== resourceType) {
+  if (resource.resourceType !== resourceType && !lenient?.(resource.resourceType)) {
     throw invalid(`resourceType must be ${resourceType} (got ${JSON.stringify(resource.resourceType ?? null)})`);
   }
   return resource;
