@@ -282,7 +282,11 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
           });
           await needRecords(ctx, ep, n, 'whether _count=101 is clamped to 100 shows only when more than 100 match (a next link on the first page)', res);
         }
-        ctx.observe('pagination.count-above-maximum', { reading: n === 100 ? 'clamped to 100' : 'page smaller than 100', status: res.status, entries: n });
+        ctx.observe('pagination.count-above-maximum', {
+          reading: n === 100 ? 'clamped to 100' : n > 100 ? 'not clamped' : 'page smaller than 100',
+          status: res.status,
+          entries: n,
+        });
       },
     }),
     defineCheck({
