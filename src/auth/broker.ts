@@ -238,6 +238,7 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
     try {
       // Signed after any wait, so the assertion is fresh when it leaves.
       const assertion = await createAssertion(client, this.opts.tokenUrl, opts.assertion, this.now());
+      await opts.beforeSend?.();
       this.sent++;
       const res = await this.opts.http.request({
         method: 'POST',

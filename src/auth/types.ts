@@ -27,6 +27,11 @@ export interface TokenRequestOptions {
   form?: Record<string, string | null>;
   /** Send a non-form body instead. */
   rawBody?: { contentType: string; body: string };
+  /**
+   * Runs once the request has its issuance slot and its signed assertion, right before it is
+   * sent: a change the request depends on (the client key set cut) lasts no longer than the request.
+   */
+  beforeSend?: () => Promise<void>;
   /** Marks the request as deliberately provoking a 429. */
   expect429?: boolean;
   /** Skip issuance pacing (only the issuance-limit check). */

@@ -554,18 +554,28 @@ const keySetChecks: CheckDefinition[] = [
       // endpoint, so a cached key set does not help; a token issued now was issued without the key.
       const assertion: AssertionOverrides = { signWith: 'foreign', header: { kid: `rotated-${randomUUID()}` } };
       // With the token endpoint to itself: every client of the hosted key set is cut, so another
-      // check's token request meanwhile would be refused for a reason of ours.
+      // check's token request meanwhile would be refused for a reason of ours. The key set is cut
+      // once the request has its issuance slot (a wait for the issuance window comes before).
       const res = await ctx.tokens.alone(async (request) => {
-        await setKeySetReachable(control, false);
+        let cut = false;
         try {
-          return await request(client.role, { scopes: [READ_SCOPE], assertion });
+          return await request(client.role, {
+            scopes: [READ_SCOPE],
+            assertion,
+            beforeSend: async () => {
+              cut = true;
+              await setKeySetReachable(control, false);
+            },
+          });
         } finally {
-          const state = await setKeySetReachable(control, true);
-          ctx.observe(
-            'key-set.requests-while-unreachable',
-            state.refusedFetches,
-            "the target's requests for the key set during the token request (each cut by the suite)",
-          );
+          if (cut) {
+            const state = await setKeySetReachable(control, true);
+            ctx.observe(
+              'key-set.requests-while-unreachable',
+              state.refusedFetches,
+              "the target's requests for the key set during the token request (each cut by the suite)",
+            );
+          }
         }
       });
       expectAssertionRefused(ctx, res, 'auth.client-key-set-reachable');

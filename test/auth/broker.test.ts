@@ -172,6 +172,31 @@ describe('TokenBroker.alone: the token endpoint to one section', () => {
   });
 });
 
+describe('TokenBroker.request: beforeSend', () => {
+  it('runs after the wait for the issuance window and the signing, right before the request leaves', async () => {
+    const clock = new FakeClock();
+    const { http, sent } = fakeHttp(clock);
+    const b = broker(clock, http, { issuancePerMinute: 1, windowSec: 60 });
+    const start = clock.t;
+    await clock.run(b.freshToken('main', ['a']));
+    let ranAt: number | undefined;
+    let sentBefore: number | undefined;
+    await clock.run(
+      b.request('main', {
+        scopes: ['b'],
+        beforeSend: async () => {
+          ranAt = clock.now();
+          sentBefore = sent.length;
+        },
+      }),
+    );
+    // The window held the second request about 60 s; the hook ran after that wait, before the send.
+    expect(ranAt! - start).toBeGreaterThanOrEqual(60_000);
+    expect(sentBefore).toBe(1);
+    expect(sent[1]!.sentAt).toBe(ranAt);
+  });
+});
+
 describe('TokenBroker.freshToken', () => {
   it('always issues and never feeds the cache', async () => {
     const clock = new FakeClock();
