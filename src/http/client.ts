@@ -322,9 +322,10 @@ export class HttpClient {
       controller.abort();
     };
     // The run deadline is wall time; the request timeout counts the target's time, not this process's stalls.
+    const capMs = timeoutCapMs(timeoutMs);
     const runLeft = this.remainingRunMs();
-    const deadline = runLeft < timeoutCapMs(timeoutMs) ? setTimeout(() => abort('deadline'), runLeft) : undefined;
-    const timer = targetTimeout(timeoutMs, timeoutCapMs(timeoutMs), () => abort('timeout'));
+    const deadline = runLeft < capMs ? setTimeout(() => abort('deadline'), runLeft) : undefined;
+    const timer = targetTimeout(timeoutMs, capMs, () => abort('timeout'));
     const onInterrupt = () => abort('interrupted');
     this.opts.signal?.addEventListener('abort', onInterrupt, { once: true });
 
@@ -340,8 +341,8 @@ export class HttpClient {
         headers: req.headers,
         body: req.body,
         signal: controller.signal,
-        headersTimeout: timeoutCapMs(timeoutMs),
-        bodyTimeout: timeoutCapMs(timeoutMs),
+        headersTimeout: capMs,
+        bodyTimeout: capMs,
       });
       answeredAt = this.now();
       status = res.statusCode;
