@@ -113,6 +113,11 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
     return this.sent;
   }
 
+  /** Token requests that could be sent now without waiting for the issuance window (0 during an `alone` section). */
+  issuanceRoom(): number {
+    return this.section ? 0 : this.limiter.room();
+  }
+
   /** The configured client for a role (or client id); a missing role skips the check that needs it. */
   client(role: string): ResolvedClient {
     const client = this.opts.clients.find((c) => c.role === role) ?? this.opts.clients.find((c) => c.clientId === role);

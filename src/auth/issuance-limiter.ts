@@ -61,6 +61,14 @@ export class IssuanceLimiter {
     this.blockedUntil = Math.max(this.blockedUntil, untilMs);
   }
 
+  /** Token requests that could be sent now without waiting (0 while a Retry-After blocks issuance). */
+  room(): number {
+    const now = this.opts.now();
+    if (this.blockedUntil > now) return 0;
+    this.prune(now);
+    return Math.max(0, this.opts.limit - this.slots.length);
+  }
+
   private prune(now: number): void {
     for (let i = this.slots.length - 1; i >= 0; i--) {
       if (this.slots[i]!.end + this.holdMs <= now) this.slots.splice(i, 1);

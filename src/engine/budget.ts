@@ -81,6 +81,19 @@ export interface GateInput {
 
 const measured = (check: CheckDefinition): Estimate | undefined => (check.requests === undefined ? loadEstimates().get(check.id) : undefined);
 
+/**
+ * Token requests of the issuance window a token-only check leaves free when the executor moves
+ * it (src/engine/executor.ts, TokenLane): the tokens the other checks may need meanwhile (a
+ * scope set's first use, a renewal), which would otherwise hold up the main key for a window.
+ */
+export const LANE_TOKEN_RESERVE = 3;
+
+/** Token requests of a check that only talks to the token endpoint (no request with the main key, by its estimate), else 0. */
+export function tokenOnlyRequests(check: CheckDefinition, estimate: (check: CheckDefinition) => Estimate | undefined = measured): number {
+  const est = estimate(check);
+  return est && est.tokens > 0 && est.mainKey === 0 ? est.tokens : 0;
+}
+
 export interface TokenSpreadLimits {
   /** The main key's ceiling per window (the pacer sends one less). */
   keyCeiling: number;
@@ -106,11 +119,7 @@ export interface TokenSpreadLimits {
  */
 export function spreadTokenChecks<T extends CheckDefinition>(ordered: readonly T[], limits: TokenSpreadLimits): T[] {
   const estimate = limits.estimate ?? measured;
-  // Token requests of a check that only talks to the token endpoint (none with the main key), else 0.
-  const tokenOnly = (c: T) => {
-    const est = estimate(c);
-    return est && est.tokens > 0 && est.mainKey === 0 ? est.tokens : 0;
-  };
+  const tokenOnly = (c: T) => tokenOnlyRequests(c, estimate);
   const tokenChecks = ordered.filter((c) => tokenOnly(c) > 0 && (!limits.runs || limits.runs(c)));
   if (tokenChecks.length === 0) return [...ordered];
   const rest = ordered.filter((c) => !tokenChecks.includes(c));

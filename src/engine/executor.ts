@@ -2,6 +2,14 @@
  * The one executor: runs planned checks one after another on a runtime, with
  * per-check time budgets, and publishes check-started / check-finished events.
  * The CLI, the embedded run and the mutation runner all come through here.
+ *
+ * With a token lane (`ExecuteOptions.lane`), the order within the paced slot adapts to the
+ * limits as the run meets them: a check that only talks to the token endpoint waits in a queue
+ * while the issuance window has no room for it (its token requests plus a reserve for the other
+ * checks' tokens), instead of holding up the main key's checks for up to a window; and while the
+ * main key waits for its window, such checks (queued, or later in the slot) run in its wait.
+ * Those checks use no key of early-started work, so moving them never changes what a key sees.
+ * What is still queued runs at the end of the slot, before any check of a later slot.
  */
 import type { CheckDefinition } from './check.js';
 import { executeCheck, startEarlyWork, whyNotRun } from './execute.js';
@@ -13,24 +21,49 @@ import type { CheckResult } from './types.js';
 
 /** Budget of a check that declares none. */
 export const DEFAULT_CHECK_TIMEOUT_MS = 120_000;
+/** A main-key wait worth filling with token-only checks, ms. */
+export const LANE_PULL_MS = 2_000;
+
+/** What the executor asks to move token-only checks within the paced slot. */
+export interface TokenLane {
+  /** Token requests of a check that talks only to the token endpoint (no request with the main key), else 0. */
+  tokensOf(check: CheckDefinition): number;
+  /** Token requests that can be sent now without waiting for the issuance window. */
+  room(): number;
+  /** How long the main key's next paced request would wait now, ms. */
+  mainWaitMs(): number;
+  /** Token requests left free for the other checks' tokens. */
+  reserve: number;
+}
+
+export interface ExecuteOptions {
+  arrange?: (slot: Slot, checks: Array<CheckDefinition | CatalogCheck>) => Array<CheckDefinition | CatalogCheck>;
+  lane?: TokenLane;
+}
 
 /** Runs the checks in schedule order; stops early (keeping what finished) when the run is interrupted. */
 export async function executePlan(
   checks: readonly (CheckDefinition | CatalogCheck)[],
   rt: Runtime,
   events: RunEvents,
-  opts: { arrange?: (slot: Slot, checks: Array<CheckDefinition | CatalogCheck>) => Array<CheckDefinition | CatalogCheck> } = {},
+  opts: ExecuteOptions = {},
 ): Promise<CheckResult[]> {
   const planned = planChecks(checks, opts.arrange);
   // Episodes shared by several checks skip the parts no executed check judges.
   rt.shared.set(PLANNED_KEY, new Set(planned.map((c) => c.id)));
   const results: CheckResult[] = [];
   const early = earlyStarter(planned, rt);
-  for (const [index, check] of planned.entries()) {
+  const next = opts.lane ? laneOrder(planned, rt, opts.lane) : inOrder(planned.length);
+  for (let position = 0; ; position++) {
     if (rt.signal.aborted) break;
-    early(index);
+    const step = next();
+    if (!step) break;
+    const { index, cursor } = step;
+    const check = planned[index]!;
+    // Early work starts from the first check not run yet in plan order (moved checks use none of its keys).
+    early(cursor);
     const info = plannedCheck(check, slotOf(check));
-    events.emit({ type: 'check-started', check: info, index, total: planned.length });
+    events.emit({ type: 'check-started', check: info, index: position, total: planned.length });
     const result = await executeCheck(check, rt, { timeoutMs: check.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS });
     // A check cut short by an interrupt has no verdict of its own: the report says the run was interrupted.
     if (rt.signal.aborted && result.outcome === 'error') break;
@@ -39,13 +72,74 @@ export async function executePlan(
       type: 'check-finished',
       check: info,
       result,
-      index,
+      index: position,
       total: planned.length,
       stats: rt.runStats(),
       ...(early.startedBefore(check, index) ? { startedEarly: true } : {}),
     });
   }
   return results;
+}
+
+/** The next check to run: its plan index, and the first plan index not run yet. */
+export type Step = { index: number; cursor: number };
+
+function inOrder(n: number): () => Step | undefined {
+  let i = 0;
+  return () => (i < n ? { index: i, cursor: i++ } : undefined);
+}
+
+/** Plan order, with the paced slot's token-only checks moved as the module comment says. */
+function laneOrder(planned: readonly CheckDefinition[], rt: Runtime, lane: TokenLane): () => Step | undefined {
+  const earlyRoles = new Set(planned.flatMap((c) => (c.startEarly && !whyNotRun(c, rt) ? c.startEarly.roles(rt.config) : [])));
+  const movable = (c: CheckDefinition) => slotOf(c) === 'paced' && !c.startEarly && !whyNotRun(c, rt) && !(c.clients ?? []).some((r) => earlyRoles.has(r));
+  return laneSequence(
+    planned.map((c) => ({ paced: slotOf(c) === 'paced', tokens: movable(c) ? lane.tokensOf(c) : 0 })),
+    lane,
+  );
+}
+
+/**
+ * The order of `laneOrder` over plan entries (`paced`: in the paced slot; `tokens`: the token
+ * requests of a movable token-only check, else 0), asking `lane` at each step: exported for the tests.
+ */
+export function laneSequence(
+  entries: ReadonlyArray<{ paced: boolean; tokens: number }>,
+  lane: Pick<TokenLane, 'room' | 'mainWaitMs' | 'reserve'>,
+): () => Step | undefined {
+  const done = new Set<number>();
+  const queued: number[] = [];
+  let cursor = 0;
+  const fits = (i: number) => lane.room() >= entries[i]!.tokens + lane.reserve;
+  const take = (i: number): Step => {
+    done.add(i);
+    const q = queued.indexOf(i);
+    if (q >= 0) queued.splice(q, 1);
+    return { index: i, cursor };
+  };
+  return () => {
+    for (;;) {
+      while (done.has(cursor)) cursor++;
+      if (cursor >= entries.length) return queued.length ? take(queued[0]!) : undefined;
+      const { paced, tokens } = entries[cursor]!;
+      // The slot ends: what is still queued runs first (waiting for the issuance window if it must).
+      if (!paced && queued.length) return take(queued[0]!);
+      if (tokens > 0) {
+        if (fits(cursor)) return take(cursor);
+        queued.push(cursor);
+        done.add(cursor); // out of the plan order: taken from the queue
+        continue;
+      }
+      if (paced) {
+        const ready = queued.find(fits);
+        if (ready !== undefined) return take(ready);
+        if (lane.mainWaitMs() > LANE_PULL_MS) {
+          for (let j = cursor + 1; j < entries.length && entries[j]!.paced; j++) if (entries[j]!.tokens > 0 && !done.has(j) && fits(j)) return take(j);
+        }
+      }
+      return take(cursor);
+    }
+  };
 }
 
 /**

@@ -18,7 +18,7 @@ import { executePlan } from '../engine/executor.js';
 import { preflight, renderPreflight } from '../engine/preflight.js';
 import { buildRunResult, requirementVerdicts, type RunRecord } from './result.js';
 import { SERVICE_BINDING, SERVICE_HTTP, judgeExchanges } from '../service/index.js';
-import { requestBudget, selectGate, spreadTokenChecks, type GateInput } from '../engine/budget.js';
+import { LANE_TOKEN_RESERVE, requestBudget, selectGate, spreadTokenChecks, tokenOnlyRequests, type GateInput } from '../engine/budget.js';
 import { Runtime } from '../engine/runtime.js';
 import { pacingCollector } from '../engine/pacing-collector.js';
 import { excludedBy, type CheckDefinition } from '../engine/check.js';
@@ -250,7 +250,15 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
         : cs;
     const planned = planChecks(checks, arrange).map((c) => plannedCheck(c, slotOf(c)));
     events.emit({ type: 'run-started', runId: record.runId, profile: config.profile, baseUrl: config.baseUrl, embedded: target.embedded, planned });
-    await executePlan(checks, runtime, events, { arrange });
+    // ...and moved within it as the limits are met: queued while the issuance window is full, run while the main key waits.
+    const rt = runtime;
+    const lane = {
+      tokensOf: (c: CheckDefinition) => tokenOnlyRequests(c),
+      room: () => rt.tokens.issuanceRoom(),
+      mainWaitMs: () => rt.http.keyLoad('main').waitMs,
+      reserve: LANE_TOKEN_RESERVE,
+    };
+    await executePlan(checks, runtime, events, { arrange, lane });
     if (config.profile === 'certification') record.pacing = pacing.figures(Date.now() - startedAt.getTime());
   } catch (e) {
     if (e instanceof ConformanceError && e.code === 'ERR_USAGE') throw e;
