@@ -4,11 +4,15 @@
  *
  * Lower bound = max(
  *   token lifetime (the expiry probe's token must be seen expired),
- *   paced requests / (per-key rate x usable keys) + the waits the limit checks require that
- *     cannot overlap the paced requests,
+ *   the time paced requests take at (per-key rate x usable keys) + the waits the limit checks
+ *     require that cannot overlap the paced requests,
  *   the waits of the checks whose work ran beside the paced requests (on another organization's key),
- *   token requests / issuance limit,
+ *   the time token requests take at the issuance limit,
  * ).
+ * - The time N requests take at R per window: a window's worth may leave at once, and each
+ *   further R only once a window has passed, so the last leaves after floor((N - 1) / R)
+ *   windows (`sendingWindows`). The issue's "requests / allowed rate" is about one window
+ *   more: a run that uses its first window fully finishes below it.
  * - Paced requests: authenticated requests sent through client-side pacing (the
  *   deliberately unpaced probes of the exhaustion checks are their own cost, counted
  *   as their waits instead).
@@ -74,17 +78,22 @@ export function requiredWaitsSec(windowSec: number, waitWindows: readonly number
   return Math.max(0, ...waitWindows) * windowSec;
 }
 
+/** Windows before the last of `n` requests can leave at `perWindow` a window (a sliding or a fixed window). */
+export function sendingWindows(n: number, perWindow: number): number {
+  return n > 0 ? Math.floor((n - 1) / Math.max(1, perWindow)) : 0;
+}
+
 export function pacingFigures(stats: RunStats, wallMs: number, waitWindows: readonly number[], overlappedWaitWindows: readonly number[] = []): PacingFigures {
   const { perKeyPerWindow, windowSec, tokenLifetimeSec, tokenIssuancePerWindow } = stats.limits;
   const paced = Object.values(stats.pacedByClient).reduce((a, b) => a + b, 0);
   const waits = requiredWaitsSec(windowSec, waitWindows);
   const overlapped = overlappedWaitWindows.length ? requiredWaitsSec(windowSec, overlappedWaitWindows) : 0;
-  const pacing = (paced / (stats.limits.pacedPerWindow ?? perKeyPerWindow * USABLE_KEYS)) * windowSec;
+  const pacing = sendingWindows(paced, stats.limits.pacedPerWindow ?? perKeyPerWindow * USABLE_KEYS) * windowSec;
   const terms: Array<[PacingFigures['boundBy'], number]> = [
     ['token lifetime', tokenLifetimeSec],
     ['request pacing', pacing + waits],
     ['overlapped waits', overlapped],
-    ['token issuance', (stats.tokenRequests / tokenIssuancePerWindow) * windowSec],
+    ['token issuance', sendingWindows(stats.tokenRequests, tokenIssuancePerWindow) * windowSec],
   ];
   const [boundBy, boundS] = terms.reduce((a, b) => (b[1] > a[1] ? b : a));
   const allSerial = Math.max(

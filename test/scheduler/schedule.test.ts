@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { DETACH_KEY, episode, pacingFigures, renderPacing, requiredWaitsSec, type RunStats } from '../../src/engine/schedule.js';
+import { DETACH_KEY, episode, pacingFigures, renderPacing, requiredWaitsSec, sendingWindows, type RunStats } from '../../src/engine/schedule.js';
 
 const SPEC = { perKeyPerWindow: 60, windowSec: 60, tokenLifetimeSec: 300, tokenIssuancePerWindow: 20 };
 const stats = (paced: Record<string, number>, tokenRequests = 10): RunStats => ({
@@ -20,23 +20,30 @@ describe('lower bound of a run', () => {
   });
 
   it("is the paced requests at one key's rate plus the sliding scenario's 1.5 windows when the traffic is heavy", () => {
+    // 420 paced requests at 60 a window: the first 60 leave at once, the last after 6 windows.
     const f = pacingFigures(stats({ main: 400, 'second-org': 20 }), 600_000, ALL);
     expect(f.boundBy).toBe('request pacing');
-    expect(f.boundS).toBe(420 + 90);
+    expect(f.boundS).toBe(360 + 90);
     expect(f.pacedRequests).toBe(420);
-    expect(f.ratio).toBeCloseTo(600 / 510, 3);
+    expect(f.ratio).toBeCloseTo(600 / 450, 3);
+  });
+
+  it('counts the windows before the last request can leave', () => {
+    expect([0, 1, 60, 61, 120, 121, 406].map((n) => sendingWindows(n, 60))).toEqual([0, 0, 0, 1, 1, 2, 6]);
+    expect(sendingWindows(5, 0)).toBe(4);
   });
 
   it('is the issuance limit when tokens dominate', () => {
-    expect(pacingFigures(stats({ main: 10 }, 120), 400_000, ALL)).toMatchObject({ boundS: 360, boundBy: 'token issuance' });
+    // 140 token requests at 20 a window: the last after 6 windows.
+    expect(pacingFigures(stats({ main: 10 }, 140), 400_000, ALL)).toMatchObject({ boundS: 360, boundBy: 'token issuance' });
   });
 
   it("does not add to the pacing the waits of episodes that ran beside the paced requests (on another organization's key)", () => {
     // The key episodes (2 windows) overlapped the paced requests; the issuance episode (1 window) did not.
     const f = pacingFigures(stats({ main: 400 }), 480_000, [1], [2, 1, 1.5]);
-    expect(f).toMatchObject({ boundBy: 'request pacing', boundS: 400 + 60, requiredWaitsS: 60, overlappedWaitsS: 120, boundAllSerialS: 400 + 120 });
-    expect(f.ratio).toBeCloseTo(480 / 460, 3);
-    expect(renderPacing(f)).toContain('120 s more beside the paced requests; 520 s with every wait added');
+    expect(f).toMatchObject({ boundBy: 'request pacing', boundS: 360 + 60, requiredWaitsS: 60, overlappedWaitsS: 120, boundAllSerialS: 360 + 120 });
+    expect(f.ratio).toBeCloseTo(480 / 420, 3);
+    expect(renderPacing(f)).toContain('120 s more beside the paced requests; 480 s with every wait added');
     // Light traffic: the overlapped waits alone can decide the bound.
     expect(pacingFigures(stats({ main: 20 }), 400_000, [], [6]).boundBy).toBe('overlapped waits');
   });
