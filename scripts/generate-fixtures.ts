@@ -46,6 +46,7 @@ const DAY = 24 * HOUR;
 const patients: PatientRow[] = [
   { id: ids.patient!, org: A, name: 'María Fernanda López Hernández', deceased: false, normativaComplete: true, curp: 'LOHM850412MDFPRR07' },
   { id: ids.patientNoRecords!, org: A, name: 'Jorge Ramírez Soto', deceased: false, normativaComplete: true, curp: 'RASJ900101HJCMTR05' },
+  { id: ids.patientManyRecords!, org: A, name: 'Rosa Elena Castillo Mora', deceased: false, normativaComplete: true, curp: 'CAMR780315MDFSRS04' },
   { id: ids.patientDeceased!, org: A, name: 'Ana Torres Vega', deceased: true, normativaComplete: true, curp: 'TOVA400220MNLRGN02' },
   { id: ids.patientMerged!, org: A, name: 'María F. López', deceased: false, mergedInto: ids.patient!, normativaComplete: true },
   { id: ids.patientIncompleteNormativa!, org: A, name: 'Luis Medina', deceased: false, normativaComplete: false },
@@ -80,7 +81,8 @@ const rxCancelled = rx('cancelled', A, ids.patient!, 'cancelled');
 const rxDeceased = rx('deceased', A, ids.patientDeceased!, 'draft');
 const rxMerged = rx('merged', A, ids.patientMerged!, 'draft');
 const rxOther = rx('other-org', B, ids.otherOrgPatient!, 'draft');
-const prescriptions = [rxDraft1, rxDraft2, rxSigned, rxCancelled, rxDeceased, rxMerged, rxOther];
+const rxMany = rx('many-records', A, ids.patientManyRecords!, 'draft');
+const prescriptions = [rxDraft1, rxDraft2, rxSigned, rxCancelled, rxDeceased, rxMerged, rxOther, rxMany];
 
 // ---------------------------------------------------------------- medication requests
 const RXNORM = 'http://www.nlm.nih.gov/research/umls/rxnorm';
@@ -168,6 +170,10 @@ const NAMED_MR: Array<{ key: string; status: string; prescriptionId: string; ver
   { key: 'medicationRequestUnknownStatus', status: 'legacy-suspended', prescriptionId: rxDraft1.id },
 ];
 const PATIENT_MR_COUNT = 160;
+/** Records of each searchable type for patientManyRecords: one more than the largest page. */
+const MANY_RECORDS = 101;
+/** Their sequence numbers start here: dates a year after the other records, so no day holds both. */
+const MANY_OFFSET = 1000;
 const medicationRequests: Array<Omit<MedicationRequestRow, 'seq'>> = [];
 for (let i = 0; i < PATIENT_MR_COUNT; i++) {
   const named = NAMED_MR[i];
@@ -188,6 +194,20 @@ for (let i = 0; i < PATIENT_MR_COUNT; i++) {
       encounterId,
       version: named?.version,
       reordered: named === undefined,
+    }),
+  );
+}
+// patientManyRecords: more than 100 of each searchable type, so a page-size cap shows (pagination.count-maximum.*).
+for (let i = 0; i < MANY_RECORDS; i++) {
+  medicationRequests.push(
+    medicationRow({
+      id: uuidFor(`mr:many:${i}`),
+      org: A,
+      createdMs: MR_BASE - 200 * HOUR + i * HOUR,
+      i,
+      subjectId: ids.patientManyRecords!,
+      prescriptionId: rxMany.id,
+      status: 'active',
     }),
   );
 }
@@ -300,6 +320,7 @@ for (let i = 0; i < 30; i++) {
     encounters.push(encounterRow(i, uuidFor(`encounter:patient:${i}`)));
   }
 }
+for (let i = 0; i < MANY_RECORDS; i++) encounters.push(encounterRow(MANY_OFFSET + i, uuidFor(`encounter:many:${i}`), { subjectId: ids.patientManyRecords! }));
 encounters.push({
   ...encounterRow(0, ids.otherOrgEncounter!, { subjectId: ids.otherOrgPatient! }),
   org: B,
@@ -355,6 +376,7 @@ const documentReferences: Array<Omit<DocumentReferenceRow, 'seq'>> = [];
 for (let i = 0; i < 30; i++) {
   documentReferences.push(documentRow(i, i === 0 ? ids.documentReference! : uuidFor(`document:patient:${i}`), A, ids.patient!));
 }
+for (let i = 0; i < MANY_RECORDS; i++) documentReferences.push(documentRow(MANY_OFFSET + i, uuidFor(`document:many:${i}`), A, ids.patientManyRecords!));
 documentReferences.push(documentRow(0, ids.otherOrgDocumentReference!, B, ids.otherOrgPatient!));
 
 // ---------------------------------------------------------------- write

@@ -253,11 +253,14 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
       title: title('_count over 100 is clamped to at most 100 or refused with 400 HPB-00101'),
       area,
       level: 'MUST',
-      requirements: ['pagination.count-maximum-100', 'limits.page-size', 'pagination.count-above-maximum'],
-      quote: Q.count,
+      requirements: ['pagination.count-maximum-100', 'limits.page-size', 'pagination.count-above-maximum', 'pagination.next-present-when-more'],
+      quote: `${Q.count} ${Q.next}`,
       fixtures: ['patient'],
       async run(ctx: CheckContext) {
-        const { search, url } = first(ctx, { _count: '101' });
+        // A cap shows only when more than 100 match: patientManyRecords is declared to have that many.
+        const many = ctx.hasFixture('patientManyRecords');
+        const search = searchOf(ctx, ep);
+        const url = search.url({ patient: ctx.fixture(many ? 'patientManyRecords' : 'patient'), _count: '101' });
         const res = await search.get(url);
         if (res.status >= 400 && res.status < 500) {
           expectValidationError(res, 'pagination.count-maximum-100');
@@ -273,14 +276,24 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
           exchange: res.exchange.id,
         });
         const more = bundleLink(b, 'next') !== undefined;
-        if (!more) {
+        // A page over 100 has failed already; only a page of at most 100 without next leaves the cap unseen.
+        if (!more && n <= 100) {
           // Every match fits on one page: a server that honours 101 answers the same, so nothing was verified.
           ctx.observe('pagination.count-above-maximum', {
             reading: 'accepted (all matches on one page: clamping not observable)',
             status: res.status,
             entries: n,
           });
-          await needRecords(ctx, ep, n, 'whether _count=101 is clamped to 100 shows only when more than 100 match (a next link on the first page)', res);
+          const needed = 'whether _count=101 is clamped to 100 shows only when more than 100 match (a next link on the first page)';
+          // The fixture is declared to have more than 100: a page of at most 100 without next hides the rest.
+          if (many)
+            ctx.fail(`_count=101 for patientManyRecords (declared to have more than 100 ${ep.resource} records) gave ${n} entries and no next link`, {
+              requirement: 'pagination.next-present-when-more',
+              expected: 'a next link (more than 100 match)',
+              actual: `${n} entries, no next`,
+              exchange: res.exchange.id,
+            });
+          await needRecords(ctx, ep, n, `${needed}; a patientManyRecords fixture with more than 100 lets it show`, res);
         }
         ctx.observe('pagination.count-above-maximum', {
           reading: n === 100 ? 'clamped to 100' : n > 100 ? 'not clamped' : 'page smaller than 100',

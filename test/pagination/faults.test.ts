@@ -45,12 +45,21 @@ describe('pagination checks on the clean reference', () => {
     expect(await reading({ countOver100: 'reject' })).toMatchObject({ reading: 'refused', status: 400, code: 'HPB-00101' });
   }, 60_000);
 
-  it('skips _count=101 with the count when every match fits one page (a clamp is not observable), and judges a refusal', async () => {
+  it('judges _count=101 on patientManyRecords, clamped or refused; without it, skips with the count when every match fits one page', async () => {
     const check = [byId.get('pagination.count-maximum.encounter')!];
-    const clamped = (await runChecks(check, { modes: { countOver100: 'clamp' } })).get(check[0]!.id)!;
-    expect(clamped.outcome).toBe('skip');
-    expect(clamped.message).toMatch(/^the fixture patient has \d+ matching records; whether _count=101 is clamped/);
-    expect((await runChecks(check, { modes: { countOver100: 'reject' } })).get(check[0]!.id)!.outcome).toBe('pass');
+    for (const countOver100 of ['clamp', 'reject'] as const)
+      expect((await runChecks(check, { modes: { countOver100 } })).get(check[0]!.id)!.outcome, countOver100).toBe('pass');
+    const without = (
+      await runChecks(check, {
+        modes: { countOver100: 'clamp' },
+        config: (raw) => {
+          const { patientManyRecords: _, ...fixtures } = raw.fixtures as Record<string, string>;
+          return { ...raw, fixtures };
+        },
+      })
+    ).get(check[0]!.id)!;
+    expect(without.outcome).toBe('skip');
+    expect(without.message).toMatch(/^the fixture patient has \d+ matching records; whether _count=101 is clamped .*a patientManyRecords fixture/);
   }, 60_000);
 });
 

@@ -165,7 +165,7 @@ export const faults: FaultDef[] = [
     name: 'pagination-count-over-100-unclamped',
     area,
     violates: ['pagination.count-maximum-100'],
-    checks: ['pagination.count-maximum.medication-request'],
+    checks: ['pagination.count-maximum.medication-request', 'pagination.count-maximum.encounter', 'pagination.count-maximum.document-reference'],
     symptom: '_count above 100 is honoured (a page of 101 or more entries).',
   },
   {
@@ -248,10 +248,17 @@ export const faults: FaultDef[] = [
     symptom: 'The last page still has a next link; it leads to an empty page without next.',
   },
   {
+    name: 'pagination-clamped-page-without-next',
+    area,
+    violates: ['pagination.next-present-when-more'],
+    checks: ['pagination.count-maximum.medication-request', 'pagination.count-maximum.encounter', 'pagination.count-maximum.document-reference'],
+    symptom: 'A _count above 100 is clamped to 100, but that page has no next link although more match (other pages keep theirs).',
+  },
+  {
     name: 'pagination-count-cap-150',
     area,
     violates: ['pagination.count-maximum-100', 'limits.page-size'],
-    checks: ['pagination.count-maximum.medication-request'],
+    checks: ['pagination.count-maximum.medication-request', 'pagination.count-maximum.encounter', 'pagination.count-maximum.document-reference'],
     symptom: 'The _count cap is 150, 50 % too loose: _count=101 gives a page of 101 entries.',
   },
   {

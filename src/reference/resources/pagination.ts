@@ -140,7 +140,9 @@ export function searchBundle<T extends RecordMeta>(env: PagingEnv, req: SearchRe
   const page = inSnapshot.slice(start, start + count);
   const last = page[page.length - 1];
   // Fault pagination-next-to-empty-page: the last page still links to a next (empty) page.
-  const hasNext = last !== undefined && (start + count < inSnapshot.length || faults.has('pagination-next-to-empty-page'));
+  // Fault pagination-clamped-page-without-next: a page clamped from a _count over the maximum has no next link.
+  const clampedWithoutNext = faults.has('pagination-clamped-page-without-next') && Number(ctx.query.get('_count')) > count;
+  const hasNext = last !== undefined && !clampedWithoutNext && (start + count < inSnapshot.length || faults.has('pagination-next-to-empty-page'));
   // Fault pagination-second-page-reversed: the page after the first comes in reverse order (the cursor stays right).
   const emitted = state !== undefined && start === count && faults.has('pagination-second-page-reversed') ? [...page].reverse() : page;
 

@@ -92,10 +92,9 @@ describe('DocumentReference search', () => {
   beforeEach(() => {
     rows = (h.resources.snapshot() as FixtureData).documentReferences.filter((r) => r.org === 'org-a') as DocumentReferenceRow[];
   });
-  const ids = async (query: string) => {
-    const body = await h.ok('DocumentReference.search', { query: `${query}&_count=100` });
-    return body.entry.map((e: any) => e.resource.id).sort();
-  };
+  // Every page (patientManyRecords puts more than 100 documents in the organization).
+  const ids = async (query: string) =>
+    (await allPages(h, 'DocumentReference.search', `${query}&_count=100`)).flatMap((body) => body.entry.map((e: any) => e.resource.id)).sort();
   const expected = (pred: (r: DocumentReferenceRow) => boolean) =>
     rows
       .filter(pred)

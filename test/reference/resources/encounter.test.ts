@@ -1,6 +1,6 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EncounterRow, FixtureData } from '../../../src/reference/resources/records.js';
-import { BASE, expectError, harness, IDS, NOW, type Harness } from './harness.js';
+import { allPages, BASE, expectError, harness, IDS, NOW, type Harness } from './harness.js';
 
 const DAY = 86_400_000;
 const AMB = { system: 'http://terminology.hl7.org/CodeSystem/v3-ActCode', code: 'AMB', display: 'ambulatory' };
@@ -83,10 +83,12 @@ describe('Encounter search', () => {
   beforeAll(async () => {
     rows = ((await harness()).resources.snapshot() as FixtureData).encounters.filter((r) => r.org === 'org-a') as EncounterRow[];
   });
+  // Every page (patientManyRecords puts more than 100 encounters in the organization).
   const ids = async (query: string) => {
-    const body = await h.ok('Encounter.search', { query: `${query}&_count=100` });
-    expect(body.total).toBe(body.entry.length);
-    return body.entry.map((e: any) => e.resource.id).sort();
+    const pages = await allPages(h, 'Encounter.search', `${query}&_count=100`);
+    const found = pages.flatMap((body) => body.entry.map((e: any) => e.resource.id));
+    expect(pages[0].total).toBe(found.length);
+    return found.sort();
   };
   const expected = (pred: (r: EncounterRow) => boolean) =>
     rows
