@@ -154,7 +154,7 @@ try {
   );
   console.log(
     `  lower bound ${pacing.boundS} s (${pacing.boundBy}; ${pacing.requiredWaitsS} s of waits after the paced requests, ${pacing.overlappedWaitsS} s beside them); ` +
-      `run ${pacing.wallS} s from its start; ratio ${pacing.ratio}; with every wait added to the pacing (the issue's formula) the bound is ${pacing.boundAllSerialS} s, ratio ${round(pacing.wallS / pacing.boundAllSerialS, 3)}`,
+      `run ${pacing.wallS} s from its start; ratio ${pacing.ratio}; with every wait added to the pacing the bound is ${pacing.boundAllSerialS} s, ratio ${round(pacing.wallS / pacing.boundAllSerialS, 3)}`,
   );
   console.log(`  unplanned 429: ${pacing.unplanned429}${pacing.unplanned429 ? ` (${unplannedBy(cert.results).join(', ')})` : ''}`);
   console.log(`  ${budgetLine(certReport.run.budget)}`);
