@@ -259,8 +259,7 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
       async run(ctx: CheckContext) {
         // A cap shows only when more than 100 match: patientManyRecords is declared to have that many.
         const many = ctx.hasFixture('patientManyRecords');
-        const search = searchOf(ctx, ep);
-        const url = search.url({ patient: ctx.fixture(many ? 'patientManyRecords' : 'patient'), _count: '101' });
+        const { search, url } = first(ctx, { patient: ctx.fixture(many ? 'patientManyRecords' : 'patient'), _count: '101' });
         const res = await search.get(url);
         if (res.status >= 400 && res.status < 500) {
           expectValidationError(res, 'pagination.count-maximum-100');
