@@ -354,6 +354,20 @@ export const exhaustionChecks: CheckDefinition[] = [
     waitWindows: 1.5,
     async run(ctx: CheckContext) {
       const s = await slidingScenario(ctx);
+      if (s.onRefills) {
+        // Judged on the excess episode: its burst against the ceiling, its throttled operations' refills for the slide.
+        const r = s.onRefills;
+        const e = await excessScenario(ctx);
+        attachAll(ctx, [e.burst.hits[0], e.burst.refused, r.after]);
+        ctx.observe(
+          'rate-limit.sliding-judged-on',
+          `${r.judged} refill(s) of the throttled operations (rate-limit.operations-429), ${r.passed} consistent with a sliding window; no requests of its own`,
+        );
+        settle(ctx, s.verdict, s.attempts, e.burst.refused?.res.exchange.id);
+        ctx.observe('rate-limit.second-half-in-window', r.slide.figures.inWindow);
+        settle(ctx, r.slide, [], r.after.res.exchange.id);
+        return;
+      }
       attachAll(ctx, [s.first[0], s.first.at(-1), s.second.hits[0], s.second.refused, s.after]);
       ctx.observe('rate-limit.sliding-tries', s.attempts);
       settle(ctx, s.verdict, s.attempts, s.second.refused?.res.exchange.id ?? s.first.at(-1)?.res.exchange.id);

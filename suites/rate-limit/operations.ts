@@ -149,6 +149,18 @@ export interface ThrottlePhase {
   lastRefusal?: Hit;
   /** The longest a group of the spread took to send, ms. */
   groupMs?: number;
+  /**
+   * The first request of each fill that was served: sent once the key's oldest group had left the
+   * window and the last Retry-After had elapsed, with the later groups still inside (the sliding
+   * window's probe, scenarios.ts slideOnRefills).
+   */
+  refills: Refill[];
+}
+
+/** A fill's first request, served, and when the Retry-After of the key's last 429 before it had elapsed. */
+export interface Refill {
+  hit: Hit;
+  retryAfterElapsedAt?: number;
 }
 
 /** Pace of the throttled phase. */
@@ -225,7 +237,7 @@ const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 export async function sendThrottled(ctx: CheckContext, probe: Probe, rttMs: number): Promise<ThrottlePhase> {
   const todo = THROTTLED_OPERATIONS.map((t) => ({ t, ...sendable(ctx, t, probe.role) }));
   const plan = throttlePlan(probe, rttMs, todo.filter((x) => x.op).length);
-  const phase: ThrottlePhase = { answers: [], plan, fillers: 0, refusedFills: 0, startedAt: Date.now(), endedAt: Date.now() };
+  const phase: ThrottlePhase = { answers: [], plan, fillers: 0, refusedFills: 0, refills: [], startedAt: Date.now(), endedAt: Date.now() };
   const deadline = phase.startedAt + plan.budgetMs;
   const W = probe.windowMs;
   const slack = windowSlackMs(W);
@@ -342,6 +354,7 @@ export async function sendThrottled(ctx: CheckContext, probe: Probe, rttMs: numb
       let before =
         full(lastServed) && !mayLeaveWithin(othersThan(log(), [lastServed]), lastServed.sentAt, Date.now() + opMs, W).length ? lastServed : undefined;
       if (!before) {
+        const held = phase.lastRefusal;
         const first = await hit(ctx, probe);
         phase.fillers++;
         if (refused(first)) {
@@ -349,6 +362,10 @@ export async function sendThrottled(ctx: CheckContext, probe: Probe, rttMs: numb
           continue;
         }
         lastServed = first;
+        phase.refills.push({
+          hit: first,
+          ...(held?.headers.retryAfter !== undefined ? { retryAfterElapsedAt: held.receivedAt + held.headers.retryAfter * 1000 } : {}),
+        });
         // Filled until the target says nothing is left (or, without X-RateLimit-Remaining, by the run's own count).
         const fill = await send(probe.limit + 1, first.headers.remaining !== undefined ? first.headers.remaining - fullAt : freeSlots());
         fillMs = fillEstimate(Date.now() - first.sentAt);

@@ -12,10 +12,12 @@
  *   fresh block on the refilled key (operations.ts). In a sliding window that counts
  *   refused requests, the first 429 displaces the oldest request and the early retry
  *   the second: the gap makes the reset move by whole seconds, so X-RateLimit-Reset can show it.
- * - Sliding, on the `second-org` key when configured (another organization, so
- *   it never meets the first one's shared ceiling; else on the throttle key,
- *   after the excess episode): half the limit, about half a window later the rest
- *   until 429, then a request once the first half has left the window.
+ * - Sliding. On the throttle key, the excess episode's throttled operations judge it: each
+ *   refill goes once the key's oldest group of requests has left the window, with the later
+ *   groups still inside (slideOnRefills), so it sends no request of its own. Only when no
+ *   refill could be judged (or on the `second-org` key while the excess episode drives
+ *   another, beside it) the sliding episode runs: half the limit, about half a window later
+ *   the rest until 429, then a request once the first half has left the window.
  * - The token issuance episode of the issuance-limit suite, once every token the
  *   two episodes use has been issued (issuance is refused for a window after it);
  *   after the key episodes when their tokens would not outlive them.
@@ -28,8 +30,8 @@
 import type { ResolvedConfig } from '../../src/config/index.js';
 import { type CheckContext, type CheckDefinition, episode, excludedBy, planned } from '../../src/engine/index.js';
 import { ISSUANCE_EPISODE_CHECKS, ISSUANCE_RECOVERY_TAGS, issuanceEpisode, issuanceRecovery } from '../../src/service/index.js';
-import { THROTTLED_OPERATIONS, operationTokens, sendThrottled, sendable, type ThrottledAnswer, type ThrottlePhase } from './operations.js';
-import { type BurstFigures, judgeKeyBurst, judgeSlide, type SlideFigures, type Verdict, windowSlackMs } from '../../src/service/index.js';
+import { type Refill, THROTTLED_OPERATIONS, operationTokens, sendThrottled, sendable, type ThrottledAnswer, type ThrottlePhase } from './operations.js';
+import { type BurstFigures, judgeKeyBurst, judgeSlide, type SlideFigures, type Timed, type Verdict, windowSlackMs } from '../../src/service/index.js';
 import {
   type Burst,
   BURST_CONCURRENCY,
@@ -38,6 +40,7 @@ import {
   FAST_CONCURRENCY,
   type Hit,
   hit,
+  keyTraffic,
   organizationSiblings,
   type Probe,
   PROBE_SCOPES,
@@ -47,6 +50,7 @@ import {
   throttleRole,
   throttleRoleOf,
   timed,
+  othersThan,
   tokenFor,
   trafficBefore,
   wait,
@@ -82,6 +86,8 @@ export interface ExcessScenario {
   operations?: ThrottledAnswer[];
   /** How the operations were sent (operations.ts). */
   throttle?: ThrottlePhase;
+  /** The sliding window judged on the operations' refills (slideOnRefills), when any refill could be judged. */
+  refillSlide?: RefillSlide;
   /** The 429 whose Retry-After elapses last: the wait before `afterWait` honours it. */
   waitedFor?: Hit;
   /** The request sent once the last 429's Retry-After had elapsed. */
@@ -180,8 +186,14 @@ function startKeys(ctx: CheckContext): void {
   });
   const sameKey = slidingProbe.role === excessProbe.role;
   episode(ctx.shared, SLIDING_KEY, async () => {
-    await (sameKey ? excess : ready);
-    return runSliding(ctx, slidingProbe);
+    if (!sameKey) {
+      await ready;
+      return runSliding(ctx, slidingProbe);
+    }
+    // On the same key, after the excess episode: its throttled operations' refills judge the window when
+    // they can (no request of its own); the sliding episode runs only when they could not.
+    const e = await excess;
+    return e.refillSlide ? onRefills(e, e.refillSlide) : runSliding(ctx, slidingProbe);
   });
 }
 
@@ -302,8 +314,63 @@ async function runExcess(ctx: CheckContext, probe: Probe): Promise<ExcessScenari
   if (!planned(ctx.shared, OPERATIONS_CHECK)) return s;
   s.throttle = await sendThrottled(ctx, probe, roundTripMs(s.burst.hits));
   s.operations = s.throttle.answers;
+  const refillSlide = slideOnRefills(keyTraffic(ctx, probe.role) ?? [], s.throttle.refills, probe);
+  if (refillSlide) s.refillSlide = refillSlide;
   if (s.throttle.lastRefusal) await recover(ctx, probe, s.throttle.lastRefusal);
   return s;
+}
+
+/** The sliding window judged on the throttled operations' refills. */
+export interface RefillSlide {
+  /** The verdict: the first refill that failed, else the last that passed. */
+  slide: Verdict<SlideFigures>;
+  /** The refill that verdict rests on. */
+  after: Hit;
+  /** Refills judged, and how many of them passed. */
+  judged: number;
+  passed: number;
+}
+
+/**
+ * The throttled operations' refills as sliding-window probes. Each fill's first served request
+ * goes once the key's oldest requests have left the window and the last Retry-After has elapsed,
+ * while the groups spread after them are still inside: a sliding window then has at most the limit
+ * less those groups left (judgeSlide, with `first` the key's requests that certainly left within
+ * the last three windows and `second` those that may still count). A fixed window reports a fresh
+ * window at the first refill after its reset, which falls within one window of any refill. Refused
+ * refills are not judged (a window that counts refused requests may still be full). Undefined when
+ * no refill could be judged either way (the sliding episode then runs).
+ */
+export function slideOnRefills(log: readonly Timed[], refills: readonly Refill[], probe: Pick<Probe, 'limit' | 'windowMs'>): RefillSlide | undefined {
+  const W = probe.windowMs;
+  const slack = windowSlackMs(W);
+  const verdicts: Array<{ v: Verdict<SlideFigures>; after: Hit }> = [];
+  for (const { hit: after, retryAfterElapsedAt } of refills) {
+    if (after.res.status >= 400) continue;
+    const others = othersThan(log, [after]).filter((r) => r.sentAt < after.sentAt);
+    const first = others.filter((r) => r.receivedAt + W + slack <= after.sentAt && r.receivedAt >= after.sentAt - 3 * W);
+    const second = others.filter((r) => r.receivedAt + W + slack > after.sentAt);
+    if (!first.some((r) => r.status !== undefined && r.status < 400)) continue;
+    const v = judgeSlide({
+      limit: probe.limit,
+      windowMs: W,
+      first,
+      second,
+      after: timed(after),
+      ...(retryAfterElapsedAt !== undefined ? { retryAfterElapsedAt } : {}),
+    });
+    if (v.verdict === 'pass' || v.verdict === 'fail') verdicts.push({ v, after });
+  }
+  const failed = verdicts.find((x) => x.v.verdict === 'fail');
+  const chosen = failed ?? verdicts.at(-1);
+  if (!chosen) return undefined;
+  return { slide: chosen.v, after: chosen.after, judged: verdicts.length, passed: verdicts.filter((x) => x.v.verdict === 'pass').length };
+}
+
+/** The sliding scenario as the excess episode's refills judged it (no request of its own). */
+function onRefills(e: ExcessScenario, r: RefillSlide): SlidingScenario {
+  const none = { hits: [], startedAt: r.after.sentAt, endedAt: r.after.sentAt, concurrency: 1 };
+  return { probe: e.probe, first: [], second: none, verdict: e.verdict, after: r.after, slide: r.slide, attempts: e.attempts, onRefills: r };
 }
 
 /** The key's round trip: the median of a burst's send-to-answer times, ms. */
@@ -323,6 +390,11 @@ export interface SlidingScenario {
   /** The probe judged: did capacity return only as requests left? */
   slide?: Verdict<SlideFigures>;
   attempts: Attempt[];
+  /**
+   * Set when the excess episode's throttled operations judged the window (slideOnRefills): no
+   * halves were sent; `verdict` is the excess burst's against the key's ceiling, `slide` the refills'.
+   */
+  onRefills?: RefillSlide;
 }
 
 /** The sliding-window episode on `probe`'s key (exported for the simulation tests). */

@@ -58,6 +58,9 @@ describe('exhaustion episodes (certification schedule)', () => {
     const sliding = results.get('rate-limit.capacity-returns-as-requests-leave-window')!;
     expect(new Set(sliding.evidence.map((x) => x.client))).toEqual(new Set(['second-org']));
     expect(new Set(results.get('rate-limit.excess-gives-429')!.evidence.map((x) => x.client))).toEqual(new Set(['second-org']));
+    // On one key, the window's slide was judged on the throttled operations' refills: no sliding episode of its own.
+    const judgedOn = sliding.observations.find((o) => o.key === 'rate-limit.sliding-judged-on');
+    expect(String(judgedOn?.value)).toMatch(/^[1-9]\d* refill\(s\) of the throttled operations/);
   }, 120_000);
 
   it("without a second organization, the episodes drive another key of main's organization, and the organization ceiling is observed", async () => {
@@ -65,6 +68,10 @@ describe('exhaustion episodes (certification schedule)', () => {
     expect(describeResults(results).filter((l) => !/: (pass|observation)\b/.test(l))).toEqual([]);
     for (const r of results.values()) expect(r.stats?.unplanned429, r.id).toBe(0);
     expect(new Set(results.get('rate-limit.excess-gives-429')!.evidence.map((x) => x.client))).toEqual(new Set(['extra']));
+    // The window's slide was judged on the same key's throttled operations' refills.
+    const sliding = results.get('rate-limit.capacity-returns-as-requests-leave-window')!;
+    expect(sliding.observations.map((o) => o.key)).toContain('rate-limit.sliding-judged-on');
+    expect(new Set(sliding.evidence.map((x) => x.client))).toEqual(new Set(['extra']));
     const org = results.get('rate-limit.organization-ceiling-while-key-throttled')!;
     expect(org.outcome).toBe('observation');
     expect(org.evidence.map((x) => x.client)).toEqual(['main']);
