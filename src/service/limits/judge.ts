@@ -231,9 +231,12 @@ export function judgeKeyBurst(input: KeyBurstInput): Verdict {
 export interface SlideInput {
   limit: number;
   windowMs: number;
-  /** The first half, sent half a window before the second. */
+  /**
+   * The first half, sent half a window before the second (the sliding episode); or, for a refill of
+   * the throttled operations, the key's requests that had certainly left the window before the probe.
+   */
   first: readonly Timed[];
-  /** The second half, until its 429. */
+  /** The second half, until its 429; or the key's requests that may still count at the probe. */
   second: readonly Timed[];
   /** The probe sent once the first half had left the window and the last Retry-After had elapsed. */
   after: Timed & { remaining?: number };
