@@ -191,9 +191,9 @@ function startKeys(ctx: CheckContext): void {
       return runSliding(ctx, slidingProbe);
     }
     // On the same key, after the excess episode: its throttled operations' refills judge the window when
-    // they can (no request of its own); the sliding episode runs only when they could not.
+    // they can (no request of its own), and its burst the ceiling; the sliding episode runs when either could not.
     const e = await excess;
-    return e.refillSlide ? onRefills(e, e.refillSlide) : runSliding(ctx, slidingProbe);
+    return e.refillSlide && e.verdict.verdict !== 'inconclusive' ? onRefills(e, e.refillSlide) : runSliding(ctx, slidingProbe);
   });
 }
 
