@@ -43,6 +43,8 @@ export interface ResolvedConfig {
   deviations: string[];
   /** The organization's declared request ceiling per window; absent: unknown (the spec does not show it). */
   organization?: { requestsPerMinute: number };
+  /** Declared: no other client sends token requests from the suite's source address during the run. */
+  sourceAddress?: { exclusive: boolean };
   profile: Profile;
   timeouts: { requestMs: number; runMs: number };
   jwksHosting?: { host: string; port: number; path: string };
@@ -211,6 +213,7 @@ export async function resolveConfig(raw: unknown, baseDir: string, overrides: Co
     limits,
     deviations: deviations.map((d) => d.line),
     ...(cfg.organization ? { organization: { requestsPerMinute: cfg.organization.requestsPerMinute } } : {}),
+    ...(cfg.sourceAddress ? { sourceAddress: { exclusive: cfg.sourceAddress.exclusive } } : {}),
     profile,
     timeouts: { ...DEFAULT_TIMEOUTS, ...cfg.timeouts },
     jwksHosting: cfg.jwksHosting,
@@ -267,6 +270,7 @@ export function redactedConfig(c: ResolvedConfig): unknown {
     fixtures: c.fixtures,
     limits: c.limits,
     ...(c.organization ? { organization: c.organization } : {}),
+    ...(c.sourceAddress ? { sourceAddress: c.sourceAddress } : {}),
     deviations: c.deviations,
     profile: c.profile,
     timeouts: c.timeouts,

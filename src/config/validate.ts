@@ -32,6 +32,8 @@ export interface RawConfig {
   limits?: Partial<Limits>;
   /** The organization's request ceiling (spec: not shown); with it, paced requests spread over the organization's keys. */
   organization?: { requestsPerMinute: number };
+  /** Declared: no other client sends token requests from the suite's source address during the run. */
+  sourceAddress?: { exclusive: boolean };
   profile?: Profile;
   timeouts?: { requestMs?: number; runMs?: number };
   redactPhi?: boolean;

@@ -130,7 +130,13 @@ export interface CheckContext {
    * completed requests the run made with each client role's token (the rate-limit
    * checks count a key's own traffic with them).
    */
-  readonly run: { exchangesSeen(): number; invariant(requirementId: string): InvariantTally; keyRequests(role: string): readonly KeyRequest[] };
+  readonly run: {
+    exchangesSeen(): number;
+    invariant(requirementId: string): InvariantTally;
+    keyRequests(role: string): readonly KeyRequest[];
+    /** Every completed token endpoint request of the run, oldest first. */
+    tokenRequestLog(): readonly KeyRequest[];
+  };
 }
 
 export function defineCheck(def: CheckDefinition): CheckDefinition {

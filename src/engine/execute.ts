@@ -277,7 +277,12 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
     validate: (release, resource) => rt.validator.validate(release, resource),
     sleep: (ms) => (open(), rt.sleep(ms)),
     attach: (ex) => recorder.addExchange(ex, 'attached'),
-    run: { exchangesSeen: () => rt.exchangesSeen, invariant: (id) => rt.tally(id), keyRequests: (role) => rt.keyRequests(role) },
+    run: {
+      exchangesSeen: () => rt.exchangesSeen,
+      invariant: (id) => rt.tally(id),
+      keyRequests: (role) => rt.keyRequests(role),
+      tokenRequestLog: () => rt.tokenRequestLog(),
+    },
     waiting: (reason, ms) => rt.onWait({ reason, ms }),
   };
   return ctx;

@@ -132,6 +132,13 @@ export type { KeyRequest } from './types.js';
 /** Requests kept per role in the run's key log (the most recent). */
 const KEY_LOG_MAX = 20_000;
 
+/** Appends an exchange's timing and status to a request log, keeping its newest KEY_LOG_MAX entries. */
+function appendTimed(log: KeyRequest[], ex: Exchange): void {
+  const sentAt = Date.parse(ex.startedAt);
+  log.push({ sentAt, receivedAt: sentAt + ex.durationMs, ...(ex.response ? { status: ex.response.status } : {}) });
+  if (log.length > KEY_LOG_MAX) log.splice(0, log.length - KEY_LOG_MAX);
+}
+
 export class Runtime {
   /** The check (or detached episode, by the area of the check that started it) whose requests are being made. */
   readonly als = new AsyncLocalStorage<{ recorder: CheckRecorder; area?: string; check?: string; detached?: boolean }>();
@@ -151,6 +158,8 @@ export class Runtime {
   /** The run's last answers (the outcome policy asks whether the target answers normally elsewhere). */
   readonly recentAnswers: RecentAnswer[] = [];
   private readonly keyLog = new Map<string, KeyRequest[]>();
+  /** Every completed request to the token endpoint, oldest first (the issuance window counts them all). */
+  private readonly tokenEndpointLog: KeyRequest[] = [];
   private constructor(
     readonly spec: RunSpec,
     readonly config: ResolvedConfig,
@@ -415,6 +424,7 @@ export class Runtime {
     this.recentAnswers.push(recentAnswer(ex));
     if (this.recentAnswers.length > RECENT_ANSWERS) this.recentAnswers.shift();
     if (ex.client) this.logKeyRequest(ex.client, ex);
+    if (token) this.logTokenRequest(ex);
     const store = this.als.getStore();
     store?.recorder.addExchange(ex);
     if (store && token) store.recorder.tokenRequests++;
@@ -434,9 +444,16 @@ export class Runtime {
   private logKeyRequest(role: string, ex: Exchange): void {
     let log = this.keyLog.get(role);
     if (!log) this.keyLog.set(role, (log = []));
-    const sentAt = Date.parse(ex.startedAt);
-    log.push({ sentAt, receivedAt: sentAt + ex.durationMs, ...(ex.response ? { status: ex.response.status } : {}) });
-    if (log.length > KEY_LOG_MAX) log.splice(0, log.length - KEY_LOG_MAX);
+    appendTimed(log, ex);
+  }
+
+  private logTokenRequest(ex: Exchange): void {
+    appendTimed(this.tokenEndpointLog, ex);
+  }
+
+  /** The run's completed token endpoint requests (every client's, valid or not), oldest first. */
+  tokenRequestLog(): readonly KeyRequest[] {
+    return this.tokenEndpointLog;
   }
 
   private isTokenEndpoint(url: string): boolean {

@@ -38,12 +38,17 @@ function declaredLimits(l: Partial<ReferenceLimits>): { limits: Record<string, n
   return { limits, ratePerWindow: l.perKeyPerWindow };
 }
 
-/** The embedded reference's target config with the limits it runs under declared. */
-export function embeddedTargetConfig(server: { targetConfig(): object }, l: Partial<ReferenceLimits>): object {
+/**
+ * The embedded reference's target config with the limits it runs under declared. `exclusive`: its
+ * source address declared exclusive (the in-process reference has no client but this run; a
+ * `serve`d one may have others, so its config leaves it undeclared).
+ */
+export function embeddedTargetConfig(server: { targetConfig(): object }, l: Partial<ReferenceLimits>, exclusive = false): object {
   const { limits, ratePerWindow } = declaredLimits(l);
   const config = server.targetConfig() as { clients: Array<Record<string, unknown>> };
   return {
     ...config,
+    ...(exclusive ? { sourceAddress: { exclusive: true } } : {}),
     ...(Object.keys(limits).length ? { limits } : {}),
     clients: config.clients.map((c) => (ratePerWindow ? { ...c, rateLimitPerMinute: ratePerWindow } : c)),
   };
@@ -65,7 +70,7 @@ export async function startEmbeddedTarget(
   try {
     const clientJwksUris = Object.fromEntries(EMBEDDED_JWKS_ROLES.map((role) => [role, jwks.url]));
     const server = await createReferenceServer({ ...reference, limits, clientJwksUris: { ...clientJwksUris, ...reference.clientJwksUris } });
-    return { server, jwks, rawConfig: { ...embeddedTargetConfig(server, limits), jwksHosting: jwks.hosting } };
+    return { server, jwks, rawConfig: { ...embeddedTargetConfig(server, limits, true), jwksHosting: jwks.hosting } };
   } catch (e) {
     await jwks.close();
     throw e;

@@ -132,6 +132,8 @@ export {
   firstRefusalCandidates,
   judgeIssuanceBurst,
   judgeIssuanceCeiling,
+  judgeIssuanceFloor,
+  othersThan,
   judgeKeyBurst,
   judgeRemainingSteps,
   judgeRetryAfterValue,

@@ -24,6 +24,8 @@ import {
   issuanceEpisode,
   issuanceRecovery,
   judgeIssuanceCeiling,
+  judgeIssuanceFloor,
+  othersThan,
   judgeRetryAfterValue,
   judgeRetryAfterWait,
   refusedBy,
@@ -134,7 +136,8 @@ export const checks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'issuance-limit.at-most-limit-per-window',
-    title: 'one fixed issuance window issues at most the limit (20 per minute), whatever its alignment',
+    title:
+      'one fixed issuance window issues at most the limit (20 per minute), whatever its alignment; and, when the run is the only client of its source address, no fewer',
     area,
     level: 'MUST',
     requirements: ['issuance-limit.twenty-per-minute'],
@@ -156,7 +159,23 @@ export const checks: CheckDefinition[] = [
       const first = await issuanceEpisode(ctx);
       const anchor = first.first.refusals.reduce((a, b) => (b.sentAt > a.sentAt ? b : a));
       const v = judgeIssuanceCeiling({ limit: ctx.limits.tokenIssuancePerMinute, windowMs: ctx.limits.windowSec * 1000, anchor, later: second.hits });
-      ctx.observe('issuance-limit.second-burst', { ...v.figures, sent: second.sent, spanMs: second.spanMs });
+      // Throttled before the limit: the run's own token requests are the only others the window may count when the
+      // config declares its source address exclusive; else other clients behind it may have used the window.
+      const floor = judgeIssuanceFloor({
+        limit: ctx.limits.tokenIssuancePerMinute,
+        anchor,
+        later: second.hits,
+        others: othersThan(ctx.run.tokenRequestLog(), [anchor, ...second.hits]),
+      });
+      ctx.observe('issuance-limit.second-burst', { ...v.figures, sent: second.sent, spanMs: second.spanMs, floor: floor.figures });
+      const refusal = second.hits.find(refusedBy);
+      if (ctx.config.sourceAddress?.exclusive) settle(ctx, floor, refusal?.res.exchange.id);
+      else if (floor.verdict === 'fail')
+        ctx.observe(
+          'issuance-limit.refused-before-limit',
+          floor.figures,
+          `${floor.message}; not failed: the config does not declare the source address exclusive (sourceAddress.exclusive), so other clients behind it may have used the window`,
+        );
       settle(ctx, v, second.hits.at(-1)?.res.exchange.id);
     },
   }),

@@ -8,6 +8,9 @@ import type { CheckContext } from '../../src/engine/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 import { pathOf, rateHeaders, type RateHeaders, type Timed, windowSlackMs } from '../../src/service/index.js';
 
+/** The run log's requests of a key minus one entry per hit (src/service/limits/judge.ts). */
+export { othersThan } from '../../src/service/index.js';
+
 /** The scope of the probe request (a MedicationRequest read). */
 export const PROBE_SCOPES = ['system/MedicationRequest.rs'];
 /** Requests kept in flight while a burst is far from the limit. */
@@ -141,16 +144,6 @@ export function organizationSiblings(ctx: CheckContext, role: string): string[] 
 export function keyTraffic(ctx: CheckContext, role: string): Timed[] | undefined {
   const log = (ctx.run as { keyRequests?: (r: string) => readonly Timed[] } | undefined)?.keyRequests;
   return log ? log(role).map((r) => ({ ...r })) : undefined;
-}
-
-/** The run log's requests of a key minus one entry per hit (the hit's own exchange, sent within its span). */
-export function othersThan(log: readonly Timed[], hits: readonly Hit[]): Timed[] {
-  const rest = [...log];
-  for (const h of hits) {
-    const i = rest.findIndex((r) => r.sentAt >= h.sentAt - 5 && r.sentAt <= h.receivedAt);
-    if (i >= 0) rest.splice(i, 1);
-  }
-  return rest;
 }
 
 /** The key's own earlier traffic (sent before `from`) and its organization's other keys' traffic, from the run log. */

@@ -60,6 +60,8 @@ describe('resolveConfig: valid configs', () => {
     expect(c.deviations).toEqual([]);
     expect(c.timeouts).toEqual({ requestMs: 15000, runMs: 3600000 });
     expect(c.redactPhi).toBe(false);
+    expect(c.sourceAddress).toBeUndefined();
+    expect((await resolveConfig(base({ sourceAddress: { exclusive: true } }), dir)).sourceAddress).toEqual({ exclusive: true });
     expect(c.source).toBe('embedded');
     expect(c.clients[0]).toMatchObject({ role: 'main', clientId: 'c-main', kid: 'ec-kid', alg: 'ES384', rateLimitPerMinute: 60 });
     expect(c.clients[0]!.publicJwk).toMatchObject({ kty: 'EC', crv: 'P-384', kid: 'ec-kid', alg: 'ES384', use: 'sig' });
@@ -143,6 +145,7 @@ describe('resolveConfig: every error names the field and the fix', () => {
     ['bad profile', { profile: 'fast' }, 'profile', /"quick"/],
     ['non-integer limit', { limits: { windowSec: 1.5 } }, 'limits.windowSec'],
     ['jwksHosting port out of range', { jwksHosting: { host: '127.0.0.1', port: 70000, path: '/j' } }, 'jwksHosting.port'],
+    ['sourceAddress.exclusive not a boolean', { sourceAddress: { exclusive: 'yes' } }, 'sourceAddress.exclusive'],
     ['no main client', { clients: [{ role: 'extra', clientId: 'a', alg: 'ES384', privateKey: { file: 'ec.jwk.json' } }] }, 'clients', /"role": "main"/],
     [
       'duplicate main',

@@ -44,6 +44,17 @@ describe('issuance-limit suite', () => {
     120_000,
   );
 
+  it('throttled early without the source address declared exclusive: recorded with its figures, not failed (other clients may share the window)', async () => {
+    const shared = (raw: Record<string, unknown>) => Object.fromEntries(Object.entries(raw).filter(([k]) => k !== 'sourceAddress'));
+    const id = 'issuance-limit.at-most-limit-per-window';
+    const results = await runChecks(pick(checks, [id]), { faults: ['issuance-limit-throttles-early'], config: shared });
+    const r = results.get(id)!;
+    expect(r.outcome).toBe('pass');
+    const seen = r.observations.find((o) => o.key === 'issuance-limit.refused-before-limit');
+    expect(seen?.note).toContain('sourceAddress.exclusive');
+    expect(seen?.value).toMatchObject({ refused: true, issued: Math.ceil((3 * L) / 4) });
+  }, 120_000);
+
   it('without enforcement the recovery check skips with a reason instead of passing', async () => {
     const results = await runChecks(pick(checks, ['issuance-limit.window-recovers']), { faults: ['issuance-limit-not-enforced'] });
     expect(results.get('issuance-limit.window-recovers')).toMatchObject({ outcome: 'skip', message: expect.stringContaining('no 429') });

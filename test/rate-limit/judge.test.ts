@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import {
   judgeIssuanceBurst,
   judgeIssuanceCeiling,
+  judgeIssuanceFloor,
   judgeKeyBurst,
   judgeRemainingSteps,
   judgeRetryAfterValue,
@@ -16,6 +17,7 @@ import {
   judgeThrottled,
   mayLeaveWithin,
   maxServedWithinWindow,
+  othersThan,
   type Timed,
 } from '../../src/service/limits/judge.js';
 import { leaveGap, throttlePlan } from '../../suites/rate-limit/operations.js';
@@ -244,6 +246,35 @@ describe('token issuance (fixed window, alignment open)', () => {
     ).toBe('pass');
     const v = judgeIssuanceCeiling({ limit: 20, windowMs: W, anchor, later: sequence(41, { from: T0 + 5_900, status: (i) => (i === 40 ? 429 : 200) }) });
     expect(v).toMatchObject({ verdict: 'inconclusive', figures: { issuedBeforeRefusal: 40, answeredInWindow: 10 } });
+  });
+});
+
+describe('judgeIssuanceFloor (no fewer than the limit, the run the only client of its source address)', () => {
+  const anchor = { sentAt: T0, receivedAt: T0 + 10, status: 429 };
+  const burst = (issued: number) => sequence(issued + 1, { from: T0 + 5_000, status: (i) => (i === issued ? 429 : 200) });
+
+  it("refused after the limit less the run's other token requests that may count: pass; fewer: fail with the figures", () => {
+    expect(judgeIssuanceFloor({ limit: 20, anchor, later: burst(20), others: [] }).verdict).toBe('pass');
+    // Three renewals answered after the anchor's send may have taken three of the window's 20.
+    const renewals = sequence(3, { from: T0 + 2_000, gap: 500 });
+    expect(judgeIssuanceFloor({ limit: 20, anchor, later: burst(17), others: renewals })).toMatchObject({ verdict: 'pass', figures: { floor: 17 } });
+    expect(judgeIssuanceFloor({ limit: 20, anchor, later: burst(15), others: renewals })).toMatchObject({
+      verdict: 'fail',
+      rule: 'issuance-too-strict',
+      requirement: 'issuance-limit.twenty-per-minute',
+      figures: { issued: 15, othersInWindow: 3, floor: 17 },
+    });
+  });
+
+  it('requests answered before the anchor was sent count in the window before it; a burst never refused leaves the excess to judgeIssuanceCeiling', () => {
+    const earlier = sequence(10, { from: T0 - 3_000 });
+    expect(judgeIssuanceFloor({ limit: 20, anchor, later: burst(15), others: earlier })).toMatchObject({ verdict: 'fail', figures: { othersInWindow: 0 } });
+    expect(judgeIssuanceFloor({ limit: 20, anchor, later: sequence(5, { from: T0 + 5_000 }), others: [] }).verdict).toBe('pass');
+  });
+
+  it('othersThan leaves out one log entry per hit (its own exchange)', () => {
+    const log = [...sequence(3, { from: T0 }), ...sequence(2, { from: T0 + 1_000 })];
+    expect(othersThan(log, sequence(2, { from: T0 + 1_000 }))).toEqual(sequence(3, { from: T0 }));
   });
 });
 

@@ -23,9 +23,26 @@ class DoubledCounter extends FixedWindowCounter {
   }
 }
 
-/** The token endpoint's counter: faulty when `issuance-limit-doubled` is planted. */
+/** A counter that refuses at three quarters of the limit per window while X-RateLimit-Limit shows the limit. */
+class EarlyCounter extends FixedWindowCounter {
+  constructor(
+    windowMs: number,
+    private readonly shown: number,
+    align: 'clock' | 'first-request',
+  ) {
+    super(windowMs, Math.ceil((3 * shown) / 4), align);
+  }
+
+  override hit(key: string, now: number): RateDecision {
+    return { ...super.hit(key, now), limit: this.shown };
+  }
+}
+
+/** The token endpoint's counter: faulty when `issuance-limit-doubled` or `issuance-limit-throttles-early` is planted. */
 export function issuanceCounter(faults: ReadonlySet<string>, windowMs: number, limit: number, align: 'clock' | 'first-request'): FixedWindowCounter {
-  return faults.has('issuance-limit-doubled') ? new DoubledCounter(windowMs, limit, align) : new FixedWindowCounter(windowMs, limit, align);
+  if (faults.has('issuance-limit-doubled')) return new DoubledCounter(windowMs, limit, align);
+  if (faults.has('issuance-limit-throttles-early')) return new EarlyCounter(windowMs, limit, align);
+  return new FixedWindowCounter(windowMs, limit, align);
 }
 
 function isIssuance429(res: FaultResponse, req: FaultRequest): boolean {
@@ -103,6 +120,13 @@ export const faults: FaultDef[] = [
     area: 'issuance-limit',
     violates: ['issuance-limit.twenty-per-minute'],
     symptom: 'The token endpoint issues twice its limit per window (40 a minute); its headers still count down from 20.',
+    checks: ['issuance-limit.at-most-limit-per-window'],
+  },
+  {
+    name: 'issuance-limit-throttles-early',
+    area: 'issuance-limit',
+    violates: ['issuance-limit.twenty-per-minute'],
+    symptom: 'The token endpoint refuses at three quarters of its limit per window (15 of 20 a minute) while X-RateLimit-Limit still says 20.',
     checks: ['issuance-limit.at-most-limit-per-window'],
   },
 ];

@@ -23,6 +23,16 @@ export interface Timed {
 }
 
 export const served = (t: Timed) => t.status !== undefined && t.status < 400;
+
+/** A run log's requests minus one entry per hit (the hit's own exchange, sent within its span). */
+export function othersThan(log: readonly Timed[], hits: ReadonlyArray<Pick<Timed, 'sentAt' | 'receivedAt'>>): Timed[] {
+  const rest = [...log];
+  for (const h of hits) {
+    const i = rest.findIndex((r) => r.sentAt >= h.sentAt - 5 && r.sentAt <= h.receivedAt);
+    if (i >= 0) rest.splice(i, 1);
+  }
+  return rest;
+}
 export const refusedBy = (t: Timed) => t.status !== undefined && t.status >= 400;
 
 /** What a burst measured, for messages, findings and observations. */
@@ -464,6 +474,57 @@ export function judgeIssuanceCeiling(input: IssuanceCeilingInput): Verdict<Issua
       `the second burst got ${issuedBeforeRefusal} tokens${refused ? ' before its 429' : ' and no 429'}, sent from ${at(from, anchor.sentAt)} to ${at(to, anchor.sentAt)} ` +
       `after the send of a 429 of the first; only ${inside.length} of its requests were answered before ${at(end, anchor.sentAt)} (one ${s(windowMs)} window; ` +
       `${issued.length} issued, limit ${limit}): too little of the window was left to tell`,
+  };
+}
+
+export interface IssuanceFloorInput {
+  limit: number;
+  /** The first burst's latest-sent 429: the window after it began no earlier than its send. */
+  anchor: Timed;
+  /** The second burst: the token request after the last Retry-After, then `limit` more at once. */
+  later: readonly Timed[];
+  /** Every other token endpoint request of the run (any client, valid or not), the anchor and the burst left out. */
+  others: readonly Timed[];
+}
+
+export interface IssuanceFloorFigures {
+  /** Tokens the second burst got. */
+  issued: number;
+  refused: boolean;
+  /** Other token requests of the run that may count in the second burst's window (answered after the anchor's send). */
+  othersInWindow: number;
+  /** The fewest tokens a window of `limit` must still have issued to the second burst. */
+  floor: number;
+}
+
+/**
+ * No fewer than the limit, when the run is the only client of its source address: the second
+ * burst goes once every 429's Retry-After has elapsed, in a window that began after the anchor
+ * 429 was sent. The only other requests that window may count are the run's own token requests
+ * answered after that send, so a window of `limit` issues the second burst at least `limit` less
+ * those before it refuses one.
+ * - fail: refused after fewer tokens (throttled before the limit);
+ * - pass: refused after at least that many, or not refused (judgeIssuanceCeiling judges the excess).
+ */
+export function judgeIssuanceFloor(input: IssuanceFloorInput): Verdict<IssuanceFloorFigures> {
+  const { limit, anchor, later, others } = input;
+  const issued = later.filter(served).length;
+  const refused = later.some(refusedBy);
+  const othersInWindow = others.filter((r) => r.receivedAt > anchor.sentAt).length;
+  const floor = Math.max(0, limit - othersInWindow);
+  const figures: IssuanceFloorFigures = { issued, refused, othersInWindow, floor };
+  if (!refused || issued >= floor) return { verdict: 'pass', figures };
+  return {
+    verdict: 'fail',
+    rule: 'issuance-too-strict',
+    requirement: 'issuance-limit.twenty-per-minute',
+    figures,
+    message:
+      `the token endpoint refused the burst sent after the Retry-After had elapsed once it had issued ${issued} token(s); ` +
+      `at most ${othersInWindow} other token request(s) of this run (the only client of its source address) can count in that window, ` +
+      `so it issued at most ${issued + othersInWindow} of the ${limit} a window allows`,
+    expected: `at least ${floor} tokens before a 429`,
+    actual: { issued, othersInWindow, limit },
   };
 }
 
