@@ -7,19 +7,24 @@ import { FixedWindowCounter, type RateDecision } from '../rate-limit.js';
 import { asServiceUnavailable } from './rate-limit.js';
 import type { FaultDef, FaultResponse, FaultRequest } from './types.js';
 
-/** A counter that issues twice the limit per window while its headers describe the limit. */
-class DoubledCounter extends FixedWindowCounter {
+/** A counter that issues `factor` times the limit per window while its headers describe the limit. */
+class LooseCounter extends FixedWindowCounter {
+  /** Tokens issued per window beyond the limit shown. */
+  private readonly extra: number;
+
   constructor(
     windowMs: number,
     private readonly shown: number,
     align: 'clock' | 'first-request',
+    factor: number,
   ) {
-    super(windowMs, 2 * shown, align);
+    super(windowMs, Math.ceil(factor * shown), align);
+    this.extra = Math.ceil(factor * shown) - shown;
   }
 
   override hit(key: string, now: number): RateDecision {
     const d = super.hit(key, now);
-    return { ...d, limit: this.shown, remaining: Math.max(0, d.remaining - this.shown) };
+    return { ...d, limit: this.shown, remaining: Math.max(0, d.remaining - this.extra) };
   }
 }
 
@@ -38,9 +43,10 @@ class EarlyCounter extends FixedWindowCounter {
   }
 }
 
-/** The token endpoint's counter: faulty when `issuance-limit-doubled` or `issuance-limit-throttles-early` is planted. */
+/** The token endpoint's counter: faulty when `issuance-limit-doubled`, `issuance-limit-150-percent` or `issuance-limit-throttles-early` is planted. */
 export function issuanceCounter(faults: ReadonlySet<string>, windowMs: number, limit: number, align: 'clock' | 'first-request'): FixedWindowCounter {
-  if (faults.has('issuance-limit-doubled')) return new DoubledCounter(windowMs, limit, align);
+  if (faults.has('issuance-limit-doubled')) return new LooseCounter(windowMs, limit, align, 2);
+  if (faults.has('issuance-limit-150-percent')) return new LooseCounter(windowMs, limit, align, 1.5);
   if (faults.has('issuance-limit-throttles-early')) return new EarlyCounter(windowMs, limit, align);
   return new FixedWindowCounter(windowMs, limit, align);
 }
@@ -120,6 +126,13 @@ export const faults: FaultDef[] = [
     area: 'issuance-limit',
     violates: ['issuance-limit.twenty-per-minute'],
     symptom: 'The token endpoint issues twice its limit per window (40 a minute); its headers still count down from 20.',
+    checks: ['issuance-limit.at-most-limit-per-window'],
+  },
+  {
+    name: 'issuance-limit-150-percent',
+    area: 'issuance-limit',
+    violates: ['issuance-limit.twenty-per-minute'],
+    symptom: 'The token endpoint issues one and a half times its limit per window (30 a minute); its headers still count down from 20.',
     checks: ['issuance-limit.at-most-limit-per-window'],
   },
   {
