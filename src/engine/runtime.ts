@@ -424,7 +424,7 @@ export class Runtime {
     this.recentAnswers.push(recentAnswer(ex));
     if (this.recentAnswers.length > RECENT_ANSWERS) this.recentAnswers.shift();
     if (ex.client) this.logKeyRequest(ex.client, ex);
-    if (token) this.logTokenRequest(ex);
+    if (token) appendTimed(this.tokenEndpointLog, ex);
     const store = this.als.getStore();
     store?.recorder.addExchange(ex);
     if (store && token) store.recorder.tokenRequests++;
@@ -445,10 +445,6 @@ export class Runtime {
     let log = this.keyLog.get(role);
     if (!log) this.keyLog.set(role, (log = []));
     appendTimed(log, ex);
-  }
-
-  private logTokenRequest(ex: Exchange): void {
-    appendTimed(this.tokenEndpointLog, ex);
   }
 
   /** The run's completed token endpoint requests (every client's, valid or not), oldest first. */

@@ -86,8 +86,6 @@ export interface ExcessScenario {
   operations?: ThrottledAnswer[];
   /** How the operations were sent (operations.ts). */
   throttle?: ThrottlePhase;
-  /** The sliding window judged on the operations' refills (slideOnRefills), when any refill could be judged. */
-  refillSlide?: RefillSlide;
   /** The 429 whose Retry-After elapses last: the wait before `afterWait` honours it. */
   waitedFor?: Hit;
   /** The request sent once the last 429's Retry-After had elapsed. */
@@ -193,7 +191,8 @@ function startKeys(ctx: CheckContext): void {
     // On the same key, after the excess episode: its throttled operations' refills judge the window when
     // they can (no request of its own), and its burst the ceiling; the sliding episode runs when either could not.
     const e = await excess;
-    return e.refillSlide && e.verdict.verdict !== 'inconclusive' ? onRefills(e, e.refillSlide) : runSliding(ctx, slidingProbe);
+    const r = e.throttle && e.verdict.verdict !== 'inconclusive' ? slideOnRefills(keyTraffic(ctx, e.probe.role) ?? [], e.throttle.refills, e.probe) : undefined;
+    return r ? onRefills(e, r) : runSliding(ctx, slidingProbe);
   });
 }
 
@@ -314,8 +313,6 @@ async function runExcess(ctx: CheckContext, probe: Probe): Promise<ExcessScenari
   if (!planned(ctx.shared, OPERATIONS_CHECK)) return s;
   s.throttle = await sendThrottled(ctx, probe, roundTripMs(s.burst.hits));
   s.operations = s.throttle.answers;
-  const refillSlide = slideOnRefills(keyTraffic(ctx, probe.role) ?? [], s.throttle.refills, probe);
-  if (refillSlide) s.refillSlide = refillSlide;
   if (s.throttle.lastRefusal) await recover(ctx, probe, s.throttle.lastRefusal);
   return s;
 }
