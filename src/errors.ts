@@ -20,7 +20,9 @@ export type ErrorCode =
   | 'ERR_TOKEN'
   | 'ERR_KEY'
   | 'ERR_REPORT'
-  | 'ERR_INTERNAL';
+  | 'ERR_INTERNAL'
+  /** A proxy (HTTPS_PROXY, HTTP_PROXY) refused the tunnel (407: its credentials) or cannot be reached. */
+  | 'ERR_PROXY';
 
 export class ConformanceError extends Error {
   readonly code: ErrorCode;

@@ -7,6 +7,8 @@ import { ConformanceError } from '../errors.js';
 import type { Profile } from '../engine/types.js';
 import { FIXTURE_KEYS } from './fixture-keys.js';
 import { loadClientKey } from './keys.js';
+import { loadTls, type TlsSources } from './tls.js';
+import { proxyFromEnv, redactProxyUrl, type NetworkSettings, type ProxySettings, type TlsSettings } from '../http/dispatcher.js';
 import { effectiveLimits, limitDeviations, SPEC_DEFAULT_KEY_RATE_PER_MINUTE, type Limits } from './limits.js';
 import { configError, validateConfig, type ClientRole, type DocumentReferenceDeclarations, type KeyKind, type KeySource, type RawConfig } from './validate.js';
 
@@ -53,6 +55,18 @@ export interface ResolvedConfig {
   documentReference: DocumentReferenceDeclarations;
   /** Config file path, or 'embedded'. */
   source: string;
+  /** The `tls` block, read (certificates, the client key and passphrase: secrets, never in reports). */
+  tls?: TlsSettings;
+  /** Where each TLS piece came from (what reports show). */
+  tlsSources?: TlsSources;
+  /** The proxy variables of the environment the config was loaded in (none for the embedded reference). */
+  proxy?: ProxySettings;
+}
+
+/** What every HttpClient of a run is given: the TLS settings and the proxy. */
+export function networkOf(config: Pick<ResolvedConfig, 'tls' | 'proxy'>): NetworkSettings | undefined {
+  if (!config.tls && !config.proxy) return undefined;
+  return { ...(config.tls ? { tls: config.tls } : {}), ...(config.proxy ? { proxy: config.proxy } : {}) };
 }
 
 export interface ConfigOverrides {
@@ -60,6 +74,11 @@ export interface ConfigOverrides {
   baseUrl?: string;
   /** Recorded as `source` (default: 'embedded'; loadConfig passes the file path). */
   source?: string;
+  /**
+   * The environment: `tls` blocks' `env` sources, and the proxy variables (HTTPS_PROXY, HTTP_PROXY,
+   * NO_PROXY). loadConfig passes process.env; without it no proxy applies (the embedded reference).
+   */
+  env?: NodeJS.ProcessEnv;
 }
 
 const DEFAULT_TIMEOUTS = { requestMs: 15_000, runMs: 3_600_000 };
@@ -205,6 +224,9 @@ export async function resolveConfig(raw: unknown, baseDir: string, overrides: Co
     });
   }
 
+  const tls = await loadTls(cfg.tls, baseDir, overrides.env ?? process.env);
+  const proxy = overrides.env ? proxyFromEnv(overrides.env) : undefined;
+
   return {
     baseUrl: stripTrailingSlash(overrides.baseUrl ?? cfg.baseUrl),
     tokenUrl: cfg.tokenUrl,
@@ -220,6 +242,8 @@ export async function resolveConfig(raw: unknown, baseDir: string, overrides: Co
     redactPhi: cfg.redactPhi ?? false,
     documentReference,
     source,
+    ...(tls ? { tls: tls.settings, tlsSources: tls.sources } : {}),
+    ...(proxy ? { proxy } : {}),
   };
 }
 
@@ -245,7 +269,7 @@ export async function loadConfig(path: string, overrides: Omit<ConfigOverrides, 
       fix: 'fix the JSON syntax (comments and trailing commas are not allowed)',
     });
   }
-  return resolveConfig(raw, dirname(file), { ...overrides, source: file });
+  return resolveConfig(raw, dirname(file), { env: process.env, ...overrides, source: file });
 }
 
 /** The config as it may appear in reports: no key material, only where keys come from. */
@@ -276,5 +300,25 @@ export function redactedConfig(c: ResolvedConfig): unknown {
     timeouts: c.timeouts,
     redactPhi: c.redactPhi,
     ...(c.documentReference.upload || c.documentReference.maxBytes !== undefined ? { documentReference: c.documentReference } : {}),
+    ...(c.tlsSources ? { tls: redactedTls(c.tlsSources) } : {}),
+    ...(c.proxy ? { proxy: redactedProxy(c.proxy) } : {}),
+  };
+}
+
+/** The TLS sources with the key and passphrase marked redacted (their source is still shown). */
+function redactedTls(t: TlsSources): unknown {
+  return {
+    ...t,
+    ...(t.key ? { key: '[redacted]', keySource: t.key } : {}),
+    ...(t.passphrase ? { passphrase: '[redacted]', passphraseSource: t.passphrase } : {}),
+  };
+}
+
+/** The proxy variables with any credentials replaced. */
+function redactedProxy(p: ProxySettings): unknown {
+  return {
+    ...(p.httpsProxy ? { httpsProxy: redactProxyUrl(p.httpsProxy) } : {}),
+    ...(p.httpProxy ? { httpProxy: redactProxyUrl(p.httpProxy) } : {}),
+    ...(p.noProxy ? { noProxy: p.noProxy } : {}),
   };
 }

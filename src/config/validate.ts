@@ -38,6 +38,15 @@ export interface RawConfig {
   timeouts?: { requestMs?: number; runMs?: number };
   redactPhi?: boolean;
   documentReference?: DocumentReferenceDeclarations;
+  /** TLS settings for every request (src/config/tls.ts): files or environment variables, never inline. */
+  tls?: {
+    ca?: KeySource;
+    cert?: KeySource;
+    key?: KeySource;
+    passphrase?: KeySource;
+    servername?: string;
+    minVersion?: 'TLSv1.2' | 'TLSv1.3';
+  };
 }
 
 /** What the config declares where the spec shows nothing about DocumentReference (docs/config.md). */
@@ -97,6 +106,13 @@ function describe(e: ErrorObject): Problem {
     case 'additionalProperties': {
       const name = String(p.additionalProperty);
       const field = fieldPath(e.instancePath, name);
+      if (/^\/tls\/(ca|cert|key|passphrase)$/.test(e.instancePath)) {
+        return {
+          field,
+          message: 'is not allowed: certificates, keys and passphrases are never inlined in the config',
+          fix: 'use {"file": "path/to/file.pem"} or {"env": "VARIABLE_NAME"}',
+        };
+      }
       if (/\/privateKey$/.test(e.instancePath)) {
         return {
           field,
@@ -109,13 +125,21 @@ function describe(e: ErrorObject): Problem {
     case 'enum':
       return { field: fieldPath(e.instancePath), message: 'has a value that is not allowed', fix: `use ${quoteList(p.allowedValues as unknown[])}` };
     case 'type':
+      if (/^\/tls\/(ca|cert|key|passphrase)$/.test(e.instancePath))
+        return {
+          field: fieldPath(e.instancePath),
+          message: 'must be an object naming where it is read from (never the PEM or passphrase itself)',
+          fix: 'use {"file": "path/to/file.pem"} or {"env": "VARIABLE_NAME"}',
+        };
       return { field: fieldPath(e.instancePath), message: `must be ${String(p.type)}`, fix: `give a value of type ${String(p.type)}` };
     case 'minProperties':
     case 'maxProperties':
       return {
         field: fieldPath(e.instancePath),
         message: 'must name exactly one key source',
-        fix: 'use {"file": "path/to/key.jwk.json"} or {"env": "VARIABLE_NAME"}',
+        fix: /^\/tls\//.test(e.instancePath)
+          ? 'use {"file": "path/to/file.pem"} or {"env": "VARIABLE_NAME"}'
+          : 'use {"file": "path/to/key.jwk.json"} or {"env": "VARIABLE_NAME"}',
       };
     case 'format':
     case 'pattern':

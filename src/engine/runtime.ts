@@ -9,7 +9,7 @@ import { setMaxListeners } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { HttpClient } from '../http/client.js';
 import { brokerOptionsOf, TokenBroker } from '../auth/broker.js';
-import type { ResolvedConfig } from '../config/index.js';
+import { networkOf, type ResolvedConfig } from '../config/index.js';
 import type { OperationModel } from '../discovery/model.js';
 import type { ExchangeFacts, HttpProtocol, HttpResponse } from '../http/types.js';
 import { sharedFhirValidator } from '../fhir/index.js';
@@ -353,6 +353,7 @@ export class Runtime {
       },
       onTokenReissued: (info) => runtime?.tokenReissued(info),
       keyGate: (client) => runtime?.keyGate(client),
+      network: networkOf(config),
     });
     const tokenUrl = config.tokenUrl ?? (await spec.service.tokenUrl(http, config.baseUrl));
     const tokens = (broker = new TokenBroker({

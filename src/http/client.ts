@@ -8,7 +8,8 @@
  */
 import { setTimeout as sleepTimer } from 'node:timers/promises';
 import { targetTimeout, timeoutCapMs } from './target-timeout.js';
-import { Agent, request as undiciRequest } from 'undici';
+import { request as undiciRequest, type Dispatcher } from 'undici';
+import { createDispatcher, proxyFor } from './dispatcher.js';
 import { ConformanceError } from '../errors.js';
 import { redactHeaders, redactString, registerSecret } from '../redact.js';
 import { BodyReadError, readCapped, type CappedBody } from './body.js';
@@ -63,7 +64,7 @@ type Attempt = HttpResponse;
 
 export class HttpClient {
   readonly stats: HttpStats = { requests: 0, unplanned429: 0, waitsMs: 0, tokenReissues: 0 };
-  private readonly agent: Agent;
+  private readonly agent: Dispatcher;
   private readonly pacer: Pacer;
   private readonly base: URL;
   private readonly now: () => number;
@@ -77,10 +78,9 @@ export class HttpClient {
   constructor(private readonly opts: HttpClientOptions) {
     this.base = new URL(opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`);
     const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    // Idle sockets are dropped 2 s before the server's keep-alive hint, so a reused socket is rarely a closed one.
     // undici's own timers are the wall-clock bound; the request timeout proper is `targetTimeout` in send().
-    const cap = timeoutCapMs(timeout);
-    this.agent = new Agent({ headersTimeout: cap, bodyTimeout: cap, connect: { timeout: cap }, keepAliveTimeoutThreshold: 2000 });
+    // TLS settings and the proxy (if any) apply to every request of the client (src/http/dispatcher.ts).
+    this.agent = createDispatcher(opts.network, timeoutCapMs(timeout));
     this.now = opts.now ?? Date.now;
     this.sleep = opts.sleep ?? ((ms, signal) => sleepTimer(ms, undefined, { signal }));
     this.random = opts.random ?? Math.random;
@@ -356,6 +356,7 @@ export class HttpClient {
         abortCause,
         timeoutMs,
         bytesReceived: partial?.bytes ?? 0,
+        proxy: proxyFor(this.opts.network?.proxy, req.url),
       });
       const received = status === undefined ? undefined : { status, headers, body: partial, ...decodeBody(partial?.buffer ?? Buffer.alloc(0)) };
       const exchange = this.record(id, started, startedAt, req, opts, received, error.message);

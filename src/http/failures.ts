@@ -11,6 +11,8 @@ export interface FailureContext {
   abortCause?: AbortCause;
   timeoutMs: number;
   bytesReceived: number;
+  /** The proxy the request went through (credentials redacted), when it went through one. */
+  proxy?: string;
 }
 
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_|HOSTNAME_MISMATCH$)/;
@@ -26,6 +28,14 @@ function codesOf(e: unknown, depth = 0): string[] {
   return out;
 }
 
+/** The status of a proxy that refused a CONNECT (undici: `Proxy response (407) !== 200 when HTTP Tunneling`). */
+function proxyStatus(e: unknown, depth = 0): number | undefined {
+  if (depth > 4 || !(e instanceof Error)) return undefined;
+  const m = /Proxy response \((\d{3})\)/.exec(e.message);
+  if (m) return Number(m[1]);
+  return proxyStatus((e as { cause?: unknown }).cause, depth + 1);
+}
+
 export function seconds(ms: number): string {
   return `${Number((ms / 1000).toFixed(3))} s`;
 }
@@ -38,6 +48,15 @@ export function toConformanceError(e: unknown, ctx: FailureContext): Conformance
   if (ctx.abortCause === 'deadline') return new ConformanceError('ERR_DEADLINE', 'run deadline (timeouts.runMs) passed during the request', opts);
   const codes = codesOf(e);
   const has = (...c: string[]) => codes.some((x) => c.includes(x));
+  if (ctx.proxy !== undefined) {
+    const refused = proxyStatus(e);
+    if (refused !== undefined) {
+      const what = refused === 407 ? 'asked for credentials (407 Proxy Authentication Required)' : `answered ${refused}`;
+      return new ConformanceError('ERR_PROXY', `the proxy ${ctx.proxy} ${what} instead of opening a tunnel to ${hostPort}`, opts);
+    }
+    if (!codes.some((c) => TLS_CODES.test(c)) && has('ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH'))
+      return new ConformanceError('ERR_PROXY', `cannot reach the proxy ${ctx.proxy} (${codes.find((c) => c.startsWith('E'))}) to get to ${hostPort}`, opts);
+  }
   const timedOut = ctx.abortCause === 'timeout' || has('UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT');
   if (timedOut) {
     return ctx.inBody

@@ -4,6 +4,7 @@
  */
 export { HttpClient, type Unjudgeable } from './client.js';
 export { MAX_429_RETRIES, MAX_5XX_RETRIES, backoffDelayMs, parseRetryAfterMs, retryKind, type RetryKind } from './retry.js';
+export { proxyFromEnv, redactProxyUrl, type NetworkSettings, type ProxySettings, type TlsSettings } from './dispatcher.js';
 export type {
   Exchange,
   ExchangeFacts,

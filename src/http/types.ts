@@ -1,4 +1,5 @@
 /** Contract of the HTTP layer (implemented in src/http/client.ts). */
+import type { NetworkSettings } from './dispatcher.js';
 
 /** One HTTP request/response pair, already redacted (no secrets, bodies capped). */
 export interface Exchange {
@@ -205,6 +206,8 @@ export interface HttpClientOptions {
    * promise holds it back while other work owns the key (an exhaustion episode started early).
    */
   keyGate?: (client: string) => Promise<unknown> | undefined;
+  /** TLS settings (a private CA, a client certificate) and the proxy, for every request (src/http/dispatcher.ts). */
+  network?: NetworkSettings;
 }
 
 export interface HttpStats {

@@ -7,7 +7,7 @@
  * Everything that watches the run (progress, the result collector, the pacing figures,
  * the run-wide rules, the report writer, callers' own subscribers) subscribes to its events.
  */
-import { loadConfig, redactedConfig, resolveConfig, type ResolvedConfig } from '../config/index.js';
+import { loadConfig, networkOf, redactedConfig, resolveConfig, type ResolvedConfig } from '../config/index.js';
 import { discover, type OperationModel } from '../discovery/index.js';
 import { sharedFhirValidator } from '../fhir/index.js';
 import { HttpClient } from '../http/client.js';
@@ -442,7 +442,7 @@ async function discoverTarget(
   counter: { count: number },
   auth?: { bearer?: DiscoveryBearer },
 ): Promise<OperationModel> {
-  const http = new HttpClient({ baseUrl: config.baseUrl, timeoutMs: config.timeouts.requestMs, deadline, protocol: SERVICE_HTTP });
+  const http = new HttpClient({ baseUrl: config.baseUrl, timeoutMs: config.timeouts.requestMs, deadline, protocol: SERVICE_HTTP, network: networkOf(config) });
   // Documents whose authentication is "not stated" may be protected: read them with the main client's bearer then.
   const bearer = discoveryBearer(config, http);
   if (auth) auth.bearer = bearer;

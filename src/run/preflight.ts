@@ -11,7 +11,7 @@
  * check can judge (a wrong document, a token endpoint that answers junk, FHIR
  * endpoints that misbehave) does not stop the run: that is what the suite is for.
  */
-import type { ResolvedClient, ResolvedConfig } from '../config/index.js';
+import { networkOf, type ResolvedClient, type ResolvedConfig } from '../config/index.js';
 import { CLIENT_ID_PLACEHOLDER } from '../config/init.js';
 import { ConformanceError } from '../errors.js';
 import { HttpClient } from '../http/client.js';
@@ -66,7 +66,7 @@ type Probe = { path: string; res: HttpResponse; usable: boolean } | { path: stri
 export async function probeTarget(config: ResolvedConfig, opts: { deadline: number; counter?: { count: number } }): Promise<string> {
   const timeoutMs = Math.min(config.timeouts.requestMs, PROBE_TIMEOUT_MS);
   // Bounded by the probe timeout (all three in parallel), and by the run's own deadline.
-  const http = new HttpClient({ baseUrl: config.baseUrl, timeoutMs, deadline: opts.deadline, protocol: SERVICE_HTTP });
+  const http = new HttpClient({ baseUrl: config.baseUrl, timeoutMs, deadline: opts.deadline, protocol: SERVICE_HTTP, network: networkOf(config) });
   let probes: Probe[];
   try {
     probes = await Promise.all(
