@@ -126,6 +126,9 @@ function buildProgram(io: Out, setExit: (code: number) => void): Command {
     .option('--config-out <file>', 'also write the printed target config to this file')
     .option('--fault <name>', 'plant this fault (repeatable; see `faults`)', collect)
     .option('--mode <key=value>', 'an alternative-conformant choice (repeatable)', collect)
+    .option('--tls', 'serve HTTPS with a CA and server certificate generated at start (paths printed; the config gets tls.ca)')
+    .option('--mtls', 'like --tls, and require a client certificate signed by the same CA (generated too; the config gets tls.cert and tls.key)')
+    .option('--tls-dir <dir>', 'where --tls/--mtls write the certificates and keys (default: a new temporary directory)')
     .addHelpText(
       'after',
       examples([
@@ -133,6 +136,7 @@ function buildProgram(io: Out, setExit: (code: number) => void): Command {
         'fhir-conformance serve --limits short --config-out target.json   # then: run --config target.json',
         'fhir-conformance serve --client my-client=conformance/keys/main.public.jwks.json',
         'fhir-conformance serve --fault no-correlation-id',
+        'fhir-conformance serve --mtls --limits short --config-out target.json   # HTTPS with client certificates',
       ]),
     )
     .action(async (opts: ServeFlags) => setExit(await cmdServe(opts, io)));
@@ -282,6 +286,29 @@ interface ServeFlags {
   configOut?: string;
   fault?: string[];
   mode?: string[];
+  tls?: boolean;
+  mtls?: boolean;
+  tlsDir?: string;
+}
+
+/** `serve --tls`/`--mtls`: the generated CA, server (and client) certificates, printed, and the config's `tls` block. */
+async function servePki(opts: ServeFlags, io: Out) {
+  const { generateTestPki, tlsConfigBlock } = await import('./reference/tls.js');
+  const { mkdtemp } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const mtls = opts.mtls === true;
+  const dir = opts.tlsDir ?? (await mkdtemp(join(tmpdir(), 'fhir-conformance-tls-')));
+  const pki = await generateTestPki(dir, { host: opts.host, client: mtls });
+  io.out(`TLS: CA certificate ${pki.files.ca} (trust it: tls.ca in the target config, or curl --cacert)\n`);
+  io.out(`TLS: server certificate ${pki.files.serverCert}, key ${pki.files.serverKey}\n`);
+  if (mtls) io.out(`TLS: client certificates required; client certificate ${pki.files.clientCert}, key ${pki.files.clientKey}\n`);
+  const curlArgs = `--cacert ${pki.files.ca}${mtls ? ` --cert ${pki.files.clientCert} --key ${pki.files.clientKey}` : ''}`;
+  return {
+    block: tlsConfigBlock(pki),
+    server: { cert: pki.serverCert, key: pki.serverKey, ca: pki.ca, requestCert: mtls },
+    curlArgs,
+  };
 }
 
 async function cmdServe(opts: ServeFlags, io: Out): Promise<number> {
@@ -311,6 +338,7 @@ async function cmdServe(opts: ServeFlags, io: Out): Promise<number> {
     ...(opts.clients ? await loadClientsFile(opts.clients) : []),
   ]);
   const limits = opts.limits === 'short' ? EMBEDDED_LIMITS : {};
+  const pki = opts.tls || opts.mtls || opts.tlsDir ? await servePki(opts, io) : undefined;
   let server: Awaited<ReturnType<typeof serve>>;
   try {
     server = await serve({
@@ -320,7 +348,8 @@ async function cmdServe(opts: ServeFlags, io: Out): Promise<number> {
       modes,
       limits,
       extraClients,
-      targetConfig: (s) => embeddedTargetConfig(s, limits),
+      targetConfig: (s) => ({ ...embeddedTargetConfig(s, limits), ...(pki ? { tls: pki.block } : {}) }),
+      ...(pki ? { tls: pki.server, curlArgs: pki.curlArgs } : {}),
       ...(opts.configOut ? { configOut: opts.configOut } : {}),
       print: (line) => io.out(`${line}\n`),
     });

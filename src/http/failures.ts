@@ -18,7 +18,7 @@ export interface FailureContext {
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_|HOSTNAME_MISMATCH$)/;
 
 /** Error codes found on the error, its `cause` chain and AggregateError members. */
-function codesOf(e: unknown, depth = 0): string[] {
+export function codesOf(e: unknown, depth = 0): string[] {
   if (depth > 4 || e === null || typeof e !== 'object') return [];
   const out: string[] = [];
   const err = e as { code?: unknown; cause?: unknown; errors?: unknown };

@@ -13,10 +13,12 @@ export interface ServeOptions extends ReferenceOptions {
   targetConfig?: (server: ReferenceServer) => object;
   /** Also write the target config to this file (before the server reports itself ready). */
   configOut?: string;
+  /** curl's options to reach the server (`--cacert ...` for `serve --tls`). */
+  curlArgs?: string;
 }
 
 export async function serve(opts: ServeOptions): Promise<ReferenceServer> {
-  const { print = (line: string) => console.log(line), targetConfig, configOut, ...options } = opts;
+  const { print = (line: string) => console.log(line), targetConfig, configOut, curlArgs, ...options } = opts;
   const server = await startReferenceServer({ ...options, port: options.port ?? DEFAULT_SERVE_PORT }, createResources);
   const faults = server.options.faults.length ? ` (faults: ${server.options.faults.join(', ')})` : '';
   print(`Reference FHIR server listening on ${server.url}${faults}`);
@@ -44,6 +46,6 @@ export async function serve(opts: ServeOptions): Promise<ReferenceServer> {
   print('Target config (JSON, absolute key paths):');
   print(config);
   print('Try:');
-  print(`  curl -s -H 'Accept: application/fhir+json' ${server.url}/fhir/R4/metadata`);
+  print(`  curl -s${curlArgs ? ` ${curlArgs}` : ''} -H 'Accept: application/fhir+json' ${server.url}/fhir/R4/metadata`);
   return server;
 }

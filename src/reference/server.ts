@@ -5,6 +5,7 @@
  * from src/reference/resources/ (injected, so tests can use a stub).
  */
 import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { IncomingMessage, ServerResponse, IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -541,11 +542,15 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
   const resources = await createResources({ fixturesDir, limits, modes, faults, now });
 
   let core: HttpCore | undefined;
-  const server = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     if (core) return core.handle(req, res);
     res.writeHead(503, { 'Content-Type': FHIR_JSON, 'X-Correlation-Id': randomUUID(), 'Retry-After': '1' });
     res.end(JSON.stringify(operationOutcome(catalogError('SVC-00007'))));
-  });
+  };
+  const tls = opts.tls;
+  const server = tls
+    ? createHttpsServer({ cert: tls.cert, key: tls.key, ...(tls.requestCert ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}) }, handler)
+    : createServer(handler);
   // Long keep-alive so clients that reuse sockets do not race the server closing them.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
@@ -556,7 +561,7 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
-  const baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const baseUrl = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
   const authority = await Authority.create({ clients: [...clients, ...registered], baseUrl, limits, modes, faults, now });
   const discovery: DiscoveryInit = {

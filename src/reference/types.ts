@@ -205,6 +205,11 @@ export interface ReferenceOptions {
   extraClients?: ExtraClient[];
   /** Clock, for tests. */
   now?: () => number;
+  /**
+   * Serve HTTPS with this certificate and key (`serve --tls`); with `requestCert`, a client
+   * certificate signed by `ca` is required (mutual TLS).
+   */
+  tls?: { cert: string; key: string; ca?: string; requestCert?: boolean };
 }
 
 /** A client to register: an id and its public keys (inline, from a file, or a URL the reference fetches). */

@@ -23,6 +23,7 @@ import type { Runtime } from '../engine/runtime.js';
 import { redactString, registerSecret } from '../redact.js';
 import { brokerOptionsOf, TokenBroker } from '../auth/broker.js';
 import { SERVICE_BINDING } from '../service/run.js';
+import { classifyNetworkFailure, networkFix } from './network-advice.js';
 
 /** The whole preflight (documents, then tokens) ends within this. */
 export const PREFLIGHT_BUDGET_MS = 25_000;
@@ -92,7 +93,25 @@ export async function probeTarget(config: ResolvedConfig, opts: { deadline: numb
   if (probes.some((p) => 'res' in p && p.usable)) {
     return `target answers at ${config.baseUrl} (${probes.map((p) => `${p.path} ${'res' in p ? p.res.status : p.error.code}`).join(', ')})`;
   }
+  const advice = networkAdvice(config, probes);
+  if (advice) throw new SetupStop(advice.exitCode, advice.text);
   throw new SetupStop(3, unreachableParagraph(config, probes, timeoutMs));
+}
+
+/**
+ * Every probe failed for one TLS or proxy reason the config (or the proxy URL) can fix: the
+ * paragraph names the field. Exit 2 for proxy credentials (the user's set-up, like a refused
+ * assertion), 3 for the rest (the target cannot be reached as configured).
+ */
+function networkAdvice(config: ResolvedConfig, probes: Probe[]): { exitCode: 2 | 3; text: string } | undefined {
+  const errors = probes.flatMap((p) => ('error' in p ? [p.error] : []));
+  if (errors.length !== probes.length || errors.length === 0) return undefined;
+  const kinds = errors.map((e) => classifyNetworkFailure(e, config.baseUrl));
+  const kind = kinds[0];
+  if (kind === undefined || kinds.some((k) => k !== kind)) return undefined;
+  const first = errors[0]!;
+  const text = `Cannot run: ${redactString(first.message)} (every discovery document of ${config.baseUrl}, baseUrl in ${config.source}). ${networkFix(kind, config, first)}`;
+  return { exitCode: kind === 'proxy-auth' ? 2 : 3, text };
 }
 
 function unreachableParagraph(config: ResolvedConfig, probes: Probe[], timeoutMs: number): string {
@@ -107,7 +126,7 @@ function unreachableParagraph(config: ResolvedConfig, probes: Probe[], timeoutMs
     if (same && first.code === 'ERR_DNS')
       return `Cannot run: ${what}. Check the host name in ${where} for typos, and that this machine's DNS (or VPN) knows it.`;
     if (same && first.code === 'ERR_TLS')
-      return `Cannot run: ${what}. Check that ${where} is the service's HTTPS address; if it uses a certificate of a private CA, point NODE_EXTRA_CA_CERTS at that CA's certificate.`;
+      return `Cannot run: ${what}. Check that ${where} is the service's HTTPS address; if it uses a certificate of a private CA, set tls.ca in ${config.source} to that CA's certificate.`;
     if (same && first.code === 'ERR_TIMEOUT')
       return `Cannot run: the target accepted connections at ${where} but gave no complete answer within ${seconds(timeoutMs)} to any discovery document (${what}). The service looks hung or down (a load balancer with no healthy backend does this). Check its health; if it is only slow, raise timeouts.requestMs.`;
     if (same && first.code === 'ERR_DEADLINE')
@@ -168,6 +187,13 @@ export async function probeTokens(rt: Runtime, opts: { startedAt: number }): Pro
   if (down.length === results.length && results.length > 0) {
     const first = down[0]!;
     const what = first.error ? redactString(first.error.message) : tokenAnswer(first.res!);
+    // The token endpoint may be another host (another CA, a client certificate, the proxy's reach): name the fix.
+    const kind = first.error ? classifyNetworkFailure(first.error, tokenUrl) : undefined;
+    if (kind && first.error && down.every((r) => r.error && classifyNetworkFailure(r.error, tokenUrl) === kind))
+      throw new SetupStop(
+        kind === 'proxy-auth' ? 2 : 3,
+        `Cannot run: the token endpoint ${redactString(tokenUrl)} could not be reached (${what}). ${networkFix(kind, config, first.error)}`,
+      );
     throw new SetupStop(
       3,
       `Cannot run: the token endpoint ${redactString(tokenUrl)} issued no token to any client (${what}). ` +

@@ -33,6 +33,8 @@ export interface CliOptions {
   timeoutMs: number;
   /** Called once the process is spawned (to signal it, or to watch its output). */
   onSpawn?: (child: ChildProcess) => void;
+  /** Environment variables set (a value) or removed (undefined) for the process. */
+  env?: Record<string, string | undefined>;
 }
 
 /** Runs `node bin/fhir-conformance.js ...args`; kills it (by pid) after `timeoutMs`. */
@@ -40,7 +42,7 @@ export function runCli(args: string[], opts: CliOptions): Promise<CliRun> {
   const started = Date.now();
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
