@@ -6,6 +6,8 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jo
 import { ConformanceError } from '../errors.js';
 import { SMART_CONFIGURATION_PATH, tokenEndpointFrom } from '../auth/token-url.js';
 import { CONFIG_SCHEMA_URL, validateConfig, type RawConfig } from './validate.js';
+import { fetch as undiciFetch } from 'undici';
+import { createDispatcher, proxyFromEnv } from '../http/dispatcher.js';
 
 export interface InitResult {
   configPath: string;
@@ -42,6 +44,14 @@ async function discoverTokenUrl(baseUrl: string, fetchFn: typeof fetch): Promise
   return tokenEndpointFrom(res.status, body, url);
 }
 
+/** fetch through the proxy the environment names (HTTPS_PROXY, HTTP_PROXY, NO_PROXY), as `run` does; plain fetch without one. */
+function proxiedFetch(env: NodeJS.ProcessEnv): typeof fetch {
+  const proxy = proxyFromEnv(env);
+  if (!proxy) return fetch;
+  const dispatcher = createDispatcher({ proxy }, DISCOVERY_TIMEOUT_MS);
+  return ((url: string, init?: RequestInit) => undiciFetch(url, { ...(init as object), dispatcher })) as unknown as typeof fetch;
+}
+
 /** Refuses to overwrite: init never replaces an existing key or config. */
 async function ensureAbsent(path: string): Promise<void> {
   const exists = await access(path).then(
@@ -58,7 +68,7 @@ export async function initConfig(opts: { baseUrl: string; outDir: string; fetch?
   if (!/^https?:\/\/\S+$/.test(baseUrl)) {
     throw new ConformanceError('ERR_USAGE', `base URL "${opts.baseUrl}" is not an http(s) URL`, { fix: 'pass e.g. https://staging.example.com' });
   }
-  const tokenUrl = await discoverTokenUrl(baseUrl, opts.fetch ?? fetch);
+  const tokenUrl = await discoverTokenUrl(baseUrl, opts.fetch ?? proxiedFetch(process.env));
 
   const { privateKey, publicKey } = await generateKeyPair('ES384', { extractable: true });
   const publicJwk = await exportJWK(publicKey);

@@ -101,6 +101,16 @@ describe('a plain-HTTP target through a forward proxy with credentials', () => {
     expect(r.code).toBe(0);
     expect({ connects: proxy.connects.length, refused: proxy.refused }).toEqual(before);
   }, 90_000);
+
+  test('init reads the smart-configuration through the proxy too', async () => {
+    const before = proxy.requests.length;
+    const r = await runCli(['init', '--base-url', `http://fhir.invalid:${port}`, '--out', join(dir, 'init')], {
+      timeoutMs: 60_000,
+      env: { ...CLEAR, HTTP_PROXY: `http://${USER}:${PASSWORD}@127.0.0.1:${proxy.port}` },
+    });
+    expect(r.code).toBe(0);
+    expect(proxy.requests.slice(before).map((q) => `${q.method} ${q.path}`)).toEqual(['GET /fhir/.well-known/smart-configuration']);
+  }, 90_000);
 });
 
 describe('an HTTPS target through the proxy, with tls.ca and tls.servername', () => {
