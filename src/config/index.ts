@@ -226,6 +226,7 @@ export async function resolveConfig(raw: unknown, baseDir: string, overrides: Co
 
   const tls = await loadTls(cfg.tls, baseDir, overrides.env ?? process.env);
   const proxy = overrides.env ? proxyFromEnv(overrides.env) : undefined;
+  checkProxy(proxy, source);
 
   return {
     baseUrl: stripTrailingSlash(overrides.baseUrl ?? cfg.baseUrl),
@@ -245,6 +246,34 @@ export async function resolveConfig(raw: unknown, baseDir: string, overrides: Co
     ...(tls ? { tls: tls.settings, tlsSources: tls.sources } : {}),
     ...(proxy ? { proxy } : {}),
   };
+}
+
+/** A proxy variable that is not an http(s) URL: refused naming the variable (its value, which may hold credentials, is never echoed). */
+function checkProxy(proxy: ProxySettings | undefined, source: string): void {
+  const vars = [
+    ['HTTPS_PROXY', proxy?.httpsProxy],
+    ['HTTP_PROXY', proxy?.httpProxy],
+  ] as const;
+  for (const [name, value] of vars) {
+    if (value === undefined) continue;
+    let ok = false;
+    try {
+      ok = ['http:', 'https:'].includes(new URL(value).protocol);
+    } catch {
+      ok = false;
+    }
+    if (!ok)
+      throw configError(
+        [
+          {
+            field: name,
+            message: 'is not an http(s) URL (environment variable; upper or lower case)',
+            fix: `set ${name} to http://[USER:PASSWORD@]proxy.example:3128, or unset it`,
+          },
+        ],
+        source,
+      );
+  }
 }
 
 /** Reads, validates and resolves a config file. */

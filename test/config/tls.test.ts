@@ -151,6 +151,15 @@ describe('proxy variables', () => {
     expect(networkOf(c)).toEqual({ proxy: c.proxy });
   });
 
+  it('a proxy variable that is not an http(s) URL is refused, naming the variable, never echoing its value', async () => {
+    expect(await refusal(config(undefined), { https_proxy: 'proxy.example:3128' })).toEqual({
+      field: 'HTTPS_PROXY',
+      message:
+        'invalid config target.json: HTTPS_PROXY is not an http(s) URL (environment variable; upper or lower case) (fix: set HTTPS_PROXY to http://[USER:PASSWORD@]proxy.example:3128, or unset it)',
+      fix: 'set HTTPS_PROXY to http://[USER:PASSWORD@]proxy.example:3128, or unset it',
+    });
+  });
+
   it('do not apply without an environment (the embedded reference)', async () => {
     const c = await resolveConfig(config(undefined), dir, { source: 'embedded' });
     expect(c.proxy).toBeUndefined();
