@@ -45,6 +45,15 @@ export async function startForwardProxy(opts: { credentials?: { user: string; pa
     req.pipe(out);
   });
 
+  // The reference's keep-alive, so the client never reuses a socket this end closed (a request that would not reach it).
+  inner.keepAliveTimeout = 65_000;
+  inner.headersTimeout = 66_000;
+  // HTTP the parser cannot read is counted and refused here.
+  inner.on('clientError', (_err: Error, socket: Socket) => {
+    requests.push({ method: '(malformed)', path: '' });
+    socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+  });
+
   const server: Server = createServer((_req, res) => {
     res.writeHead(405).end();
   });
