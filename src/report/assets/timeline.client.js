@@ -212,6 +212,8 @@
     var onScale = ceiling !== undefined && ceiling <= Math.max(3 * d.peak, 10);
     var box = el('div', 'tl-lane');
     box.setAttribute('data-lane', l.lane.name);
+    box.setAttribute('data-requests', String(l.requests.length));
+    box.setAttribute('data-tokens', String(l.tokens.length));
     var title = el('div', 'tl-title');
     var what = l.lane.kind === 'token-endpoint' ? 'token requests of the source address' : l.lane.kind === 'none' ? 'requests without a key' : 'requests with the key of ' + l.lane.name;
     title.appendChild(el('b', null, l.lane.name));
