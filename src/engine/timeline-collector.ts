@@ -47,9 +47,12 @@ export function waitKind(reason: string): TimelineWaitKind {
 export function timelineCollector(input: TimelineInput): TimelineCollector {
   const now = input.now ?? Date.now;
   const lanes: TimelineLane[] = [
-    ...input.keys.map((k): TimelineLane => ({ name: k.role, kind: 'key', ceiling: k.ceiling, windowSec: input.windowSec })),
+    // One lane per role ("extra" may name several clients: the first one's ceiling).
+    ...input.keys
+      .filter((k, i) => input.keys.findIndex((o) => o.role === k.role) === i)
+      .map((k): TimelineLane => ({ name: k.role, kind: 'key', ceiling: k.ceiling, windowSec: input.windowSec })),
     { name: TOKEN_ENDPOINT_LANE, kind: 'token-endpoint', ceiling: input.issuancePerWindow, windowSec: input.windowSec },
-    { name: NO_KEY_LANE, kind: 'none' },
+    { name: NO_KEY_LANE, kind: 'none', windowSec: input.windowSec },
   ];
   const laneIndex = new Map(lanes.map((l, i) => [l.name, i]));
   const tokenLane = laneIndex.get(TOKEN_ENDPOINT_LANE)!;

@@ -49,6 +49,7 @@ describe('timelineCollector', () => {
       keys: [
         { role: 'main', ceiling: 60 },
         { role: 'second-org', ceiling: 30 },
+        { role: 'second-org', ceiling: 45 },
       ],
       windowSec: 60,
       issuancePerWindow: 20,

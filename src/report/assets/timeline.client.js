@@ -79,14 +79,16 @@
     else lanes.forEach(function (l) { l.waits.push(w); });
   });
   tl.tokens.forEach(function (t) { if (lanes[t[1]]) lanes[t[1]].tokens.push(t); });
+  // A lane without a declared window (requests without a key) counts over the keys' window.
+  var runWindowSec = tl.lanes.reduce(function (w, l) { return w || l.windowSec; }, 0) || 60;
   var shown = lanes.filter(function (l) { return l.requests.length || l.tokens.length; });
 
   // A lane's data: x = every send and every moment a request leaves the window; y = requests in the trailing window.
   function laneData(l) {
-    var windowMs = (l.lane.windowSec || 60) * 1000;
+    var windowMs = (l.lane.windowSec || runWindowSec) * 1000;
     var sends = l.requests.map(function (r) { return r[0]; }).sort(function (a, b) { return a - b; });
     var events = [];
-    sends.forEach(function (t) { events.push([t, 1]); if (l.lane.windowSec) events.push([t + windowMs, -1]); });
+    sends.forEach(function (t) { events.push([t, 1]); events.push([t + windowMs, -1]); });
     events.sort(function (a, b) { return a[0] - b[0] || a[1] - b[1]; });
     var xs = [];
     var count = [];
