@@ -236,7 +236,7 @@
       cursor: { sync: { key: 'timeline' }, drag: { x: true, y: false }, points: { show: false } },
       scales: { x: { time: false, range: function (u, min, max) { return [min, max]; } }, y: { range: [0, yMax] } },
       axes: [
-        { values: function (u, splits) { return splits.map(clock); }, size: 30, gap: 4 },
+        { values: function (u, splits) { return splits.map(clock); }, incrs: [0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600], size: 30, gap: 4 },
         { size: 44, gap: 4, label: 'in window', labelSize: 14, labelFont: '11px sans-serif', font: '11px sans-serif' },
       ],
       series: [{}, { label: 'requests in the window', stroke: COLORS.line, width: 1.5, paths: uPlot.paths.stepped({ align: 1 }), points: { show: false } }].concat(
