@@ -260,7 +260,8 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
         // Each send must pass the issuance limiter: the HTTP layer must not resend on its own.
         retry: 'none',
       });
-      this.reportIssued(role, res);
+      // By role: the preflight asks by client id.
+      this.reportIssued(client.role, res);
       if (res.status === 429) {
         const wait = retryAfterMs(res.headers['retry-after'], this.now()) ?? this.opts.windowSec * 1000;
         this.limiter.blockUntil(this.now() + wait);
