@@ -73,15 +73,16 @@
   });
   requests.forEach(function (r) { if (lanes[r[2]]) lanes[r[2]].requests.push(r); });
   tl.retryAfter.forEach(function (r) { if (lanes[r[1]]) lanes[r[1]].retry.push(r); });
-  // A wait of no key (a check's own) shows on every chart.
+  // A wait of no key (most often a check's own) shows on the chart of the requests without a key.
+  var noKey = lanes.filter(function (l) { return l.lane.kind === 'none'; })[0];
   tl.waits.forEach(function (w) {
-    if (lanes[w[1]]) lanes[w[1]].waits.push(w);
-    else lanes.forEach(function (l) { l.waits.push(w); });
+    var l = lanes[w[1]] || noKey;
+    if (l) l.waits.push(w);
   });
   tl.tokens.forEach(function (t) { if (lanes[t[1]]) lanes[t[1]].tokens.push(t); });
   // A lane without a declared window (requests without a key) counts over the keys' window.
   var runWindowSec = tl.lanes.reduce(function (w, l) { return w || l.windowSec; }, 0) || 60;
-  var shown = lanes.filter(function (l) { return l.requests.length || l.tokens.length; });
+  var shown = lanes.filter(function (l) { return l.requests.length || l.tokens.length || (l === noKey && l.waits.length); });
 
   // A lane's data: x = every send and every moment a request leaves the window; y = requests in the trailing window.
   function laneData(l) {
@@ -320,5 +321,6 @@
     if (link && location.hash === link.getAttribute('href')) { event.preventDefault(); followHash(); }
   });
   holder.setAttribute('data-charts', String(charts.length));
-  followHash();
+  // After the check list below is rendered (the next script): the page is then long enough to scroll the chart into view.
+  setTimeout(followHash, 0);
 })();
