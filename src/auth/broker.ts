@@ -4,7 +4,7 @@
  */
 import { ConformanceError, SkipSignal } from '../errors.js';
 import type { ResolvedClient } from '../config/index.js';
-import type { HttpResponse, RequestOptions, TokenReissue, TokenRenewal } from '../http/types.js';
+import type { Exchange, HttpResponse, RequestOptions, TokenReissue, TokenRenewal } from '../http/types.js';
 import { registerSecret } from '../redact.js';
 import { createAssertion } from './assertion.js';
 import { IssuanceLimiter } from './issuance-limiter.js';
@@ -31,6 +31,8 @@ export interface TokenBrokerOptions {
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
   onWait?: (info: { reason: string; ms: number; client?: string }) => void;
+  /** A token endpoint answer that issued a token: the client's role, the exchange, when the token expires (epoch ms). No token. */
+  onIssued?: (info: { client: string; exchange: Exchange; expiresAt: number }) => void;
 }
 
 /** The broker options a target config decides: its clients and its declared issuance limit, window and token lifetime. */
@@ -258,6 +260,8 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
         // Each send must pass the issuance limiter: the HTTP layer must not resend on its own.
         retry: 'none',
       });
+      // By role: the preflight asks by client id.
+      this.reportIssued(client.role, res);
       if (res.status === 429) {
         const wait = retryAfterMs(res.headers['retry-after'], this.now()) ?? this.opts.windowSec * 1000;
         this.limiter.blockUntil(this.now() + wait);
@@ -269,6 +273,16 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
     } finally {
       release();
     }
+  }
+
+  /** Tells `onIssued` of a token the answer carries (the run timeline draws its lifetime). */
+  private reportIssued(role: string, res: HttpResponse): void {
+    if (!this.opts.onIssued) return;
+    const body = (res.json ?? {}) as Record<string, unknown>;
+    const token = body.access_token;
+    if (!(res.status >= 200 && res.status < 300 && typeof token === 'string' && token !== '')) return;
+    const issuedAt = Date.parse(res.exchange.startedAt);
+    this.opts.onIssued({ client: role, exchange: res.exchange, expiresAt: tokenExpiry(body, token, issuedAt, this.opts.tokenLifetimeSec) });
   }
 
   private payload(assertion: string, opts: TokenRequestOptions): Pick<RequestOptions, 'form' | 'body' | 'headers'> {

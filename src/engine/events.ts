@@ -26,6 +26,8 @@ export type RunEvent =
   | { type: 'check-started'; check: PlannedCheck; index: number; total: number }
   | { type: 'exchange'; exchange: Exchange; facts: ExchangeFacts }
   | { type: 'wait'; reason: string; ms: number; client?: string }
+  /** The token endpoint issued `client` a token (never the token itself): its exchange and expiry, epoch ms. */
+  | { type: 'token-issued'; client: string; exchange: string; sentAt: number; expiresAt: number }
   | {
       type: 'check-finished';
       check: PlannedCheck;

@@ -365,6 +365,8 @@ export class Runtime {
       // Issuance waits end with the run: at its deadline and on interrupt.
       sleep: (ms) => sleepWithinRun(ms, spec.deadline, abort.signal),
       onWait: (w: WaitInfo) => runtime?.onWait(w),
+      onIssued: ({ client, exchange, expiresAt }) =>
+        runtime?.events.emit({ type: 'token-issued', client, exchange: exchange.id, sentAt: Date.parse(exchange.startedAt), expiresAt }),
     }));
     runtime = new Runtime(spec, config, http, tokens, abort, events, tokenUrl);
     const rt = runtime;
@@ -453,7 +455,8 @@ export class Runtime {
     return this.tokenEndpointLog;
   }
 
-  private isTokenEndpoint(url: string): boolean {
+  /** The request went to the run's token endpoint. */
+  isTokenEndpoint(url: string): boolean {
     const bare = (u: string) => u.split(/[?#]/)[0]!.replace(/\/$/, '');
     return bare(url) === bare(this.tokenUrl);
   }

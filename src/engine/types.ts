@@ -173,6 +173,42 @@ export interface RequestBudget {
   leftToFull?: LeftToFull[];
 }
 
+/** A lane of the run timeline: a client role's key, the token endpoint (limited per source address), or requests without a key. */
+export interface TimelineLane {
+  name: string;
+  kind: 'key' | 'token-endpoint' | 'none';
+  /** The declared ceiling per window: the key's requests, or the token requests of the source address. */
+  ceiling?: number;
+  /** The declared window, seconds. */
+  windowSec?: number;
+}
+
+/** How the suite waited: a 429's Retry-After (or the hold it sets on the key), client-side pacing, a 5xx back-off, a check's own wait. */
+export type TimelineWaitKind = 'retry-after' | 'pacing' | 'backoff' | 'check';
+
+/**
+ * The run's traffic over time, for the report's timeline (src/engine/timeline-collector.ts).
+ * Times are whole ms from `startedAt`; lanes are indexes into `lanes`. Times, lanes, statuses
+ * and exchange ids only: no token, no URL, no body.
+ */
+export interface RunTimeline {
+  version: 1;
+  startedAt: string;
+  /** Every request of the run's HTTP client: [sent, duration ms, lane, status (0: no answer), exchange id]. */
+  requests: Array<[number, number, number, number, string]>;
+  /** Answers that asked to wait (429 or 503 with Retry-After): [answered, lane, ms asked, exchange id]. */
+  retryAfter: Array<[number, number, number, string]>;
+  /** Waits of the suite: [started, lane (-1: none), ms, kind]. */
+  waits: Array<[number, number, number, TimelineWaitKind]>;
+  /** Tokens issued: [request sent, lane of the client's key, expiry, exchange id]. */
+  tokens: Array<[number, number, number, string]>;
+  lanes: TimelineLane[];
+  /** The declared token lifetime, seconds. */
+  tokenLifetimeSec: number;
+  /** The stretch each timing check rests on: its evidence's first send to its last answer, on its evidence's lanes. */
+  checks: Record<string, { from: number; to: number; lanes: number[] }>;
+}
+
 export interface RunResult {
   info: RunInfo;
   checks: CheckResult[];
@@ -180,4 +216,6 @@ export interface RunResult {
   ledger: LedgerEntry[];
   /** Divergences found between the target's OpenAPI document and CapabilityStatement, and between the spec's stated R5 surface and what the target publishes. */
   divergences: string[];
+  /** The run's requests, waits and tokens over time (absent when no check ran). */
+  timeline?: RunTimeline;
 }

@@ -9,6 +9,7 @@ import { internBodies, storeExchanges } from './evidence.js';
 import { mapStrings } from './map-strings.js';
 import { rollupRequirement } from './rollup.js';
 import { scrubSecrets } from './scrub-secrets.js';
+import { compactTimeline } from './timeline.js';
 import { REPORT_FORMAT_VERSION } from './types.js';
 import type { OutcomeCounts, ReportCheck, ReportDocument, ReportObservation, ReportSummary, RequirementOutcome } from './types.js';
 
@@ -30,6 +31,7 @@ export function buildReport(result: RunResult): ReportDocument {
     divergences: [...result.divergences],
     exchanges,
     bodies: {},
+    ...(result.timeline ? { timeline: compactTimeline(result.timeline, new Set(Object.keys(exchanges))) } : {}),
   };
   // Scrubbed while every body is still inline, so the body table is keyed by what it stores.
   return internBodies(mapStrings(doc, scrubSecrets));

@@ -25,6 +25,8 @@ import type { ReportCheck, ReportDocument, ReportExchange } from './types.js';
 export const BODY_REF_MIN = 512;
 /** Bodies seen only in the evidence of checks that did not fail or error are cut at this many characters. */
 export const PASSING_BODY_CAP = 2 * 1024;
+/** report.html cuts those bodies at this many characters (report.json keeps PASSING_BODY_CAP): room for the timeline. */
+export const PAGE_PASSING_BODY_CAP = 1024;
 /** Bodies in the evidence of failed or errored checks: as recorded by the HTTP layer. */
 export const FAILING_BODY_CAP = EVIDENCE_BODY_CAP;
 
@@ -73,7 +75,7 @@ export function storeExchanges<C extends Pick<CheckResult, 'evidence' | 'finding
  * the curls a reader rebuilds. Idempotent; run it again after anything that
  * rewrites strings (secret scrubbing, PHI masking) so that keys match texts.
  */
-export function internBodies(doc: ReportDocument): ReportDocument {
+export function internBodies(doc: ReportDocument, passingCap = PASSING_BODY_CAP): ReportDocument {
   const failing = new Set(doc.checks.filter((c) => c.outcome === 'fail' || c.outcome === 'error').flatMap((c) => c.evidence));
   const bodies: Record<string, string> = {};
   const exchanges: Record<string, ReportExchange> = {};
@@ -92,7 +94,7 @@ export function internBodies(doc: ReportDocument): ReportDocument {
     return { part: { ...rest, bodyRef: key, ...truncated } as unknown as P, cut };
   };
   for (const [id, x] of Object.entries(doc.exchanges)) {
-    const cap = failing.has(id) ? FAILING_BODY_CAP : PASSING_BODY_CAP;
+    const cap = failing.has(id) ? FAILING_BODY_CAP : passingCap;
     const before = x.curl ?? curlOf(x, doc.bodies);
     const { curl: _curl, ...rest } = x;
     const request = store(x.request, cap);

@@ -11,17 +11,24 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { OUTCOMES } from '../engine/types.js';
 import type { Outcome } from '../engine/types.js';
 import { compareIds } from './build.js';
+import { internBodies, PAGE_PASSING_BODY_CAP } from './evidence.js';
 import { runPassed } from './markdown.js';
 import { displayValue, durationText, oneLine, runDurationMs } from './text.js';
 import type { ReportDocument, RequirementOutcome } from './types.js';
 
 const STYLE = readFileSync(new URL('./assets/report.css', import.meta.url), 'utf8');
 const SCRIPT = readFileSync(new URL('./assets/report.client.js', import.meta.url), 'utf8');
-const SCRIPT_HASH = createHash('sha256').update(SCRIPT).digest('base64');
-const CSP = `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${SCRIPT_HASH}'; img-src data:; base-uri 'none'; form-action 'none'`;
+/** uPlot (MIT, about 50 kB minified) draws the run timeline; bundled in the page, nothing is fetched. */
+const uplotFile = (name: string): string => readFileSync(createRequire(import.meta.url).resolve(`uplot/dist/${name}`), 'utf8');
+const UPLOT_SCRIPT = uplotFile('uPlot.iife.min.js');
+const UPLOT_STYLE = uplotFile('uPlot.min.css');
+const TIMELINE_SCRIPT = readFileSync(new URL('./assets/timeline.client.js', import.meta.url), 'utf8');
+const scriptHash = (text: string): string => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+const CSP = `default-src 'none'; style-src 'unsafe-inline'; script-src ${[UPLOT_SCRIPT, TIMELINE_SCRIPT, SCRIPT].map(scriptHash).join(' ')}; img-src data:; base-uri 'none'; form-action 'none'`;
 
 /** Display order: what needs attention first. */
 const ORDER: readonly Outcome[] = ['fail', 'error', 'skip', 'pass', 'observation'];
@@ -216,13 +223,46 @@ ${doc.divergences.length === 0 ? '<p class="muted">None found.</p>' : `<ul>${doc
 </section>`;
 }
 
+/** The fragment that zooms the timeline to a stretch (seconds from the run's start) on lanes, marked for a check. */
+export function timelineHash(from: number, to: number, lanes: readonly string[], check?: string): string {
+  const sec = (ms: number): string => String(Math.round(ms / 100) / 10);
+  const key = lanes.length ? `&key=${lanes.map(encodeURIComponent).join(',')}` : '';
+  return `#timeline?from=${sec(from)}&to=${sec(to)}${key}${check ? `&check=${encodeURIComponent(check)}` : ''}`;
+}
+
+function timelineSection(doc: ReportDocument): string {
+  const tl = doc.timeline;
+  if (!tl)
+    return '<section id="timeline"><h2>Timeline</h2><p class="muted">This report has no timeline (written before format 2.1, or no check ran).</p></section>';
+  const outcome = new Map(doc.checks.map((c) => [c.id, c.outcome]));
+  const timing = Object.entries(tl.checks)
+    .filter(([id]) => outcome.has(id))
+    .sort(([a], [b]) => compareIds(a, b))
+    .map(([id, span]) => {
+      const lanes = span.lanes.map((i) => tl.lanes[i]?.name ?? String(i));
+      const o = outcome.get(id)!;
+      return `<li>${badge(o)} <a href="${e(timelineHash(span.from, span.to, lanes, id))}">${e(id)}</a> <span class="muted small">${e(durationText(span.to - span.from))}${lanes.length ? ` on ${e(lanes.join(', '))}` : ''}</span></li>`;
+    });
+  const swatch = (cls: string, label: string): string => `<span><i class="${cls}"></i>${e(label)}</span>`;
+  return `<section id="timeline"><h2>Timeline</h2>
+<p class="small muted">The run's requests over time, one chart per key (and the token endpoint, limited per source address, and requests sent without a key). The blue stepped line counts the key's requests in its trailing window against the declared ceiling (dashed red); each request is a point on it, coloured by its answer. Shaded red: the wait a <code>Retry-After</code> asked for. Purple lines at the top: tokens issued on the key, from the token request to their expiry. Bars under a chart: the suite's own waits (red: Retry-After, blue: pacing, amber: back-off, grey: a check's wait; those of no key under the chart of requests without a key). The count is over a trailing window: a target whose window restarts on the clock may let up to twice its ceiling through around a restart. Drag across a chart to zoom (all charts follow), double-click or Reset to see the whole run; hover for the exchanges at a moment. A timing check's link zooms to the stretch its evidence covers (<code>report.html#timeline?from=&lt;s&gt;&amp;to=&lt;s&gt;&amp;key=&lt;key&gt;</code>).</p>
+<div class="tl-legend legend">${swatch('tl-ok', '2xx/3xx')}${swatch('tl-401', '401/403')}${swatch('tl-429', '429')}${swatch('tl-4xx', 'other 4xx')}${swatch('tl-5xx', '5xx')}${swatch('tl-none', 'no answer')}${swatch('tl-ceiling', 'declared ceiling')}${swatch('tl-retry', 'Retry-After asked')}${swatch('tl-token', 'token lifetime')}${swatch('tl-wait', "suite's wait")}</div>
+<div class="toolbar tl-toolbar"><button type="button" class="btn" id="timeline-reset">Reset zoom</button><span class="count" id="timeline-range"></span></div>
+<div id="timeline-charts"></div>
+<div class="small mono muted" id="timeline-readout">&nbsp;</div>
+${timing.length ? `<h3>Timing checks (${timing.length})</h3><ul class="tl-checks">${timing.join('')}</ul>` : ''}
+<noscript><p class="muted">The timeline needs JavaScript; its data is report.json's <code>timeline</code>.</p></noscript>
+</section>`;
+}
+
 /**
  * What the script needs: the checks and their evidence (and the run facts).
  * Requirements, observations, the ledger and the divergences are in the page
  * as HTML; embedding them again would only make the file bigger.
  */
 export function pageData(doc: ReportDocument): Pick<ReportDocument, 'formatVersion' | 'run' | 'phiMasked' | 'summary' | 'checks' | 'exchanges' | 'bodies'> {
-  const { formatVersion, run, phiMasked, summary, checks, exchanges, bodies } = doc;
+  // Bodies only passing checks cite are cut shorter than in report.json (which the page says); failures' evidence is whole.
+  const { formatVersion, run, phiMasked, summary, checks, exchanges, bodies } = internBodies(doc, PAGE_PASSING_BODY_CAP);
   return { formatVersion, run, ...(phiMasked === undefined ? {} : { phiMasked }), summary, checks, exchanges, bodies };
 }
 
@@ -236,13 +276,14 @@ export function renderHtml(doc: ReportDocument): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${e(`FHIR conformance ${runPassed(doc) ? 'PASS' : 'FAIL'} · ${run.target.baseUrl} · ${run.runId}`)}</title>
-<style>${STYLE}</style>
+<style>${UPLOT_STYLE}${STYLE}</style>
 </head>
 <body>
-<nav class="top"><div class="inner"><span class="brand">fhir-conformance</span><a href="#summary">Summary</a><a href="#checks">Checks</a><a href="#requirements">Requirements</a><a href="#observations">Observations</a><a href="#ledger">Ledger</a><a href="#divergences">Divergences</a></div></nav>
+<nav class="top"><div class="inner"><span class="brand">fhir-conformance</span><a href="#summary">Summary</a><a href="#timeline">Timeline</a><a href="#checks">Checks</a><a href="#requirements">Requirements</a><a href="#observations">Observations</a><a href="#ledger">Ledger</a><a href="#divergences">Divergences</a></div></nav>
 <main>
 ${header(doc)}
 ${summary(doc)}
+${timelineSection(doc)}
 ${checksSection(doc)}
 ${requirementMatrix(doc)}
 ${observationsSection(doc)}
@@ -251,6 +292,9 @@ ${divergencesSection(doc)}
 <footer>fhir-conformance ${e(run.toolVersion)} · report format ${e(doc.formatVersion)} · run ${e(run.runId)}</footer>
 </main>
 <script type="application/json" id="report-data">${embedJson(pageData(doc))}</script>
+<script type="application/json" id="timeline-data">${embedJson(doc.timeline ?? null)}</script>
+<script>${UPLOT_SCRIPT}</script>
+<script>${TIMELINE_SCRIPT}</script>
 <script>${SCRIPT}</script>
 </body>
 </html>

@@ -23,3 +23,4 @@ export type { ReportFormat, WriteReportsOptions } from './write.js';
 export { readReport, reportSchemaErrors, upgradeReport, REPORT_SCHEMA_URL, REPORT_SCHEMA_V1_URL } from './read.js';
 export { diffReports, renderDiff, hasRegressions } from './diff.js';
 export { maskPhi } from './phi.js';
+export { compactTimeline, expandRequests, type ReportTimeline } from './timeline.js';

@@ -1,11 +1,12 @@
 /** The report model: what report.json holds and every renderer consumes. */
 import type { CheckResult, Exchange, LedgerEntry, Outcome, RequirementVerdict, RunInfo } from '../engine/types.js';
+import type { ReportTimeline } from './timeline.js';
 
 /**
  * Major.minor; readers accept any report with the same major version, and
  * readReport also reads 1.x (evidence inline in every check) into this model.
  */
-export const REPORT_FORMAT_VERSION = '2.0';
+export const REPORT_FORMAT_VERSION = '2.1';
 
 export type OutcomeCounts = Record<Outcome, number>;
 /** `partial`: some checks passed, others skipped (1.1). */
@@ -67,6 +68,8 @@ export interface ReportDocument {
   exchanges: Record<string, ReportExchange>;
   /** Bodies of at least BODY_REF_MIN characters, once each, by the sha256 of their text. */
   bodies: Record<string, string>;
+  /** 2.1: the run's requests, waits and tokens over time (report.html draws it). */
+  timeline?: ReportTimeline;
 }
 
 /** One check (or requirement) whose presence or outcome differs between two reports. */

@@ -21,6 +21,7 @@ import { SERVICE_BINDING, SERVICE_HTTP, judgeExchanges } from '../service/index.
 import { LANE_TOKEN_RESERVE, requestBudget, selectGate, spreadTokenChecks, tokenOnlyRequests, type GateInput } from '../engine/budget.js';
 import { Runtime } from '../engine/runtime.js';
 import { pacingCollector } from '../engine/pacing-collector.js';
+import { timelineCollector } from '../engine/timeline-collector.js';
 import { excludedBy, type CheckDefinition } from '../engine/check.js';
 import { planChecks, slotOf, type CatalogCheck, type Slot } from '../engine/plan.js';
 import type { CheckResult, LeftToFull, Profile, RunResult } from '../engine/types.js';
@@ -213,6 +214,19 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     judgeExchanges(events, { windowSec: config.limits.windowSec, validator: sharedFhirValidator() }, (ex, findings) => runtime?.tallyFindings(ex, findings));
     // The gate: the cheapest checks that need no waiting and judge every MUST requirement such checks judge (src/engine/budget.ts).
     const gate = config.profile === 'gate' ? selectGate(checks, gateInput(config)) : undefined;
+    // The run timeline of the report: the requests, waits and tokens of the run's HTTP client.
+    const timeline = timelineCollector({
+      startedAt: startedAt.getTime(),
+      keys: config.clients.map((c) => ({ role: c.role, ceiling: c.rateLimitPerMinute })),
+      windowSec: config.limits.windowSec,
+      issuancePerWindow: config.limits.tokenIssuancePerMinute,
+      tokenLifetimeSec: config.limits.tokenLifetimeSec,
+      isTokenEndpoint: (url) => runtime?.isTokenEndpoint(url) ?? false,
+      retryAfterMs: (headers) => SERVICE_HTTP.retryAfterMs?.(headers),
+    });
+    events.subscribe(timeline.subscriber);
+    // The same object grows as the run goes: a report written on an interrupt has the timeline so far.
+    record.timeline = timeline.timeline();
     runtime = await Runtime.create(
       {
         runId: record.runId,

@@ -4,7 +4,7 @@
  */
 import { loadRequirements, specSha256 } from '../requirements/index.js';
 import { rollupRequirement } from '../report/index.js';
-import type { CheckResult, LedgerEntry, Profile, RequestBudget, RequirementVerdict, RunInfo, RunResult } from '../engine/types.js';
+import type { CheckResult, LedgerEntry, Profile, RequestBudget, RequirementVerdict, RunInfo, RunResult, RunTimeline } from '../engine/types.js';
 import type { OperationModel } from '../discovery/index.js';
 import type { PacingFigures } from '../engine/schedule.js';
 import { TOOL_VERSION } from '../version.js';
@@ -28,6 +28,8 @@ export interface RunRecord {
   setupExitCode?: 2 | 3;
   pacing?: PacingFigures;
   budget?: RequestBudget;
+  /** The run's requests, waits and tokens over time (src/engine/timeline-collector.ts). */
+  timeline?: RunTimeline;
 }
 
 export function buildRunResult(state: RunRecord, endedAt = new Date()): RunResult {
@@ -60,6 +62,7 @@ export function buildRunResult(state: RunRecord, endedAt = new Date()): RunResul
     ledger: checks.flatMap((c) => c.created ?? []).sort((a: LedgerEntry, b: LedgerEntry) => a.at.localeCompare(b.at)),
     // OpenAPI vs R4 CapabilityStatement, then spec-stated vs published (R5 DocumentReference).
     divergences: [...(state.model?.divergences ?? []), ...(state.model?.specDivergences ?? [])],
+    ...(state.timeline ? { timeline: state.timeline } : {}),
   };
 }
 

@@ -82,6 +82,22 @@ describe('TokenBroker.token', () => {
     expect(b.issued).toBe(1);
   });
 
+  it('tells onIssued of each token issued (by role, even when asked by client id), with its expiry; never the token; not of a refusal', async () => {
+    const clock = new FakeClock();
+    const { http } = fakeHttp(clock, (n) => (n === 3 ? { status: 429, body: {}, headers: { 'retry-after': '1' } } : okReply(n)));
+    const issued: unknown[] = [];
+    const b = broker(clock, http, { onIssued: (info) => issued.push({ client: info.client, exchange: info.exchange.id, expiresAt: info.expiresAt }) });
+    await clock.run(b.token('main', ['a']));
+    await clock.run(b.request(orgB.clientId, { scopes: ['b'] }));
+    await clock.run(b.request('main', { scopes: ['c'] }));
+    // The exchange's startedAt ('' here) is when the lifetime starts: expiresAt is NaN + 300 s.
+    expect(issued.map((i) => ({ ...(i as object), expiresAt: typeof (i as { expiresAt: unknown }).expiresAt }))).toEqual([
+      { client: 'main', exchange: 'x-1', expiresAt: 'number' },
+      { client: 'second-org', exchange: 'x-2', expiresAt: 'number' },
+    ]);
+    expect(JSON.stringify(issued)).not.toContain('access-token');
+  });
+
   it('caches per role and scope set (order and duplicates do not matter)', async () => {
     const clock = new FakeClock();
     const { http, sent } = fakeHttp(clock);

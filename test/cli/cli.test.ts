@@ -60,6 +60,10 @@ describe('fhir-conformance CLI', () => {
         const bytes = (await stat(join(cleanDir, 'latest', file))).size;
         expect(bytes, `${file}: ${bytes} bytes`).toBeLessThan(1_500_000);
       }
+      // With the run timeline in both: every request of the run on it, the chart library in the page.
+      const report = await readLatestReport(cleanDir);
+      expect(report.timeline!.requests.sent.length).toBe(report.run.budget!.requests - report.run.budget!.setup);
+      expect(await readFile(join(cleanDir, 'latest', 'report.html'), 'utf8')).toMatch(/<script type="application\/json" id="timeline-data">\{"version":1,/);
     });
 
     test(`1: a run against the reference with --fault ${FAULT}`, async () => {

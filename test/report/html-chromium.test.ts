@@ -167,6 +167,82 @@ describe.skipIf(!existsSync(CHROMIUM))(`report.html in headless Chromium (skippe
   });
 });
 
+describe.skipIf(!existsSync(CHROMIUM))(`the run timeline in headless Chromium (skipped: no ${CHROMIUM})`, () => {
+  const result = syntheticRun(60);
+  const doc: ReportDocument = buildReport(result);
+  const tl = doc.timeline!;
+  const limits = doc.checks.find((c) => c.area === 'limits')!;
+  let url = '';
+  let page: Page;
+  let bytes = 0;
+
+  beforeAll(async () => {
+    const { files } = await writeReports(result, { reportsRoot: join(work, 'timeline') });
+    url = pathToFileURL(files.html).href;
+    bytes = statSync(files.html).size;
+    page = await launch({ width: 1400, height: 1000 });
+  }, 60_000);
+  afterAll(() => page?.close());
+
+  /** Pixels of one colour (within a tolerance) on a lane's chart canvas. */
+  const pixels = (lane: string, rgb: [number, number, number]): string => `(() => {
+    const c = document.querySelector('.tl-lane[data-lane="${lane}"] canvas');
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 0; i < d.length; i += 4) if (Math.abs(d[i] - ${rgb[0]}) < 12 && Math.abs(d[i + 1] - ${rgb[1]}) < 12 && Math.abs(d[i + 2] - ${rgb[2]}) < 12) n++;
+    return n;
+  })()`;
+
+  test('draws one chart per lane that carried requests, each a canvas of real size with its points, and a legend', { timeout: 60_000 }, async () => {
+    await page.open(url);
+    const lanes = await page.evaluate<Array<{ lane: string; requests: number; tokens: number; w: number; h: number }>>(
+      `[...document.querySelectorAll('#timeline-charts .tl-lane')].map((b) => { const c = b.querySelector('canvas').getBoundingClientRect(); return { lane: b.dataset.lane, requests: Number(b.dataset.requests), tokens: Number(b.dataset.tokens), w: c.width, h: c.height }; })`,
+    );
+    expect(lanes.map((l) => [l.lane, l.requests, l.tokens])).toEqual([
+      ['main', 71, 6],
+      ['token endpoint', 8, 0],
+      ['no key', 3, 0],
+    ]);
+    for (const l of lanes) {
+      expect(l.w).toBeGreaterThan(1000);
+      expect(l.h).toBeGreaterThan(100);
+    }
+    // Each lane's answers are drawn: green 2xx points everywhere, the 401 (purple) and the 429s (red) on main.
+    for (const lane of ['main', 'token endpoint', 'no key']) expect(await page.evaluate<number>(pixels(lane, [26, 127, 55])), lane).toBeGreaterThan(20);
+    expect(await page.evaluate<number>(pixels('main', [130, 80, 223]))).toBeGreaterThan(20);
+    expect(await page.evaluate<number>(pixels('main', [207, 34, 46]))).toBeGreaterThan(20);
+    const legend = await page.evaluate<string>(`document.querySelector('#timeline .tl-legend').textContent`);
+    for (const label of ['2xx/3xx', '401/403', '429', 'no answer', 'declared ceiling', 'Retry-After asked', 'token lifetime']) expect(legend).toContain(label);
+    expect(await page.evaluate<string>(`document.getElementById('timeline-range').textContent`)).toBe('Showing 0:00 – 1:33.5 of 1:33.5');
+    expect(await page.evaluate<string>(`document.querySelector('.tl-lane[data-lane="main"] .tl-title').textContent`)).toContain('ceiling 60 per 60 s');
+  });
+
+  test("a timing check's evidence links to its stretch: the charts zoom to it and mark it", { timeout: 60_000 }, async () => {
+    await page.open(`${url}#check-${encodeURIComponent(limits.id)}`);
+    const link = `[id="check-${limits.id}"] .meta a.tl-link`;
+    expect(await page.evaluate<string>(`document.querySelector('${link}').getAttribute('href')`)).toBe(
+      `#timeline?from=1&to=28.6&key=main&check=${encodeURIComponent(limits.id)}`,
+    );
+    expect(await page.evaluate<string>(`document.querySelector('${link}').textContent`)).toBe('On the timeline: 27.6 s on main');
+    await page.click(link);
+    await waitUntil(page, `document.getElementById('timeline-range').textContent.includes('marked')`);
+    // The stretch with a 10 % margin, every chart alike; the key's chart is the one in focus.
+    expect(await page.evaluate<string>(`document.getElementById('timeline-range').textContent`)).toBe(
+      `Showing 0:00 – 0:31.4 of 1:33.5 · marked: ${limits.id}, 0:01 – 0:28.6 on main`,
+    );
+    expect(await page.evaluate<string[]>(`[...document.querySelectorAll('.tl-lane.tl-focus')].map((b) => b.dataset.lane)`)).toEqual(['main']);
+    await waitUntil(page, inView('.tl-lane[data-lane="main"]'));
+    // Reset shows the whole run again.
+    await page.click('#timeline-reset');
+    expect(await page.evaluate<string>(`document.getElementById('timeline-range').textContent`)).toBe('Showing 0:00 – 1:33.5 of 1:33.5');
+  });
+
+  test('the report stays self-contained and small', () => {
+    expect(bytes).toBeLessThan(1_500_000);
+    expect(tl.requests.sent).toHaveLength(82);
+  });
+});
+
 async function waitUntil(page: Page, expression: string, ms = 5000): Promise<void> {
   const until = Date.now() + ms;
   while (!(await page.evaluate<boolean>(`Boolean(${expression})`))) {

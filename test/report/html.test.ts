@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { createHash } from 'node:crypto';
 import { buildReport, renderHtml } from '../../src/report/index.js';
-import { pageData } from '../../src/report/html.js';
+import { pageData, timelineHash } from '../../src/report/html.js';
 import { syntheticRun } from './synthetic-run.js';
 
 const EMBED = /<script type="application\/json" id="report-data">([\s\S]*?)<\/script>/;
@@ -11,7 +11,8 @@ describe('renderHtml', () => {
   const html = renderHtml(doc);
 
   test('target text never closes a script or opens markup', () => {
-    expect(html.match(/<\/script/gi)).toHaveLength(2);
+    // The page data, the timeline data, uPlot, the timeline script, the report script.
+    expect(html.match(/<\/script/gi)).toHaveLength(5);
     expect(html).not.toContain('<script>alert(1)');
     expect(html).not.toMatch(/<!--/);
     expect(html).toContain('x&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp; ]]&gt;');
@@ -35,8 +36,12 @@ describe('renderHtml', () => {
     expect(html).not.toMatch(/href="(?!#)/);
     const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html)![1]!;
     expect(csp).toContain("default-src 'none'");
-    const script = /<script>([\s\S]*?)<\/script>/.exec(html)![1]!;
-    expect(csp).toContain(`script-src 'sha256-${createHash('sha256').update(script).digest('base64')}'`);
+    const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]!);
+    expect(scripts).toHaveLength(3);
+    const hashes = scripts.map((s) => `'sha256-${createHash('sha256').update(s).digest('base64')}'`);
+    expect(csp).toContain(`script-src ${hashes.join(' ')};`);
+    // uPlot is bundled: nothing is fetched to draw the timeline.
+    expect(scripts[0]).toContain('uPlot');
   });
 
   test('has the header facts, summary, requirement matrix and the other sections', () => {
@@ -48,6 +53,23 @@ describe('renderHtml', () => {
     expect(html.match(/<tr id="req-REQ-\d+"><td class="nowrap"><a class="plink" href="#req-REQ-\d+">REQ-/g)).toHaveLength(doc.requirements.length);
     for (const area of Object.keys(doc.summary.byArea)) expect(html).toContain(`data-filter-area="${area}"`);
     expect(html).toContain('Not testable: not observable through the public API');
+  });
+
+  test('has the run timeline: its data embedded apart, a link to the stretch of each timing check', () => {
+    expect(html).toContain('<section id="timeline">');
+    expect(html).toContain('<a href="#timeline">Timeline</a>');
+    const embedded = /<script type="application\/json" id="timeline-data">([\s\S]*?)<\/script>/.exec(html)![1]!;
+    expect(JSON.parse(embedded)).toEqual(JSON.parse(JSON.stringify(doc.timeline)));
+    const limits = doc.checks.find((c) => c.area === 'limits')!;
+    expect(html).toContain(`<a href="#timeline?from=1&amp;to=28.6&amp;key=main&amp;check=${encodeURIComponent(limits.id)}">${limits.id}</a>`);
+    expect(timelineHash(1000, 28_625, ['main', 'token endpoint'], 'a.b')).toBe('#timeline?from=1&to=28.6&key=main,token%20endpoint&check=a.b');
+    // Not in the page data a second time.
+    expect(Object.keys(pageData(doc))).not.toContain('timeline');
+  });
+
+  test('a report without a timeline (format 2.0) says so', () => {
+    const { timeline: _none, ...older } = doc;
+    expect(renderHtml(older)).toContain('This report has no timeline');
   });
 
   test('shows the interrupted banner and the PHI note when they apply', () => {

@@ -1,5 +1,5 @@
 /** Realistic synthetic RunResults for the report tests and bench/reports.ts. */
-import type { CheckResult, Exchange, Outcome, RequirementVerdict, RunResult } from '../../src/engine/types.js';
+import type { CheckResult, Exchange, Outcome, RequirementVerdict, RunResult, RunTimeline } from '../../src/engine/types.js';
 
 export const PATIENT_ID = '3f2b8c1e-9a4d-4e7b-8c21-5d6e7f8a9b0c';
 export const OTHER_PATIENT_ID = 'a1b2c3d4-e5f6-4711-8899-aabbccddeeff';
@@ -153,5 +153,42 @@ export function syntheticRun(count: number): RunResult {
       },
     ],
     divergences: [`GET /fhir/R4/Observation in OpenAPI, absent from CapabilityStatement ${TRICKY}`],
+    timeline: syntheticTimeline(checks),
+  };
+}
+
+/**
+ * A run timeline like a rate-limit episode's: the main key sends 70 requests 400 ms apart against a
+ * ceiling of 60 per 60 s (the last 10 answered 429 with Retry-After: 30, then the suite waits), one
+ * 401; the token endpoint issues 6 tokens of 120 s and refuses 2 (429); 3 requests without a key.
+ * The first check of the `limits` area rests on the main key's stretch.
+ */
+export function syntheticTimeline(checks: readonly CheckResult[]): RunTimeline {
+  const requests: RunTimeline['requests'] = [];
+  const id = (n: number) => `x-${String(n).padStart(6, '0')}`;
+  let n = 0;
+  for (let k = 0; k < 70; k++) requests.push([1000 + k * 400, 20 + (k % 5), 0, k === 5 ? 401 : k >= 60 ? 429 : 200, id(n++)]);
+  for (let k = 0; k < 8; k++) requests.push([500 + k * 9000, 40, 1, k >= 6 ? 429 : 200, id(n++)]);
+  for (let k = 0; k < 3; k++) requests.push([200 + k * 100, 5, 2, 200, id(n++)]);
+  requests.push([60_000, 15_000, 0, 0, id(n++)]);
+  const limits = checks.find((c) => c.area === 'limits');
+  return {
+    version: 1,
+    startedAt: '2025-03-01T10:00:00.000Z',
+    requests,
+    retryAfter: requests.filter((r) => r[3] === 429).map((r) => [r[0] + r[1], r[2], 30_000, r[4]]),
+    waits: [
+      [29_100, 0, 30_000, 'retry-after'],
+      [2_000, 0, 350, 'pacing'],
+      [80_000, -1, 5_000, 'check'],
+    ],
+    tokens: requests.filter((r) => r[2] === 1 && r[3] === 200).map((r) => [r[0], 0, r[0] + 120_000, r[4]]),
+    lanes: [
+      { name: 'main', kind: 'key', ceiling: 60, windowSec: 60 },
+      { name: 'token endpoint', kind: 'token-endpoint', ceiling: 20, windowSec: 60 },
+      { name: 'no key', kind: 'none' },
+    ],
+    tokenLifetimeSec: 120,
+    checks: limits ? { [limits.id]: { from: 1000, to: 28_625, lanes: [0] } } : {},
   };
 }

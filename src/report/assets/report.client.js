@@ -9,6 +9,9 @@
   var checks = data.checks;
   var exchanges = data.exchanges || {};
   var bodies = data.bodies || {};
+  // The run timeline (report.json's `timeline`): a timing check links to the stretch it rests on.
+  var timelineEl = document.getElementById('timeline-data');
+  var timeline = timelineEl ? JSON.parse(timelineEl.textContent) : null;
   var list = document.getElementById('check-list');
   var countEl = document.getElementById('check-count');
   var search = document.getElementById('check-search');
@@ -164,6 +167,19 @@
     return '#check-' + encodeURIComponent(id);
   }
 
+  // #timeline?from=<s>&to=<s>&key=<lanes>&check=<id>, as timelineHash() in src/report/html.ts builds it.
+  function timelineLink(c) {
+    var span = timeline && timeline.checks && Object.prototype.hasOwnProperty.call(timeline.checks, c.id) ? timeline.checks[c.id] : null;
+    if (!span) return null;
+    var sec = function (ms) { return String(Math.round(ms / 100) / 10); };
+    var lanes = span.lanes.map(function (i) { return timeline.lanes[i] ? timeline.lanes[i].name : String(i); });
+    var a = el('a', 'tl-link', 'On the timeline: ' + duration(span.to - span.from) + (lanes.length ? ' on ' + lanes.join(', ') : ''));
+    a.href = '#timeline?from=' + sec(span.from) + '&to=' + sec(span.to) +
+      (lanes.length ? '&key=' + lanes.map(encodeURIComponent).join(',') : '') + '&check=' + encodeURIComponent(c.id);
+    a.title = 'Zoom the run timeline to the stretch this verdict rests on';
+    return a;
+  }
+
   function exchangeView(x, open) {
     var d = el('details', 'xchg');
     d.setAttribute('data-exchange', x.id);
@@ -208,6 +224,7 @@
       el('span', null, 'Requirements: ' + (c.requirements.length ? c.requirements.join(', ') : 'none')),
       el('span', null, 'Started: ' + c.startedAt),
       el('span', null, 'Duration: ' + duration(c.durationMs)),
+      timelineLink(c),
       copy);
     body.appendChild(meta);
     add(body, sideBySide(c.expected, c.actual));
@@ -249,7 +266,7 @@
       var cited = {};
       c.findings.forEach(function (f) { if (f.exchange) cited[f.exchange] = true; });
       var bad = c.outcome === 'fail' || c.outcome === 'error';
-      body.appendChild(el('h3', null, 'Evidence (' + evidence.length + ' exchange' + (evidence.length === 1 ? '' : 's') + ')'));
+      add(body, add(el('h3', null, 'Evidence (' + evidence.length + ' exchange' + (evidence.length === 1 ? '' : 's') + ')'), timelineLink(c) ? el('span', 'muted', ' · ') : null, timelineLink(c)));
       evidence.forEach(function (x, i) {
         var open = bad && (cited[x.id] || (i === evidence.length - 1 && Object.keys(cited).length === 0));
         body.appendChild(exchangeView(x, open));
