@@ -51,6 +51,30 @@ function pattern(): RegExp | undefined {
   return secretPattern;
 }
 
+/**
+ * `redactString(text)` cut at `cap` characters, without scanning the whole of a long text (a
+ * document of tens of megabytes in a request body): the first `cap + margin` characters are
+ * redacted and cut at `cap`. A secret cut at that head's end is not matched, but it starts at
+ * least `margin - reach` characters after `cap` (`reach`: the longest registered secret, or the
+ * part of a JWT or PEM header the patterns need), so it stays beyond `cap` unless the redactions
+ * before it shortened the head by that much: then the whole text is redacted.
+ */
+export function redactedPrefix(
+  text: string | { readonly length: number; slice(start: number, end: number): string },
+  cap: number,
+): { text: string; cut: boolean } {
+  let reach = 64;
+  for (const s of secrets) reach = Math.max(reach, s.length);
+  const margin = Math.max(64 * 1024, 2 * reach);
+  if (text.length > cap + margin) {
+    const head = text.slice(0, cap + margin);
+    const redacted = redactString(head);
+    if (head.length - redacted.length < margin - reach) return { text: redacted.slice(0, cap), cut: true };
+  }
+  const whole = redactString(text.toString());
+  return { text: whole.length > cap ? whole.slice(0, cap) : whole, cut: whole.length > cap };
+}
+
 /** Replaces registered secrets, JWT-shaped strings and PEM private key blocks. */
 export function redactString(s: string): string {
   let out = s;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactForm, redactHeaders, redactJson, redactString, registerSecret } from '../src/redact.js';
+import { redactForm, redactHeaders, redactJson, redactString, redactedPrefix, registerSecret } from '../src/redact.js';
 
 const JWT = 'eyJhbGciOiJFUzM4NCIsImtpZCI6ImsxIn0.eyJpc3MiOiJjb25mb3JtYW5jZS1tYWluIn0.MEUCIQDabc-_def';
 
@@ -76,5 +76,31 @@ describe('redact', () => {
     const parsed: unknown = JSON.parse(big);
     expect(redactJson(parsed)).toBe(parsed);
     expect(redactString(big)).toBe(big);
+  });
+
+  describe('redactedPrefix', () => {
+    const SECRET = 'prefix-secret-0123456789';
+    registerSecret(SECRET);
+    const CAP = 1000;
+
+    it('redacts a secret inside the cap of a long text and cuts at the cap', () => {
+      const text = `${'a'.repeat(500)}${SECRET}${'b'.repeat(1_000_000)}`;
+      expect(redactedPrefix(text, CAP)).toEqual({ text: `${'a'.repeat(500)}[redacted]${'b'.repeat(490)}`, cut: true });
+    });
+
+    it('gives what redactString gives, cut, for a short text', () => {
+      const text = `${SECRET} and ${'c'.repeat(20)}`;
+      expect(redactedPrefix(text, CAP)).toEqual({ text: `[redacted] and ${'c'.repeat(20)}`, cut: false });
+      expect(redactedPrefix(text, 12)).toEqual({ text: '[redacted] a', cut: true });
+    });
+
+    it('shows no part of a secret cut at the end of the scanned head, even when redactions before it shrink the text', () => {
+      // Many secrets (each 24 characters -> 10) shorten the head by more than the margin: the whole text is redacted.
+      const many = SECRET.repeat(10_000);
+      const text = `${many}${'d'.repeat(1_000_000)}`;
+      const out = redactedPrefix(text, CAP);
+      expect(out.text).toBe('[redacted]'.repeat(100));
+      expect(out.text).not.toContain('prefix-secret');
+    });
   });
 });

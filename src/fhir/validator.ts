@@ -31,21 +31,26 @@ export interface FhirValidatorOptions {
   types?: Partial<Record<Release, string[]>>;
 }
 
-/** Creates a validator; each (release, type) is compiled on first use. Schema files are read once per process. */
+/**
+ * One compiler per release for the process: validators with other type lists (the suite's, the
+ * reference's write types) share what is compiled, and a process running many runs (the mutation
+ * runner) compiles each type once.
+ */
+const compilers = new Map<Release, ReleaseCompiler>();
+function compilerFor(release: Release): ReleaseCompiler {
+  let compiler = compilers.get(release);
+  if (!compiler) {
+    compiler = new ReleaseCompiler(loadReleaseSchema(release));
+    compilers.set(release, compiler);
+  }
+  return compiler;
+}
+
+/** Creates a validator; each (release, type) is compiled on first use, once per process. Schema files are read once per process. */
 export function createFhirValidator(opts: FhirValidatorOptions = {}): FhirValidator {
   const configured: Record<Release, ReadonlySet<string>> = {
     R4: new Set(opts.types?.R4 ?? DEFAULT_TYPES.R4),
     R5: new Set(opts.types?.R5 ?? DEFAULT_TYPES.R5),
-  };
-  const compilers = new Map<Release, ReleaseCompiler>();
-
-  const compilerFor = (release: Release): ReleaseCompiler => {
-    let compiler = compilers.get(release);
-    if (!compiler) {
-      compiler = new ReleaseCompiler(loadReleaseSchema(release));
-      compilers.set(release, compiler);
-    }
-    return compiler;
   };
 
   const supports = (release: Release, resourceType: string): boolean =>

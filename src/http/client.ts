@@ -6,6 +6,7 @@
  * endpoint, expired-token answers) comes in as `protocol`. It never follows redirects,
  * never throws for a non-2xx status, and never buffers more than `maxBodyBytes` of a body.
  */
+import { Readable } from 'node:stream';
 import { setTimeout as sleepTimer } from 'node:timers/promises';
 import { targetTimeout, timeoutCapMs } from './target-timeout.js';
 import { request as undiciRequest, type Dispatcher } from 'undici';
@@ -13,7 +14,8 @@ import { createDispatcher, proxyFor } from './dispatcher.js';
 import { ConformanceError } from '../errors.js';
 import { redactHeaders, redactString, registerSecret } from '../redact.js';
 import { BodyReadError, readCapped, type CappedBody } from './body.js';
-import { binaryExcerpt, bodyExcerpt, curlCommand, decodeBody, parseJson } from './evidence.js';
+import { binaryExcerpt, bodyExcerpt, curlCommand, decodeBody, isText, parseJson } from './evidence.js';
+import { jsonBody, type JsonParts } from './json-body.js';
 import { toConformanceError, seconds, type AbortCause } from './failures.js';
 import { Pacer } from './pacer.js';
 import { MAX_429_RETRIES, MAX_5XX_RETRIES, backoffDelayMs, parseRetryAfterMs, retryKind } from './retry.js';
@@ -35,7 +37,8 @@ interface PreparedRequest {
   method: string;
   url: URL;
   headers: Record<string, string>;
-  body?: string | Buffer;
+  /** A JSON body holding a long string is sent in parts (src/http/json-body.ts). */
+  body?: string | Buffer | JsonParts;
   isForm: boolean;
   json?: unknown;
 }
@@ -290,7 +293,7 @@ export class HttpClient {
     }
     if (opts.form?.client_assertion !== undefined) registerSecret(opts.form.client_assertion);
 
-    let body: string | Buffer | undefined;
+    let body: string | Buffer | JsonParts | undefined;
     let json: unknown;
     if (opts.form) {
       body = new URLSearchParams(opts.form).toString();
@@ -299,7 +302,7 @@ export class HttpClient {
       body = opts.body;
     } else if (opts.body !== undefined) {
       json = opts.body;
-      body = JSON.stringify(opts.body);
+      body = jsonBody(opts.body);
       headers['content-type'] ??= 'application/fhir+json';
     }
     return { method: (opts.method ?? (body === undefined ? 'GET' : 'POST')).toUpperCase(), url, headers, body, isForm: !!opts.form, json };
@@ -338,8 +341,9 @@ export class HttpClient {
       const res = await undiciRequest(req.url, {
         dispatcher: this.agent,
         method: req.method as 'GET',
-        headers: req.headers,
-        body: req.body,
+        // A body in parts goes out with its length, as a whole one does.
+        headers: isParts(req.body) ? { ...req.headers, 'content-length': String(req.body.bytes) } : req.headers,
+        body: isParts(req.body) ? Readable.from(req.body.chunks) : req.body,
         signal: controller.signal,
         headersTimeout: capMs,
         bodyTimeout: capMs,
@@ -435,13 +439,16 @@ export class HttpClient {
     return exchange;
   }
 
-  private requestExcerpt(req: PreparedRequest, body: string | Buffer, opts: RequestOptions) {
-    const { text, binary } = typeof body === 'string' ? { text: body, binary: false } : decodeBody(body);
-    if (binary) return binaryExcerpt(body.length);
+  private requestExcerpt(req: PreparedRequest, body: string | Buffer | JsonParts, opts: RequestOptions) {
+    if (isParts(body)) return bodyExcerpt(body.text, { json: req.json, secretFields: opts.secretFields });
+    if (Buffer.isBuffer(body) && !isText(body)) return binaryExcerpt(body.length);
+    const text = typeof body === 'string' ? body : decodeBody(body).text;
     const json = req.json ?? (req.isForm ? undefined : parseJson(text));
     return bodyExcerpt(text, { json, form: req.isForm, secretFields: opts.secretFields });
   }
 }
+
+const isParts = (body: PreparedRequest['body']): body is JsonParts => typeof body === 'object' && !Buffer.isBuffer(body);
 
 /** The prepared request with this attempt's bearer token. */
 function withBearer(req: PreparedRequest, token: string | undefined): PreparedRequest {

@@ -2,7 +2,9 @@
  * Redacted evidence of an exchange: body excerpts and the reproducing curl command.
  * Nothing built here contains a secret (see src/redact.ts).
  */
-import { redactForm, redactJson, redactString } from '../redact.js';
+import { isUtf8 } from 'node:buffer';
+import { redactForm, redactJson, redactedPrefix } from '../redact.js';
+import type { PartedText } from './json-body.js';
 
 /** Bodies kept in evidence are cut at this many characters. */
 export const EVIDENCE_BODY_CAP = 64 * 1024;
@@ -18,18 +20,28 @@ export interface Excerpt {
  * A redacted, capped excerpt of a body. `json` is the parsed body when it parses;
  * JSON secret fields (and `secretFields`) are redacted by name, form bodies by field.
  */
-export function bodyExcerpt(text: string, opts: { json?: unknown; form?: boolean; secretFields?: readonly string[]; alreadyTruncated?: boolean }): Excerpt {
+export function bodyExcerpt(
+  text: string | PartedText,
+  opts: { json?: unknown; form?: boolean; secretFields?: readonly string[]; alreadyTruncated?: boolean },
+): Excerpt {
   let redacted: string;
   if (opts.form) {
-    redacted = redactForm(text, opts.secretFields);
+    redacted = redactForm(text.toString(), opts.secretFields);
   } else if (opts.json !== undefined) {
     const clean = redactJson(opts.json, opts.secretFields);
-    redacted = clean === opts.json ? redactString(text) : JSON.stringify(clean);
+    if (clean === opts.json) return prefixExcerpt(text, opts.alreadyTruncated);
+    redacted = JSON.stringify(clean);
   } else {
-    redacted = redactString(text);
+    return prefixExcerpt(text, opts.alreadyTruncated);
   }
   const cut = redacted.length > EVIDENCE_BODY_CAP;
   return { body: cut ? redacted.slice(0, EVIDENCE_BODY_CAP) : redacted, truncated: cut || !!opts.alreadyTruncated };
+}
+
+/** The redacted text cut at the cap, redacting only the head of a long text (`redactedPrefix`). */
+function prefixExcerpt(text: string | PartedText, alreadyTruncated: boolean | undefined): Excerpt {
+  const { text: body, cut } = redactedPrefix(text, EVIDENCE_BODY_CAP);
+  return { body, truncated: cut || !!alreadyTruncated };
 }
 
 /** Decodes a body as UTF-8; `binary` when it is not valid UTF-8 (a cut trailing character is tolerated). */
@@ -39,6 +51,22 @@ export function decodeBody(buf: Buffer): { text: string; binary: boolean } {
   } catch {
     return { text: buf.toString('utf8'), binary: true };
   }
+}
+
+/**
+ * Whether `decodeBody` would read the bytes as text (valid UTF-8, an incomplete last character
+ * tolerated), without decoding them: a binary document of tens of MiB is not copied into a string.
+ */
+export function isText(buf: Buffer): boolean {
+  if (isUtf8(buf)) return true;
+  // An incomplete last character: a lead byte needing more bytes than follow it, then continuation bytes.
+  for (let k = 1; k <= 3 && k < buf.length; k++) {
+    const lead = buf[buf.length - k]!;
+    if (lead >= 0x80 && lead < 0xc0) continue;
+    const needs = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc2 ? 2 : 0;
+    return needs > k && lead <= 0xf4 && isUtf8(buf.subarray(0, buf.length - k));
+  }
+  return false;
 }
 
 /** Evidence placeholder for a body that is not text. */

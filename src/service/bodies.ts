@@ -112,7 +112,19 @@ export function documentType(ctx: CheckContext): DocumentType {
 
 /** An attachment carrying `data` inline (base64). */
 export function inlineAttachment(type: DocumentType, data: Buffer): Json {
-  return { contentType: type, data: data.toString('base64'), title: 'fhir-conformance document' };
+  return { contentType: type, data: base64Of(data), title: 'fhir-conformance document' };
+}
+
+/** Base64 of large documents, kept while the document lives (the size checks send one document each way). */
+const encoded = new WeakMap<Buffer, string>();
+export function base64Of(data: Buffer): string {
+  if (data.length < 1024 * 1024) return data.toString('base64');
+  let text = encoded.get(data);
+  if (text === undefined) {
+    text = data.toString('base64');
+    encoded.set(data, text);
+  }
+  return text;
 }
 
 /** Now, to the second: what a server stores at any precision reads back the same. */

@@ -24,24 +24,44 @@ const PDF_BODY = [
  * second line is the customary binary marker (bytes over 127), as in most PDF files.
  */
 function pdf(size: number | undefined): Buffer | undefined {
-  const header = '%PDF-1.4\n%\u00e2\u00e3\u00cf\u00d3\n';
-  const bare = Buffer.from(header + PDF_BODY, 'latin1');
-  if (size === undefined || size === bare.length) return bare;
-  const extra = size - bare.length;
+  const header = Buffer.from('%PDF-1.4\n%\u00e2\u00e3\u00cf\u00d3\n', 'latin1');
+  const body = Buffer.from(PDF_BODY, 'latin1');
+  const bare = header.length + body.length;
+  if (size === undefined || size === bare) return Buffer.concat([header, body]);
+  const extra = size - bare;
   if (extra < 2) return undefined;
-  return Buffer.from(header + fill(extra) + PDF_BODY, 'latin1');
+  const out = Buffer.allocUnsafe(size);
+  header.copy(out, 0);
+  fill(out, header.length, extra);
+  body.copy(out, header.length + extra);
+  return out;
 }
 
-/** PDF comment lines (`%...\n`, each at least 2 bytes) totalling exactly `n` >= 2 bytes. */
-function fill(n: number): string {
-  const lines: string[] = [];
-  let left = n;
+const FILL_LINE = 1024;
+/** A full comment line of FILL_LINE bytes: `%`, `x`s, newline. */
+const FULL_LINE = Buffer.from(`%${'x'.repeat(FILL_LINE - 2)}\n`, 'latin1');
+
+/**
+ * PDF comment lines (`%...\n`, each at least 2 bytes) totalling exactly `n` >= 2 bytes, written
+ * into `out` at `at`: lines of FILL_LINE bytes, the last two shortened so none is under 2 bytes.
+ */
+function fill(out: Buffer, at: number, n: number): void {
+  // Whole lines while at least two more lines' worth follow (a native pattern fill), then line by line.
+  const whole = Math.max(0, Math.floor((n - 2 * FILL_LINE) / FILL_LINE));
+  if (whole > 0) out.fill(FULL_LINE, at, at + whole * FILL_LINE);
+  let left = n - whole * FILL_LINE;
+  let pos = at + whole * FILL_LINE;
   while (left > 0) {
-    const take = left >= 1024 + 2 || left <= 1024 ? Math.min(left, 1024) : left - 2;
-    lines.push(`%${'x'.repeat(take - 2)}\n`);
+    const take = left >= FILL_LINE + 2 || left <= FILL_LINE ? Math.min(left, FILL_LINE) : left - 2;
+    if (take === FILL_LINE) FULL_LINE.copy(out, pos);
+    else {
+      out[pos] = 0x25;
+      out.fill(0x78, pos + 1, pos + take - 1);
+      out[pos + take - 1] = 0x0a;
+    }
+    pos += take;
     left -= take;
   }
-  return lines.join('');
 }
 
 function pngChunk(type: string, data: Buffer): Buffer {
@@ -110,9 +130,19 @@ const MAKERS: Record<DocumentType, (size: number | undefined) => Buffer | undefi
   'text/plain': text,
 };
 
-/** A valid document of the type; of exactly `size` bytes when given (undefined when none can be that size). */
+/** Documents from this size up are kept once made: the size checks send the same one each way. */
+const KEPT_FROM_BYTES = 1024 * 1024;
+let kept: { type: DocumentType; size: number; document: Buffer | undefined } | undefined;
+
+/**
+ * A valid document of the type; of exactly `size` bytes when given (undefined when none can be that
+ * size). The last large one is kept and given again for the same type and size: callers must not
+ * change it.
+ */
 export function documentOf(type: DocumentType, size?: number): Buffer | undefined {
-  return MAKERS[type](size);
+  if (size === undefined || size < KEPT_FROM_BYTES) return MAKERS[type](size);
+  if (kept?.type !== type || kept.size !== size) kept = { type, size, document: MAKERS[type](size) };
+  return kept.document;
 }
 
 /** The smallest valid document of the type. */

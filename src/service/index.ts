@@ -49,6 +49,7 @@ export { INVARIANTS, INVARIANT_REQUIREMENTS, exchangeFindings, judgeExchanges, r
 export {
   CATEGORY,
   RUN_TAG_SYSTEM,
+  base64Of,
   documentBody,
   documentType,
   encounterBody,

@@ -13,6 +13,7 @@
  */
 import type { CheckContext } from '../../src/engine/index.js';
 import {
+  base64Of,
   catalogCodeOf,
   createdIdOf,
   createDocument,
@@ -239,7 +240,8 @@ export async function sendUpload(
   opts: SendOptions = {},
 ): Promise<HttpResponse> {
   const url = f.level === 'instance' ? ctx.path(f.path, { id: id! }) : f.path;
-  const data = document.toString('base64');
+  // Base64 only where the payload carries it (kept per document: the size checks send one of 32 MiB).
+  const data = f.payload === 'raw' ? '' : base64Of(document);
   let body: unknown;
   let headers: Record<string, string> = {};
   switch (f.payload) {
