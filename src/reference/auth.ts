@@ -22,11 +22,14 @@ import {
   base64url,
 } from 'jose';
 import type { JWK, JWTVerifyGetKey, CryptoKey, JWTPayload, JWTVerifyOptions } from 'jose';
+import { SIGNING_ALGS, type SigningAlg } from '../auth/algorithms.js';
 import { catalogError } from './outcome.js';
 import type { Caller, FhirError, ReferenceLimits, ReferenceModes } from './types.js';
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
-export const ASSERTION_ALGS = ['RS384', 'ES384'] as const;
+/** Every algorithm the spec leaves open for client keys; `none` and HS* never (a registered key must verify the assertion). */
+export const ASSERTION_ALGS: readonly SigningAlg[] = SIGNING_ALGS;
+const ALGS_RULE = `alg must be one of ${ASSERTION_ALGS.join(', ')}, signed by a registered key of that algorithm`;
 /** Reference choice: an assertion may not expire more than 5 minutes ahead (plus 10 s clock skew). */
 const MAX_ASSERTION_AHEAD_SEC = 300 + 10;
 const ACCESS_TOKEN_ALG = 'ES256';
@@ -39,7 +42,8 @@ export interface ClientRecord {
   role: string;
   org: string;
   keyKind: 'sandbox' | 'production';
-  alg: 'RS384' | 'ES384';
+  /** The algorithm of its key (a key's JWK `alg`, else its kind: the registry's documentation; verification goes by the key set). */
+  alg: SigningAlg;
   /** The client's grant. */
   scopes: string[];
   /** Registered public keys. */
@@ -219,7 +223,7 @@ export class Authority {
     }
     const { faults } = this.init;
     const unsignedAccepted = (alg === 'none' && faults.has('assertion-alg-none-accepted')) || (alg === 'HS256' && faults.has('assertion-hs256-accepted'));
-    if (!unsignedAccepted && !ASSERTION_ALGS.includes(alg as (typeof ASSERTION_ALGS)[number])) throw assertionInvalid('alg must be RS384 or ES384');
+    if (!unsignedAccepted && !ASSERTION_ALGS.includes(alg as SigningAlg)) throw assertionInvalid(ALGS_RULE);
     if (typeof kid !== 'string' || kid === '') throw assertionInvalid('kid header is required');
     const named = faults.has('assertion-iss-not-checked') ? sub : iss;
     const client = typeof named === 'string' ? this.clients.get(named) : undefined;
@@ -381,12 +385,12 @@ function keySetUnreachable(e: unknown): boolean {
 }
 
 function describeVerifyFailure(e: unknown): string {
-  if (e instanceof joseErrors.JWKSNoMatchingKey) return 'kid does not name a key of the client';
+  if (e instanceof joseErrors.JWKSNoMatchingKey) return 'no key of the client has this kid and this alg';
   if (e instanceof joseErrors.JWKSTimeout) return "the client's key set is not reachable (timeout)";
   if (e instanceof joseErrors.JWSSignatureVerificationFailed) return 'signature verification failed';
   if (e instanceof joseErrors.JWTExpired) return 'assertion expired';
   if (e instanceof joseErrors.JWTClaimValidationFailed) return `claim ${e.claim} is missing or invalid`;
-  if (e instanceof joseErrors.JOSEAlgNotAllowed) return 'alg must be RS384 or ES384';
+  if (e instanceof joseErrors.JOSEAlgNotAllowed) return ALGS_RULE;
   if (keySetUnreachable(e)) return "the client's key set is not reachable";
   if (e instanceof joseErrors.JOSEError) return `assertion rejected (${e.code})`;
   return "the client's key set is not reachable";
