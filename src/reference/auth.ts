@@ -4,7 +4,7 @@
  * issuance, access-token verification, and the scope letter rule.
  * Error messages name the failed rule, never a token or assertion.
  */
-import { randomUUID } from 'node:crypto';
+import { createPrivateKey, createPublicKey, randomUUID, type JsonWebKey as NodeJwk } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -55,6 +55,8 @@ export interface ClientRecord {
   jwksUri?: string;
   /** Per-key rate ceiling per window, overriding `limits.perKeyPerWindow`. */
   rateLimitPerMinute?: number;
+  /** The file (under the fixtures' keys/) of its private test key, when not `<clientId>.test-key.private.jwk.json` (mode mainKeyAlg). */
+  testKeyFile?: string;
 }
 
 export async function loadClients(fixturesDir: string): Promise<ClientRecord[]> {
@@ -82,6 +84,22 @@ export function configureClients(clients: ClientRecord[], modes: Pick<ReferenceM
     ...(c.role === 'main' ? { keyKind: modes.mainKeyKind } : {}),
     ...(jwksUris[c.role] ? { jwksUri: jwksUris[c.role] } : {}),
   }));
+}
+
+/**
+ * Mode `mainKeyAlg`: the main client registered with the test key of that algorithm
+ * (`keys/<clientId>.<alg>.test-key.private.jwk.json`, its public half derived here) instead of its fixture key.
+ */
+export async function withMainKeyAlg(clients: ClientRecord[], modes: Pick<ReferenceModes, 'mainKeyAlg'>, fixturesDir: string): Promise<ClientRecord[]> {
+  return Promise.all(
+    clients.map(async (c) => {
+      if (c.role !== 'main' || c.alg === modes.mainKeyAlg) return c;
+      const testKeyFile = `${c.clientId}.${modes.mainKeyAlg.toLowerCase()}.test-key.private.jwk.json`;
+      const priv = JSON.parse(await readFile(join(fixturesDir, 'keys', testKeyFile), 'utf8')) as JWK;
+      const pub = createPublicKey(createPrivateKey({ key: priv as NodeJwk, format: 'jwk' })).export({ format: 'jwk' }) as JWK;
+      return { ...c, alg: modes.mainKeyAlg, testKeyFile, jwks: { keys: [{ ...pub, kid: priv.kid!, alg: modes.mainKeyAlg, use: 'sig' }] } };
+    }),
+  );
 }
 
 // ---- scopes -------------------------------------------------------------

@@ -7,6 +7,7 @@ import * as oidc from 'openid-client';
 import type { ReferenceServer } from '../../../src/reference/server.js';
 import { ASSERTION_TYPE, ALL_SCOPES, call, clientKey, codeOf, fakeClock, getToken, signAssertion, startStub, tokenRequest } from './helpers.js';
 import type { ClientKey } from './helpers.js';
+import { readFile } from 'node:fs/promises';
 import { SIGNING_ALGS, type SigningAlg } from '../../../src/auth/algorithms.js';
 import { createAssertion } from '../../../src/auth/assertion.js';
 import type { AssertionOverrides } from '../../../src/auth/types.js';
@@ -414,4 +415,31 @@ describe('client keys in every algorithm the spec leaves open', () => {
       'EdDSA',
     ]);
   });
+});
+
+describe('mode mainKeyAlg: the main client registered with its test key of another algorithm', () => {
+  test.each(['RS256', 'PS384', 'ES256', 'ES512', 'EdDSA'] as const)(
+    '%s: the target config names that key and algorithm; a token for it, none for the fixture ES384 key',
+    async (alg) => {
+      const s = await startStub({ modes: { mainKeyAlg: alg } });
+      try {
+        const c = s.targetConfig().clients.find((x) => x.role === 'main')!;
+        expect([c.clientId, c.alg, c.privateKey.file.split('/').at(-1)]).toEqual([
+          'conformance-main',
+          alg,
+          `conformance-main.${alg.toLowerCase()}.test-key.private.jwk.json`,
+        ]);
+        const jwk = JSON.parse(await readFile(c.privateKey.file, 'utf8')) as { kid: string; alg: string };
+        expect([c.kid, jwk.alg]).toEqual([jwk.kid, alg]);
+        const r = await getToken(s, 'main');
+        expect(r.status).toBe(200);
+        // The fixture ES384 key no longer authenticates the main client.
+        const fixture = await clientKey(server, 'main');
+        const old = await tokenRequest(s, form(await signAssertion(s, fixture)));
+        expect([old.status, codeOf(old)]).toEqual([401, 'HPB-00106']);
+      } finally {
+        await s.close();
+      }
+    },
+  );
 });
