@@ -9,7 +9,7 @@ import { createHmac, createPublicKey, generateKeyPair, KeyObject, randomUUID, si
 import { promisify } from 'node:util';
 import type { ResolvedClient } from '../config/index.js';
 import { registerSecret } from '../redact.js';
-import { nodeSignParams, type SigningAlg } from './algorithms.js';
+import { JWK_CURVE_BY_ALG, nodeSignParams, type SigningAlg } from './algorithms.js';
 import type { AssertionOverrides } from './types.js';
 
 /** Assertion lifetime: short, the token request follows at once. */
@@ -20,7 +20,7 @@ type AssertionClient = Pick<ResolvedClient, 'clientId' | 'kid' | 'alg' | 'privat
 const generateKeyPairAsync = promisify(generateKeyPair);
 const foreignKeys = new Map<SigningAlg, Promise<KeyObject>>();
 
-/** A key of the same algorithm the target has never seen; generated once per alg and process. */
+/** A key of the same algorithm (RSA 2048, EC on its curve, Ed25519) the target has never seen; generated once per alg and process. */
 export function foreignKey(alg: SigningAlg): Promise<KeyObject> {
   let key = foreignKeys.get(alg);
   if (!key) {
@@ -28,7 +28,7 @@ export function foreignKey(alg: SigningAlg): Promise<KeyObject> {
       alg === 'EdDSA'
         ? generateKeyPairAsync('ed25519')
         : alg.startsWith('ES')
-          ? generateKeyPairAsync('ec', { namedCurve: { ES256: 'P-256', ES384: 'P-384', ES512: 'P-521' }[alg as 'ES256'] })
+          ? generateKeyPairAsync('ec', { namedCurve: JWK_CURVE_BY_ALG[alg]! })
           : generateKeyPairAsync('rsa', { modulusLength: 2048 })
     ).then((p) => p.privateKey);
     foreignKeys.set(alg, key);
