@@ -202,14 +202,19 @@ function buildProgram(io: Out, setExit: (code: number) => void): Command {
     .description('generate a key pair and a config skeleton for a target')
     .requiredOption('--base-url <url>', "the target's base URL")
     .option('--out <dir>', 'where to write target.json and keys/', '.')
+    .option(
+      '--alg <alg>',
+      "the key's signing algorithm: RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512 or EdDSA (Ed25519); default ES384, or the first the target lists when it lacks ES384",
+    )
     .addHelpText(
       'after',
       examples([
         'fhir-conformance init --base-url https://staging.example.com --out ./conformance',
         'fhir-conformance init --base-url http://127.0.0.1:4780 --out ./local     # against `serve`',
+        'fhir-conformance init --base-url https://staging.example.com --alg PS256 --out ./conformance',
       ]),
     )
-    .action(async (opts: { baseUrl: string; out: string }) => setExit(await cmdInit(opts, io)));
+    .action(async (opts: { baseUrl: string; out: string; alg?: string }) => setExit(await cmdInit(opts, io)));
 
   return program;
 }
@@ -468,17 +473,17 @@ async function cmdFaults(opts: { json?: boolean }, io: Out): Promise<number> {
   return 0;
 }
 
-async function cmdInit(opts: { baseUrl: string; out: string }, io: Out): Promise<number> {
+async function cmdInit(opts: { baseUrl: string; out: string; alg?: string }, io: Out): Promise<number> {
   const { initConfig, CLIENT_ID_PLACEHOLDER } = await import('./config/init.js');
   const { isAbsolute, relative } = await import('node:path');
-  const r = await initConfig({ baseUrl: opts.baseUrl, outDir: opts.out });
+  const r = await initConfig({ baseUrl: opts.baseUrl, outDir: opts.out, ...(opts.alg !== undefined ? { alg: opts.alg } : {}) });
   // Paths as the user would type them: relative below the working directory, absolute elsewhere.
   const rel = (p: string) => {
     const r = relative(process.cwd(), p);
     return r && !r.startsWith('..') && !isAbsolute(r) ? r : p;
   };
   io.out(
-    `wrote ${rel(r.configPath)}\nwrote ${rel(r.keyPath)} (private key: keep it out of version control)\nwrote ${rel(r.publicJwksPath)} (public key set)\n\n`,
+    `wrote ${rel(r.configPath)}\nwrote ${rel(r.keyPath)} (private key, ${r.alg}: ${r.algReason}; keep it out of version control)\nwrote ${rel(r.publicJwksPath)} (public key set)\n\n`,
   );
   io.out(`register this public key set for your client with the target:\n${JSON.stringify(r.publicJwks, null, 2)}\n\n`);
   if (r.missing.length) io.out(`still missing:\n${r.missing.map((m) => `  - ${m}`).join('\n')}\n\n`);

@@ -1,31 +1,36 @@
 /**
- * Signed client assertions (private_key_jwt) and their deliberate corruptions for negative checks.
- * The JWS is assembled by hand so header overrides (even `alg`) reach the wire unchanged;
- * the signature itself is always computed with the algorithm named by `signWith`.
+ * Signed client assertions (private_key_jwt) and their deliberate corruptions for negative checks,
+ * in whichever algorithm the client signs with (src/auth/algorithms.ts: RS*, PS*, ES*, EdDSA).
+ * The JWS is assembled by hand so header overrides (even `alg`) reach the wire unchanged, which
+ * jose's signers cannot do (they sign with the algorithm the header names); the signature itself
+ * is always computed with the algorithm named by `signWith` (the tests verify each with jose).
  */
 import { createHmac, createPublicKey, generateKeyPair, KeyObject, randomUUID, sign, type webcrypto } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { ResolvedClient } from '../config/index.js';
 import { registerSecret } from '../redact.js';
+import { JWK_CURVE_BY_ALG, nodeSignParams, type SigningAlg } from './algorithms.js';
 import type { AssertionOverrides } from './types.js';
 
 /** Assertion lifetime: short, the token request follows at once. */
 export const ASSERTION_LIFETIME_SEC = 60;
 
-type SigningAlg = ResolvedClient['alg'];
 type AssertionClient = Pick<ResolvedClient, 'clientId' | 'kid' | 'alg' | 'privateKey'>;
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 const foreignKeys = new Map<SigningAlg, Promise<KeyObject>>();
 
-/** A key of the same algorithm the target has never seen; generated once per alg and process. */
+/** A key of the same algorithm (RSA 2048, EC on its curve, Ed25519) the target has never seen; generated once per alg and process. */
 export function foreignKey(alg: SigningAlg): Promise<KeyObject> {
   let key = foreignKeys.get(alg);
   if (!key) {
-    key =
-      alg === 'ES384'
-        ? generateKeyPairAsync('ec', { namedCurve: 'P-384' }).then((p) => p.privateKey)
-        : generateKeyPairAsync('rsa', { modulusLength: 2048 }).then((p) => p.privateKey);
+    key = (
+      alg === 'EdDSA'
+        ? generateKeyPairAsync('ed25519')
+        : alg.startsWith('ES')
+          ? generateKeyPairAsync('ec', { namedCurve: JWK_CURVE_BY_ALG[alg]! })
+          : generateKeyPairAsync('rsa', { modulusLength: 2048 })
+    ).then((p) => p.privateKey);
     foreignKeys.set(alg, key);
   }
   return key;
@@ -40,7 +45,8 @@ function b64url(data: Buffer | string): string {
 }
 
 function signAsymmetric(alg: SigningAlg, key: KeyObject, input: string): Buffer {
-  return alg === 'ES384' ? sign('sha384', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' }) : sign('sha384', Buffer.from(input), key);
+  const params = nodeSignParams(alg, key);
+  return sign(params.hash, Buffer.from(input), params.key);
 }
 
 /**

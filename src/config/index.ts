@@ -6,13 +6,14 @@ import type { JWK } from 'jose';
 import { ConformanceError } from '../errors.js';
 import type { Profile } from '../engine/types.js';
 import { FIXTURE_KEYS } from './fixture-keys.js';
-import { loadClientKey } from './keys.js';
+import { loadClientKey, type AlgSource, type SigningAlg } from './keys.js';
 import { loadTls, type TlsSources } from './tls.js';
 import { proxyFromEnv, redactProxyUrl, type NetworkSettings, type ProxySettings, type TlsSettings } from '../http/dispatcher.js';
 import { effectiveLimits, limitDeviations, SPEC_DEFAULT_KEY_RATE_PER_MINUTE, type Limits } from './limits.js';
 import { configError, validateConfig, type ClientRole, type DocumentReferenceDeclarations, type KeyKind, type KeySource, type RawConfig } from './validate.js';
 
 export { FIXTURE_KEYS } from './fixture-keys.js';
+export type { AlgSource, SigningAlg } from './keys.js';
 export { SPEC_LIMITS, type Limits } from './limits.js';
 export { validateConfig, CONFIG_SCHEMA, type RawConfig, type ClientRole, type KeyKind, type KeySource } from './validate.js';
 export type { DocumentReferenceDeclarations, DocumentType, UploadContract, UploadLevel, UploadPayload } from './validate.js';
@@ -21,7 +22,12 @@ export interface ResolvedClient {
   role: ClientRole;
   clientId: string;
   kid: string;
-  alg: 'RS384' | 'ES384';
+  /** The algorithm assertions are signed with (the run settles it against the target's published list: settleSigningAlgs). */
+  alg: SigningAlg;
+  /** Every algorithm the client may sign with, the preferred first: `[alg]` unless an RSA key leaves the choice open. */
+  algs: SigningAlg[];
+  /** Where the algorithm came from: the config's `alg`, the private JWK's `alg`, the kind of key, or the target's published list. */
+  algSource: AlgSource | 'target';
   privateKey: webcrypto.CryptoKey | KeyObject;
   /** Public JWK with kid, alg and use. */
   publicJwk: JWK;
@@ -213,7 +219,9 @@ export async function resolveConfig(raw: unknown, baseDir: string, overrides: Co
       role: c.role,
       clientId: c.clientId,
       kid: key.kid,
-      alg: c.alg,
+      alg: key.algs[0]!,
+      algs: key.algs,
+      algSource: key.algSource,
       privateKey: key.privateKey,
       publicJwk: key.publicJwk,
       rateLimitPerMinute: c.rateLimitPerMinute ?? SPEC_DEFAULT_KEY_RATE_PER_MINUTE,

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { ConformanceError } from '../errors.js';
 import { SMART_CONFIGURATION_PATH, tokenEndpointFrom } from '../auth/token-url.js';
+import { isSigningAlg, publishedSigningAlgs, SIGNING_ALGS, type SigningAlg } from '../auth/algorithms.js';
 import { CONFIG_SCHEMA_URL, validateConfig, type RawConfig } from './validate.js';
 import { fetch as undiciFetch } from 'undici';
 import { createDispatcher, proxyFromEnv } from '../http/dispatcher.js';
@@ -16,6 +17,9 @@ export interface InitResult {
   publicJwksPath: string;
   /** Public key set to register with the target for the main client. */
   publicJwks: { keys: JWK[] };
+  /** The key's algorithm, and why it is that one. */
+  alg: SigningAlg;
+  algReason: string;
   /** What the user still has to fill in, one line each. */
   missing: string[];
 }
@@ -23,7 +27,44 @@ export interface InitResult {
 export const CLIENT_ID_PLACEHOLDER = 'REPLACE-WITH-CLIENT-ID';
 const DISCOVERY_TIMEOUT_MS = 15_000;
 
-async function discoverTokenUrl(baseUrl: string, fetchFn: typeof fetch): Promise<string> {
+/** The algorithm of a key `init` generates when `--alg` does not say. */
+export const INIT_DEFAULT_ALG: SigningAlg = 'ES384';
+const ALGS_FIELD = 'token_endpoint_auth_signing_alg_values_supported';
+
+/**
+ * The key's algorithm: `--alg` (which the target must list when it publishes a list), else ES384,
+ * else (a target whose list lacks ES384) the first algorithm of its list the suite signs.
+ */
+export function initAlg(requested: string | undefined, published: readonly string[] | undefined): { alg: SigningAlg; reason: string } {
+  if (requested !== undefined && !isSigningAlg(requested)) {
+    throw new ConformanceError('ERR_USAGE', `--alg "${requested}" is not a signing algorithm the suite supports`, {
+      field: 'alg',
+      fix: `use one of ${SIGNING_ALGS.join(', ')}`,
+    });
+  }
+  const supported = published?.filter(isSigningAlg) ?? [];
+  if (requested !== undefined) {
+    if (published && !published.includes(requested)) {
+      throw new ConformanceError('ERR_USAGE', `--alg ${requested} is not in the target's ${ALGS_FIELD} (${published.join(', ')})`, {
+        field: 'alg',
+        fix: supported.length ? `use one the target lists: --alg ${supported.join(' | ')}` : `the target lists none of ${SIGNING_ALGS.join(', ')}`,
+      });
+    }
+    return { alg: requested, reason: '--alg' };
+  }
+  if (!published) return { alg: INIT_DEFAULT_ALG, reason: `the default; the target publishes no ${ALGS_FIELD}` };
+  if (published.includes(INIT_DEFAULT_ALG)) return { alg: INIT_DEFAULT_ALG, reason: `the default, which the target lists` };
+  const first = supported[0];
+  if (!first) {
+    throw new ConformanceError('ERR_USAGE', `the target's ${ALGS_FIELD} (${published.join(', ')}) lists none of the algorithms the suite signs`, {
+      field: ALGS_FIELD,
+      fix: `the suite signs ${SIGNING_ALGS.join(', ')}; ask the target's operators which algorithm to register`,
+    });
+  }
+  return { alg: first, reason: `the first algorithm of the target's ${ALGS_FIELD} (it lacks ${INIT_DEFAULT_ALG})` };
+}
+
+async function discoverTarget(baseUrl: string, fetchFn: typeof fetch): Promise<{ tokenUrl: string; published?: string[] }> {
   const url = `${baseUrl}${SMART_CONFIGURATION_PATH}`;
   let res: Response;
   try {
@@ -41,7 +82,8 @@ async function discoverTokenUrl(baseUrl: string, fetchFn: typeof fetch): Promise
   } catch {
     body = undefined;
   }
-  return tokenEndpointFrom(res.status, body, url);
+  const published = res.status === 200 ? publishedSigningAlgs(body) : undefined;
+  return { tokenUrl: tokenEndpointFrom(res.status, body, url), ...(published ? { published } : {}) };
 }
 
 /** fetch through the proxy the environment names (HTTPS_PROXY, HTTP_PROXY, NO_PROXY), as `run` does; plain fetch without one. */
@@ -63,28 +105,30 @@ async function ensureAbsent(path: string): Promise<void> {
   }
 }
 
-export async function initConfig(opts: { baseUrl: string; outDir: string; fetch?: typeof fetch }): Promise<InitResult> {
+export async function initConfig(opts: { baseUrl: string; outDir: string; alg?: string; fetch?: typeof fetch }): Promise<InitResult> {
   const baseUrl = opts.baseUrl.replace(/\/+$/, '');
   if (!/^https?:\/\/\S+$/.test(baseUrl)) {
     throw new ConformanceError('ERR_USAGE', `base URL "${opts.baseUrl}" is not an http(s) URL`, { fix: 'pass e.g. https://staging.example.com' });
   }
-  const tokenUrl = await discoverTokenUrl(baseUrl, opts.fetch ?? proxiedFetch(process.env));
+  if (opts.alg !== undefined) initAlg(opts.alg, undefined);
+  const { tokenUrl, published } = await discoverTarget(baseUrl, opts.fetch ?? proxiedFetch(process.env));
+  const { alg, reason } = initAlg(opts.alg, published);
 
-  const { privateKey, publicKey } = await generateKeyPair('ES384', { extractable: true });
+  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'EdDSA' ? { crv: 'Ed25519' } : {}) });
   const publicJwk = await exportJWK(publicKey);
   const kid = await calculateJwkThumbprint(publicJwk);
-  const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: 'ES384', use: 'sig' };
+  const privateJwk = { ...(await exportJWK(privateKey)), kid, alg, use: 'sig' };
 
   const outDir = resolve(opts.outDir);
   const keyPath = join(outDir, 'keys', 'main.private.jwk.json');
   const publicJwksPath = join(outDir, 'keys', 'main.public.jwks.json');
-  const publicJwks = { keys: [{ ...publicJwk, kid, alg: 'ES384', use: 'sig' }] };
+  const publicJwks = { keys: [{ ...publicJwk, kid, alg, use: 'sig' }] };
   const configPath = join(outDir, 'target.json');
   const config: RawConfig = {
     $schema: relative(outDir, fileURLToPath(CONFIG_SCHEMA_URL)),
     baseUrl,
     tokenUrl,
-    clients: [{ role: 'main', clientId: CLIENT_ID_PLACEHOLDER, kid, alg: 'ES384', privateKey: { file: relative(outDir, keyPath) } }],
+    clients: [{ role: 'main', clientId: CLIENT_ID_PLACEHOLDER, kid, alg, privateKey: { file: relative(outDir, keyPath) } }],
     fixtures: {},
     profile: 'full',
   };
@@ -103,6 +147,8 @@ export async function initConfig(opts: { baseUrl: string; outDir: string; fetch?
     keyPath,
     publicJwksPath,
     publicJwks,
+    alg,
+    algReason: reason,
     missing: [
       `clients[0].clientId: register the public JWKS with the target, then replace "${CLIENT_ID_PLACEHOLDER}" with the client id it assigns`,
       "fixtures: the ids of the target's fixture records (keys listed in docs/config.md); checks needing a missing fixture are skipped",

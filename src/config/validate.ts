@@ -5,6 +5,7 @@ import addFormats from 'ajv-formats';
 import { ConformanceError } from '../errors.js';
 import type { Profile } from '../engine/types.js';
 import type { Limits } from './limits.js';
+import type { SigningAlg } from '../auth/algorithms.js';
 
 export type ClientRole = 'main' | 'second-org' | 'production' | 'extra';
 export type KeySource = { file: string } | { env: string };
@@ -20,7 +21,8 @@ export interface RawConfig {
     role: ClientRole;
     clientId: string;
     kid?: string;
-    alg: 'RS384' | 'ES384';
+    /** Omitted: the private JWK's `alg`, else what the key and the target's published list allow. */
+    alg?: SigningAlg;
     privateKey: KeySource;
     rateLimitPerMinute?: number;
     jwksUri?: string;

@@ -4,7 +4,7 @@
  * issuance, access-token verification, and the scope letter rule.
  * Error messages name the failed rule, never a token or assertion.
  */
-import { randomUUID } from 'node:crypto';
+import { createPrivateKey, createPublicKey, randomUUID, type JsonWebKey as NodeJwk } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -22,11 +22,14 @@ import {
   base64url,
 } from 'jose';
 import type { JWK, JWTVerifyGetKey, CryptoKey, JWTPayload, JWTVerifyOptions } from 'jose';
+import { SIGNING_ALGS, type SigningAlg } from '../auth/algorithms.js';
 import { catalogError } from './outcome.js';
 import type { Caller, FhirError, ReferenceLimits, ReferenceModes } from './types.js';
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
-export const ASSERTION_ALGS = ['RS384', 'ES384'] as const;
+/** Every algorithm the spec leaves open for client keys; `none` and HS* never (a registered key must verify the assertion). */
+export const ASSERTION_ALGS: readonly SigningAlg[] = SIGNING_ALGS;
+const ALGS_RULE = `alg must be one of ${ASSERTION_ALGS.join(', ')}, signed by a registered key of that algorithm`;
 /** Reference choice: an assertion may not expire more than 5 minutes ahead (plus 10 s clock skew). */
 const MAX_ASSERTION_AHEAD_SEC = 300 + 10;
 const ACCESS_TOKEN_ALG = 'ES256';
@@ -39,7 +42,8 @@ export interface ClientRecord {
   role: string;
   org: string;
   keyKind: 'sandbox' | 'production';
-  alg: 'RS384' | 'ES384';
+  /** The algorithm of its key (a key's JWK `alg`, else its kind: the registry's documentation; verification goes by the key set). */
+  alg: SigningAlg;
   /** The client's grant. */
   scopes: string[];
   /** Registered public keys. */
@@ -51,6 +55,8 @@ export interface ClientRecord {
   jwksUri?: string;
   /** Per-key rate ceiling per window, overriding `limits.perKeyPerWindow`. */
   rateLimitPerMinute?: number;
+  /** The file (under the fixtures' keys/) of its private test key, when not `<clientId>.test-key.private.jwk.json` (mode mainKeyAlg). */
+  testKeyFile?: string;
 }
 
 export async function loadClients(fixturesDir: string): Promise<ClientRecord[]> {
@@ -78,6 +84,22 @@ export function configureClients(clients: ClientRecord[], modes: Pick<ReferenceM
     ...(c.role === 'main' ? { keyKind: modes.mainKeyKind } : {}),
     ...(jwksUris[c.role] ? { jwksUri: jwksUris[c.role] } : {}),
   }));
+}
+
+/**
+ * Mode `mainKeyAlg`: the main client registered with the test key of that algorithm
+ * (`keys/<clientId>.<alg>.test-key.private.jwk.json`, its public half derived here) instead of its fixture key.
+ */
+export async function withMainKeyAlg(clients: ClientRecord[], modes: Pick<ReferenceModes, 'mainKeyAlg'>, fixturesDir: string): Promise<ClientRecord[]> {
+  return Promise.all(
+    clients.map(async (c) => {
+      if (c.role !== 'main' || c.alg === modes.mainKeyAlg) return c;
+      const testKeyFile = `${c.clientId}.${modes.mainKeyAlg.toLowerCase()}.test-key.private.jwk.json`;
+      const priv = JSON.parse(await readFile(join(fixturesDir, 'keys', testKeyFile), 'utf8')) as JWK;
+      const pub = createPublicKey(createPrivateKey({ key: priv as NodeJwk, format: 'jwk' })).export({ format: 'jwk' }) as JWK;
+      return { ...c, alg: modes.mainKeyAlg, testKeyFile, jwks: { keys: [{ ...pub, kid: priv.kid!, alg: modes.mainKeyAlg, use: 'sig' }] } };
+    }),
+  );
 }
 
 // ---- scopes -------------------------------------------------------------
@@ -219,7 +241,7 @@ export class Authority {
     }
     const { faults } = this.init;
     const unsignedAccepted = (alg === 'none' && faults.has('assertion-alg-none-accepted')) || (alg === 'HS256' && faults.has('assertion-hs256-accepted'));
-    if (!unsignedAccepted && !ASSERTION_ALGS.includes(alg as (typeof ASSERTION_ALGS)[number])) throw assertionInvalid('alg must be RS384 or ES384');
+    if (!unsignedAccepted && !ASSERTION_ALGS.includes(alg as SigningAlg)) throw assertionInvalid(ALGS_RULE);
     if (typeof kid !== 'string' || kid === '') throw assertionInvalid('kid header is required');
     const named = faults.has('assertion-iss-not-checked') ? sub : iss;
     const client = typeof named === 'string' ? this.clients.get(named) : undefined;
@@ -381,12 +403,12 @@ function keySetUnreachable(e: unknown): boolean {
 }
 
 function describeVerifyFailure(e: unknown): string {
-  if (e instanceof joseErrors.JWKSNoMatchingKey) return 'kid does not name a key of the client';
+  if (e instanceof joseErrors.JWKSNoMatchingKey) return 'no key of the client has this kid and this alg';
   if (e instanceof joseErrors.JWKSTimeout) return "the client's key set is not reachable (timeout)";
   if (e instanceof joseErrors.JWSSignatureVerificationFailed) return 'signature verification failed';
   if (e instanceof joseErrors.JWTExpired) return 'assertion expired';
   if (e instanceof joseErrors.JWTClaimValidationFailed) return `claim ${e.claim} is missing or invalid`;
-  if (e instanceof joseErrors.JOSEAlgNotAllowed) return 'alg must be RS384 or ES384';
+  if (e instanceof joseErrors.JOSEAlgNotAllowed) return ALGS_RULE;
   if (keySetUnreachable(e)) return "the client's key set is not reachable";
   if (e instanceof joseErrors.JOSEError) return `assertion rejected (${e.code})`;
   return "the client's key set is not reachable";

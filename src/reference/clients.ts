@@ -5,9 +5,11 @@
  * and `serve --clients FILE` end up here. Unset fields take the fixture clients'
  * defaults (organization org-a, a sandbox key, the fixture `main` client's scopes).
  */
+import { createPublicKey, type JsonWebKey as NodeJwk } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { JWK } from 'jose';
+import { algsForKey, DEFAULT_RSA_ALG, isSigningAlg, SIGNING_ALGS, type SigningAlg } from '../auth/algorithms.js';
 import type { ClientRecord } from './auth.js';
 import type { ExtraClient } from './types.js';
 
@@ -24,9 +26,32 @@ function problemOf(c: Partial<ExtraClient>): string | undefined {
   if (!c.jwks && !c.jwksUri) return 'needs jwks (a public JWK set) or jwksUri';
   if (c.jwks && (!Array.isArray(c.jwks.keys) || c.jwks.keys.length === 0)) return 'jwks must be { "keys": [ ...public JWKs ] } with at least one key';
   if (c.jwks?.keys.some((k) => 'd' in k)) return 'jwks holds a private key: register the public key set only';
+  for (const [i, k] of (c.jwks?.keys ?? []).entries()) {
+    const problem = keyProblem(k);
+    if (problem) return `jwks.keys[${i}] ${problem}`;
+  }
   if (c.jwksUri !== undefined && !/^https?:\/\//.test(c.jwksUri)) return 'jwksUri must be an http(s) URL';
   if (c.keyKind !== undefined && c.keyKind !== 'sandbox' && c.keyKind !== 'production') return 'keyKind must be sandbox or production';
   if (c.scopes !== undefined && (!Array.isArray(c.scopes) || c.scopes.some((s) => typeof s !== 'string'))) return 'scopes must be a list of scope strings';
+  return undefined;
+}
+
+/** The algorithms a registered public JWK verifies: its `alg`, else those of its kind of key (empty: none the reference verifies). */
+export function algsForJwk(jwk: JWK): SigningAlg[] {
+  if (jwk.alg !== undefined) return isSigningAlg(jwk.alg) ? [jwk.alg] : [];
+  try {
+    return algsForKey(createPublicKey({ key: jwk as NodeJwk, format: 'jwk' }));
+  } catch {
+    return [];
+  }
+}
+
+function keyProblem(jwk: JWK): string | undefined {
+  if (jwk.alg !== undefined && !isSigningAlg(jwk.alg)) return `has "alg": "${String(jwk.alg)}"; the reference verifies ${SIGNING_ALGS.join(', ')}`;
+  if (algsForJwk(jwk).length === 0)
+    return `(kty ${String(jwk.kty)}${jwk.crv ? `, crv ${jwk.crv}` : ''}) is not a key of ${SIGNING_ALGS.join(', ')} (RSA >= 2048 bits, EC P-256/P-384/P-521, OKP Ed25519)`;
+  if (jwk.alg !== undefined && algsForJwk({ ...jwk, alg: undefined }).every((a) => a !== jwk.alg))
+    return `has "alg": "${jwk.alg}", which its key (kty ${String(jwk.kty)}${jwk.crv ? `, crv ${jwk.crv}` : ''}) cannot sign`;
   return undefined;
 }
 
@@ -37,7 +62,10 @@ export function toClientRecord(c: ExtraClient, fixtureClients: readonly ClientRe
   if (fixtureClients.some((f) => f.clientId === c.clientId))
     throw new Error(`client ${c.clientId} is already a fixture client of the reference; pick another id`);
   const main = fixtureClients.find((f) => f.role === 'main');
-  const alg = c.jwks?.keys[0]?.alg === 'RS384' ? 'RS384' : 'ES384';
+  // The first key's algorithm (an RSA key without alg: the suite's default); verification goes by the whole key set.
+  const first = c.jwks?.keys[0];
+  const algs = first ? algsForJwk(first) : [];
+  const alg = algs.length > 1 ? DEFAULT_RSA_ALG : (algs[0] ?? 'ES384');
   return {
     clientId: c.clientId,
     role: 'registered',

@@ -4,6 +4,7 @@
  * so the OpenAPI document and the CapabilityStatements cannot diverge
  * (spec Versioning rule 3).
  */
+import { SIGNING_ALGS } from '../auth/algorithms.js';
 import type { JWK } from 'jose';
 import { operationsFor } from '../service/api.js';
 import type { FhirRelease, OperationDef, SearchParamDef } from '../service/api.js';
@@ -300,7 +301,8 @@ export function smartConfiguration(init: DiscoveryInit): object {
     scopes_supported: init.scopesSupported,
     grant_types_supported: ['client_credentials'],
     token_endpoint_auth_methods_supported: ['private_key_jwt'],
-    token_endpoint_auth_signing_alg_values_supported: ['RS384', 'ES384'],
+    // Every algorithm the reference verifies for a registered key (src/reference/auth.ts ASSERTION_ALGS); RS384 and ES384 first.
+    token_endpoint_auth_signing_alg_values_supported: ['RS384', 'ES384', ...SIGNING_ALGS.filter((a) => a !== 'RS384' && a !== 'ES384')],
     capabilities: ['client-confidential-asymmetric'],
   };
 }

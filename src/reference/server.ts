@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path';
 import { FIXTURES_DIR } from '../paths.js';
 import { OPERATIONS } from '../service/api.js';
 import type { OperationDef } from '../service/api.js';
-import { Authority, configureClients, hasScope, loadClients } from './auth.js';
+import { Authority, configureClients, hasScope, loadClients, withMainKeyAlg } from './auth.js';
 import { toClientRecord } from './clients.js';
 import type { ClientRecord } from './auth.js';
 import { capabilityStatement, jwks, openApiDocument, operationDefinition, OPERATION_DEFINITION_PATH, operationPath, smartConfiguration } from './discovery.js';
@@ -531,7 +531,9 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
   const host = opts.host ?? '127.0.0.1';
 
   const [clients, fixtureIds] = await Promise.all([
-    loadClients(fixturesDir).then((c) => configureClients(c, modes, opts.clientJwksUris)),
+    loadClients(fixturesDir)
+      .then((c) => withMainKeyAlg(c, modes, fixturesDir))
+      .then((c) => configureClients(c, modes, opts.clientJwksUris)),
     readFile(join(fixturesDir, 'fixture-ids.json'), 'utf8').then((t) => JSON.parse(t) as Record<string, string>),
   ]);
   // Before listening: a client that cannot be registered leaves no server behind.
@@ -591,7 +593,7 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
         kid: String(c.jwks?.keys[0]?.kid ?? ''),
         keyKind: c.keyKind,
         scopes: [...c.scopes],
-        privateKey: { file: join(fixturesDir, 'keys', `${c.clientId}.test-key.private.jwk.json`) },
+        privateKey: { file: join(fixturesDir, 'keys', c.testKeyFile ?? `${c.clientId}.test-key.private.jwk.json`) },
       })),
       fixtures: { ...fixtures },
     }),

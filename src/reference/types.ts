@@ -5,6 +5,7 @@
  */
 import type { OperationDef } from '../service/api.js';
 import type { JWK } from 'jose';
+import { SIGNING_ALGS, type SigningAlg } from '../auth/algorithms.js';
 
 /** Every knob a fast test needs; defaults are the spec's values. */
 export interface ReferenceLimits {
@@ -151,6 +152,12 @@ export interface ReferenceModes {
    * inline, or stored apart and emitted as `attachment.url` with its `size` and SHA-1 `hash` (no `data`).
    */
   attachmentStorage: 'inline' | 'url';
+  /**
+   * The algorithm of the main client's key (the spec names none): ES384 (the fixture key), or a
+   * test key of another algorithm (fixtures/reference/keys/conformance-main.<alg>.test-key.private.jwk.json),
+   * registered under its own kid and named in the target config.
+   */
+  mainKeyAlg: SigningAlg;
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -184,6 +191,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   diagnosisOrder: 'stored',
   discoveryAuth: 'none',
   attachmentStorage: 'inline',
+  mainKeyAlg: 'ES384',
 };
 
 export interface ReferenceOptions {
@@ -304,6 +312,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   diagnosisOrder: ['stored', 'reversed'],
   discoveryAuth: ['none', 'required'],
   attachmentStorage: ['inline', 'url'],
+  mainKeyAlg: ['ES384', ...SIGNING_ALGS.filter((a) => a !== 'ES384')],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

@@ -35,6 +35,7 @@ import { embeddedLimits, startEmbeddedTarget } from './embedded.js';
 import { closingLines, liveProgress, progressLines, summaryLines } from './progress.js';
 import { checkClientIds, discoveryBearer, probeTarget, probeTokens, SetupStop, type DiscoveryBearer } from './preflight.js';
 import { didYouMean, literalOf } from './suggest.js';
+import { settleSigningAlgs } from './signing-algs.js';
 import { loadRequirements } from '../requirements/index.js';
 
 export interface RunOptions {
@@ -182,7 +183,7 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
   options.signal?.addEventListener('abort', onAbort, { once: true });
 
   try {
-    const config = target.config;
+    let config = target.config;
     record.profile = config.profile;
     record.baseUrl = config.baseUrl;
     record.redactedConfig = redactedConfig(config);
@@ -195,6 +196,11 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
       const line = await probeTarget(config, { deadline, counter: setupRequests });
       if (progress) say(`preflight: ${line}`);
     }
+    // Each client's signing algorithm, against the target's published list (before any assertion is signed).
+    const settled = await settleSigningAlgs(config, { deadline, counter: setupRequests });
+    config = settled.config;
+    record.redactedConfig = redactedConfig(config);
+    if (progress && !target.embedded) say(`preflight: ${settled.line}`);
     // Targets that fetch client keys from a URL get them from the suite itself (before discovery: it may need a token).
     jwks = target.jwks ?? (config.jwksHosting ? await serveJwks(config.jwksHosting, publicJwks(config.clients)) : undefined);
     jwks?.setKeys(publicJwks(config.clients));

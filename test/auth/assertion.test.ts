@@ -1,7 +1,8 @@
 import { createPublicKey } from 'node:crypto';
-import { decodeJwt, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ASSERTION_LIFETIME_SEC, createAssertion, foreignKey, publicKeyPem } from '../../src/auth/assertion.js';
+import { SIGNING_ALGS, type SigningAlg } from '../../src/auth/algorithms.js';
 import type { ResolvedClient } from '../../src/config/index.js';
 import { redactString } from '../../src/redact.js';
 import { testClient } from './helpers.js';
@@ -102,5 +103,60 @@ describe('createAssertion', () => {
     expect(Buffer.from(jwt.split('.')[2]!, 'base64url').length).toBe(96);
     await expect(verifyWithClientKey(jwt, es)).rejects.toThrow(/signature/);
     await expect(verifyWithClientKey(good, es)).resolves.toBeTruthy();
+  });
+
+  describe('in every signing algorithm the suite supports', () => {
+    const SIG_BYTES: Record<SigningAlg, number> = {
+      RS256: 256,
+      RS384: 256,
+      RS512: 256,
+      PS256: 256,
+      PS384: 256,
+      PS512: 256,
+      ES256: 64,
+      ES384: 96,
+      ES512: 132,
+      EdDSA: 64,
+    };
+    const clients = new Map<SigningAlg, ResolvedClient>();
+    beforeAll(() => {
+      for (const alg of SIGNING_ALGS) clients.set(alg, testClient('main', alg, `client-${alg}`));
+    });
+
+    it.each([...SIGNING_ALGS])('%s: the assertion verifies with jose against the public JWK, in that algorithm only', async (alg) => {
+      const client = clients.get(alg)!;
+      const jwt = await createAssertion(client, AUD);
+      const { protectedHeader, payload } = await verifyWithClientKey(jwt, client);
+      expect(protectedHeader).toEqual({ alg, kid: client.kid, typ: 'JWT' });
+      expect(payload.iss).toBe(`client-${alg}`);
+      expect(Buffer.from(jwt.split('.')[2]!, 'base64url').length).toBe(SIG_BYTES[alg]);
+      // The key set the target holds: jose refuses the assertion under any other algorithm name.
+      const other = alg === 'EdDSA' ? 'ES256' : SIGNING_ALGS.find((a) => a !== alg && a.slice(0, 2) === alg.slice(0, 2))!;
+      const relabelled = await createAssertion(client, AUD, { header: { alg: other } });
+      await expect(jwtVerify(relabelled, createLocalJWKSet({ keys: [client.publicJwk] }), { algorithms: [...SIGNING_ALGS] })).rejects.toThrow();
+    });
+
+    it.each([...SIGNING_ALGS])(
+      '%s: the negative matrix signs in that algorithm: a foreign key of its kind, alg none, HS256 keyed with its public key',
+      async (alg) => {
+        const client = clients.get(alg)!;
+        const foreign = await createAssertion(client, AUD, { signWith: 'foreign' });
+        expect(decodeProtectedHeader(foreign)).toEqual({ alg, kid: client.kid, typ: 'JWT' });
+        await expect(verifyWithClientKey(foreign, client)).rejects.toThrow(/signature/);
+        await expect(jwtVerify(foreign, createPublicKey(await foreignKey(alg)), { algorithms: [alg] })).resolves.toBeTruthy();
+
+        const none = await createAssertion(client, AUD, { signWith: 'none' });
+        expect(decodeProtectedHeader(none)).toMatchObject({ alg: 'none', kid: client.kid });
+        expect(none.endsWith('.')).toBe(true);
+
+        const hs = await createAssertion(client, AUD, { signWith: 'hs256-public-key' });
+        expect(decodeProtectedHeader(hs)).toMatchObject({ alg: 'HS256', kid: client.kid });
+        await expect(jwtVerify(hs, new TextEncoder().encode(publicKeyPem(client)), { algorithms: ['HS256'] })).resolves.toBeTruthy();
+        await expect(verifyWithClientKey(hs, client)).rejects.toThrow();
+
+        const corrupt = await createAssertion(client, AUD, { corruptSignature: true });
+        await expect(verifyWithClientKey(corrupt, client)).rejects.toThrow(/signature/);
+      },
+    );
   });
 });

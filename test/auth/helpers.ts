@@ -1,13 +1,20 @@
 /** Test clients with freshly generated keys (never the reference fixtures' keys). */
-import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
 import type { ResolvedClient } from '../../src/config/index.js';
 
+/** A private key that signs `alg`: RSA 2048, EC on the algorithm's curve, or Ed25519. */
+export function testKey(alg: ResolvedClient['alg']): KeyObject {
+  if (alg === 'EdDSA') return generateKeyPairSync('ed25519').privateKey;
+  if (alg.startsWith('ES')) return generateKeyPairSync('ec', { namedCurve: { ES256: 'P-256', ES384: 'P-384', ES512: 'P-521' }[alg as 'ES256'] }).privateKey;
+  return generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+}
+
 export function testClient(role: ResolvedClient['role'], alg: ResolvedClient['alg'] = 'ES384', clientId = `client-${role}`): ResolvedClient {
-  const { privateKey } = alg === 'ES384' ? generateKeyPairSync('ec', { namedCurve: 'P-384' }) : generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const privateKey = testKey(alg);
   const kid = `kid-${clientId}`;
   const publicJwk = { ...(createPublicKey(privateKey).export({ format: 'jwk' }) as JWK), kid, alg, use: 'sig' };
-  return { role, clientId, kid, alg, privateKey, publicJwk, rateLimitPerMinute: 60, keySource: { env: 'UNUSED' } };
+  return { role, clientId, kid, alg, algs: [alg], algSource: 'config', privateKey, publicJwk, rateLimitPerMinute: 60, keySource: { env: 'UNUSED' } };
 }
 
 /**

@@ -16,6 +16,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { FAULTS } from '../../src/reference/faults/index.js';
 import { CLI, readLatestReport, runCli, tempDir, writeTargetConfig, type CliRun } from './cli.js';
 import { refusedUrl } from '../robustness/hostile.js';
+import { SIGNING_ALGS } from '../../src/auth/algorithms.js';
 
 const FAULT = 'no-correlation-id';
 /** Nothing internal reaches a user: no error class names, no stack frames. */
@@ -431,5 +432,59 @@ describe('fhir-conformance CLI', () => {
       expect(report.checks.some((c) => c.outcome === 'skip' && /no client with role "?second-org"?/.test(c.message ?? ''))).toBe(true);
       await serve.stop();
     }, 300_000);
+
+    test('init --alg X for each of the ten algorithms -> serve --client with each key -> run --config with the EdDSA key passes (the auth and discovery areas)', async () => {
+      const dir = await tempDir('cli-algs');
+      const first = await startServe(['--port', '0'], dir);
+      const port = new URL(first.url).port;
+      const KTY: Record<string, string> = { R: 'RSA', P: 'RSA', E: 'EC', Ed: 'OKP' };
+      for (const alg of SIGNING_ALGS) {
+        const init = await runCli(['init', '--base-url', first.url, '--alg', alg, '--out', join(dir, alg)], { timeoutMs: 30_000 });
+        expect(init.code, init.stderr).toBe(0);
+        expect(init.stdout).toContain(`(private key, ${alg}: --alg; keep it out of version control)`);
+        const jwks = JSON.parse(await readFile(join(dir, alg, 'keys', 'main.public.jwks.json'), 'utf8')) as { keys: Array<{ kty: string; alg: string }> };
+        expect([jwks.keys[0]!.alg, jwks.keys[0]!.kty]).toEqual([alg, KTY[alg === 'EdDSA' ? 'Ed' : alg[0]!]]);
+      }
+      const refused = await runCli(['init', '--base-url', first.url, '--alg', 'HS256', '--out', join(dir, 'hs')], { timeoutMs: 30_000 });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('error: --alg "HS256" is not a signing algorithm the suite supports\n  field: alg\n  fix: use one of RS256, RS384');
+      await first.stop();
+
+      const served = join(dir, 'served.json');
+      const serve = await startServe(
+        [
+          '--port',
+          port,
+          '--limits',
+          'short',
+          '--config-out',
+          served,
+          ...SIGNING_ALGS.flatMap((alg) => ['--client', `vendor-${alg}=${alg}/keys/main.public.jwks.json`]),
+        ],
+        dir,
+      );
+      for (const alg of SIGNING_ALGS) expect(serve.out).toContain(`Registered client "vendor-${alg}": 1 public key(s)`);
+      const ready = JSON.parse(await readFile(served, 'utf8')) as { fixtures: Record<string, string>; limits: Record<string, number> };
+      for (const alg of ['EdDSA'] as const) {
+        const configPath = join(dir, alg, 'target.json');
+        const config = JSON.parse(await readFile(configPath, 'utf8')) as { clients: Array<{ clientId: string }>; fixtures: object; limits?: object };
+        config.clients[0]!.clientId = `vendor-${alg}`;
+        config.fixtures = ready.fixtures;
+        config.limits = ready.limits;
+        await writeFile(configPath, JSON.stringify(config, null, 2));
+        const reports = join(dir, alg, 'reports');
+        const run = await runCli(['run', '--config', configPath, '--profile', 'quick', '--only', '^(auth|discovery)\\.', '--report-dir', reports], {
+          timeoutMs: 120_000,
+        });
+        expect(run.code, run.stderr.slice(-2500)).toBe(0);
+        expect(run.stderr).toMatch(new RegExp(`^preflight: signing algorithms: main ${alg}$`, 'm'));
+        const report = await readLatestReport(reports);
+        expect(report.summary.byOutcome.fail + report.summary.byOutcome.error).toBe(0);
+        // The negative matrix ran in the client's algorithm and passed.
+        for (const slug of ['alg-none', 'hs256-public-key', 'foreign-key', 'unknown-kid', 'corrupted-signature'])
+          expect([slug, report.checks.find((c) => c.id === `auth.assertion-${slug}`)?.outcome]).toEqual([slug, 'pass']);
+      }
+      await serve.stop();
+    }, 420_000);
   });
 });

@@ -14,6 +14,7 @@ import type { ReferenceServer } from '../../src/reference/server.js';
 import { loadClientsFile, parseClientFlag, toClientRecord, type ExtraClient } from '../../src/reference/clients.js';
 import { loadClients } from '../../src/reference/auth.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
+import { SIGNING_ALGS } from '../../src/auth/algorithms.js';
 
 const FIXTURE_CLIENTS = await loadClients(join(PROJECT_ROOT, 'fixtures/reference'));
 
@@ -66,6 +67,26 @@ describe('registering clients', () => {
     );
     expect(() => toClientRecord({ clientId: 'conformance-main', jwksUri: 'https://x.example/j' }, FIXTURE_CLIENTS)).toThrow(/already a fixture client/);
     expect(() => toClientRecord({ clientId: 'x' }, FIXTURE_CLIENTS)).toThrow('client x: needs jwks (a public JWK set) or jwksUri');
+  });
+
+  test('a key of any of the ten algorithms registers; its algorithm is its alg, else its kind; other keys are refused, saying why', async () => {
+    const record = (jwk: JWK) => toClientRecord({ clientId: 'x', jwks: { keys: [jwk] } }, FIXTURE_CLIENTS).alg;
+    for (const alg of SIGNING_ALGS) {
+      const { publicKey } = await generateKeyPair(alg, alg === 'EdDSA' ? { crv: 'Ed25519' } : {});
+      const jwk = await exportJWK(publicKey);
+      expect([alg, record({ ...jwk, alg })]).toEqual([alg, alg]);
+      // Without alg: the curve decides; an RSA key is the suite's default RS384.
+      expect([alg, record(jwk)]).toEqual([alg, alg.startsWith('RS') || alg.startsWith('PS') ? 'RS384' : alg]);
+    }
+    const p256 = await exportJWK((await generateKeyPair('ES256')).publicKey);
+    expect(() => record({ ...p256, alg: 'HS256' })).toThrow(
+      'client x: jwks.keys[0] has "alg": "HS256"; the reference verifies RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA',
+    );
+    expect(() => record({ ...p256, alg: 'ES384' })).toThrow('client x: jwks.keys[0] has "alg": "ES384", which its key (kty EC, crv P-256) cannot sign');
+    const x25519 = await exportJWK((await generateKeyPair('ECDH-ES', { crv: 'X25519' })).publicKey);
+    expect(() => record(x25519)).toThrow(
+      /^client x: jwks\.keys\[0\] \(kty OKP, crv X25519\) is not a key of RS256, .*EdDSA \(RSA >= 2048 bits, EC P-256\/P-384\/P-521, OKP Ed25519\)$/,
+    );
   });
 
   test('--clients FILE: the registry format, jwksFile relative to the file', async () => {

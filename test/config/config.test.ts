@@ -26,6 +26,12 @@ beforeAll(async () => {
     JSON.stringify(ecKey.export({ format: 'jwk' }), (k, v) => (k === 'd' ? undefined : v)),
   );
   await writeFile(join(dir, 'garbage.txt'), 'not a key');
+  const pem = (k: KeyObject) => k.export({ type: 'pkcs8', format: 'pem' });
+  await writeFile(join(dir, 'ed.pem'), pem(generateKeyPairSync('ed25519').privateKey));
+  await writeFile(join(dir, 'ed448.pem'), pem(generateKeyPairSync('ed448').privateKey));
+  await writeFile(join(dir, 'rsa1024.pem'), pem(generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey));
+  await writeFile(join(dir, 'ec.hs.jwk.json'), jwkOf(ecKey, { alg: 'HS256' }));
+  await writeFile(join(dir, 'ec.es256.jwk.json'), jwkOf(ecKey, { alg: 'ES256' }));
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -94,6 +100,48 @@ describe('resolveConfig: valid configs', () => {
     }
   });
 
+  it('every algorithm: an explicit alg, else the JWK alg, else the kind of key (RSA: all RS*/PS*, RS384 first)', async () => {
+    const keys = {
+      p256: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey,
+      p521: generateKeyPairSync('ec', { namedCurve: 'P-521' }).privateKey,
+      ed: generateKeyPairSync('ed25519').privateKey,
+    };
+    await writeFile(join(dir, 'p256.pem'), keys.p256.export({ type: 'pkcs8', format: 'pem' }));
+    await writeFile(join(dir, 'p521.jwk.json'), jwkOf(keys.p521));
+    await writeFile(join(dir, 'ed.jwk.json'), jwkOf(keys.ed, { kid: 'ed-kid' }));
+    await writeFile(join(dir, 'rsa.ps512.jwk.json'), jwkOf(rsaKey, { alg: 'PS512' }));
+    const c = await resolveConfig(
+      base({
+        clients: [
+          { role: 'main', clientId: 'a', privateKey: { file: 'p256.pem' } },
+          { role: 'extra', clientId: 'b', privateKey: { file: 'p521.jwk.json' } },
+          { role: 'extra', clientId: 'c', privateKey: { file: 'ed.jwk.json' } },
+          { role: 'extra', clientId: 'd', privateKey: { file: 'rsa.pem' } },
+          { role: 'extra', clientId: 'e', alg: 'PS384', privateKey: { file: 'rsa.jwk.json' } },
+          { role: 'extra', clientId: 'f', privateKey: { file: 'rsa.ps512.jwk.json' } },
+          { role: 'extra', clientId: 'g', alg: 'EdDSA', privateKey: { file: 'ed.pem' } },
+          { role: 'extra', clientId: 'h', privateKey: { file: 'ec.jwk.json' } },
+        ],
+      }),
+      dir,
+    );
+    expect(c.clients.map((x) => [x.alg, x.algSource, x.algs.length])).toEqual([
+      ['ES256', 'key', 1],
+      ['ES512', 'key', 1],
+      ['EdDSA', 'key', 1],
+      ['RS384', 'key', 6],
+      ['PS384', 'config', 1],
+      ['PS512', 'jwk', 1],
+      ['EdDSA', 'config', 1],
+      ['ES384', 'key', 1],
+    ]);
+    expect(c.clients[3]!.algs).toEqual(['RS384', 'RS256', 'RS512', 'PS256', 'PS384', 'PS512']);
+    expect(c.clients.map((x) => x.publicJwk.alg)).toEqual(['ES256', 'ES512', 'EdDSA', 'RS384', 'PS384', 'PS512', 'EdDSA', 'ES384']);
+    expect(c.clients[1]!.publicJwk).toMatchObject({ kty: 'EC', crv: 'P-521' });
+    expect(c.clients[2]!.publicJwk).toMatchObject({ kty: 'OKP', crv: 'Ed25519', kid: 'ed-kid', use: 'sig' });
+    expect(c.clients[2]!.publicJwk).not.toHaveProperty('d');
+  });
+
   it('lists declared deviations and derives jwksUri from jwksHosting', async () => {
     const c = await resolveConfig(
       base({ limits: { tokenLifetimeSec: 20, windowSec: 10 }, jwksHosting: { host: '127.0.0.1', port: 9999, path: '/jwks.json' } }),
@@ -131,7 +179,12 @@ describe('resolveConfig: every error names the field and the fix', () => {
     ['missing baseUrl', { baseUrl: undefined }, 'baseUrl'],
     ['non-http baseUrl', { baseUrl: 'ftp://x.example' }, 'baseUrl', /http/],
     ['no clients', { clients: [] }, 'clients'],
-    ['bad alg', { clients: [{ role: 'main', clientId: 'a', alg: 'HS256', privateKey: { file: 'ec.jwk.json' } }] }, 'clients[0].alg', /"RS384" or "ES384"/],
+    [
+      'bad alg',
+      { clients: [{ role: 'main', clientId: 'a', alg: 'HS256', privateKey: { file: 'ec.jwk.json' } }] },
+      'clients[0].alg',
+      /^use "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512" or "EdDSA" /,
+    ],
     ['unknown role', { clients: [{ role: 'boss', clientId: 'a', alg: 'ES384', privateKey: { file: 'ec.jwk.json' } }] }, 'clients[0].role'],
     [
       'inline key material',
@@ -177,6 +230,37 @@ describe('resolveConfig: every error names the field and the fix', () => {
       { clients: [{ role: 'main', clientId: 'a', alg: 'ES384', privateKey: { file: 'rsa.jwk.json' } }] },
       'clients[0].privateKey',
       /P-384/,
+    ],
+    [
+      'P-384 key with alg ES256',
+      { clients: [{ role: 'main', clientId: 'a', alg: 'ES256', privateKey: { file: 'ec.pem' } }] },
+      'clients[0].privateKey',
+      /EC P-256/,
+    ],
+    [
+      'Ed25519 key with alg PS256',
+      { clients: [{ role: 'main', clientId: 'a', alg: 'PS256', privateKey: { file: 'ed.pem' } }] },
+      'clients[0].privateKey',
+      /Ed25519 key, which cannot sign PS256/,
+    ],
+    [
+      'RSA key of 1024 bits',
+      { clients: [{ role: 'main', clientId: 'a', privateKey: { file: 'rsa1024.pem' } }] },
+      'clients[0].privateKey',
+      /at least 2048 bits/,
+    ],
+    ['an Ed448 key, which signs none', { clients: [{ role: 'main', clientId: 'a', privateKey: { file: 'ed448.pem' } }] }, 'clients[0].privateKey', /Ed25519/],
+    [
+      'a JWK whose alg the suite cannot sign with',
+      { clients: [{ role: 'main', clientId: 'a', privateKey: { file: 'ec.hs.jwk.json' } }] },
+      'clients[0].privateKey',
+      /"HS256"/,
+    ],
+    [
+      'a JWK whose alg its key cannot sign',
+      { clients: [{ role: 'main', clientId: 'a', privateKey: { file: 'ec.es256.jwk.json' } }] },
+      'clients[0].privateKey',
+      /cannot sign ES256/,
     ],
     [
       'kid differing from the JWK',

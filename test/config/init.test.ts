@@ -2,7 +2,9 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { importJWK, jwtVerify, SignJWT } from 'jose';
+import { createLocalJWKSet, importJWK, jwtVerify, SignJWT } from 'jose';
+import { SIGNING_ALGS, type SigningAlg } from '../../src/auth/algorithms.js';
+import { createAssertion } from '../../src/auth/assertion.js';
 import { initConfig, CLIENT_ID_PLACEHOLDER } from '../../src/config/init.js';
 import { loadConfig } from '../../src/config/index.js';
 import type { ConformanceError } from '../../src/errors.js';
@@ -79,5 +81,73 @@ describe('initConfig', () => {
       expect(e.code).toBe('ERR_DISCOVERY');
       expect(e.fix).toContain('tokenUrl');
     }
+  });
+
+  describe('--alg', () => {
+    const TOKEN = { token_endpoint: 'https://t.example/auth/token' };
+    const KTY: Record<SigningAlg, [string, string | undefined]> = {
+      RS256: ['RSA', undefined],
+      RS384: ['RSA', undefined],
+      RS512: ['RSA', undefined],
+      PS256: ['RSA', undefined],
+      PS384: ['RSA', undefined],
+      PS512: ['RSA', undefined],
+      ES256: ['EC', 'P-256'],
+      ES384: ['EC', 'P-384'],
+      ES512: ['EC', 'P-521'],
+      EdDSA: ['OKP', 'Ed25519'],
+    };
+
+    it.each([...SIGNING_ALGS])('%s: a key pair of that algorithm, a config that loads with it, a public JWKS that verifies what the key signs', async (alg) => {
+      const out = join(dir, alg);
+      const r = await initConfig({ baseUrl: 'https://t.example', outDir: out, alg, fetch: smartFetch(200, TOKEN).fetch });
+      expect([r.alg, r.algReason]).toEqual([alg, '--alg']);
+      const config = await loadConfig(r.configPath);
+      expect(config.clients[0]).toMatchObject({ alg, algSource: 'config', algs: [alg] });
+      const [pub] = r.publicJwks.keys;
+      expect([pub!.kty, pub!.crv, pub!.alg, pub!.use]).toEqual([...KTY[alg], alg, 'sig']);
+      // What the suite signs with the written key verifies against the public key set init printed.
+      const jwt = await createAssertion(config.clients[0]!, 'https://t.example/auth/token');
+      const { protectedHeader } = await jwtVerify(jwt, createLocalJWKSet(r.publicJwks), { algorithms: [alg] });
+      expect(protectedHeader).toEqual({ alg, kid: pub!.kid, typ: 'JWT' });
+    });
+
+    it("the target's list: --alg must be in it; without --alg ES384 when listed, else the list's first the suite signs", async () => {
+      const listing = (algs: string[]) => smartFetch(200, { ...TOKEN, token_endpoint_auth_signing_alg_values_supported: algs }).fetch;
+      const e = (await initConfig({ baseUrl: 'https://t.example', outDir: join(dir, 'a'), alg: 'ES512', fetch: listing(['RS256', 'ES256', 'HS256']) }).catch(
+        (x: unknown) => x,
+      )) as ConformanceError;
+      expect([e.code, e.field, e.message, e.fix]).toEqual([
+        'ERR_USAGE',
+        'alg',
+        "--alg ES512 is not in the target's token_endpoint_auth_signing_alg_values_supported (RS256, ES256, HS256)",
+        'use one the target lists: --alg RS256 | ES256',
+      ]);
+      const listed = await initConfig({ baseUrl: 'https://t.example', outDir: join(dir, 'b'), fetch: listing(['RS256', 'ES384']) });
+      expect([listed.alg, listed.algReason]).toEqual(['ES384', 'the default, which the target lists']);
+      const first = await initConfig({ baseUrl: 'https://t.example', outDir: join(dir, 'c'), fetch: listing(['HS256', 'PS256', 'ES256']) });
+      expect([first.alg, first.algReason]).toEqual([
+        'PS256',
+        "the first algorithm of the target's token_endpoint_auth_signing_alg_values_supported (it lacks ES384)",
+      ]);
+      const none = (await initConfig({ baseUrl: 'https://t.example', outDir: join(dir, 'd'), fetch: listing(['HS256']) }).catch(
+        (x: unknown) => x,
+      )) as ConformanceError;
+      expect([none.code, none.field]).toEqual(['ERR_USAGE', 'token_endpoint_auth_signing_alg_values_supported']);
+      const unlisted = await initConfig({ baseUrl: 'https://t.example', outDir: join(dir, 'e'), fetch: smartFetch(200, TOKEN).fetch });
+      expect([unlisted.alg, unlisted.algReason]).toEqual(['ES384', 'the default; the target publishes no token_endpoint_auth_signing_alg_values_supported']);
+    });
+
+    it('an algorithm the suite does not sign is refused before any request', async () => {
+      const { fetch, urls } = smartFetch(200, TOKEN);
+      const e = (await initConfig({ baseUrl: 'https://t.example', outDir: dir, alg: 'HS256', fetch }).catch((x: unknown) => x)) as ConformanceError;
+      expect([e.code, e.field, e.message, e.fix]).toEqual([
+        'ERR_USAGE',
+        'alg',
+        '--alg "HS256" is not a signing algorithm the suite supports',
+        'use one of RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA',
+      ]);
+      expect(urls).toEqual([]);
+    });
   });
 });

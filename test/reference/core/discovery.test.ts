@@ -134,7 +134,7 @@ test('smart-configuration and JWKS need no auth', async () => {
     jwks_uri: `${server.url}/fhir/.well-known/jwks.json`,
     grant_types_supported: ['client_credentials'],
     token_endpoint_auth_methods_supported: ['private_key_jwt'],
-    token_endpoint_auth_signing_alg_values_supported: ['RS384', 'ES384'],
+    token_endpoint_auth_signing_alg_values_supported: ['RS384', 'ES384', 'RS256', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES512', 'EdDSA'],
   });
   expect(r.json.scopes_supported).toContain('system/MedicationRequest.c');
   const keys = await call(r.json.jwks_uri);

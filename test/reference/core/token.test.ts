@@ -7,6 +7,12 @@ import * as oidc from 'openid-client';
 import type { ReferenceServer } from '../../../src/reference/server.js';
 import { ASSERTION_TYPE, ALL_SCOPES, call, clientKey, codeOf, fakeClock, getToken, signAssertion, startStub, tokenRequest } from './helpers.js';
 import type { ClientKey } from './helpers.js';
+import { readFile } from 'node:fs/promises';
+import { SIGNING_ALGS, type SigningAlg } from '../../../src/auth/algorithms.js';
+import { createAssertion } from '../../../src/auth/assertion.js';
+import type { AssertionOverrides } from '../../../src/auth/types.js';
+import type { ResolvedClient } from '../../../src/config/index.js';
+import { testClient } from '../../auth/helpers.js';
 
 let server: ReferenceServer;
 let main: ClientKey;
@@ -323,4 +329,117 @@ test('token endpoint accepts only form-encoded POST', async () => {
   const text = await call(`${server.url}/auth/token`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'grant_type=client_credentials' });
   expect(text.status).toBe(400);
   expect(codeOf(text)).toBe('HPB-00101');
+});
+
+describe('client keys in every algorithm the spec leaves open', () => {
+  const clients = new Map<SigningAlg, ResolvedClient>();
+  let authority: import('../../../src/reference/auth.js').Authority;
+  let rsaOpen: ResolvedClient;
+
+  beforeAll(async () => {
+    const { Authority } = await import('../../../src/reference/auth.js');
+    const { DEFAULT_LIMITS, DEFAULT_MODES } = await import('../../../src/reference/types.js');
+    for (const alg of SIGNING_ALGS) clients.set(alg, testClient('main', alg, `client-${alg}`));
+    // An RSA key registered without alg: any RS* or PS*.
+    const rsa = testClient('extra', 'PS512', 'rsa-open');
+    rsaOpen = { ...rsa, publicJwk: { ...rsa.publicJwk, alg: undefined } };
+    const record = (c: ResolvedClient) => ({
+      clientId: c.clientId,
+      role: c.role,
+      org: 'org-a',
+      keyKind: 'sandbox' as const,
+      alg: c.alg,
+      scopes: ['system/Encounter.rs'],
+      jwks: { keys: [JSON.parse(JSON.stringify(c.publicJwk))] },
+    });
+    authority = await Authority.create({
+      clients: [...clients.values(), rsaOpen].map(record),
+      baseUrl: 'http://127.0.0.1:1',
+      limits: DEFAULT_LIMITS,
+      modes: DEFAULT_MODES,
+      faults: new Set(),
+      now: Date.now,
+    });
+  });
+
+  const issue = async (c: ResolvedClient, overrides: AssertionOverrides = {}) =>
+    authority.issue(new URLSearchParams(form(await createAssertion(c, authority.tokenUrl, overrides))));
+
+  test.each([...SIGNING_ALGS])('%s: an assertion signed by the registered key gets a token', async (alg) => {
+    expect((await issue(clients.get(alg)!)).scope).toBe('system/Encounter.rs');
+  });
+
+  test.each([...SIGNING_ALGS])('%s: alg none, HS256 keyed with the public key, a foreign key of the same kind: 401 HPB-00106', async (alg) => {
+    const c = clients.get(alg)!;
+    for (const signWith of ['none', 'hs256-public-key', 'foreign'] as const) {
+      await expect(issue(c, { signWith })).rejects.toMatchObject({ status: 401, code: 'HPB-00106' });
+    }
+  });
+
+  test("an algorithm other than the registered key's is refused, even signed by that key", async () => {
+    // RS384-registered key signing RS256 / PS384 (the same RSA key): refused.
+    const rs384 = clients.get('RS384')!;
+    for (const alg of ['RS256', 'PS384'] as const) {
+      await expect(issue({ ...rs384, alg })).rejects.toMatchObject({
+        status: 401,
+        code: 'HPB-00106',
+        message: expect.stringContaining('no key of the client has this kid and this alg'),
+      });
+    }
+    // A P-256 key registered as ES256 named ES384 in the header: refused.
+    await expect(issue(clients.get('ES256')!, { header: { alg: 'ES384' } })).rejects.toMatchObject({ status: 401, code: 'HPB-00106' });
+    // An algorithm outside the ten: refused by name.
+    await expect(issue(clients.get('ES256')!, { header: { alg: 'ES256K' } })).rejects.toMatchObject({
+      status: 401,
+      message: expect.stringContaining('alg must be one of RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA'),
+    });
+  });
+
+  test('an RSA key registered without alg verifies every RS* and PS*, nothing else', async () => {
+    for (const alg of ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'] as const) expect((await issue({ ...rsaOpen, alg })).access_token).toBeTruthy();
+    await expect(issue(rsaOpen, { signWith: 'hs256-public-key' })).rejects.toMatchObject({ status: 401, code: 'HPB-00106' });
+  });
+
+  test('smart-configuration lists the ten, RS384 and ES384 first', async () => {
+    const r = await call(`${server.url}/fhir/.well-known/smart-configuration`);
+    expect(r.json.token_endpoint_auth_signing_alg_values_supported).toEqual([
+      'RS384',
+      'ES384',
+      'RS256',
+      'RS512',
+      'PS256',
+      'PS384',
+      'PS512',
+      'ES256',
+      'ES512',
+      'EdDSA',
+    ]);
+  });
+});
+
+describe('mode mainKeyAlg: the main client registered with its test key of another algorithm', () => {
+  test.each(['RS256', 'PS384', 'ES256', 'ES512', 'EdDSA'] as const)(
+    '%s: the target config names that key and algorithm; a token for it, none for the fixture ES384 key',
+    async (alg) => {
+      const s = await startStub({ modes: { mainKeyAlg: alg } });
+      try {
+        const c = s.targetConfig().clients.find((x) => x.role === 'main')!;
+        expect([c.clientId, c.alg, c.privateKey.file.split('/').at(-1)]).toEqual([
+          'conformance-main',
+          alg,
+          `conformance-main.${alg.toLowerCase()}.test-key.private.jwk.json`,
+        ]);
+        const jwk = JSON.parse(await readFile(c.privateKey.file, 'utf8')) as { kid: string; alg: string };
+        expect([c.kid, jwk.alg]).toEqual([jwk.kid, alg]);
+        const r = await getToken(s, 'main');
+        expect(r.status).toBe(200);
+        // The fixture ES384 key no longer authenticates the main client.
+        const fixture = await clientKey(server, 'main');
+        const old = await tokenRequest(s, form(await signAssertion(s, fixture)));
+        expect([old.status, codeOf(old)]).toEqual([401, 'HPB-00106']);
+      } finally {
+        await s.close();
+      }
+    },
+  );
 });
