@@ -63,7 +63,7 @@ export async function discover(http: HttpClient, opts: DiscoverOptions = {}): Pr
     const api = await loadOpenApi(openapiDoc.json, problem);
     if (api) {
       model.openapi = api;
-      openapiOps = operationsFromOpenApi(api, problem);
+      openapiOps = operationsFromOpenApi(api, problem, { baseUrl: http.baseUrl }, note);
     }
   }
 
@@ -88,7 +88,20 @@ export async function discover(http: HttpClient, opts: DiscoverOptions = {}): Pr
   const r4Ops = await capability('R4', true);
   const r5Ops = await capability('R5', false);
 
-  if (openapiOps && r4Ops) model.divergences = divergences(openapiOps, r4Ops);
+  // A divergence is a finding only when both documents were read: one without any R4 operation the suite can read is not compared.
+  const unread = !openapiOps
+    ? `${OPENAPI_DOCUMENT} could not be read`
+    : !r4Ops
+      ? `${metadataPath('R4')} could not be read`
+      : !openapiOps.some((o) => o.release === 'R4')
+        ? `${OPENAPI_DOCUMENT} yields no R4 operation the suite can read`
+        : !r4Ops.some((o) => o.release === 'R4')
+          ? `${metadataPath('R4')} yields no R4 operation the suite can read`
+          : undefined;
+  if (unread) {
+    model.notCompared = `${unread}: the OpenAPI document and the R4 CapabilityStatement are not compared`;
+    note(model.notCompared);
+  } else model.divergences = divergences(openapiOps!, r4Ops!);
   const completed = withSpecStated(mergeOperations(openapiOps ?? [], r4Ops ?? [], r5Ops ?? []));
   const merged = mergeOperations(completed.operations);
   model.operations = merged.filter((o) => !o.pathAssumed);

@@ -17,7 +17,8 @@ export interface ModelOperation {
   path: string;
   /** `x-service-scope`, or the CapabilityStatement's required-scope extension. */
   scope?: string;
-  searchParams: Array<{ name: string; type?: string }>;
+  /** Query parameters (search parameters; for an operation, those it takes in the query); `required` as the OpenAPI document says. */
+  searchParams: Array<{ name: string; type?: string; required?: boolean }>;
   /** Dereferenced request body schema (OpenAPI). */
   requestSchema?: object;
   /** Media types of the request body (OpenAPI `requestBody.content` keys). */
@@ -48,6 +49,8 @@ export interface OperationModel {
   pathless?: ModelOperation[];
   /** Differences between the OpenAPI document and the R4 CapabilityStatement, one line each. */
   divergences: string[];
+  /** Why the OpenAPI document and the R4 CapabilityStatement were not compared (one of them could not be read); absent when they were. */
+  notCompared?: string;
   /** Unreachable, invalid or wrong-version documents, one readable line each. */
   problems: string[];
   /**

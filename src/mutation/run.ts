@@ -215,6 +215,8 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
     profile: 'full',
     limits: { windowMs: 3000, tokenLifetimeSec: 7, tokenWindowMs: 4000, perKeyPerWindow: 700, tokenIssuancePerWindow: 60 },
   },
+  // The OpenAPI document as another generator writes it: relative servers with a variable, $ref'd components, path-level extensions.
+  { label: 'openapiForm=servers-relative', modes: { openapiForm: 'servers-relative' } },
 ];
 
 export async function runMode(spec: ModeSpec): Promise<ModeRun> {

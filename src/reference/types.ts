@@ -151,6 +151,13 @@ export interface ReferenceModes {
    * inline, or stored apart and emitted as `attachment.url` with its `size` and SHA-1 `hash` (no `data`).
    */
   attachmentStorage: 'inline' | 'url';
+  /**
+   * How `/openapi.json` is written (the OpenAPI specification allows both): `absolute`, one absolute
+   * server URL and full paths; `servers-relative`, a relative server URL with a variable (and a
+   * second entry), paths relative to it, the R5 surface under per-path and per-operation `servers`,
+   * components `$ref`'d, path-level parameters and `x-service-scope` on single-operation path items.
+   */
+  openapiForm: 'absolute' | 'servers-relative';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -184,6 +191,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   diagnosisOrder: 'stored',
   discoveryAuth: 'none',
   attachmentStorage: 'inline',
+  openapiForm: 'absolute',
 };
 
 export interface ReferenceOptions {
@@ -299,6 +307,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   diagnosisOrder: ['stored', 'reversed'],
   discoveryAuth: ['none', 'required'],
   attachmentStorage: ['inline', 'url'],
+  openapiForm: ['absolute', 'servers-relative'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

@@ -340,11 +340,22 @@ describe('discover: problems, never a throw', () => {
 
   it.each([
     ['Swagger 2.0', { swagger: '2.0', info: { title: 't', version: '1' }, paths: {} }, '/openapi.json is Swagger 2.0, expected OpenAPI 3.0.3'],
-    ['OpenAPI 3.1', { ...openapi(), openapi: '3.1.0' }, '/openapi.json is OpenAPI 3.1.0, expected 3.0.3'],
+    ['OpenAPI 2.x', { ...openapi(), openapi: '2.1.0' }, '/openapi.json is OpenAPI 2.1.0, expected 3.0.3'],
   ])('reports a wrong version (%s)', async (_name, body, line) => {
     const model = await discoverFrom({ ...standard(), '/openapi.json': { body } });
     expect(model.problems).toEqual([line]);
     expect(model.openapi).toBeUndefined();
+  });
+
+  it('reads a 3.1 document as 3.1 but says so', async () => {
+    const model = await discoverFrom({ ...standard(), '/openapi.json': { body: { ...openapi(), openapi: '3.1.0' } } });
+    expect(model.problems).toEqual(['/openapi.json is OpenAPI 3.1.0, expected 3.0.3 (read anyway)']);
+    expect(model.divergences).toEqual([]);
+    expect(model.operations.filter((o) => o.release === 'R4').map((o) => o.sources)).toEqual([
+      ['openapi', 'capability-r4'],
+      ['openapi', 'capability-r4'],
+      ['openapi', 'capability-r4'],
+    ]);
   });
 
   it('reads an older 3.0.x document but says so', async () => {
