@@ -78,6 +78,7 @@ export function operationsFromCapability(cs: Json, release: Release, note: (p: s
           ...(route.assumed ? { pathAssumed: true } : {}),
           ...(typeof op.definition === 'string' ? { definition: op.definition } : {}),
           ...(typeof op.documentation === 'string' ? { documentation: op.documentation } : {}),
+          ...optionalQuery(typeof op.documentation === 'string' ? queryInText(op.documentation, route.path.split('/').pop() ?? `$${name}`) : undefined),
         });
       }
     }
@@ -97,6 +98,15 @@ function pathInText(text: string, release: Release, type: string, name: string):
   const paths = [...new Set(found.map((shape) => shape!.path))];
   return own?.path ?? (paths.length === 1 ? paths[0] : undefined);
 }
+
+/** The query written right after the operation's last path segment (`$upload?...`) in a text (trailing punctuation dropped), if any. */
+export function queryInText(text: string, segment: string): string | undefined {
+  const m = new RegExp(`\\$${segment.replace(/[^\w-]/g, '')}\\?(\\S+)`).exec(text);
+  const query = m?.[1]?.replace(/[.,;:)\]]+$/, '');
+  return query ? query : undefined;
+}
+
+const optionalQuery = (query: string | undefined) => (query === undefined ? {} : { query });
 
 /**
  * An operation's route, from what the CapabilityStatement publishes: the

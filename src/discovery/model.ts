@@ -32,6 +32,11 @@ export interface ModelOperation {
   pathAssumed?: boolean;
   /** CapabilityStatement `operation.definition` (canonical URL of its OperationDefinition). */
   definition?: string;
+  /**
+   * For interaction 'operation': the query the CapabilityStatement's documentation writes after the
+   * operation's path (`patient={patient}` from `POST .../$upload?patient={patient}`), as written.
+   */
+  query?: string;
   /** CapabilityStatement `operation.documentation`. */
   documentation?: string;
   /** Dereferenced 2xx response body schema (OpenAPI). */

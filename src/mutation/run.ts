@@ -217,6 +217,9 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   },
   // The OpenAPI document as another generator writes it: relative servers with a variable, $ref'd components, path-level extensions.
   { label: 'openapiForm=servers-relative', modes: { openapiForm: 'servers-relative' } },
+  // $upload at type level with the patient in the query, published in the R5 CapabilityStatement's documentation and OperationDefinition.
+  { label: 'uploadContract=type-query-raw', modes: { uploadContract: 'type-query-raw' } },
+  { label: 'uploadContract=type-query-binary', modes: { uploadContract: 'type-query-binary' } },
 ];
 
 export async function runMode(spec: ModeSpec): Promise<ModeRun> {

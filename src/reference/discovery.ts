@@ -10,7 +10,7 @@ import type { FhirRelease, OperationDef, SearchParamDef } from '../service/api.j
 import { catalogEntry } from '../service/catalog.js';
 import { COMPONENT_SCHEMAS, writeSchemaName } from '../service/schemas.js';
 import type { ReferenceModes } from './types.js';
-import { uploadContractOf } from './resources/upload.js';
+import { UPLOAD_PATIENT_PARAMETER, uploadContractOf } from './resources/upload.js';
 
 export const REQUIRED_SCOPE_EXTENSION = 'https://clinical-records.example/fhir/StructureDefinition/required-scope';
 export const OPERATION_PATH_EXTENSION = 'https://clinical-records.example/fhir/StructureDefinition/operation-path';
@@ -51,7 +51,7 @@ const PAYLOAD_TEXT: Record<ReturnType<typeof uploadContractOf>['payload'], strin
  */
 export function operationDefinition(init: DiscoveryInit): object | undefined {
   if (init.modes.r5Capability !== 'full') return undefined;
-  const { level, payload } = uploadContractOf(init.modes);
+  const { level, payload, query } = uploadContractOf(init.modes);
   const document = {
     raw: {
       name: 'document',
@@ -85,7 +85,18 @@ export function operationDefinition(init: DiscoveryInit): object | undefined {
             documentation: 'The patient of the DocumentReference created.',
           },
         ]
-      : [];
+      : query
+        ? [
+            {
+              name: UPLOAD_PATIENT_PARAMETER,
+              use: 'in',
+              min: 1,
+              max: '1',
+              type: 'id',
+              documentation: 'The id of the Patient of the DocumentReference created (a query parameter; the body is the document).',
+            },
+          ]
+        : [];
   return {
     resourceType: 'OperationDefinition',
     id: 'DocumentReference-upload',
@@ -277,6 +288,15 @@ function serversRelativeDocument(init: DiscoveryInit): object {
     const relative = full.slice(`/fhir/${op.release}`.length);
     const written = openApiOperation(op, init.modes) as Record<string, unknown>;
     const parameters = ((written.parameters as object[] | undefined) ?? []).filter((p) => (p as { $ref?: string }).$ref !== '#/components/parameters/id');
+    if (op.interaction === 'operation' && uploadContractOf(init.modes).query) {
+      parameters.push({
+        name: UPLOAD_PATIENT_PARAMETER,
+        in: 'query',
+        required: true,
+        description: 'Id of the Patient of the DocumentReference created.',
+        schema: { type: 'string', format: 'uuid' },
+      });
+    }
     const operation: Record<string, unknown> = { ...written, parameters };
     if (parameters.length === 0) delete operation.parameters;
     if (op.method !== 'GET') {
@@ -338,6 +358,14 @@ function searchParamType(p: SearchParamDef): string {
   return p.type === 'integer' ? 'number' : p.type;
 }
 
+/** The `$upload` operation's documentation in the CapabilityStatement: method, URL (with its query template) and payload. */
+function uploadDocumentation(op: OperationDef, modes: ReferenceModes, baseUrl: string): string {
+  const { payload, query } = uploadContractOf(modes);
+  const url = `${baseUrl}${operationPath(op, modes)}${query ? `?${UPLOAD_PATIENT_PARAMETER}={patient}` : ''}`;
+  const patient = query ? `; ${UPLOAD_PATIENT_PARAMETER} is the id of the Patient of the DocumentReference created` : '';
+  return `${op.method} ${url}: ${PAYLOAD_TEXT[payload]}${patient}.`;
+}
+
 /** `bare`: interactions and operation names only (no scope extension, no operation path or documentation). */
 function resourceEntry(resource: string, ops: OperationDef[], modes: ReferenceModes, baseUrl: string, bare = false): object {
   const interactions = ops.filter((o) => o.interaction !== 'operation');
@@ -363,7 +391,7 @@ function resourceEntry(resource: string, ops: OperationDef[], modes: ReferenceMo
             name: o.operationName!,
             definition: `${OPERATION_DEFINITION_BASE}/${resource}-${o.operationName}`,
             extension: [{ url: OPERATION_PATH_EXTENSION, valueString: operationPath(o, modes) }, ...scopeExtension(o.scope)],
-            documentation: `${o.method} ${baseUrl}${operationPath(o, modes)}: ${PAYLOAD_TEXT[uploadContractOf(modes).payload]}.`,
+            documentation: uploadDocumentation(o, modes, baseUrl),
           })),
         }
       : {}),

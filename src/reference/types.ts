@@ -84,8 +84,17 @@ export interface ReferenceModes {
    * raw: the document bytes with their media type as Content-Type; binary: a FHIR Binary;
    * parameters: a FHIR Parameters (`document` valueAttachment, at type level `subject`
    * valueReference); document-reference: a DocumentReference carrying the document inline.
+   * type-query-raw / type-query-binary: type level, the patient in the query (`?patient=<uuid>`),
+   * the body raw bytes or a Binary (published in the R5 CapabilityStatement and OperationDefinition).
    */
-  uploadContract: 'instance-raw' | 'instance-binary' | 'instance-parameters' | 'type-parameters' | 'type-document-reference';
+  uploadContract:
+    | 'instance-raw'
+    | 'instance-binary'
+    | 'instance-parameters'
+    | 'type-parameters'
+    | 'type-document-reference'
+    | 'type-query-raw'
+    | 'type-query-binary';
   /** Fixed issuance window aligned to the clock minute, or starting at the first request. */
   issuanceWindow: 'clock' | 'first-request';
   /** Scope outside the client's grant: refuse the request, or narrow to the granted subset. */
@@ -289,7 +298,15 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   unknownDocumentCode: ['HPB-00118', 'HPB-00102'],
   uploadPath: ['$upload', '$binary-upload'],
   r5Capability: ['full', 'bare', 'none'],
-  uploadContract: ['instance-raw', 'instance-binary', 'instance-parameters', 'type-parameters', 'type-document-reference'],
+  uploadContract: [
+    'instance-raw',
+    'instance-binary',
+    'instance-parameters',
+    'type-parameters',
+    'type-document-reference',
+    'type-query-raw',
+    'type-query-binary',
+  ],
   issuanceWindow: ['first-request', 'clock'],
   excessScope: ['refuse', 'narrow'],
   patientBlockOn: ['create-and-update', 'create'],
