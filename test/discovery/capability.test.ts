@@ -42,3 +42,35 @@ describe('operationsFromCapability: an operation with a query in its documentati
     ]);
   });
 });
+
+describe('operationsFromCapability: published operation paths, absolute or relative', () => {
+  const statement = (path: string, implementation?: string) => ({
+    ...(implementation ? { implementation: { description: 'x', url: implementation } } : {}),
+    rest: [{ resource: [{ type: 'DocumentReference', operation: [{ name: 'upload', extension: [{ url: OPERATION_PATH_EXTENSION, valueString: path }] }] }] }],
+  });
+  const read = (path: string, implementation?: string) => {
+    const notes: string[] = [];
+    const ops = operationsFromCapability(statement(path, implementation), 'R5', (n) => notes.push(n), 'https://h.test/api');
+    return { path: ops[0]!.path, assumed: ops[0]!.pathAssumed, notes };
+  };
+
+  it.each([
+    ['/fhir/R5/DocumentReference/{id}/$upload', undefined, '/fhir/R5/DocumentReference/{id}/$upload'],
+    ['https://h.test/api/fhir/R5/DocumentReference/{id}/$upload', undefined, '/fhir/R5/DocumentReference/{id}/$upload'],
+    ['DocumentReference/$upload', undefined, '/fhir/R5/DocumentReference/$upload'],
+    ['DocumentReference/{id}/$upload', 'https://h.test/api/fhir/R5', '/fhir/R5/DocumentReference/{id}/$upload'],
+    ['DocumentReference/$upload', '/api/fhir/R5/', '/fhir/R5/DocumentReference/$upload'],
+  ])('%s (implementation.url %s) is %s', (path, implementation, expected) => {
+    expect(read(path, implementation)).toEqual({ path: expected, assumed: undefined, notes: [] });
+  });
+
+  it('an absolute URL on another origin: noted, its path read under the base URL', () => {
+    expect(read('https://production.example/fhir/R5/DocumentReference/$upload')).toEqual({
+      path: '/fhir/R5/DocumentReference/$upload',
+      assumed: undefined,
+      notes: [
+        '/fhir/R5/metadata: operation $upload on DocumentReference publishes https://production.example/fhir/R5/DocumentReference/$upload, outside the base URL https://h.test/api/; its path /fhir/R5/DocumentReference/$upload is read under the base URL, no other host is called',
+      ],
+    });
+  });
+});
