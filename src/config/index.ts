@@ -136,7 +136,7 @@ function checkDocumentReference(declared: DocumentReferenceDeclarations | undefi
   const [pathPart, query = ''] = upload.path.split(/\?(.*)/s, 2) as [string, string?];
   const stray = [
     ...[...pathPart.matchAll(/\{([^}]*)\}/g)].filter((m) => m[1] !== 'id').map((m) => `${m[0]} in the path`),
-    ...[...query.matchAll(/\{([^}]*)\}/g)].filter((m) => m[1] !== 'patient').map((m) => `${m[0]} in the query`),
+    ...[...query.matchAll(/\{([^}]*)\}/g)].filter((m) => !['patient', 'type', 'category'].includes(m[1]!)).map((m) => `${m[0]} in the query`),
   ];
   if (stray.length) {
     throw configError(
@@ -144,7 +144,7 @@ function checkDocumentReference(declared: DocumentReferenceDeclarations | undefi
         {
           field: 'documentReference.upload.path',
           message: `has the placeholder ${stray.join(', ')}`,
-          fix: "use {id} in the path (the instance level) and {patient} in the query (the fixture patient's id)",
+          fix: "use {id} in the path (the instance level) and {patient}, {type} or {category} in the query (the fixture patient's id, the document's type and category tokens)",
         },
       ],
       source,

@@ -13,6 +13,7 @@
  */
 import type { CheckContext } from '../../src/engine/index.js';
 import {
+  CATEGORY,
   catalogCodeOf,
   createdIdOf,
   createDocument,
@@ -38,7 +39,7 @@ export interface UploadForm {
   parameterType: 'Attachment' | 'Binary';
   /** payload parameters at type level: the parameter naming the patient, if any. */
   subjectName?: string;
-  /** Query template sent with each upload (`patient={patient}`: `{patient}` is the fixture patient's id). */
+  /** Query template sent with each upload (`patient={patient}`; placeholders: see `QUERY_PLACEHOLDERS`). */
   query?: string;
 }
 
@@ -84,13 +85,23 @@ export function describeForm(f: UploadForm): string {
   return `POST ${f.path}${f.query ? `?${f.query}` : ''} (${f.level} level, ${f.payload}${f.payload === 'parameters' ? ` "${f.parameterName}"` : ''})`;
 }
 
-/** A query parameter whose value names the patient (`patient`, `subject`, `patient-id`, ...). */
-const PATIENT_PARAMETER = /patient|subject/i;
+/**
+ * The placeholders a query template may hold, and the parameter names they fill: `{patient}` the
+ * fixture patient's id (`patient`, `subject`, `patient-id`, ...), `{type}` and `{category}` the
+ * `system|code` tokens of the type and category of the DocumentReference the suite writes.
+ */
+const QUERY_PLACEHOLDERS: ReadonlyArray<[string, RegExp]> = [
+  ['patient', /patient|subject/i],
+  ['type', /^(document-?)?type$/i],
+  ['category', /category/i],
+];
+const placeholderFor = (name: string) => QUERY_PLACEHOLDERS.find(([, names]) => names.test(name))?.[0];
 
 /**
  * A published query template in the suite's terms: a placeholder in the value of a parameter
- * naming the patient becomes `{patient}`; a parameter with any other placeholder is left out
- * (`dropped`: the suite has no value for it); literal values are kept.
+ * naming the patient, the type or the category becomes `{patient}`, `{type}` or `{category}`; a
+ * parameter with any other placeholder is left out (`dropped`: the suite has no value for it);
+ * literal values are kept.
  */
 export function queryTemplate(query: string): { template?: string; dropped: string[] } {
   const kept: string[] = [];
@@ -99,16 +110,28 @@ export function queryTemplate(query: string): { template?: string; dropped: stri
     const cut = pair.indexOf('=');
     const name = cut < 0 ? pair : pair.slice(0, cut);
     const value = cut < 0 ? '' : pair.slice(cut + 1);
+    const placeholder = placeholderFor(name);
     if (!/\{[^}]*\}/.test(value)) kept.push(pair);
-    else if (PATIENT_PARAMETER.test(name)) kept.push(`${name}=${value.replace(/\{[^}]*\}/, '{patient}')}`);
+    else if (placeholder) kept.push(`${name}=${value.replace(/\{[^}]*\}/, `{${placeholder}}`)}`);
     else dropped.push(name);
   }
   return { ...(kept.length ? { template: kept.join('&') } : {}), dropped };
 }
 
-/** The query of a form with the fixture patient's id in place of `{patient}`. */
+/** A coding as a FHIR token (`system|code`). */
+function token(concept: unknown): string {
+  const coding = isObject(concept) && Array.isArray(concept.coding) && isObject(concept.coding[0]) ? concept.coding[0] : {};
+  return `${String(coding.system ?? '')}|${String(coding.code ?? '')}`;
+}
+
+/** The query of a form with its placeholders filled (`QUERY_PLACEHOLDERS`). */
 function expandQuery(ctx: CheckContext, template: string): string {
-  return template.replace(/\{patient\}/g, encodeURIComponent(ctx.fixture('patient')));
+  const values: Record<string, () => string> = {
+    patient: () => ctx.fixture('patient'),
+    type: () => token(documentBody(ctx).type),
+    category: () => token(CATEGORY),
+  };
+  return template.replace(/\{(patient|type|category)\}/g, (_m, name: string) => encodeURIComponent(values[name]!()));
 }
 
 const levelOf = (path: string): UploadLevel => (path.includes('{id}') ? 'instance' : 'type');
@@ -283,11 +306,12 @@ function splitQuery(template: string): [string, string | undefined] {
 export function publishedQuery(op: ModelOperation | undefined, definition: Definition | undefined, basis: string[]): string | undefined {
   const fromDefinition = definition?.queryParameters ?? [];
   if (fromDefinition.length) {
-    const patient = fromDefinition.filter((p) => PATIENT_PARAMETER.test(p.name));
-    const unknown = fromDefinition.filter((p) => !PATIENT_PARAMETER.test(p.name) && p.min > 0);
+    // The patient always (a type-level upload needs it); the type and category when required.
+    const sent = fromDefinition.filter((p) => placeholderFor(p.name) === 'patient' || (placeholderFor(p.name) && p.min > 0));
+    const unknown = fromDefinition.filter((p) => !placeholderFor(p.name) && p.min > 0);
     if (unknown.length) basis.push(`OperationDefinition query parameters the suite has no value for: ${unknown.map((p) => p.name).join(', ')}`);
-    if (patient.length) {
-      const query = patient.map((p) => `${p.name}={patient}`).join('&');
+    if (sent.length) {
+      const query = sent.map((p) => `${p.name}={${placeholderFor(p.name)}}`).join('&');
       basis.push(`query from the OperationDefinition's in parameters: ${query}`);
       return query;
     }
@@ -300,9 +324,9 @@ export function publishedQuery(op: ModelOperation | undefined, definition: Defin
       return template;
     }
   }
-  const required = (op?.searchParams ?? []).filter((p) => p.required && PATIENT_PARAMETER.test(p.name));
-  if (required.length) {
-    const query = required.map((p) => `${p.name}={patient}`).join('&');
+  const required = (op?.searchParams ?? []).filter((p) => p.required && placeholderFor(p.name));
+  if (required.some((p) => placeholderFor(p.name) === 'patient')) {
+    const query = required.map((p) => `${p.name}={${placeholderFor(p.name)}}`).join('&');
     basis.push(`query from the OpenAPI operation's required parameters: ${query}`);
     return query;
   }

@@ -52,14 +52,23 @@ describe('documentReference', () => {
   });
 
   it('takes a query template after the path: {patient} in it, the level from the path before it', async () => {
-    const t = await resolveConfig(raw({ upload: { path: '/fhir/R5/DocumentReference/$upload?patient={patient}&format=pdf', payload: 'raw' } }), dir);
-    expect(t.documentReference.upload).toEqual({ path: '/fhir/R5/DocumentReference/$upload?patient={patient}&format=pdf', level: 'type', payload: 'raw' });
+    const t = await resolveConfig(
+      raw({ upload: { path: '/fhir/R5/DocumentReference/$upload?patient={patient}&type={type}&format=pdf', payload: 'raw' } }),
+      dir,
+    );
+    expect(t.documentReference.upload).toEqual({
+      path: '/fhir/R5/DocumentReference/$upload?patient={patient}&type={type}&format=pdf',
+      level: 'type',
+      payload: 'raw',
+    });
   });
 
   it('names the placeholder it has no value for, and the fix', async () => {
     const e = await refused({ upload: { path: '/fhir/R5/DocumentReference/$upload?subject={subject}' } });
     expect(e.message).toContain('has the placeholder {subject} in the query');
-    expect(e.message).toContain("use {id} in the path (the instance level) and {patient} in the query (the fixture patient's id)");
+    expect(e.message).toContain(
+      "use {id} in the path (the instance level) and {patient}, {type} or {category} in the query (the fixture patient's id, the document's type and category tokens)",
+    );
   });
 
   it.each([

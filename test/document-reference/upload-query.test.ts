@@ -34,15 +34,15 @@ describe('queryTemplate: a published query in the suite terms', () => {
   it.each([
     ['patient={uuid}', { template: 'patient={patient}', dropped: [] }],
     ['subject=Patient/{id}&format=pdf', { template: 'subject=Patient/{patient}&format=pdf', dropped: [] }],
-    ['patient={patient}&type={type}&category={category}', { template: 'patient={patient}', dropped: ['type', 'category'] }],
-    ['type={type}', { dropped: ['type'] }],
+    ['patient={uuid}&type={code}&category={category}', { template: 'patient={patient}&type={type}&category={category}', dropped: [] }],
+    ['format={format}&encounter={id}', { dropped: ['format', 'encounter'] }],
   ])('%s', (query, expected) => {
     expect(queryTemplate(query)).toEqual(expected);
   });
 });
 
 describe('publishedQuery: where the query of $upload comes from', () => {
-  it("the OperationDefinition's primitive in parameters naming the patient; a required one it cannot fill is noted", () => {
+  it("the OperationDefinition's primitive in parameters: the patient, a required type or category; a required one it cannot fill is noted", () => {
     const basis: string[] = [];
     const q = publishedQuery(
       { ...UPLOAD, query: 'subject={x}' },
@@ -50,13 +50,14 @@ describe('publishedQuery: where the query of $upload comes from', () => {
         { name: 'patient', min: 1 },
         { name: 'type', min: 1 },
         { name: 'category', min: 0 },
+        { name: 'encounter', min: 1 },
       ]),
       basis,
     );
-    expect(q).toBe('patient={patient}');
+    expect(q).toBe('patient={patient}&type={type}');
     expect(basis).toEqual([
-      'OperationDefinition query parameters the suite has no value for: type',
-      "query from the OperationDefinition's in parameters: patient={patient}",
+      'OperationDefinition query parameters the suite has no value for: encounter',
+      "query from the OperationDefinition's in parameters: patient={patient}&type={type}",
     ]);
   });
 
@@ -94,11 +95,18 @@ describe('the embedded reference with the patient in the query', () => {
     const results = await runInProcess('all', {
       only: /^document-reference\.(upload|size-limit-upload)/,
       modes: { uploadContract: 'type-query-binary', r5Capability: 'bare' },
-      config: { documentReference: { upload: { path: '/fhir/R5/DocumentReference/$upload?patient={patient}', payload: 'binary' } } },
+      config: { documentReference: { upload: { path: '/fhir/R5/DocumentReference/$upload?patient={patient}&type={type}', payload: 'binary' } } },
     });
     expect(nonConforming(results), describeResults(results).join('\n')).toEqual([]);
     expect(upload(results)).toEqual(ALL_PASS);
-    expect(contractOf(results)).toMatchObject({ form: 'POST /fhir/R5/DocumentReference/$upload?patient={patient} (type level, binary)', source: 'config' });
+    expect(contractOf(results)).toMatchObject({
+      form: 'POST /fhir/R5/DocumentReference/$upload?patient={patient}&type={type} (type level, binary)',
+      source: 'config',
+    });
+    // The placeholders filled: the fixture patient's id and the document type's system|code token.
+    const sent = results.get('document-reference.upload-valid-document')!.evidence.map((x) => new URL(x.request.url));
+    expect(sent.map((u) => u.searchParams.get('type'))).toContain('http://loinc.org|11488-4');
+    expect(sent.every((u) => u.pathname !== '/fhir/R5/DocumentReference/$upload' || /^[0-9a-f-]{36}$/.test(u.searchParams.get('patient') ?? ''))).toBe(true);
   }, 300_000);
 
   it('declared without the query the target publishes: the declared contract fails', async () => {
