@@ -220,6 +220,11 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   // $upload at type level with the patient in the query, published in the R5 CapabilityStatement's documentation and OperationDefinition.
   { label: 'uploadContract=type-query-raw', modes: { uploadContract: 'type-query-raw' } },
   { label: 'uploadContract=type-query-binary', modes: { uploadContract: 'type-query-binary' } },
+  // The same $upload known from the OpenAPI document alone (per-path servers, a Binary body, a required patient query parameter).
+  {
+    label: 'openapiForm=servers-relative, uploadContract=type-query-binary, r5Capability=none',
+    modes: { openapiForm: 'servers-relative', uploadContract: 'type-query-binary', r5Capability: 'none' },
+  },
 ];
 
 export async function runMode(spec: ModeSpec): Promise<ModeRun> {
