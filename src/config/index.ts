@@ -158,7 +158,24 @@ function checkFixtureKeys(fixtures: Record<string, string>, source: string): voi
 function checkDocumentReference(declared: DocumentReferenceDeclarations | undefined, source: string): DocumentReferenceDeclarations {
   if (!declared?.upload) return { ...declared };
   const upload = declared.upload;
-  const pathLevel = upload.path.includes('{id}') ? 'instance' : 'type';
+  const [pathPart, query = ''] = upload.path.split(/\?(.*)/s, 2) as [string, string?];
+  const stray = [
+    ...[...pathPart.matchAll(/\{([^}]*)\}/g)].filter((m) => m[1] !== 'id').map((m) => `${m[0]} in the path`),
+    ...[...query.matchAll(/\{([^}]*)\}/g)].filter((m) => !['patient', 'type', 'category'].includes(m[1]!)).map((m) => `${m[0]} in the query`),
+  ];
+  if (stray.length) {
+    throw configError(
+      [
+        {
+          field: 'documentReference.upload.path',
+          message: `has the placeholder ${stray.join(', ')}`,
+          fix: "use {id} in the path (the instance level) and {patient}, {type} or {category} in the query (the fixture patient's id, the document's type and category tokens)",
+        },
+      ],
+      source,
+    );
+  }
+  const pathLevel = pathPart.includes('{id}') ? 'instance' : 'type';
   if (upload.level !== undefined && upload.level !== pathLevel) {
     throw configError(
       [

@@ -62,7 +62,7 @@ export type UploadPayload = 'raw' | 'binary' | 'parameters' | 'document-referenc
 export type DocumentType = 'application/pdf' | 'image/png' | 'image/jpeg' | 'text/plain';
 
 export interface UploadContract {
-  /** Path template relative to baseUrl; `{id}` for the instance level. */
+  /** Path template relative to baseUrl; `{id}` for the instance level; a query may follow, `{patient}` in it for the fixture patient's id. */
   path: string;
   level?: UploadLevel;
   payload?: UploadPayload;

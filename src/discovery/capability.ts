@@ -35,8 +35,11 @@ export function checkCapability(doc: unknown, release: Release, problem: (p: str
   return doc;
 }
 
-/** `note` receives remarks that are no fault of the target (an operation whose path is not published). */
-export function operationsFromCapability(cs: Json, release: Release, note: (p: string) => void): ModelOperation[] {
+/**
+ * `note` receives remarks that are no fault of the target (an operation whose path is not published).
+ * `baseUrl`: the target's base URL, against which published URLs are read (see `publishedPath`).
+ */
+export function operationsFromCapability(cs: Json, release: Release, note: (p: string) => void, baseUrl = 'http://target.invalid/'): ModelOperation[] {
   const source = release === 'R4' ? 'capability-r4' : 'capability-r5';
   const out: ModelOperation[] = [];
   for (const rest of list(cs.rest)) {
@@ -72,12 +75,13 @@ export function operationsFromCapability(cs: Json, release: Release, note: (p: s
       for (const op of list(resource.operation)) {
         if (typeof op.name !== 'string') continue;
         const name = op.name.replace(/^\$/, '');
-        const route = operationRoute(op, release, type, name, note);
+        const route = operationRoute(op, { release, type, name, note, base: serviceBase(cs, release, baseUrl) });
         out.push({
           ...base('operation', route, extensionValue(op, REQUIRED_SCOPE_EXTENSION), name),
           ...(route.assumed ? { pathAssumed: true } : {}),
           ...(typeof op.definition === 'string' ? { definition: op.definition } : {}),
           ...(typeof op.documentation === 'string' ? { documentation: op.documentation } : {}),
+          ...optionalQuery(typeof op.documentation === 'string' ? queryInText(op.documentation, route.path.split('/').pop() ?? `$${name}`) : undefined),
         });
       }
     }
@@ -98,14 +102,77 @@ function pathInText(text: string, release: Release, type: string, name: string):
   return own?.path ?? (paths.length === 1 ? paths[0] : undefined);
 }
 
+interface RouteContext {
+  release: Release;
+  type: string;
+  name: string;
+  note: (p: string) => void;
+  /** The target's base URL and the FHIR service base relative URLs of this statement resolve against. */
+  base: { target: URL; service: URL };
+}
+
+const withSlash = (u: string) => (u.endsWith('/') ? u : `${u}/`);
+
+/**
+ * Where relative URLs of the statement resolve: `implementation.url` when it is a URL under the
+ * target's base URL (the FHIR base of this release), else `{baseUrl}/fhir/<release>/`.
+ */
+function serviceBase(cs: Json, release: Release, baseUrl: string): { target: URL; service: URL } {
+  const target = new URL(withSlash(baseUrl));
+  const fallback = new URL(`fhir/${release}/`, target);
+  const implementation = isObject(cs.implementation) && typeof cs.implementation.url === 'string' ? cs.implementation.url : undefined;
+  if (!implementation) return { target, service: fallback };
+  try {
+    const url = new URL(withSlash(implementation), target);
+    return { target, service: url.origin === target.origin && url.pathname.startsWith(target.pathname) ? url : fallback };
+  } catch {
+    return { target, service: fallback };
+  }
+}
+
+/**
+ * A published operation path relative to the target's base URL: `/fhir/...` as written (the
+ * spec's paths are relative to the base address); an absolute URL under the base URL without it;
+ * another relative reference resolved against the FHIR base (`DocumentReference/$upload`); an
+ * absolute URL elsewhere read by its path under the base URL, with a note (no other host is called).
+ */
+function publishedPath(written: string, where: RouteContext): string {
+  if (written.startsWith('/fhir/')) return written;
+  const { target, service } = where.base;
+  let url: URL;
+  try {
+    // Braces of a template survive URL parsing as %7B/%7D: put them back.
+    url = new URL(written, service);
+  } catch {
+    return written;
+  }
+  const path = decodeURI(url.pathname).replace(/%24/gi, '$');
+  if (url.origin === target.origin && withSlash(url.pathname).startsWith(target.pathname)) return `/${path.slice(target.pathname.length)}`;
+  where.note(
+    `${metadataPath(where.release)}: operation $${where.name} on ${where.type} publishes ${written}, outside the base URL ${target.href}; its path ${path} is read under the base URL, no other host is called`,
+  );
+  return path;
+}
+
+/** The query written right after the operation's last path segment (`$upload?...`) in a text (trailing punctuation dropped), if any. */
+export function queryInText(text: string, segment: string): string | undefined {
+  const m = new RegExp(`\\$${segment.replace(/[^\w-]/g, '')}\\?(\\S+)`).exec(text);
+  const query = m?.[1]?.replace(/[.,;:)\]]+$/, '');
+  return query ? query : undefined;
+}
+
+const optionalQuery = (query: string | undefined) => (query === undefined ? {} : { query });
+
 /**
  * An operation's route, from what the CapabilityStatement publishes: the
  * operation-path extension, else a path in `documentation`. With neither, the
  * type-level `$name` form is assumed (`assumed`), which is a guess: the spec
  * does not show operation paths.
  */
-function operationRoute(op: Json, release: Release, type: string, name: string, note: (p: string) => void): { method: string; path: string; assumed?: true } {
-  const published = extensionValue(op, OPERATION_PATH_EXTENSION);
+function operationRoute(op: Json, where: RouteContext): { method: string; path: string; assumed?: true } {
+  const { release, type, name, note } = where;
+  const written = extensionValue(op, OPERATION_PATH_EXTENSION);
+  const published = written === undefined ? undefined : publishedPath(written, where);
   if (published !== undefined) return { method: 'POST', path: classifyPath('POST', published)?.path ?? published };
   const documented = typeof op.documentation === 'string' ? pathInText(op.documentation, release, type, name) : undefined;
   if (documented) return { method: 'POST', path: documented };

@@ -63,7 +63,7 @@ export async function discover(http: HttpClient, opts: DiscoverOptions = {}): Pr
     const api = await loadOpenApi(openapiDoc.json, problem);
     if (api) {
       model.openapi = api;
-      openapiOps = operationsFromOpenApi(api, problem);
+      openapiOps = operationsFromOpenApi(api, problem, { baseUrl: http.baseUrl }, note);
     }
   }
 
@@ -83,12 +83,26 @@ export async function discover(http: HttpClient, opts: DiscoverOptions = {}): Pr
     if (!cs) return undefined;
     if (release === 'R4') model.capabilityR4 = cs;
     else model.capabilityR5 = cs;
-    return operationsFromCapability(cs, release, note);
+    return operationsFromCapability(cs, release, note, http.baseUrl);
   };
   const r4Ops = await capability('R4', true);
   const r5Ops = await capability('R5', false);
+  await readDefinitions(http, [...(r4Ops ?? []), ...(r5Ops ?? [])], note, withBearer);
 
-  if (openapiOps && r4Ops) model.divergences = divergences(openapiOps, r4Ops);
+  // A divergence is a finding only when both documents were read: one without any R4 operation the suite can read is not compared.
+  const unread = !openapiOps
+    ? `${OPENAPI_DOCUMENT} could not be read`
+    : !r4Ops
+      ? `${metadataPath('R4')} could not be read`
+      : !openapiOps.some((o) => o.release === 'R4')
+        ? `${OPENAPI_DOCUMENT} yields no R4 operation the suite can read`
+        : !r4Ops.some((o) => o.release === 'R4')
+          ? `${metadataPath('R4')} yields no R4 operation the suite can read`
+          : undefined;
+  if (unread) {
+    model.notCompared = `${unread}: the OpenAPI document and the R4 CapabilityStatement are not compared`;
+    note(model.notCompared);
+  } else model.divergences = divergences(openapiOps!, r4Ops!);
   const completed = withSpecStated(mergeOperations(openapiOps ?? [], r4Ops ?? [], r5Ops ?? []));
   const merged = mergeOperations(completed.operations);
   model.operations = merged.filter((o) => !o.pathAssumed);
@@ -96,6 +110,65 @@ export async function discover(http: HttpClient, opts: DiscoverOptions = {}): Pr
   model.specDivergences = completed.divergences;
   model.notes = [...notes, ...completed.notes];
   return model;
+}
+
+/**
+ * The OperationDefinitions the CapabilityStatements name (`operation.definition`), read where the
+ * target serves them: the canonical itself when it lies under the base URL, else
+ * `/fhir/<release>/OperationDefinition/<its last segment>`. An `in` parameter of a primitive type
+ * (FHIR sends those in the URL when the body is not a Parameters) is a query parameter of the
+ * operation (`required` when `min` > 0). Not served: nothing is assumed.
+ */
+async function readDefinitions(http: HttpClient, ops: ModelOperation[], note: (p: string) => void, withBearer: FetchOptions['withBearer']): Promise<void> {
+  const read = new Map<string, Promise<{ parameters: ModelOperation['searchParams']; where: string } | undefined>>();
+  for (const op of ops) {
+    const canonical = op.definition;
+    if (op.interaction !== 'operation' || canonical === undefined) continue;
+    if (!read.has(canonical)) read.set(canonical, readDefinition(http, canonical, op.release, note, withBearer));
+    const definition = await read.get(canonical);
+    if (!definition) continue;
+    const names = new Set(op.searchParams.map((p) => p.name));
+    op.searchParams.push(...definition.parameters.filter((p) => !names.has(p.name)));
+  }
+}
+
+async function readDefinition(
+  http: HttpClient,
+  canonical: string,
+  release: Release,
+  note: (p: string) => void,
+  withBearer: FetchOptions['withBearer'],
+): Promise<{ parameters: ModelOperation['searchParams']; where: string } | undefined> {
+  const base = http.baseUrl;
+  const last =
+    canonical
+      .split(/[/#?|]/)
+      .filter(Boolean)
+      .pop() ?? '';
+  const urls = [
+    ...new Set([
+      ...(canonical.startsWith(base) ? [`/${canonical.slice(base.length)}`] : []),
+      ...(last ? [`/fhir/${release}/OperationDefinition/${encodeURIComponent(last)}`] : []),
+    ]),
+  ];
+  for (const url of urls) {
+    const doc = await fetchDocument(http, url, 'application/fhir+json', note, { optional404: true, withBearer });
+    const od = doc?.json;
+    if (!od || typeof od !== 'object' || (od as { resourceType?: unknown }).resourceType !== 'OperationDefinition') {
+      if (doc) note(`GET ${url} (the OperationDefinition ${canonical}) is not an OperationDefinition`);
+      continue;
+    }
+    const list = (od as { parameter?: unknown }).parameter;
+    const parameters = (Array.isArray(list) ? list : [])
+      .filter((p): p is { name: string; use: string; type: string; min?: unknown } => {
+        const q = p as Record<string, unknown> | null;
+        return q !== null && typeof q === 'object' && q.use === 'in' && typeof q.name === 'string' && typeof q.type === 'string' && /^[a-z]/.test(q.type);
+      })
+      .map((p) => ({ name: p.name, type: p.type, ...(typeof p.min === 'number' && p.min > 0 ? { required: true } : {}) }));
+    note(`OperationDefinition ${canonical} read at ${url}${parameters.length ? `: query parameters ${parameters.map((p) => p.name).join(', ')}` : ''}`);
+    return { parameters, where: url };
+  }
+  return undefined;
 }
 
 interface FetchOptions {

@@ -17,7 +17,8 @@ export interface ModelOperation {
   path: string;
   /** `x-service-scope`, or the CapabilityStatement's required-scope extension. */
   scope?: string;
-  searchParams: Array<{ name: string; type?: string }>;
+  /** Query parameters (search parameters; for an operation, those it takes in the query); `required` as the OpenAPI document says. */
+  searchParams: Array<{ name: string; type?: string; required?: boolean }>;
   /** Dereferenced request body schema (OpenAPI). */
   requestSchema?: object;
   /** Media types of the request body (OpenAPI `requestBody.content` keys). */
@@ -31,6 +32,11 @@ export interface ModelOperation {
   pathAssumed?: boolean;
   /** CapabilityStatement `operation.definition` (canonical URL of its OperationDefinition). */
   definition?: string;
+  /**
+   * For interaction 'operation': the query the CapabilityStatement's documentation writes after the
+   * operation's path (`patient={patient}` from `POST .../$upload?patient={patient}`), as written.
+   */
+  query?: string;
   /** CapabilityStatement `operation.documentation`. */
   documentation?: string;
   /** Dereferenced 2xx response body schema (OpenAPI). */
@@ -48,6 +54,8 @@ export interface OperationModel {
   pathless?: ModelOperation[];
   /** Differences between the OpenAPI document and the R4 CapabilityStatement, one line each. */
   divergences: string[];
+  /** Why the OpenAPI document and the R4 CapabilityStatement were not compared (one of them could not be read); absent when they were. */
+  notCompared?: string;
   /** Unreachable, invalid or wrong-version documents, one readable line each. */
   problems: string[];
   /**

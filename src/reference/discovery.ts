@@ -11,7 +11,7 @@ import type { FhirRelease, OperationDef, SearchParamDef } from '../service/api.j
 import { catalogEntry } from '../service/catalog.js';
 import { COMPONENT_SCHEMAS, writeSchemaName } from '../service/schemas.js';
 import type { ReferenceModes } from './types.js';
-import { uploadContractOf } from './resources/upload.js';
+import { UPLOAD_PATIENT_PARAMETER, uploadContractOf } from './resources/upload.js';
 
 export const REQUIRED_SCOPE_EXTENSION = 'https://clinical-records.example/fhir/StructureDefinition/required-scope';
 export const OPERATION_PATH_EXTENSION = 'https://clinical-records.example/fhir/StructureDefinition/operation-path';
@@ -52,7 +52,7 @@ const PAYLOAD_TEXT: Record<ReturnType<typeof uploadContractOf>['payload'], strin
  */
 export function operationDefinition(init: DiscoveryInit): object | undefined {
   if (init.modes.r5Capability !== 'full') return undefined;
-  const { level, payload } = uploadContractOf(init.modes);
+  const { level, payload, query } = uploadContractOf(init.modes);
   const document = {
     raw: {
       name: 'document',
@@ -86,7 +86,18 @@ export function operationDefinition(init: DiscoveryInit): object | undefined {
             documentation: 'The patient of the DocumentReference created.',
           },
         ]
-      : [];
+      : query
+        ? [
+            {
+              name: UPLOAD_PATIENT_PARAMETER,
+              use: 'in',
+              min: 1,
+              max: '1',
+              type: 'id',
+              documentation: 'The id of the Patient of the DocumentReference created (a query parameter; the body is the document).',
+            },
+          ]
+        : [];
   return {
     resourceType: 'OperationDefinition',
     id: 'DocumentReference-upload',
@@ -181,6 +192,7 @@ function openApiOperation(op: OperationDef, modes: ReferenceModes): object {
 const header = (description: string, type: 'string' | 'integer', required = true) => ({ description, required, schema: { type } });
 
 export function openApiDocument(init: DiscoveryInit): object {
+  if (init.modes.openapiForm === 'servers-relative') return serversRelativeDocument(init);
   const paths: Record<string, Record<string, object>> = {};
   for (const op of operationsFor('R4')) {
     const path = operationPath(op, init.modes);
@@ -215,12 +227,144 @@ export function openApiDocument(init: DiscoveryInit): object {
   };
 }
 
+/** The server variable of the servers-relative form: the FHIR root segment. */
+const FHIR_ROOT = { default: 'fhir', enum: ['fhir'], description: 'First path segment of the FHIR endpoints on this deployment.' };
+const releaseServer = (release: FhirRelease) => ({
+  url: `/{fhirRoot}/${release}`,
+  description: `FHIR ${release} endpoints of this deployment`,
+  variables: { fhirRoot: FHIR_ROOT },
+});
+
+/** Request body of `$upload` as its payload is (mode uploadContract). */
+function uploadRequestBody(modes: ReferenceModes): object {
+  const { payload } = uploadContractOf(modes);
+  if (payload === 'raw') {
+    const raw = { schema: { type: 'string', format: 'binary' } };
+    return { required: true, description: PAYLOAD_TEXT.raw, content: { 'application/pdf': raw, 'image/png': raw, 'image/jpeg': raw, 'text/plain': raw } };
+  }
+  const schema = { binary: 'Binary', parameters: 'Parameters', 'document-reference': 'DocumentReference' }[payload];
+  return { required: true, description: PAYLOAD_TEXT[payload], content: fhirJson(ref(schema)) };
+}
+
+/** Component schemas of the R5 surface (servers-relative form): what the reference requires of a body, no more. */
+const R5_SCHEMAS: Record<string, object> = {
+  DocumentReference: {
+    type: 'object',
+    description: 'FHIR R5 DocumentReference (the fields the service reads).',
+    required: ['resourceType', 'status', 'subject', 'content'],
+    properties: {
+      resourceType: { type: 'string', enum: ['DocumentReference'] },
+      status: { type: 'string' },
+      subject: ref('Reference'),
+      content: { type: 'array', minItems: 1, items: { type: 'object', required: ['attachment'], properties: { attachment: { type: 'object' } } } },
+    },
+  },
+  Binary: {
+    type: 'object',
+    required: ['resourceType', 'contentType', 'data'],
+    properties: { resourceType: { type: 'string', enum: ['Binary'] }, contentType: { type: 'string' }, data: { type: 'string', format: 'byte' } },
+  },
+  Parameters: {
+    type: 'object',
+    required: ['resourceType', 'parameter'],
+    properties: { resourceType: { type: 'string', enum: ['Parameters'] }, parameter: { type: 'array', items: { type: 'object', required: ['name'] } } },
+  },
+};
+
+/**
+ * Mode `openapiForm: servers-relative`: the same operations written as the OpenAPI specification
+ * allows and an independent generator might: `servers` relative to the document's URL with a
+ * variable (and a second, other-origin entry), paths relative to the server URL, the R5 surface
+ * under per-path and per-operation `servers`, parameters, request bodies and error responses
+ * `$ref`'d from `components`, the `{id}` parameter at path level, and `x-service-scope` on the
+ * path item of a path with one operation.
+ */
+function serversRelativeDocument(init: DiscoveryInit): object {
+  const base = openApiDocument({ ...init, modes: { ...init.modes, openapiForm: 'absolute' } }) as { components: Record<string, Record<string, object>> };
+  const requestBodies: Record<string, object> = {};
+  const responses: Record<string, object> = {};
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const op of [...operationsFor('R4'), ...operationsFor('R5')]) {
+    const full = operationPath(op, init.modes);
+    const relative = full.slice(`/fhir/${op.release}`.length);
+    const written = openApiOperation(op, init.modes) as Record<string, unknown>;
+    const parameters = ((written.parameters as object[] | undefined) ?? []).filter((p) => (p as { $ref?: string }).$ref !== '#/components/parameters/id');
+    if (op.interaction === 'operation' && uploadContractOf(init.modes).query) {
+      parameters.push({
+        name: UPLOAD_PATIENT_PARAMETER,
+        in: 'query',
+        required: true,
+        description: 'Id of the Patient of the DocumentReference created.',
+        schema: { type: 'string', format: 'uuid' },
+      });
+    }
+    const operation: Record<string, unknown> = { ...written, parameters };
+    if (parameters.length === 0) delete operation.parameters;
+    if (op.method !== 'GET') {
+      const name = op.interaction === 'operation' ? `${op.resource}-${op.operationName}` : writeSchemaName(op.resource);
+      requestBodies[name] =
+        op.interaction === 'operation' ? uploadRequestBody(init.modes) : { required: true, content: fhirJson(ref(writeSchemaName(op.resource))) };
+      operation.requestBody = { $ref: `#/components/requestBodies/${name}` };
+    }
+    const answers: Record<string, object> = {};
+    for (const [status, response] of Object.entries(written.responses as Record<string, object>)) {
+      if (!/^[45]\d\d$/.test(status)) {
+        answers[status] = response;
+        continue;
+      }
+      const name = `${op.operationId}-${status}`;
+      responses[name] = response;
+      answers[status] = { $ref: `#/components/responses/${name}` };
+    }
+    operation.responses = answers;
+    const item = (paths[relative] ??= {});
+    if (full.includes('{id}')) item.parameters = [{ $ref: '#/components/parameters/id' }];
+    if (op.release === 'R5') {
+      // DocumentReference/{id}: servers on each operation; the other R5 paths: on the path item.
+      if (relative === '/DocumentReference/{id}') operation.servers = [releaseServer('R5')];
+      else item.servers = [releaseServer('R5')];
+    }
+    item[op.method.toLowerCase()] = operation;
+  }
+  for (const item of Object.values(paths)) {
+    const methods = Object.keys(item).filter((k) => ['get', 'put', 'post', 'delete', 'patch'].includes(k));
+    if (methods.length !== 1) continue;
+    const only = item[methods[0]!] as Record<string, unknown>;
+    item['x-service-scope'] = only['x-service-scope'];
+    delete only['x-service-scope'];
+  }
+  return {
+    openapi: '3.0.3',
+    info: {
+      title: 'Clinical Records FHIR Service (reference server)',
+      version: 'v1',
+      description: `FHIR R4 endpoints (and the R5 DocumentReference surface). Access tokens: POST ${init.tokenUrl} (client credentials with private_key_jwt).`,
+    },
+    servers: [releaseServer('R4'), { url: 'https://clinical-records.example/fhir/R4', description: 'production (another deployment)' }],
+    paths,
+    components: {
+      ...base.components,
+      schemas: { ...base.components.schemas, ...R5_SCHEMAS },
+      requestBodies,
+      responses,
+    },
+  };
+}
+
 // ---- CapabilityStatements ----------------------------------------------
 
 const scopeExtension = (scope: string) => [{ url: REQUIRED_SCOPE_EXTENSION, valueString: scope }];
 
 function searchParamType(p: SearchParamDef): string {
   return p.type === 'integer' ? 'number' : p.type;
+}
+
+/** The `$upload` operation's documentation in the CapabilityStatement: method, URL (with its query template) and payload. */
+function uploadDocumentation(op: OperationDef, modes: ReferenceModes, baseUrl: string): string {
+  const { payload, query } = uploadContractOf(modes);
+  const url = `${baseUrl}${operationPath(op, modes)}${query ? `?${UPLOAD_PATIENT_PARAMETER}={patient}` : ''}`;
+  const patient = query ? `; ${UPLOAD_PATIENT_PARAMETER} is the id of the Patient of the DocumentReference created` : '';
+  return `${op.method} ${url}: ${PAYLOAD_TEXT[payload]}${patient}.`;
 }
 
 /** `bare`: interactions and operation names only (no scope extension, no operation path or documentation). */
@@ -248,7 +392,7 @@ function resourceEntry(resource: string, ops: OperationDef[], modes: ReferenceMo
             name: o.operationName!,
             definition: `${OPERATION_DEFINITION_BASE}/${resource}-${o.operationName}`,
             extension: [{ url: OPERATION_PATH_EXTENSION, valueString: operationPath(o, modes) }, ...scopeExtension(o.scope)],
-            documentation: `${o.method} ${baseUrl}${operationPath(o, modes)}: ${PAYLOAD_TEXT[uploadContractOf(modes).payload]}.`,
+            documentation: uploadDocumentation(o, modes, baseUrl),
           })),
         }
       : {}),

@@ -85,8 +85,17 @@ export interface ReferenceModes {
    * raw: the document bytes with their media type as Content-Type; binary: a FHIR Binary;
    * parameters: a FHIR Parameters (`document` valueAttachment, at type level `subject`
    * valueReference); document-reference: a DocumentReference carrying the document inline.
+   * type-query-raw / type-query-binary: type level, the patient in the query (`?patient=<uuid>`),
+   * the body raw bytes or a Binary (published in the R5 CapabilityStatement and OperationDefinition).
    */
-  uploadContract: 'instance-raw' | 'instance-binary' | 'instance-parameters' | 'type-parameters' | 'type-document-reference';
+  uploadContract:
+    | 'instance-raw'
+    | 'instance-binary'
+    | 'instance-parameters'
+    | 'type-parameters'
+    | 'type-document-reference'
+    | 'type-query-raw'
+    | 'type-query-binary';
   /** Fixed issuance window aligned to the clock minute, or starting at the first request. */
   issuanceWindow: 'clock' | 'first-request';
   /** Scope outside the client's grant: refuse the request, or narrow to the granted subset. */
@@ -158,6 +167,12 @@ export interface ReferenceModes {
    * registered under its own kid and named in the target config.
    */
   mainKeyAlg: SigningAlg;
+   * How `/openapi.json` is written (the OpenAPI specification allows both): `absolute`, one absolute
+   * server URL and full paths; `servers-relative`, a relative server URL with a variable (and a
+   * second entry), paths relative to it, the R5 surface under per-path and per-operation `servers`,
+   * components `$ref`'d, path-level parameters and `x-service-scope` on single-operation path items.
+   */
+  openapiForm: 'absolute' | 'servers-relative';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -192,6 +207,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   discoveryAuth: 'none',
   attachmentStorage: 'inline',
   mainKeyAlg: 'ES384',
+  openapiForm: 'absolute',
 };
 
 export interface ReferenceOptions {
@@ -294,7 +310,15 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   unknownDocumentCode: ['HPB-00118', 'HPB-00102'],
   uploadPath: ['$upload', '$binary-upload'],
   r5Capability: ['full', 'bare', 'none'],
-  uploadContract: ['instance-raw', 'instance-binary', 'instance-parameters', 'type-parameters', 'type-document-reference'],
+  uploadContract: [
+    'instance-raw',
+    'instance-binary',
+    'instance-parameters',
+    'type-parameters',
+    'type-document-reference',
+    'type-query-raw',
+    'type-query-binary',
+  ],
   issuanceWindow: ['first-request', 'clock'],
   excessScope: ['refuse', 'narrow'],
   patientBlockOn: ['create-and-update', 'create'],
@@ -313,6 +337,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   discoveryAuth: ['none', 'required'],
   attachmentStorage: ['inline', 'url'],
   mainKeyAlg: ['ES384', ...SIGNING_ALGS.filter((a) => a !== 'ES384')],
+  openapiForm: ['absolute', 'servers-relative'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

@@ -14,6 +14,7 @@
 import type { CheckContext } from '../../src/engine/index.js';
 import {
   base64Of,
+  CATEGORY,
   catalogCodeOf,
   createdIdOf,
   createDocument,
@@ -39,6 +40,8 @@ export interface UploadForm {
   parameterType: 'Attachment' | 'Binary';
   /** payload parameters at type level: the parameter naming the patient, if any. */
   subjectName?: string;
+  /** Query template sent with each upload (`patient={patient}`; placeholders: see `QUERY_PLACEHOLDERS`). */
+  query?: string;
 }
 
 export type ContractSource = 'config' | 'published' | 'conventional';
@@ -80,7 +83,56 @@ const PAYLOADS: Record<UploadLevel, UploadPayload[]> = {
 const ALL_TYPES: DocumentType[] = ['application/pdf', 'image/png', 'image/jpeg'];
 
 export function describeForm(f: UploadForm): string {
-  return `POST ${f.path} (${f.level} level, ${f.payload}${f.payload === 'parameters' ? ` "${f.parameterName}"` : ''})`;
+  return `POST ${f.path}${f.query ? `?${f.query}` : ''} (${f.level} level, ${f.payload}${f.payload === 'parameters' ? ` "${f.parameterName}"` : ''})`;
+}
+
+/**
+ * The placeholders a query template may hold, and the parameter names they fill: `{patient}` the
+ * fixture patient's id (`patient`, `subject`, `patient-id`, ...), `{type}` and `{category}` the
+ * `system|code` tokens of the type and category of the DocumentReference the suite writes.
+ */
+const QUERY_PLACEHOLDERS: ReadonlyArray<[string, RegExp]> = [
+  ['patient', /patient|subject/i],
+  ['type', /^(document-?)?type$/i],
+  ['category', /category/i],
+];
+const placeholderFor = (name: string) => QUERY_PLACEHOLDERS.find(([, names]) => names.test(name))?.[0];
+
+/**
+ * A published query template in the suite's terms: a placeholder in the value of a parameter
+ * naming the patient, the type or the category becomes `{patient}`, `{type}` or `{category}`; a
+ * parameter with any other placeholder is left out (`dropped`: the suite has no value for it);
+ * literal values are kept.
+ */
+export function queryTemplate(query: string): { template?: string; dropped: string[] } {
+  const kept: string[] = [];
+  const dropped: string[] = [];
+  for (const pair of query.split('&').filter(Boolean)) {
+    const cut = pair.indexOf('=');
+    const name = cut < 0 ? pair : pair.slice(0, cut);
+    const value = cut < 0 ? '' : pair.slice(cut + 1);
+    const placeholder = placeholderFor(name);
+    if (!/\{[^}]*\}/.test(value)) kept.push(pair);
+    else if (placeholder) kept.push(`${name}=${value.replace(/\{[^}]*\}/, `{${placeholder}}`)}`);
+    else dropped.push(name);
+  }
+  return { ...(kept.length ? { template: kept.join('&') } : {}), dropped };
+}
+
+/** A coding as a FHIR token (`system|code`). */
+function token(concept: unknown): string {
+  const coding = isObject(concept) && Array.isArray(concept.coding) && isObject(concept.coding[0]) ? concept.coding[0] : {};
+  return `${String(coding.system ?? '')}|${String(coding.code ?? '')}`;
+}
+
+/** The query of a form with its placeholders filled (`QUERY_PLACEHOLDERS`). */
+function expandQuery(ctx: CheckContext, template: string): string {
+  const values: Record<string, () => string> = {
+    patient: () => ctx.fixture('patient'),
+    type: () => token(documentBody(ctx).type),
+    category: () => token(CATEGORY),
+  };
+  return template.replace(/\{(patient|type|category)\}/g, (_m, name: string) => encodeURIComponent(values[name]!()));
 }
 
 const levelOf = (path: string): UploadLevel => (path.includes('{id}') ? 'instance' : 'type');
@@ -97,11 +149,13 @@ function publishedUpload(ctx: CheckContext): { located?: ModelOperation; named?:
   return { located: ctx.model.operations.find(isUpload), named: ctx.model.pathless?.find(isUpload) };
 }
 
-interface Definition {
+export interface Definition {
   levels: UploadLevel[];
   payloads?: UploadPayload[];
   extra: Partial<UploadForm>;
   where: string;
+  /** `in` parameters of primitive types (FHIR: sent in the query when the body is the document), with their minimum. */
+  queryParameters: Array<{ name: string; min: number }>;
 }
 
 /** Reads an OperationDefinition published as the operation's `definition`, when the target serves it. */
@@ -124,7 +178,13 @@ async function fetchDefinition(ctx: CheckContext, canonical: string): Promise<De
 
 function definitionOf(od: Json, where: string): Definition {
   const levels: UploadLevel[] = [...(od.instance === true ? ['instance' as const] : []), ...(od.type === true ? ['type' as const] : [])];
-  const ins = (Array.isArray(od.parameter) ? od.parameter : []).filter((p): p is Json => isObject(p) && p.use === 'in');
+  const allIns = (Array.isArray(od.parameter) ? od.parameter : []).filter((p): p is Json => isObject(p) && p.use === 'in');
+  // FHIR primitive types start with a lower-case letter (string, id, code, uri, ...).
+  const primitive = (p: Json) => typeof p.type === 'string' && /^[a-z]/.test(p.type);
+  const ins = allIns.filter((p) => !primitive(p));
+  const queryParameters = allIns
+    .filter((p) => primitive(p) && typeof p.name === 'string')
+    .map((p) => ({ name: p.name as string, min: typeof p.min === 'number' ? p.min : 0 }));
   const doc = ins.find((p) => p.type === 'Binary' || p.type === 'Attachment' || p.type === 'DocumentReference');
   const name = typeof doc?.name === 'string' ? doc.name : 'document';
   const subject = ins.find((p) => p !== doc && p.type === 'Reference' && typeof p.name === 'string');
@@ -140,7 +200,7 @@ function definitionOf(od: Json, where: string): Definition {
       subjectName: typeof subject?.name === 'string' ? subject.name : undefined,
     });
   }
-  return { levels, payloads, extra, where };
+  return { levels, payloads, extra, where, queryParameters };
 }
 
 /** Payloads the OpenAPI request media types allow: raw for a non-JSON type, the FHIR ones for FHIR JSON. */
@@ -180,8 +240,9 @@ async function plan(ctx: CheckContext): Promise<Plan> {
   if (declared) {
     const payloads = declared.payload ? [declared.payload] : PAYLOADS[levelOf(declared.path)];
     const pinned = declared.payload !== undefined;
+    const [path, query] = splitQuery(declared.path);
     return {
-      forms: payloads.map((p) => form(declared.path, p, declared.parameterName ? { parameterName: declared.parameterName } : {})),
+      forms: payloads.map((p) => form(path, p, { ...(declared.parameterName ? { parameterName: declared.parameterName } : {}), ...(query ? { query } : {}) })),
       types: declaredType ? [declaredType] : pinned ? ALL_TYPES : ['application/pdf'],
       pinned,
       source: 'config',
@@ -205,6 +266,7 @@ async function plan(ctx: CheckContext): Promise<Plan> {
     paths = levels.map((l) => (l === 'instance' ? INSTANCE_PATH : TYPE_PATH));
     basis.push(named ? 'the R5 CapabilityStatement names $upload without a path: conventional paths tried' : 'no $upload published: conventional paths tried');
   }
+  const query = publishedQuery(op, definition, basis);
   const forms: UploadForm[] = [];
   let payloadKnown = true;
   for (const path of paths) {
@@ -213,7 +275,9 @@ async function plan(ctx: CheckContext): Promise<Plan> {
     const fromMedia = payloadsOfMediaTypes(located?.requestMediaTypes, level);
     const payloads = fromDefinition?.length ? fromDefinition : (fromMedia ?? byDocumentation(PAYLOADS[level], op?.documentation));
     if (!fromDefinition?.length && !fromMedia) payloadKnown = false;
-    forms.push(...payloads.map((p) => form(path, p, definition?.payloads?.includes(p) ? definition.extra : {})));
+    // The query goes with a body that is only the document (a Parameters carries its own parameters).
+    const withQuery = (p: UploadPayload) => (query && p !== 'parameters' ? { query } : {});
+    forms.push(...payloads.map((p) => form(path, p, { ...(definition?.payloads?.includes(p) ? definition.extra : {}), ...withQuery(p) })));
   }
   if (definition?.payloads) basis.push(`payload from the OperationDefinition: ${definition.payloads.join(' or ')}`);
   else if (located?.requestMediaTypes) basis.push(`payload from the OpenAPI request media types: ${located.requestMediaTypes.join(', ')}`);
@@ -228,6 +292,48 @@ async function plan(ctx: CheckContext): Promise<Plan> {
   };
 }
 
+/** A declared path template split at its query: `[path, query]`. */
+function splitQuery(template: string): [string, string | undefined] {
+  const cut = template.indexOf('?');
+  return cut < 0 ? [template, undefined] : [template.slice(0, cut), template.slice(cut + 1) || undefined];
+}
+
+/**
+ * The query the target publishes for `$upload`: the OperationDefinition's primitive `in`
+ * parameters naming the patient (FHIR: query parameters when the body is the document), else the
+ * query the CapabilityStatement's documentation writes after the path, else the OpenAPI
+ * operation's required query parameters naming the patient. What it cannot fill is noted in `basis`.
+ */
+export function publishedQuery(op: ModelOperation | undefined, definition: Definition | undefined, basis: string[]): string | undefined {
+  const fromDefinition = definition?.queryParameters ?? [];
+  if (fromDefinition.length) {
+    // The patient always (a type-level upload needs it); the type and category when required.
+    const sent = fromDefinition.filter((p) => placeholderFor(p.name) === 'patient' || (placeholderFor(p.name) && p.min > 0));
+    const unknown = fromDefinition.filter((p) => !placeholderFor(p.name) && p.min > 0);
+    if (unknown.length) basis.push(`OperationDefinition query parameters the suite has no value for: ${unknown.map((p) => p.name).join(', ')}`);
+    if (sent.length) {
+      const query = sent.map((p) => `${p.name}={${placeholderFor(p.name)}}`).join('&');
+      basis.push(`query from the OperationDefinition's in parameters: ${query}`);
+      return query;
+    }
+  }
+  if (op?.query) {
+    const { template, dropped } = queryTemplate(op.query);
+    if (dropped.length) basis.push(`query parameters of the documentation the suite has no value for: ${dropped.join(', ')}`);
+    if (template) {
+      basis.push(`query from the CapabilityStatement's documentation: ${template}`);
+      return template;
+    }
+  }
+  const required = (op?.searchParams ?? []).filter((p) => p.required && placeholderFor(p.name));
+  if (required.some((p) => placeholderFor(p.name) === 'patient')) {
+    const query = required.map((p) => `${p.name}={${placeholderFor(p.name)}}`).join('&');
+    basis.push(`query from the OpenAPI operation's required parameters: ${query}`);
+    return query;
+  }
+  return undefined;
+}
+
 export type SendOptions = WriteOptions;
 
 /** Sends one upload in the form; a DocumentReference it creates (type level) goes to the ledger. */
@@ -239,7 +345,8 @@ export async function sendUpload(
   contentType: string,
   opts: SendOptions = {},
 ): Promise<HttpResponse> {
-  const url = f.level === 'instance' ? ctx.path(f.path, { id: id! }) : f.path;
+  const path = f.level === 'instance' ? ctx.path(f.path, { id: id! }) : f.path;
+  const url = f.query ? `${path}?${expandQuery(ctx, f.query)}` : path;
   // Base64 only where the payload carries it (kept per document: the size checks send one of 32 MiB).
   const data = f.payload === 'raw' ? '' : base64Of(document);
   let body: unknown;

@@ -51,6 +51,26 @@ describe('documentReference', () => {
     expect(t.documentReference.upload).toMatchObject({ level: 'type', parameterName: 'file' });
   });
 
+  it('takes a query template after the path: {patient} in it, the level from the path before it', async () => {
+    const t = await resolveConfig(
+      raw({ upload: { path: '/fhir/R5/DocumentReference/$upload?patient={patient}&type={type}&format=pdf', payload: 'raw' } }),
+      dir,
+    );
+    expect(t.documentReference.upload).toEqual({
+      path: '/fhir/R5/DocumentReference/$upload?patient={patient}&type={type}&format=pdf',
+      level: 'type',
+      payload: 'raw',
+    });
+  });
+
+  it('names the placeholder it has no value for, and the fix', async () => {
+    const e = await refused({ upload: { path: '/fhir/R5/DocumentReference/$upload?subject={subject}' } });
+    expect(e.message).toContain('has the placeholder {subject} in the query');
+    expect(e.message).toContain(
+      "use {id} in the path (the instance level) and {patient}, {type} or {category} in the query (the fixture patient's id, the document's type and category tokens)",
+    );
+  });
+
   it.each([
     [{ maxBytes: 0 }, 'documentReference.maxBytes'],
     [{ maxBytes: 1.5 }, 'documentReference.maxBytes'],
@@ -63,6 +83,9 @@ describe('documentReference', () => {
     [{ upload: { path: '/fhir/R5/DocumentReference/{id}/$upload', level: 'type' } }, 'documentReference.upload.level'],
     [{ upload: { path: '/fhir/R5/DocumentReference/{id}/$upload', payload: 'document-reference' } }, 'documentReference.upload.payload'],
     [{ upload: { path: '/fhir/R5/DocumentReference/$upload' }, sizeMax: 3 }, 'documentReference.sizeMax'],
+    [{ upload: { path: '/fhir/R5/DocumentReference/$upload?subject={subject}' } }, 'documentReference.upload.path'],
+    [{ upload: { path: '/fhir/R5/DocumentReference/{patient}/$upload' } }, 'documentReference.upload.path'],
+    [{ upload: { path: '/fhir/R5/DocumentReference/$upload?patient={patient}', level: 'instance' } }, 'documentReference.upload.level'],
   ])('refuses %j naming %s', async (declared, field) => {
     const e = await refused(declared);
     expect(e.code).toBe('ERR_CONFIG_INVALID');

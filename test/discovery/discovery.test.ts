@@ -283,6 +283,32 @@ describe('discover: an OpenAPI document that covers R5', () => {
   });
 });
 
+describe('discover: OperationDefinitions the CapabilityStatement names', () => {
+  it("reads one the target serves: its primitive in parameters are the operation's query parameters", async () => {
+    const definition = {
+      resourceType: 'OperationDefinition',
+      url: 'https://clinical-records.example/fhir/OperationDefinition/upload',
+      kind: 'operation',
+      code: 'upload',
+      parameter: [
+        { name: 'document', use: 'in', min: 1, max: '1', type: 'Binary' },
+        { name: 'patient', use: 'in', min: 1, max: '1', type: 'id' },
+        { name: 'category', use: 'in', min: 0, max: '1', type: 'code' },
+        { name: 'return', use: 'out', min: 1, max: '1', type: 'DocumentReference' },
+      ],
+    };
+    const model = await discoverFrom({ ...standard(), '/fhir/R5/OperationDefinition/upload': { type: 'application/fhir+json', body: definition } });
+    expect(model.operations.find((o) => o.operationName === 'upload')!.searchParams).toEqual([
+      { name: 'patient', type: 'id', required: true },
+      { name: 'category', type: 'code' },
+    ]);
+    expect(model.notes).toContain(
+      'OperationDefinition https://clinical-records.example/fhir/OperationDefinition/upload read at /fhir/R5/OperationDefinition/upload: query parameters patient, category',
+    );
+    expect(model.problems).toEqual([]);
+  });
+});
+
 describe('discover: divergences', () => {
   it('reports an operation missing from the CapabilityStatement and one missing from the OpenAPI document', async () => {
     const docs = standard();
@@ -340,11 +366,22 @@ describe('discover: problems, never a throw', () => {
 
   it.each([
     ['Swagger 2.0', { swagger: '2.0', info: { title: 't', version: '1' }, paths: {} }, '/openapi.json is Swagger 2.0, expected OpenAPI 3.0.3'],
-    ['OpenAPI 3.1', { ...openapi(), openapi: '3.1.0' }, '/openapi.json is OpenAPI 3.1.0, expected 3.0.3'],
+    ['OpenAPI 2.x', { ...openapi(), openapi: '2.1.0' }, '/openapi.json is OpenAPI 2.1.0, expected 3.0.3'],
   ])('reports a wrong version (%s)', async (_name, body, line) => {
     const model = await discoverFrom({ ...standard(), '/openapi.json': { body } });
     expect(model.problems).toEqual([line]);
     expect(model.openapi).toBeUndefined();
+  });
+
+  it('reads a 3.1 document as 3.1 but says so', async () => {
+    const model = await discoverFrom({ ...standard(), '/openapi.json': { body: { ...openapi(), openapi: '3.1.0' } } });
+    expect(model.problems).toEqual(['/openapi.json is OpenAPI 3.1.0, expected 3.0.3 (read anyway)']);
+    expect(model.divergences).toEqual([]);
+    expect(model.operations.filter((o) => o.release === 'R4').map((o) => o.sources)).toEqual([
+      ['openapi', 'capability-r4'],
+      ['openapi', 'capability-r4'],
+      ['openapi', 'capability-r4'],
+    ]);
   });
 
   it('reads an older 3.0.x document but says so', async () => {
@@ -434,7 +471,14 @@ describe('discover: documents whose authentication is not stated', () => {
     expect(model.authenticated).toEqual(['/openapi.json']);
     expect(model.notes).toContain("GET /openapi.json answered 401 without a token (its authentication is not stated); read with the main client's bearer");
     expect(model.operations.find((o) => o.operationId === 'Encounter.read')?.sources).toEqual(['openapi', 'capability-r4']);
-    expect(seen).toEqual(['/openapi.json none', '/openapi.json Bearer good', '/fhir/R4/metadata none', '/fhir/R5/metadata none']);
+    // The $upload OperationDefinition the R5 statement names is looked for once (not served here).
+    expect(seen).toEqual([
+      '/openapi.json none',
+      '/openapi.json Bearer good',
+      '/fhir/R4/metadata none',
+      '/fhir/R5/metadata none',
+      '/fhir/R5/OperationDefinition/upload none',
+    ]);
   });
 
   it('without a bearer to be had, the 401 is a problem as before', async () => {

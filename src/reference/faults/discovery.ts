@@ -119,4 +119,34 @@ export const faults: FaultDef[] = [
     symptom: 'GET /fhir/R4/metadata without a bearer token gives 401.',
     checks: ['discovery.metadata-without-auth'],
   },
+  {
+    name: 'openapi-path-level-scope-wrong',
+    area: 'discovery',
+    violates: ['discovery.openapi-covers-r4', 'discovery.capability-openapi-agree'],
+    symptom:
+      'GET /fhir/R4/Encounter/{id} loses its own x-service-scope; its path item carries x-service-scope system/Encounter.cru, so the read is published with the update scope (only a reader of path-level extensions sees it).',
+    checks: ['discovery.openapi-covers-r4-endpoints', 'discovery.capability-agrees-with-openapi'],
+    transformResponse: onPath(path('/openapi.json'), (b) => {
+      const item = (b.paths as Json | undefined)?.['/fhir/R4/Encounter/{id}'] as Json | undefined;
+      if (isObject(item?.get)) {
+        delete (item.get as Json)['x-service-scope'];
+        item['x-service-scope'] = 'system/Encounter.cru';
+      }
+      return b;
+    }),
+  },
+  {
+    name: 'openapi-operation-server-elsewhere',
+    area: 'discovery',
+    violates: ['discovery.openapi-covers-r4', 'discovery.capability-openapi-agree'],
+    symptom:
+      'PUT /fhir/R4/Encounter/{id} declares its own servers entry {base}/v2, so the document places it at /v2/fhir/R4/Encounter/{id}, which is not served (only a reader of operation-level servers sees it).',
+    checks: ['discovery.openapi-covers-r4-endpoints', 'discovery.capability-agrees-with-openapi'],
+    transformResponse: onPath(path('/openapi.json'), (b) => {
+      const item = (b.paths as Json | undefined)?.['/fhir/R4/Encounter/{id}'] as Json | undefined;
+      const server = Array.isArray(b.servers) && isObject(b.servers[0]) ? String(b.servers[0].url) : '';
+      if (isObject(item?.put)) (item.put as Json).servers = [{ url: `${server.replace(/\/$/, '')}/v2` }];
+      return b;
+    }),
+  },
 ];

@@ -10,7 +10,9 @@
  * - parameters: a FHIR Parameters, parameter `document` (valueAttachment with
  *   `contentType` and `data`) and, at type level, `subject` (valueReference Patient);
  * - document-reference (type level): a DocumentReference with the document in
- *   `content[0].attachment.data`.
+ *   `content[0].attachment.data`;
+ * - type-query-raw, type-query-binary: type level, the patient in the query
+ *   (`?patient=<uuid>`), the body raw bytes or a Binary.
  * Too large: 413 HPB-00119. Empty, unsupported type, not base64, or content that does
  * not match the declared type: 400 HPB-00120. A JSON payload that is not JSON of the
  * expected shape: 400 HPB-00101; another media type: 415. Success: 200 with the
@@ -31,10 +33,23 @@ import { checkIfMatch, firstVersion, header, nextVersion } from './versioning.js
 export type UploadLevel = 'instance' | 'type';
 export type UploadPayload = 'raw' | 'binary' | 'parameters' | 'document-reference';
 
-export function uploadContractOf(modes: ReferenceModes): { level: UploadLevel; payload: UploadPayload } {
+/** The query parameter naming the patient of a `type-query-*` contract. */
+export const UPLOAD_PATIENT_PARAMETER = 'patient';
+
+/** Level and payload of `modes.uploadContract`; `query`: the patient goes in the query (`?patient=<uuid>`), the body is only the document. */
+export function uploadContractOf(modes: ReferenceModes): { level: UploadLevel; payload: UploadPayload; query: boolean } {
   const contract = modes.uploadContract;
   const cut = contract.indexOf('-');
-  return { level: contract.slice(0, cut) as UploadLevel, payload: contract.slice(cut + 1) as UploadPayload };
+  const rest = contract.slice(cut + 1);
+  const query = rest.startsWith('query-');
+  return { level: contract.slice(0, cut) as UploadLevel, payload: (query ? rest.slice('query-'.length) : rest) as UploadPayload, query };
+}
+
+/** `type-query-*`: the patient's id from the query (`patient=<uuid>`, or `Patient/<uuid>`). */
+function patientFromQuery(ctx: HandlerContext): string {
+  const value = ctx.query.get(UPLOAD_PATIENT_PARAMETER);
+  if (!value) throw invalid(`query parameter "${UPLOAD_PATIENT_PARAMETER}" (the id of the Patient of the DocumentReference created) is required`);
+  return value.replace(/^Patient\//, '');
 }
 
 /** Bytes of an `$upload` request the core reads before refusing it with 413 HPB-00119. */
@@ -108,10 +123,11 @@ function incoming(env: ResourceEnv, ctx: HandlerContext, level: UploadLevel, pay
 
 export function uploadHandler(env: ResourceEnv): Handler {
   return (ctx) => {
-    const { level, payload } = uploadContractOf(env.modes);
+    const { level, payload, query } = uploadContractOf(env.modes);
     const row = level === 'instance' ? findDocument(env, ctx) : undefined;
     if (row) checkIfMatch(ctx, row);
-    const doc = incoming(env, ctx, level, payload);
+    const fromQuery = query ? patientFromQuery(ctx) : undefined;
+    const doc = { ...incoming(env, ctx, level, payload), ...(fromQuery ? { subjectId: fromQuery } : {}) };
     checkUploadedDocument(env, doc.data, doc.declared);
     const content = [{ attachment: attachmentOf(doc.data, doc.declared, ctx.now, doc.title) }];
     if (row) {
