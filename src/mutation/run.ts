@@ -210,6 +210,10 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'discoveryAuth=required', modes: { discoveryAuth: 'required' } },
   { label: 'attachmentStorage=url', modes: { attachmentStorage: 'url' } },
   { label: 'registrationWindowDays=3650', limits: { registrationWindowDays: 3650 } },
+  // Server-owned content that differs from what the client wrote (docs/comparison.md): round trips compare meaning.
+  { label: 'narrative=regenerate, referenceDisplay=inject', modes: { narrative: 'regenerate', referenceDisplay: 'inject' } },
+  { label: 'instantFormat=offset, jsonLayout=pretty', modes: { instantFormat: 'offset', jsonLayout: 'pretty' } },
+  { label: 'instantFormat=utc-millis', modes: { instantFormat: 'utc-millis' } },
   {
     label: 'other limits',
     profile: 'full',

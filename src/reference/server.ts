@@ -33,6 +33,7 @@ import { uploadBodyCap } from './resources/upload.js';
 import { FhirError, resolveLimits, resolveModes } from './types.js';
 import { AuditLog, returnedCount, type AuditRecord } from './audit.js';
 import type { Caller, ReferenceLimits, ReferenceModes, ReferenceOptions } from './types.js';
+import { renderBody } from './rendering.js';
 
 export const FHIR_JSON = 'application/fhir+json; charset=utf-8';
 const PLAIN_JSON = 'application/json; charset=utf-8';
@@ -292,7 +293,10 @@ class HttpCore {
 
   private write(res: ServerResponse, reply: Reply): void {
     if (res.destroyed) return;
-    const payload = Buffer.isBuffer(reply.body) ? reply.body : Buffer.from(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
+    const indent = this.cfg.modes.jsonLayout === 'pretty' ? 2 : undefined;
+    const payload = Buffer.isBuffer(reply.body)
+      ? reply.body
+      : Buffer.from(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body, null, indent));
     res.writeHead(reply.status, { ...reply.headers, 'Content-Length': String(payload.length) });
     res.end(payload);
   }
@@ -437,7 +441,7 @@ class HttpCore {
     const handler = this.cfg.resources.handlers[op.operationId];
     if (!handler) throw plainError(501, `${op.operationId} is not implemented`, 'not-supported');
     const out = await handler({ op, caller, params, query, headers: req.headers, body, rawBody, baseUrl: this.cfg.baseUrl, now: ex.now });
-    return { status: out.status, headers: { 'Content-Type': FHIR_JSON, ...out.headers }, body: out.body };
+    return { status: out.status, headers: { 'Content-Type': FHIR_JSON, ...out.headers }, body: renderBody(out.body, this.cfg.modes) };
   }
 
   /** Reference choice: unknown search parameters are refused (400 HPB-00101). */

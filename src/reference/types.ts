@@ -151,6 +151,20 @@ export interface ReferenceModes {
    * inline, or stored apart and emitted as `attachment.url` with its `size` and SHA-1 `hash` (no `data`).
    */
   attachmentStorage: 'inline' | 'url';
+  /**
+   * Narrative (FHIR lets a server generate it): none, or a `text` regenerated from the stored
+   * resource on every write (the client's `text` is not kept), on every resource answered.
+   */
+  narrative: 'none' | 'regenerate';
+  /** References as written, or with a `display` the server adds where the client sent none. */
+  referenceDisplay: 'as-written' | 'inject';
+  /**
+   * Instants (date-times with a zone) as stored (as the client wrote them), rewritten in UTC with
+   * milliseconds (`2026-05-01T16:15:00.000Z`), or at a -06:00 offset: the same instant either way.
+   */
+  instantFormat: 'as-stored' | 'utc-millis' | 'offset';
+  /** JSON answers compact, or pretty-printed (two-space indentation). */
+  jsonLayout: 'compact' | 'pretty';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -184,6 +198,10 @@ export const DEFAULT_MODES: ReferenceModes = {
   diagnosisOrder: 'stored',
   discoveryAuth: 'none',
   attachmentStorage: 'inline',
+  narrative: 'none',
+  referenceDisplay: 'as-written',
+  instantFormat: 'as-stored',
+  jsonLayout: 'compact',
 };
 
 export interface ReferenceOptions {
@@ -299,6 +317,10 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   diagnosisOrder: ['stored', 'reversed'],
   discoveryAuth: ['none', 'required'],
   attachmentStorage: ['inline', 'url'],
+  narrative: ['none', 'regenerate'],
+  referenceDisplay: ['as-written', 'inject'],
+  instantFormat: ['as-stored', 'utc-millis', 'offset'],
+  jsonLayout: ['compact', 'pretty'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

@@ -385,4 +385,12 @@ export const faults: FaultDef[] = [
       diagnosis: ((b.diagnosis as Json[] | undefined) ?? []).map((d) => (d.rank === 1 ? { ...d, rank: 2 } : d)),
     })),
   },
+  {
+    name: 'encounter-period-start-shifted-hour',
+    area: 'encounter',
+    violates: ['encounter.create-read-back', 'encounter.update-read-back'],
+    checks: ['encounter.create-round-trip', 'encounter.update-unchanged-round-trip'],
+    symptom:
+      'Creates and updates store period.start with its wall-clock time kept and its UTC offset moved an hour west (10:15+02:00 reads back as 10:15+01:00): a plausible spelling, another instant.',
+  },
 ];

@@ -125,6 +125,7 @@ export function documentReferenceHandlers(env: ResourceEnv): Record<string, Hand
     const row = findDocument(env, ctx);
     const { resource, fields } = parseBody(ctx.body, row.org, ctx.baseUrl);
     if (env.faults.has('document-reference-update-drops-category')) delete fields.category;
+    if (env.faults.has('document-reference-update-drops-date-behind-narrative')) delete fields.date;
     requireSameId(resource, row.id);
     checkIfMatch(ctx, row);
     if (modes.patientBlockOn === 'create-and-update') assertPatientAcceptsData(store.patients.get(row.org, fields.subjectId)!);

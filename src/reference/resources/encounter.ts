@@ -83,6 +83,17 @@ export function toEncounter(row: EncounterRow, diagnosisOrder: 'stored' | 'rever
 
 type EncounterFields = Omit<EncounterRow, keyof RecordMeta>;
 
+/** `10:15:00+02:00` -> `10:15:00+01:00`, `Z` -> `-01:00`: the same wall clock, an instant an hour later. */
+function zoneMovedWest(value: string): string {
+  const m = /(Z|([+-])(\d{2}):(\d{2}))$/.exec(value);
+  if (!m) return value;
+  const minutes = m[1] === 'Z' ? 0 : (m[2] === '-' ? -1 : 1) * (Number(m[3]) * 60 + Number(m[4]));
+  const moved = minutes - 60;
+  const abs = Math.abs(moved);
+  const zone = `${moved < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+  return value.slice(0, m.index) + zone;
+}
+
 const isPeriod = (v: unknown): v is { start?: string; end?: string } => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
@@ -121,8 +132,11 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
     // Fault encounter-write-keeps-first-participant: participants after the first are silently dropped.
     if (env.faults.has('encounter-write-keeps-first-participant')) participants.splice(1);
     // Fault encounter-write-drops-period-end: period.end is silently dropped.
-    const period =
+    let period =
       env.faults.has('encounter-write-drops-period-end') && isPeriod(resource.period) ? compact({ ...resource.period, end: undefined }) : resource.period;
+    // Fault encounter-period-start-shifted-hour: the wall-clock time is kept, the offset moved an hour west.
+    if (env.faults.has('encounter-period-start-shifted-hour') && isPeriod(period) && typeof period.start === 'string')
+      period = { ...period, start: zoneMovedWest(period.start) };
     const appointments = ((resource.appointment ?? []) as Reference[]).map((a, i) => referenceId(a, 'Appointment', `appointment[${i}]`));
     const serviceProviderId = resource.serviceProvider === undefined ? undefined : referenceId(resource.serviceProvider, 'Organization', 'serviceProvider');
 
