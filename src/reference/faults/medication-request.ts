@@ -270,4 +270,11 @@ export const faults: FaultDef[] = [
     transformResponse: (res, req) =>
       req.op?.operationId === 'MedicationRequest.update' && res.status === 409 && hasCode(res, 'HPB-00114') ? errorResponse(res, 500, 'SVC-00001') : res,
   },
+  logic(
+    'mr-search-raw-status',
+    'medication-request',
+    ['pagination.entry-is-read', 'medication-request.status-unknown-emitted'],
+    'Search entries show the stored status of a record that has no FHIR spelling (legacy-suspended) where its read shows unknown.',
+    ['medication-request.fixture-search-entry-matches-read'],
+  ),
 ];

@@ -257,7 +257,11 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
       ctx,
       matches,
       allowOffset: false,
-      toResource: (row) => toMedicationRequest(faults.has('mr-search-stale-version') ? (firstVersions.get(row.id) ?? row) : row),
+      toResource: (row) => {
+        const resource = toMedicationRequest(faults.has('mr-search-stale-version') ? (firstVersions.get(row.id) ?? row) : row);
+        // Fault mr-search-raw-status: search entries show the stored status where the read shows `unknown`.
+        return faults.has('mr-search-raw-status') ? ({ ...resource, status: row.status } as typeof resource) : resource;
+      },
       fullUrl: (row) => `${ctx.baseUrl}${PATH}/${row.id}`,
     });
   };
