@@ -133,6 +133,7 @@ export {
   type Difference,
 } from './compare.js';
 export { DOCUMENT_TYPES, documentOf, notOf, smallDocument, type DocumentType } from './documents.js';
+export { bodyProblems, derivedBody, writeBody, type BodySource } from './derived-body.js';
 export { tokenFor } from './tokens.js';
 export { DISCOVERY_SCOPE, discoveryDocument, type DiscoveryDocument } from './discovery-documents.js';
 
