@@ -214,6 +214,8 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'narrative=regenerate, referenceDisplay=inject', modes: { narrative: 'regenerate', referenceDisplay: 'inject' } },
   { label: 'instantFormat=offset, jsonLayout=pretty', modes: { instantFormat: 'offset', jsonLayout: 'pretty' } },
   { label: 'instantFormat=utc-millis', modes: { instantFormat: 'utc-millis' } },
+  // DocumentReference mirrored on R4 with writes, an extra published type: its writes carry bodies derived from what it publishes.
+  { label: 'r4DocumentReference=writes', modes: { r4DocumentReference: 'writes' } },
   {
     label: 'other limits',
     profile: 'full',

@@ -5,7 +5,7 @@
  * (spec Versioning rule 3).
  */
 import type { JWK } from 'jose';
-import { operationsFor } from '../service/api.js';
+import { OPERATIONS, operationsFor, R4_DOCUMENT_REFERENCE_OPERATIONS } from '../service/api.js';
 import type { FhirRelease, OperationDef, SearchParamDef } from '../service/api.js';
 import { catalogEntry } from '../service/catalog.js';
 import { COMPONENT_SCHEMAS, writeSchemaName } from '../service/schemas.js';
@@ -26,6 +26,40 @@ export interface DiscoveryInit {
   /** ISO date-time of the server start (CapabilityStatement.date). */
   startedAt: string;
 }
+
+/** Operations the reference publishes besides the spec's, per its modes (`r4DocumentReference=writes`). */
+export function extraOperations(modes: ReferenceModes): readonly OperationDef[] {
+  return modes.r4DocumentReference === 'writes' ? R4_DOCUMENT_REFERENCE_OPERATIONS : [];
+}
+
+/** Every operation the reference serves under its modes. */
+export function servedOperations(modes: ReferenceModes): readonly OperationDef[] {
+  return [...OPERATIONS, ...extraOperations(modes)];
+}
+
+/**
+ * Request schema of a DocumentReference write where the reference publishes one on R4 (mode
+ * `r4DocumentReference=writes`): what its handler refuses with 400 when missing or of another type.
+ */
+const R4_DOCUMENT_REFERENCE_SCHEMA = {
+  type: 'object',
+  required: ['resourceType', 'status', 'content', 'subject'],
+  properties: {
+    resourceType: { type: 'string', enum: ['DocumentReference'] },
+    id: { type: 'string' },
+    meta: { type: 'object' },
+    status: { type: 'string', enum: ['current', 'superseded', 'entered-in-error'] },
+    type: { type: 'object' },
+    category: { type: 'array', items: { type: 'object' } },
+    subject: { $ref: '#/components/schemas/Reference' },
+    date: { type: 'string', format: 'date-time' },
+    description: { type: 'string' },
+    content: {
+      type: 'array',
+      items: { type: 'object', required: ['attachment'], properties: { attachment: { type: 'object' } } },
+    },
+  },
+};
 
 /** The path an operation is served on; `$upload` follows `modes.uploadContract` (level) and `modes.uploadPath`. */
 export function operationPath(op: OperationDef, modes: ReferenceModes): string {
@@ -181,7 +215,7 @@ const header = (description: string, type: 'string' | 'integer', required = true
 
 export function openApiDocument(init: DiscoveryInit): object {
   const paths: Record<string, Record<string, object>> = {};
-  for (const op of operationsFor('R4')) {
+  for (const op of operationsFor('R4', extraOperations(init.modes))) {
     const path = operationPath(op, init.modes);
     (paths[path] ??= {})[op.method.toLowerCase()] = openApiOperation(op, init.modes);
   }
@@ -195,7 +229,7 @@ export function openApiDocument(init: DiscoveryInit): object {
     servers: [{ url: init.baseUrl }],
     paths,
     components: {
-      schemas: COMPONENT_SCHEMAS,
+      schemas: { ...COMPONENT_SCHEMAS, ...(init.modes.r4DocumentReference === 'writes' ? { DocumentReference: R4_DOCUMENT_REFERENCE_SCHEMA } : {}) },
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
       parameters: {
         id: { name: 'id', in: 'path', required: true, description: 'Resource id (UUID).', schema: { type: 'string' } },
@@ -255,7 +289,7 @@ function resourceEntry(resource: string, ops: OperationDef[], modes: ReferenceMo
 }
 
 export function capabilityStatement(release: FhirRelease, init: DiscoveryInit): object {
-  const ops = operationsFor(release);
+  const ops = operationsFor(release, extraOperations(init.modes));
   const resources = [...new Set(ops.map((o) => o.resource))];
   return {
     resourceType: 'CapabilityStatement',

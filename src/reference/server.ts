@@ -11,12 +11,20 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { FIXTURES_DIR } from '../paths.js';
-import { OPERATIONS } from '../service/api.js';
 import type { OperationDef } from '../service/api.js';
 import { Authority, configureClients, hasScope, loadClients } from './auth.js';
 import { toClientRecord } from './clients.js';
 import type { ClientRecord } from './auth.js';
-import { capabilityStatement, jwks, openApiDocument, operationDefinition, OPERATION_DEFINITION_PATH, operationPath, smartConfiguration } from './discovery.js';
+import {
+  capabilityStatement,
+  jwks,
+  openApiDocument,
+  operationDefinition,
+  OPERATION_DEFINITION_PATH,
+  operationPath,
+  servedOperations,
+  smartConfiguration,
+} from './discovery.js';
 import type { DiscoveryInit } from './discovery.js';
 import { resolveFaults } from './faults/index.js';
 import { scopeOverride } from './faults/scopes.js';
@@ -121,7 +129,7 @@ function buildRoutes(modes: ReferenceModes): Route[] {
     fixed('definition', 'GET', OPERATION_DEFINITION_PATH, 'R5'),
     fixed('smart', 'GET', '/fhir/.well-known/smart-configuration'),
     fixed('jwks', 'GET', '/fhir/.well-known/jwks.json'),
-    ...OPERATIONS.map((op): Route => ({ kind: 'fhir', method: op.method, pattern: templatePattern(operationPath(op, modes)), op })),
+    ...servedOperations(modes).map((op): Route => ({ kind: 'fhir', method: op.method, pattern: templatePattern(operationPath(op, modes)), op })),
   ];
 }
 

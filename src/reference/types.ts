@@ -165,6 +165,11 @@ export interface ReferenceModes {
   instantFormat: 'as-stored' | 'utc-millis' | 'offset';
   /** JSON answers compact, or pretty-printed (two-space indentation). */
   jsonLayout: 'compact' | 'pretty';
+  /**
+   * DocumentReference on R4 (not in the spec, which serves it on R5): not served, or mirrored with
+   * read, search, create and update, published in the OpenAPI document and the R4 CapabilityStatement.
+   */
+  r4DocumentReference: 'none' | 'writes';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -202,6 +207,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   referenceDisplay: 'as-written',
   instantFormat: 'as-stored',
   jsonLayout: 'compact',
+  r4DocumentReference: 'none',
 };
 
 export interface ReferenceOptions {
@@ -321,6 +327,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   referenceDisplay: ['as-written', 'inject'],
   instantFormat: ['as-stored', 'utc-millis', 'offset'],
   jsonLayout: ['compact', 'pretty'],
+  r4DocumentReference: ['none', 'writes'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

@@ -192,9 +192,10 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
       return { kind, rank: d.rank ?? 0, order: position.get(ref)!, code: (condition.code ?? { text: 'Unspecified' }) as CodeableConcept };
     });
     if (ranked.filter((d) => d.kind === 'primary').length > 1) throw semantic('only one diagnosis may have rank 1');
-    // Stored order: the order of the contained Conditions (so local ids stay stable through a PUT of the
-    // Encounter as read, whatever the order of diagnosis[]), with the secondaries placed by rank in their slots.
-    const inPlace = [...ranked].sort((a, b) => a.order - b.order);
+    // Stored order: the primary first, then the order of the contained Conditions with the secondaries placed by
+    // rank in their slots, so local ids stay stable through a PUT of the Encounter as read (whatever the order of
+    // diagnosis[]: the rendering is already in that order).
+    const inPlace = [...ranked].sort((a, b) => Number(b.kind === 'primary') - Number(a.kind === 'primary') || a.order - b.order);
     const secondaries = inPlace.filter((d) => d.kind === 'secondary').sort((a, b) => a.rank - b.rank || a.order - b.order);
     const diagnoses = inPlace.map((d) => (d.kind === 'secondary' ? secondaries.shift()! : d)).map(({ kind, code }) => ({ kind, code }));
 
