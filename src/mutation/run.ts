@@ -216,6 +216,8 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'instantFormat=utc-millis', modes: { instantFormat: 'utc-millis' } },
   // DocumentReference mirrored on R4 with writes, an extra published type: its writes carry bodies derived from what it publishes.
   { label: 'r4DocumentReference=writes', modes: { r4DocumentReference: 'writes' } },
+  // The same with a published request schema that names only resourceType: the bodies come from the HL7 FHIR R4 schema.
+  { label: 'r4DocumentReference=writes-untyped', modes: { r4DocumentReference: 'writes-untyped' } },
   {
     label: 'other limits',
     profile: 'full',

@@ -29,7 +29,7 @@ export interface DiscoveryInit {
 
 /** Operations the reference publishes besides the spec's, per its modes (`r4DocumentReference=writes`). */
 export function extraOperations(modes: ReferenceModes): readonly OperationDef[] {
-  return modes.r4DocumentReference === 'writes' ? R4_DOCUMENT_REFERENCE_OPERATIONS : [];
+  return modes.r4DocumentReference === 'none' ? [] : R4_DOCUMENT_REFERENCE_OPERATIONS;
 }
 
 /** Every operation the reference serves under its modes. */
@@ -60,6 +60,20 @@ const R4_DOCUMENT_REFERENCE_SCHEMA = {
     },
   },
 };
+
+/** The `DocumentReference` component of the OpenAPI document, when the mode serves DocumentReference on R4. */
+function r4DocumentReferenceComponent(modes: ReferenceModes): Record<string, object> {
+  if (modes.r4DocumentReference === 'none') return {};
+  if (modes.r4DocumentReference === 'writes') return { DocumentReference: R4_DOCUMENT_REFERENCE_SCHEMA };
+  return {
+    DocumentReference: {
+      type: 'object',
+      description: 'A FHIR R4 DocumentReference.',
+      required: ['resourceType'],
+      properties: { resourceType: { type: 'string', enum: ['DocumentReference'] } },
+    },
+  };
+}
 
 /** The path an operation is served on; `$upload` follows `modes.uploadContract` (level) and `modes.uploadPath`. */
 export function operationPath(op: OperationDef, modes: ReferenceModes): string {
@@ -229,7 +243,7 @@ export function openApiDocument(init: DiscoveryInit): object {
     servers: [{ url: init.baseUrl }],
     paths,
     components: {
-      schemas: { ...COMPONENT_SCHEMAS, ...(init.modes.r4DocumentReference === 'writes' ? { DocumentReference: R4_DOCUMENT_REFERENCE_SCHEMA } : {}) },
+      schemas: { ...COMPONENT_SCHEMAS, ...r4DocumentReferenceComponent(init.modes) },
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
       parameters: {
         id: { name: 'id', in: 'path', required: true, description: 'Resource id (UUID).', schema: { type: 'string' } },

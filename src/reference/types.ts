@@ -167,9 +167,11 @@ export interface ReferenceModes {
   jsonLayout: 'compact' | 'pretty';
   /**
    * DocumentReference on R4 (not in the spec, which serves it on R5): not served, or mirrored with
-   * read, search, create and update, published in the OpenAPI document and the R4 CapabilityStatement.
+   * read, search, create and update, published in the OpenAPI document and the R4 CapabilityStatement:
+   * `writes` with a request schema of its fields, `writes-untyped` with one that names only the
+   * resourceType (the client derives the rest from the HL7 FHIR R4 schema).
    */
-  r4DocumentReference: 'none' | 'writes';
+  r4DocumentReference: 'none' | 'writes' | 'writes-untyped';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -327,7 +329,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   referenceDisplay: ['as-written', 'inject'],
   instantFormat: ['as-stored', 'utc-millis', 'offset'],
   jsonLayout: ['compact', 'pretty'],
-  r4DocumentReference: ['none', 'writes'],
+  r4DocumentReference: ['none', 'writes', 'writes-untyped'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

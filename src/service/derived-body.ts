@@ -1,12 +1,13 @@
 /**
  * A valid write body for any resource type the target publishes a write for, derived
- * from what it publishes: the operation's request schema (OpenAPI `requestBody`), else
+ * from what it publishes: the operation's request schema (OpenAPI `requestBody`) and
  * the HL7 FHIR JSON schema of the release and type (src/fhir/). json-schema-faker
- * (seeded, so the body is the same on every run) builds the required fields; the spec's
+ * (seeded, so the body is the same on every run) builds the required fields of both (the
+ * published schema's win; one may say little, `type: object`); the spec's
  * meaning is laid over them: the run's tag, references to the fixtures (patient,
  * encounter, practitioner), a status the resource accepts, a small document inline for
  * an attachment, a text for an empty CodeableConcept. The result is validated against
- * the schema it came from; a body that does not validate is a bug of ours (an error,
+ * both schemas; a body that does not validate is a bug of ours (an error,
  * never a verdict on the target).
  */
 import { Ajv } from 'ajv';
@@ -148,12 +149,13 @@ const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
 
 /** Problems of `body` against the schema it came from ([] = valid). */
 export function bodyProblems(src: BodySource, body: Json): string[] {
+  const problems: string[] = [];
   if (src.requestSchema) {
     const validate = ajv.compile(src.requestSchema);
-    if (!validate(body)) return (validate.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? ''}`);
+    if (!validate(body)) problems.push(...(validate.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? ''}`));
   }
-  if (!fhirDefinition(src.release, src.resource)) return [];
-  return fhirValidatorFor(src.release, src.resource).validate(src.release, body).map(formatIssue);
+  if (fhirDefinition(src.release, src.resource)) problems.push(...fhirValidatorFor(src.release, src.resource).validate(src.release, body).map(formatIssue));
+  return problems;
 }
 
 /**
@@ -163,10 +165,14 @@ export function bodyProblems(src: BodySource, body: Json): string[] {
  */
 export async function derivedBody(ctx: CheckContext, src: BodySource): Promise<Resource> {
   const fhir = fhirDefinition(src.release, src.resource);
-  const schema = src.requestSchema ?? (fhir ? { $ref: `#/definitions/${src.resource}`, definitions: fhir.definitions } : undefined);
-  if (!schema) ctx.skip(`neither the target's request schema nor the HL7 FHIR ${src.release} schema describes a ${src.resource}`);
-  const generated = await generate(schema as JsonSchema, { seed: seedFor(`${src.release} ${src.resource}`), optionalsProbability: 0 });
-  const body = withMeaning(ctx, src, isObject(generated) ? generated : {});
+  if (!src.requestSchema && !fhir) ctx.skip(`neither the target's request schema nor the HL7 FHIR ${src.release} schema describes a ${src.resource}`);
+  const seed = seedFor(`${src.release} ${src.resource}`);
+  // The FHIR type's required fields, and over them the published schema's (a published schema may say little: `type: object`).
+  const fromFhir = fhir
+    ? await generate({ $ref: `#/definitions/${src.resource}`, definitions: fhir.definitions } as JsonSchema, { seed, optionalsProbability: 0 })
+    : {};
+  const published = src.requestSchema ? await generate(src.requestSchema as JsonSchema, { seed, optionalsProbability: 0 }) : {};
+  const body = withMeaning(ctx, src, { ...(isObject(fromFhir) ? fromFhir : {}), ...(isObject(published) ? published : {}) });
   const problems = bodyProblems(src, body);
   if (problems.length > 0) {
     throw new Error(
