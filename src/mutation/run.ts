@@ -210,6 +210,14 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'discoveryAuth=required', modes: { discoveryAuth: 'required' } },
   { label: 'attachmentStorage=url', modes: { attachmentStorage: 'url' } },
   { label: 'registrationWindowDays=3650', limits: { registrationWindowDays: 3650 } },
+  // Server-owned content that differs from what the client wrote (docs/comparison.md): round trips compare meaning.
+  { label: 'narrative=regenerate, referenceDisplay=inject', modes: { narrative: 'regenerate', referenceDisplay: 'inject' } },
+  { label: 'instantFormat=offset, jsonLayout=pretty', modes: { instantFormat: 'offset', jsonLayout: 'pretty' } },
+  { label: 'instantFormat=utc-millis', modes: { instantFormat: 'utc-millis' } },
+  // DocumentReference mirrored on R4 with writes, an extra published type: its writes carry bodies derived from what it publishes.
+  { label: 'r4DocumentReference=writes', modes: { r4DocumentReference: 'writes' } },
+  // The same with a published request schema that names only resourceType: the bodies come from the HL7 FHIR R4 schema.
+  { label: 'r4DocumentReference=writes-untyped', modes: { r4DocumentReference: 'writes-untyped' } },
   {
     label: 'other limits',
     profile: 'full',

@@ -6,7 +6,7 @@
  */
 import { SIGNING_ALGS } from '../auth/algorithms.js';
 import type { JWK } from 'jose';
-import { operationsFor } from '../service/api.js';
+import { OPERATIONS, operationsFor, R4_DOCUMENT_REFERENCE_OPERATIONS } from '../service/api.js';
 import type { FhirRelease, OperationDef, SearchParamDef } from '../service/api.js';
 import { catalogEntry } from '../service/catalog.js';
 import { COMPONENT_SCHEMAS, writeSchemaName } from '../service/schemas.js';
@@ -26,6 +26,54 @@ export interface DiscoveryInit {
   scopesSupported: string[];
   /** ISO date-time of the server start (CapabilityStatement.date). */
   startedAt: string;
+}
+
+/** Operations the reference publishes besides the spec's, per its modes (`r4DocumentReference=writes`). */
+export function extraOperations(modes: ReferenceModes): readonly OperationDef[] {
+  return modes.r4DocumentReference === 'none' ? [] : R4_DOCUMENT_REFERENCE_OPERATIONS;
+}
+
+/** Every operation the reference serves under its modes. */
+export function servedOperations(modes: ReferenceModes): readonly OperationDef[] {
+  return [...OPERATIONS, ...extraOperations(modes)];
+}
+
+/**
+ * Request schema of a DocumentReference write where the reference publishes one on R4 (mode
+ * `r4DocumentReference=writes`): what its handler refuses with 400 when missing or of another type.
+ */
+const R4_DOCUMENT_REFERENCE_SCHEMA = {
+  type: 'object',
+  required: ['resourceType', 'status', 'content', 'subject'],
+  properties: {
+    resourceType: { type: 'string', enum: ['DocumentReference'] },
+    id: { type: 'string' },
+    meta: { type: 'object' },
+    status: { type: 'string', enum: ['current', 'superseded', 'entered-in-error'] },
+    type: { type: 'object' },
+    category: { type: 'array', items: { type: 'object' } },
+    subject: { $ref: '#/components/schemas/Reference' },
+    date: { type: 'string', format: 'date-time' },
+    description: { type: 'string' },
+    content: {
+      type: 'array',
+      items: { type: 'object', required: ['attachment'], properties: { attachment: { type: 'object' } } },
+    },
+  },
+};
+
+/** The `DocumentReference` component of the OpenAPI document, when the mode serves DocumentReference on R4. */
+function r4DocumentReferenceComponent(modes: ReferenceModes): Record<string, object> {
+  if (modes.r4DocumentReference === 'none') return {};
+  if (modes.r4DocumentReference === 'writes') return { DocumentReference: R4_DOCUMENT_REFERENCE_SCHEMA };
+  return {
+    DocumentReference: {
+      type: 'object',
+      description: 'A FHIR R4 DocumentReference.',
+      required: ['resourceType'],
+      properties: { resourceType: { type: 'string', enum: ['DocumentReference'] } },
+    },
+  };
 }
 
 /** The path an operation is served on; `$upload` follows `modes.uploadContract` (level) and `modes.uploadPath`. */
@@ -194,7 +242,7 @@ const header = (description: string, type: 'string' | 'integer', required = true
 export function openApiDocument(init: DiscoveryInit): object {
   if (init.modes.openapiForm === 'servers-relative') return serversRelativeDocument(init);
   const paths: Record<string, Record<string, object>> = {};
-  for (const op of operationsFor('R4')) {
+  for (const op of operationsFor('R4', extraOperations(init.modes))) {
     const path = operationPath(op, init.modes);
     (paths[path] ??= {})[op.method.toLowerCase()] = openApiOperation(op, init.modes);
   }
@@ -208,7 +256,7 @@ export function openApiDocument(init: DiscoveryInit): object {
     servers: [{ url: init.baseUrl }],
     paths,
     components: {
-      schemas: COMPONENT_SCHEMAS,
+      schemas: { ...COMPONENT_SCHEMAS, ...r4DocumentReferenceComponent(init.modes) },
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
       parameters: {
         id: { name: 'id', in: 'path', required: true, description: 'Resource id (UUID).', schema: { type: 'string' } },
@@ -400,7 +448,7 @@ function resourceEntry(resource: string, ops: OperationDef[], modes: ReferenceMo
 }
 
 export function capabilityStatement(release: FhirRelease, init: DiscoveryInit): object {
-  const ops = operationsFor(release);
+  const ops = operationsFor(release, extraOperations(init.modes));
   const resources = [...new Set(ops.map((o) => o.resource))];
   return {
     resourceType: 'CapabilityStatement',

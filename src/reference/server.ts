@@ -12,12 +12,20 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { FIXTURES_DIR } from '../paths.js';
-import { OPERATIONS } from '../service/api.js';
 import type { OperationDef } from '../service/api.js';
 import { Authority, configureClients, hasScope, loadClients, withMainKeyAlg } from './auth.js';
 import { toClientRecord } from './clients.js';
 import type { ClientRecord } from './auth.js';
-import { capabilityStatement, jwks, openApiDocument, operationDefinition, OPERATION_DEFINITION_PATH, operationPath, smartConfiguration } from './discovery.js';
+import {
+  capabilityStatement,
+  jwks,
+  openApiDocument,
+  operationDefinition,
+  OPERATION_DEFINITION_PATH,
+  operationPath,
+  servedOperations,
+  smartConfiguration,
+} from './discovery.js';
 import type { DiscoveryInit } from './discovery.js';
 import { resolveFaults } from './faults/index.js';
 import { scopeOverride } from './faults/scopes.js';
@@ -34,6 +42,7 @@ import { uploadBodyCap } from './resources/upload.js';
 import { FhirError, resolveLimits, resolveModes } from './types.js';
 import { AuditLog, returnedCount, type AuditRecord } from './audit.js';
 import type { Caller, ReferenceLimits, ReferenceModes, ReferenceOptions } from './types.js';
+import { renderBody } from './rendering.js';
 
 export const FHIR_JSON = 'application/fhir+json; charset=utf-8';
 const PLAIN_JSON = 'application/json; charset=utf-8';
@@ -121,7 +130,7 @@ function buildRoutes(modes: ReferenceModes): Route[] {
     fixed('definition', 'GET', OPERATION_DEFINITION_PATH, 'R5'),
     fixed('smart', 'GET', '/fhir/.well-known/smart-configuration'),
     fixed('jwks', 'GET', '/fhir/.well-known/jwks.json'),
-    ...OPERATIONS.map((op): Route => ({ kind: 'fhir', method: op.method, pattern: templatePattern(operationPath(op, modes)), op })),
+    ...servedOperations(modes).map((op): Route => ({ kind: 'fhir', method: op.method, pattern: templatePattern(operationPath(op, modes)), op })),
   ];
 }
 
@@ -293,7 +302,10 @@ class HttpCore {
 
   private write(res: ServerResponse, reply: Reply): void {
     if (res.destroyed) return;
-    const payload = Buffer.isBuffer(reply.body) ? reply.body : Buffer.from(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
+    const indent = this.cfg.modes.jsonLayout === 'pretty' ? 2 : undefined;
+    const payload = Buffer.isBuffer(reply.body)
+      ? reply.body
+      : Buffer.from(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body, null, indent));
     res.writeHead(reply.status, { ...reply.headers, 'Content-Length': String(payload.length) });
     res.end(payload);
   }
@@ -438,7 +450,7 @@ class HttpCore {
     const handler = this.cfg.resources.handlers[op.operationId];
     if (!handler) throw plainError(501, `${op.operationId} is not implemented`, 'not-supported');
     const out = await handler({ op, caller, params, query, headers: req.headers, body, rawBody, baseUrl: this.cfg.baseUrl, now: ex.now });
-    return { status: out.status, headers: { 'Content-Type': FHIR_JSON, ...out.headers }, body: out.body };
+    return { status: out.status, headers: { 'Content-Type': FHIR_JSON, ...out.headers }, body: renderBody(out.body, this.cfg.modes) };
   }
 
   /** Reference choice: unknown search parameters are refused (400 HPB-00101). */

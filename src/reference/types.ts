@@ -167,12 +167,34 @@ export interface ReferenceModes {
    * registered under its own kid and named in the target config.
    */
   mainKeyAlg: SigningAlg;
+  /**
    * How `/openapi.json` is written (the OpenAPI specification allows both): `absolute`, one absolute
    * server URL and full paths; `servers-relative`, a relative server URL with a variable (and a
    * second entry), paths relative to it, the R5 surface under per-path and per-operation `servers`,
    * components `$ref`'d, path-level parameters and `x-service-scope` on single-operation path items.
    */
   openapiForm: 'absolute' | 'servers-relative';
+  /**
+   * Narrative (FHIR lets a server generate it): none, or a `text` regenerated from the stored
+   * resource on every write (the client's `text` is not kept), on every resource answered.
+   */
+  narrative: 'none' | 'regenerate';
+  /** References as written, or with a `display` the server adds where the client sent none. */
+  referenceDisplay: 'as-written' | 'inject';
+  /**
+   * Instants (date-times with a zone) as stored (as the client wrote them), rewritten in UTC with
+   * milliseconds (`2026-05-01T16:15:00.000Z`), or at a -06:00 offset: the same instant either way.
+   */
+  instantFormat: 'as-stored' | 'utc-millis' | 'offset';
+  /** JSON answers compact, or pretty-printed (two-space indentation). */
+  jsonLayout: 'compact' | 'pretty';
+  /**
+   * DocumentReference on R4 (not in the spec, which serves it on R5): not served, or mirrored with
+   * read, search, create and update, published in the OpenAPI document and the R4 CapabilityStatement:
+   * `writes` with a request schema of its fields, `writes-untyped` with one that names only the
+   * resourceType (the client derives the rest from the HL7 FHIR R4 schema).
+   */
+  r4DocumentReference: 'none' | 'writes' | 'writes-untyped';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -208,6 +230,11 @@ export const DEFAULT_MODES: ReferenceModes = {
   attachmentStorage: 'inline',
   mainKeyAlg: 'ES384',
   openapiForm: 'absolute',
+  narrative: 'none',
+  referenceDisplay: 'as-written',
+  instantFormat: 'as-stored',
+  jsonLayout: 'compact',
+  r4DocumentReference: 'none',
 };
 
 export interface ReferenceOptions {
@@ -338,6 +365,11 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   attachmentStorage: ['inline', 'url'],
   mainKeyAlg: ['ES384', ...SIGNING_ALGS.filter((a) => a !== 'ES384')],
   openapiForm: ['absolute', 'servers-relative'],
+  narrative: ['none', 'regenerate'],
+  referenceDisplay: ['as-written', 'inject'],
+  instantFormat: ['as-stored', 'utc-millis', 'offset'],
+  jsonLayout: ['compact', 'pretty'],
+  r4DocumentReference: ['none', 'writes', 'writes-untyped'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

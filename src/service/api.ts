@@ -210,6 +210,62 @@ export const OPERATIONS: readonly OperationDef[] = [
   },
 ];
 
-export function operationsFor(release: FhirRelease): OperationDef[] {
-  return OPERATIONS.filter((o) => o.release === release);
+/**
+ * Not in the spec: DocumentReference mirrored on R4 (read, search, create, update), as a server may
+ * publish besides the spec's operations. The reference serves them in mode `r4DocumentReference=writes`.
+ */
+export const R4_DOCUMENT_REFERENCE_OPERATIONS: readonly OperationDef[] = [
+  {
+    operationId: 'R4DocumentReference.read',
+    release: 'R4',
+    resource: 'DocumentReference',
+    interaction: 'read',
+    method: 'GET',
+    path: '/fhir/R4/DocumentReference/{id}',
+    scope: 'system/DocumentReference.rs',
+    errors: [E401, E403, E(404, 'HPB-00118'), E429],
+  },
+  {
+    operationId: 'R4DocumentReference.search',
+    release: 'R4',
+    resource: 'DocumentReference',
+    interaction: 'search-type',
+    method: 'GET',
+    path: '/fhir/R4/DocumentReference',
+    scope: 'system/DocumentReference.rs',
+    errors: [E400, E401, E403, E429],
+    searchParams: [
+      { name: 'patient', type: 'reference', description: 'UUID of the patient.' },
+      { name: 'type', type: 'token', description: 'Document type code.' },
+      { name: 'category', type: 'token', description: 'Document category code.' },
+      { name: 'date', type: 'date', description: DATE_DESC },
+      COUNT,
+      CURSOR,
+    ],
+  },
+  {
+    operationId: 'R4DocumentReference.create',
+    release: 'R4',
+    resource: 'DocumentReference',
+    interaction: 'create',
+    method: 'POST',
+    path: '/fhir/R4/DocumentReference',
+    scope: 'system/DocumentReference.cru',
+    errors: [E400, E401, E403, E422, E429],
+  },
+  {
+    operationId: 'R4DocumentReference.update',
+    release: 'R4',
+    resource: 'DocumentReference',
+    interaction: 'update',
+    method: 'PUT',
+    path: '/fhir/R4/DocumentReference/{id}',
+    scope: 'system/DocumentReference.cru',
+    errors: [E400, E401, E403, E(404, 'HPB-00118'), E422, E429],
+  },
+];
+
+/** The spec's operations of a release, with `extra` ones a server publishes besides them. */
+export function operationsFor(release: FhirRelease, extra: readonly OperationDef[] = []): OperationDef[] {
+  return [...OPERATIONS, ...extra].filter((o) => o.release === release);
 }

@@ -122,8 +122,19 @@ export {
   type Collected,
   type DatePrefix,
 } from './search.js';
-export { describeDifferences, sameResource, sameScalar, writtenIsRead, type CompareOptions, type Comparison, type Difference } from './compare.js';
+export {
+  describeDifferences,
+  isReferenceDisplay,
+  sameResource,
+  sameScalar,
+  serverOwnedKey,
+  writtenIsRead,
+  type CompareOptions,
+  type Comparison,
+  type Difference,
+} from './compare.js';
 export { DOCUMENT_TYPES, documentOf, notOf, smallDocument, type DocumentType } from './documents.js';
+export { bodyProblems, derivedBody, writeBody, type BodySource } from './derived-body.js';
 export { tokenFor } from './tokens.js';
 export { DISCOVERY_SCOPE, discoveryDocument, type DiscoveryDocument } from './discovery-documents.js';
 

@@ -9,7 +9,8 @@ import { randomUUID } from 'node:crypto';
 import type { CheckContext } from '../engine/context.js';
 import type { Release } from '../fhir/index.js';
 import type { HttpResponse, RequestOptions } from '../http/types.js';
-import { documentBody, encounterBody, minimalResource, newMedicationRequest, type Json } from './bodies.js';
+import { documentBody, encounterBody, newMedicationRequest, type Json } from './bodies.js';
+import { writeBody } from './derived-body.js';
 import { catalogCodeOf } from './errors.js';
 import { bundleLink, bundleResources, expectSearchset, expectStatus, isObject } from './expect.js';
 import { SCOPES } from './scopes.js';
@@ -407,7 +408,7 @@ export function noCreatedId(ctx: CheckContext, res: HttpResponse, what: string):
 }
 
 /**
- * Creates a minimal valid resource through the target's published create. A create refused
+ * Creates a valid resource (src/service/derived-body.ts writeBody) through the target's published create. A create refused
  * for its published scope (401/403), a server error, or a created resource without an id is a
  * failure; another refusal (a 4xx) skips, pointing to the resource's create check that judges it
  * (`refusedCreate`).
@@ -422,7 +423,7 @@ export async function createResource(ctx: CheckContext, resource: string, releas
     url: create.path,
     token,
     client: 'main',
-    body: minimalResource(ctx, release, resource),
+    body: await writeBody(ctx, { release, resource, ...(create.requestSchema ? { requestSchema: create.requestSchema } : {}) }),
     headers: FHIR_HEADERS,
   });
   const what = `a valid ${release} ${resource} create with its published scope ${create.scope}`;

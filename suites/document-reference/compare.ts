@@ -1,20 +1,18 @@
 /**
- * Comparing what was written with what is read back. Date-times compare as
- * instants (a server may spell `2025-03-01T10:00:00Z` as `+00:00` or with
- * milliseconds); inline bytes may come back stored apart (`attachment.url`, with the
- * size and hash of the bytes sent when it states them); everything else compares exactly.
+ * Comparing what was written with what is read back, by meaning (docs/comparison.md):
+ * the server-owned content of src/service/compare.ts is no difference (`meta` and a
+ * narrative `text` of a resource, a reference `display` one rendering adds, a Bundle's
+ * `timestamp`, an entry's `search`); date-times compare as instants (a server may spell
+ * `2025-03-01T10:00:00Z` as `+00:00` or with milliseconds); inline bytes may come back
+ * stored apart (`attachment.url`, with the size and hash of the bytes sent when it
+ * states them); everything else compares exactly, arrays in order.
  */
 import { createHash } from 'node:crypto';
+import { isReferenceDisplay, sameScalar, serverOwnedKey } from '../../src/service/index.js';
 
 type Json = Record<string, unknown>;
 
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function sameScalar(a: unknown, b: unknown): boolean {
-  if (typeof a === 'string' && typeof b === 'string' && DATE_TIME.test(a) && DATE_TIME.test(b)) return Date.parse(a) === Date.parse(b);
-  return a === b;
-}
 
 /**
  * Where `got` does not carry what `sent` holds: every member of an object sent is
@@ -34,7 +32,9 @@ export function missingFrom(sent: unknown, got: unknown, path = ''): string[] {
       const { data, ...rest } = sent;
       return [...missingFrom(rest, got, path), ...storedApart(data, got, path)];
     }
-    return Object.entries(sent).flatMap(([k, v]) => missingFrom(v, got[k], path ? `${path}.${k}` : k));
+    return Object.entries(sent)
+      .filter(([k, v]) => !serverOwnedKey(k, v, sent, path))
+      .flatMap(([k, v]) => missingFrom(v, got[k], path ? `${path}.${k}` : k));
   }
   return sameScalar(sent, got) ? [] : [`${path || '(root)'}: ${short(sent)} -> ${short(got)}`];
 }
@@ -53,7 +53,7 @@ function storedApart(data: string, got: Json, path: string): string[] {
   return out;
 }
 
-/** Every difference between two resources (members on either side), leaving out the members named (e.g. `meta`). */
+/** Every difference between two renderings of a resource (members on either side), server-owned content and the members named aside. */
 export function differences(a: Json, b: Json, ignore: readonly string[] = []): string[] {
   const strip = (r: Json) => Object.fromEntries(Object.entries(r).filter(([k]) => !ignore.includes(k)));
   return diff(strip(a), strip(b), '');
@@ -68,7 +68,13 @@ function diff(a: unknown, b: unknown, path: string): string[] {
   }
   if (isObject(a) || isObject(b)) {
     if (!isObject(a) || !isObject(b)) return here();
-    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])];
+    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter(
+      (k) =>
+        !serverOwnedKey(k, a[k], a, path) &&
+        !serverOwnedKey(k, b[k], b, path) &&
+        // A reference display that only one rendering carries: the server's rendering of the target's name.
+        !((a[k] === undefined || b[k] === undefined) && (isReferenceDisplay(k, a) || isReferenceDisplay(k, b))),
+    );
     return keys.flatMap((k) => diff(a[k], b[k], path ? `${path}.${k}` : k));
   }
   return sameScalar(a, b) ? [] : here();

@@ -104,11 +104,22 @@ export const roundTripChecks: CheckDefinition[] = [
     async run(ctx) {
       const { document } = await createDocument(ctx, { description: `search entry of run ${ctx.runId}` });
       const id = document.id as string;
-      const day = String(document.date ?? '').slice(0, 10);
-      const params: Array<[string, string]> = [['patient', ctx.fixture('patient')], ...(day ? [['date', `eq${day}`] as [string, string]] : [])];
+      // The day around the instant, a day either side: which day an instant falls on depends on the zone the
+      // server reads a date parameter in (not shown), and the date may be written back at another offset.
+      const at = Date.parse(String(document.date ?? ''));
+      const day = (offsetDays: number) => new Date(at + offsetDays * 86_400_000).toISOString().slice(0, 10);
+      const params: Array<[string, string]> = [
+        ['patient', ctx.fixture('patient')],
+        ...(Number.isNaN(at)
+          ? []
+          : ([
+              ['date', `ge${day(-1)}`],
+              ['date', `le${day(1)}`],
+            ] as Array<[string, string]>)),
+      ];
       let results = await searchDocuments(ctx, params);
       let entry = results.resources.find((r) => idOf(r) === id);
-      if (!entry && !results.complete) ctx.skip(`the search for patient ${ctx.fixture('patient')} on ${day} has more results than the page cap`);
+      if (!entry && !results.complete) ctx.skip(`the search for patient ${ctx.fixture('patient')} around ${day(0)} has more results than the page cap`);
       if (!entry) {
         ctx.fail(`the search ${params.map(([k, v]) => `${k}=${v}`).join('&')} lacks the DocumentReference just created`, {
           requirement: 'document-reference.search',

@@ -5,7 +5,7 @@
  * write with a published request schema, invalid bodies (HPB-00101).
  */
 import { type CheckContext, type CheckDefinition, type CheckTag, defineCheck } from '../../src/engine/index.js';
-import { catalogCodeOf, createdIdOf, expectError, firstIssue, letterVerdict, minimalResource, parseScope, tokenFor } from '../../src/service/index.js';
+import { catalogCodeOf, createdIdOf, expectError, firstIssue, letterVerdict, parseScope, tokenFor, writeBody } from '../../src/service/index.js';
 import type { ModelOperation, OperationModel } from '../../src/discovery/model.js';
 import type { HttpResponse } from '../../src/http/index.js';
 import { requirementById } from '../../src/requirements/index.js';
@@ -248,7 +248,11 @@ function invalidPayloadCheck(op: ModelOperation, slug: string, schema: object, v
     tags: ['writes'],
     async run(ctx) {
       const scope = op.scope ?? ctx.skip(`the target publishes no scope for ${op.operationId}`);
-      const instance = await validShapedInstance(schema, seedOf(id), minimalResource(ctx, op.release, op.resource));
+      const instance = await validShapedInstance(
+        schema,
+        seedOf(id),
+        await writeBody(ctx, { release: op.release, resource: op.resource, requestSchema: schema }),
+      );
       const call = await prepareCall(ctx, op, applyVariant(instance, variant));
       // The first answer is the verdict: a 5xx here is the failure, not something to retry (an error, not a fail, when the target is down).
       const res = await send(ctx, call, await tokenFor(ctx, [scope]), { retry: 'none' });

@@ -7,7 +7,7 @@
 import type { CheckContext } from '../../src/engine/index.js';
 import type { ModelOperation } from '../../src/discovery/model.js';
 import type { HttpResponse } from '../../src/http/index.js';
-import { createResource, FHIR_HEADERS, minimalResource, type Resource } from '../../src/service/index.js';
+import { createResource, FHIR_HEADERS, type Resource, writeBody } from '../../src/service/index.js';
 
 /** `MedicationRequest.read` -> `medication-request-read`. */
 export function kebab(text: string): string {
@@ -63,8 +63,9 @@ export interface PreparedCall {
 }
 
 /**
- * A valid call of the operation. Writes carry a minimal valid resource (with the
- * URL id on update); an operation (e.g. `$upload`, payload not shown) gets a
+ * A valid call of the operation. Writes carry a valid resource (with the URL id on
+ * update): hand-written where it carries meaning, else derived from the published
+ * request schema or the HL7 FHIR schema (src/service/derived-body.ts); an operation (e.g. `$upload`, payload not shown) gets a
  * small text/plain body.
  */
 export async function prepareCall(ctx: CheckContext, op: ModelOperation, body?: Resource): Promise<PreparedCall> {
@@ -73,7 +74,8 @@ export async function prepareCall(ctx: CheckContext, op: ModelOperation, body?: 
   if (!isWrite(op)) return { method: op.method, url, headers: FHIR_HEADERS };
   if (op.interaction === 'operation')
     return { method: op.method, url, body: 'fhir-conformance upload', headers: { ...FHIR_HEADERS, 'content-type': 'text/plain' } };
-  const resource = body ?? minimalResource(ctx, op.release, op.resource);
+  const resource =
+    body ?? (await writeBody(ctx, { release: op.release, resource: op.resource, ...(op.requestSchema ? { requestSchema: op.requestSchema } : {}) }));
   return { method: op.method, url, body: op.interaction === 'update' && id !== undefined ? { ...resource, id } : resource, headers: FHIR_HEADERS };
 }
 

@@ -4,11 +4,12 @@
  * suites/versioning; scope, 401 and 403 checks are generated elsewhere.
  */
 import type { CheckDefinition } from '../../src/engine/index.js';
+import { fixtureRoundTripChecks } from './fixture-round-trips.js';
 import { readSearchChecks } from './read-search.js';
 import { roundTripChecks } from './round-trips.js';
 import { stateChecks } from './state-rules.js';
 import { writeChecks } from './writes.js';
 
-export const checks: CheckDefinition[] = [...readSearchChecks, ...writeChecks, ...roundTripChecks, ...stateChecks];
+export const checks: CheckDefinition[] = [...readSearchChecks, ...writeChecks, ...roundTripChecks, ...stateChecks, ...fixtureRoundTripChecks];
 
 export default checks;

@@ -71,3 +71,23 @@ describe('compare', () => {
     expect(differences(a, { ...a, content: [{ attachment: {} }] })).toEqual(['content[0].attachment.size: "3" -> absent']);
   });
 });
+
+describe('compare: server-owned content (docs/comparison.md)', () => {
+  const sent = { resourceType: 'DocumentReference', status: 'current', description: 'd', subject: { reference: 'Patient/p1' } };
+  it('missingFrom: a regenerated narrative and meta are no loss; a dropped field beside them is', () => {
+    const read = { ...sent, meta: { versionId: '2' }, text: { status: 'generated', div: '<div>v2</div>' } };
+    expect(missingFrom({ ...sent, text: { status: 'generated', div: '<div>v1</div>' } }, read)).toEqual([]);
+    const { description: _d, ...dropped } = read;
+    expect(missingFrom({ ...sent, text: { status: 'generated', div: '<div>v1</div>' } }, dropped)).toEqual(['description: "d" -> absent']);
+  });
+
+  it('differences: narrative, meta, a reference display on one side, Bundle timestamp and entry search are the server’s', () => {
+    const a = { ...sent, text: { status: 'generated', div: '<div>1</div>' }, meta: { versionId: '1' } };
+    const b = { ...sent, text: { status: 'generated', div: '<div>2</div>' }, subject: { reference: 'Patient/p1', display: 'María' } };
+    expect(differences(a, b)).toEqual([]);
+    expect(differences(a, { ...b, status: 'superseded' })).toEqual(['status: "current" -> "superseded"']);
+    expect(differences(a, { ...b, subject: { reference: 'Patient/p2', display: 'María' } })).toEqual(['subject.reference: "Patient/p1" -> "Patient/p2"']);
+    const bundle = (timestamp: string, mode: string) => ({ resourceType: 'Bundle', timestamp, entry: [{ resource: a, search: { mode } }] });
+    expect(differences(bundle('2026-01-01T00:00:00Z', 'match'), bundle('2026-01-01T00:00:05Z', 'include'))).toEqual([]);
+  });
+});

@@ -7,6 +7,7 @@
  */
 import { catalogError, operationOutcome, plainError } from '../outcome.js';
 import { errorResponse, outcomeCode, recoded } from './edit.js';
+import { renderBody } from '../rendering.js';
 import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
 
 type Json = Record<string, unknown>;
@@ -199,4 +200,16 @@ export const faults: FaultDef[] = [
     status: 500,
     body: operationOutcome(catalogError('SVC-00001')),
   })),
+  {
+    name: 'document-reference-update-drops-date-behind-narrative',
+    area: 'document-reference',
+    violates: ['document-reference.update'],
+    symptom:
+      'Every DocumentReference answered carries a narrative regenerated on each write (as FHIR allows), and an update silently stores the resource without its date.',
+    checks: ['document-reference.update', 'document-reference.update-as-read-round-trip'],
+    transformResponse: (res, req) =>
+      req.op?.resource === 'DocumentReference' && res.status < 300
+        ? { ...res, body: renderBody(res.body, { narrative: 'regenerate', referenceDisplay: 'as-written', instantFormat: 'as-stored' }) }
+        : res,
+  },
 ];

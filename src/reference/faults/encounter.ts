@@ -385,4 +385,27 @@ export const faults: FaultDef[] = [
       diagnosis: ((b.diagnosis as Json[] | undefined) ?? []).map((d) => (d.rank === 1 ? { ...d, rank: 2 } : d)),
     })),
   },
+  {
+    name: 'encounter-period-start-shifted-hour',
+    area: 'encounter',
+    violates: ['encounter.create-read-back', 'encounter.update-read-back'],
+    checks: ['encounter.create-round-trip', 'encounter.update-unchanged-round-trip'],
+    symptom:
+      'Creates and updates store period.start with its wall-clock time kept and its UTC offset moved an hour west (10:15+02:00 reads back as 10:15+01:00): a plausible spelling, another instant.',
+  },
+  {
+    name: 'encounter-update-drops-summaries',
+    area: 'encounter',
+    violates: ['encounter.update-read-back'],
+    checks: ['encounter.fixture-update-as-read-round-trip'],
+    symptom:
+      'An update keeps the diagnoses and their contained Conditions but loses the contained summaries and care plan: a PUT of a rich fixture Encounter as read drops them (records the suite creates carry none).',
+  },
+  {
+    name: 'encounter-search-drops-care-plan',
+    area: 'encounter',
+    violates: ['pagination.entry-is-read'],
+    checks: ['encounter.fixture-search-entry-matches-read'],
+    symptom: 'Search entries lack the contained #care-plan that the read of the same Encounter carries.',
+  },
 ];

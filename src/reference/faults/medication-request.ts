@@ -270,4 +270,18 @@ export const faults: FaultDef[] = [
     transformResponse: (res, req) =>
       req.op?.operationId === 'MedicationRequest.update' && res.status === 409 && hasCode(res, 'HPB-00114') ? errorResponse(res, 500, 'SVC-00001') : res,
   },
+  logic(
+    'mr-search-raw-status',
+    'medication-request',
+    ['pagination.entry-is-read', 'medication-request.status-unknown-emitted'],
+    'Search entries show the stored status of a record that has no FHIR spelling (legacy-suspended) where its read shows unknown.',
+    ['medication-request.fixture-search-entry-matches-read'],
+  ),
+  logic(
+    'mr-update-drops-zero-values',
+    'medication-request',
+    ['medication-request.update-merge'],
+    'An update loses the dispenseRequest members whose value is 0 (numberOfRepeatsAllowed: 0): a PUT of the fixture MedicationRequest as read drops it; the records the suite creates carry no zero.',
+    ['medication-request.fixture-update-as-read-round-trip'],
+  ),
 ];

@@ -28,7 +28,16 @@ export const DOCUMENT_PATH = '/fhir/R5/DocumentReference';
 
 type DocumentFields = Omit<DocumentReferenceRow, keyof RecordMeta>;
 
-export function toDocumentReference(row: DocumentReferenceRow): Record<string, unknown> {
+/** An attachment's `size` as the release spells it: an unsignedInt (R4), an integer64 string (R5). */
+function sizedFor(release: 'R4' | 'R5', content: DocumentReferenceRow['content']): DocumentReferenceRow['content'] {
+  return content.map(({ attachment }) =>
+    attachment.size === undefined
+      ? { attachment }
+      : { attachment: { ...attachment, size: release === 'R4' ? Number(attachment.size) : String(attachment.size) } },
+  );
+}
+
+export function toDocumentReference(row: DocumentReferenceRow, release: 'R4' | 'R5' = 'R5'): Record<string, unknown> {
   return structuredClone(
     compact({
       resourceType: 'DocumentReference',
@@ -40,7 +49,7 @@ export function toDocumentReference(row: DocumentReferenceRow): Record<string, u
       subject: { reference: `Patient/${row.subjectId}` },
       date: row.date,
       description: row.description,
-      content: row.content,
+      content: sizedFor(release, row.content),
     }),
   );
 }
@@ -53,15 +62,27 @@ export function findDocument(env: ResourceEnv, ctx: HandlerContext): DocumentRef
   return row;
 }
 
-export function documentResponse(env: ResourceEnv, status: number, row: DocumentReferenceRow, extra: Record<string, string> = {}): HandlerResponse {
-  return { status, body: toDocumentReference(row), headers: { ...versionHeaders(row, env.modes), ...extra } };
+export function documentResponse(
+  env: ResourceEnv,
+  status: number,
+  row: DocumentReferenceRow,
+  extra: Record<string, string> = {},
+  release: 'R4' | 'R5' = 'R5',
+): HandlerResponse {
+  return { status, body: toDocumentReference(row, release), headers: { ...versionHeaders(row, env.modes), ...extra } };
 }
 
 /**
  * Structural (400), inline document (413 / 400 HPB-00120), then semantic (validationStatus)
  * checks of a DocumentReference write body; the fields to store.
  */
-export function parseDocumentBody(env: ResourceEnv, body: unknown, org: string, baseUrl = ''): { resource: Body; fields: DocumentFields } {
+export function parseDocumentBody(
+  env: ResourceEnv,
+  body: unknown,
+  org: string,
+  baseUrl = '',
+  release: 'R4' | 'R5' = 'R5',
+): { resource: Body; fields: DocumentFields } {
   const { store, modes } = env;
   const semantic = (message: string) => unprocessable(modes.validationStatus, message);
   const resource = requireResource(body, 'DocumentReference');
@@ -73,8 +94,8 @@ export function parseDocumentBody(env: ResourceEnv, body: unknown, org: string, 
   }
   for (const c of content as Array<{ attachment: Record<string, unknown> }>) checkInlineDocument(env, c.attachment);
   const subjectId = referenceId(requireField(resource, 'subject'), 'Patient', 'subject');
-  const problem = schemaProblem('R5', 'DocumentReference', resource);
-  if (problem) throw invalid(`Body does not match the FHIR R5 schema: ${problem}`);
+  const problem = schemaProblem(release, 'DocumentReference', resource);
+  if (problem) throw invalid(`Body does not match the FHIR ${release} schema: ${problem}`);
   if (!(DOCUMENT_STATUSES as readonly string[]).includes(resource.status as string)) {
     throw semantic(`status must be one of ${DOCUMENT_STATUSES.join(', ')}`);
   }
@@ -104,11 +125,16 @@ function storedAttachment(env: ResourceEnv, attachment: Record<string, unknown>,
   return { ...rest, url: `${baseUrl}/fhir/R5/Binary/${randomUUID()}`, size: String(bytes.length), hash: createHash('sha1').update(bytes).digest('base64') };
 }
 
-export function documentReferenceHandlers(env: ResourceEnv): Record<string, Handler> {
+/**
+ * The handlers of the R5 surface, or (`release` R4, mode `r4DocumentReference=writes`) of its R4
+ * mirror: the same records, read and written through `/fhir/R4/DocumentReference`, bodies held to the R4 schema.
+ */
+export function documentReferenceHandlers(env: ResourceEnv, release: 'R4' | 'R5' = 'R5'): Record<string, Handler> {
   const { store, modes } = env;
-  const parseBody = (body: unknown, org: string, baseUrl: string) => parseDocumentBody(env, body, org, baseUrl);
+  const DOCUMENT_PATH = `/fhir/${release}/DocumentReference`;
+  const parseBody = (body: unknown, org: string, baseUrl: string) => parseDocumentBody(env, body, org, baseUrl, release);
 
-  const read: Handler = (ctx) => documentResponse(env, 200, findDocument(env, ctx));
+  const read: Handler = (ctx) => documentResponse(env, 200, findDocument(env, ctx), {}, release);
 
   const create: Handler = (ctx) => {
     const org = ctx.caller.org;
@@ -118,20 +144,21 @@ export function documentReferenceHandlers(env: ResourceEnv): Record<string, Hand
       fields.content = fields.content.map(({ attachment: { data: _data, ...rest } }) => ({ attachment: rest }));
     assertPatientAcceptsData(store.patients.get(org, fields.subjectId)!);
     const row = store.insert(store.documentReferences, { ...firstVersion(randomUUID(), org, ctx.now), ...fields });
-    return documentResponse(env, modes.createStatus, row, { Location: `${ctx.baseUrl}${DOCUMENT_PATH}/${row.id}` });
+    return documentResponse(env, modes.createStatus, row, { Location: `${ctx.baseUrl}${DOCUMENT_PATH}/${row.id}` }, release);
   };
 
   const update: Handler = (ctx) => {
     const row = findDocument(env, ctx);
     const { resource, fields } = parseBody(ctx.body, row.org, ctx.baseUrl);
     if (env.faults.has('document-reference-update-drops-category')) delete fields.category;
+    if (env.faults.has('document-reference-update-drops-date-behind-narrative')) delete fields.date;
     requireSameId(resource, row.id);
     checkIfMatch(ctx, row);
     if (modes.patientBlockOn === 'create-and-update') assertPatientAcceptsData(store.patients.get(row.org, fields.subjectId)!);
     // An update replaces every stored field with the body's.
     const updated: DocumentReferenceRow = { id: row.id, org: row.org, seq: row.seq, createdAt: row.createdAt, ...nextVersion(row, ctx.now), ...fields };
     store.documentReferences.put(updated);
-    return documentResponse(env, modes.updateStatus, updated);
+    return documentResponse(env, modes.updateStatus, updated, {}, release);
   };
 
   const search: Handler = (ctx) => {
@@ -152,16 +179,17 @@ export function documentReferenceHandlers(env: ResourceEnv): Record<string, Hand
     return searchBundle(env.paging, {
       ctx,
       matches,
-      toResource: toDocumentReference,
+      toResource: (row) => toDocumentReference(row, release),
       allowOffset: true,
       fullUrl: (row) => `${ctx.baseUrl}${DOCUMENT_PATH}/${row.id}`,
     });
   };
 
+  const prefix = release === 'R5' ? 'DocumentReference' : 'R4DocumentReference';
   return {
-    'DocumentReference.read': read,
-    'DocumentReference.create': create,
-    'DocumentReference.update': update,
-    'DocumentReference.search': search,
+    [`${prefix}.read`]: read,
+    [`${prefix}.create`]: create,
+    [`${prefix}.update`]: update,
+    [`${prefix}.search`]: search,
   };
 }

@@ -83,6 +83,21 @@ export function toEncounter(row: EncounterRow, diagnosisOrder: 'stored' | 'rever
 
 type EncounterFields = Omit<EncounterRow, keyof RecordMeta>;
 
+/** `10:15:00+02:00` -> `10:15:00+01:00`, `Z` -> `-01:00`: the same wall clock, an instant an hour later. */
+function zoneMovedWest(value: string): string {
+  const m = /(Z|([+-])(\d{2}):(\d{2}))$/.exec(value);
+  if (!m) return value;
+  const minutes = m[1] === 'Z' ? 0 : (m[2] === '-' ? -1 : 1) * (Number(m[3]) * 60 + Number(m[4]));
+  const moved = minutes - 60;
+  const abs = Math.abs(moved);
+  const zone = `${moved < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+  return value.slice(0, m.index) + zone;
+}
+
+function sameInstant(a: string | undefined, b: string | undefined): boolean {
+  return a === b || (a !== undefined && b !== undefined && Date.parse(a) === Date.parse(b));
+}
+
 const isPeriod = (v: unknown): v is { start?: string; end?: string } => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
@@ -121,8 +136,11 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
     // Fault encounter-write-keeps-first-participant: participants after the first are silently dropped.
     if (env.faults.has('encounter-write-keeps-first-participant')) participants.splice(1);
     // Fault encounter-write-drops-period-end: period.end is silently dropped.
-    const period =
+    let period =
       env.faults.has('encounter-write-drops-period-end') && isPeriod(resource.period) ? compact({ ...resource.period, end: undefined }) : resource.period;
+    // Fault encounter-period-start-shifted-hour: the wall-clock time is kept, the offset moved an hour west.
+    if (env.faults.has('encounter-period-start-shifted-hour') && isPeriod(period) && typeof period.start === 'string')
+      period = { ...period, start: zoneMovedWest(period.start) };
     const appointments = ((resource.appointment ?? []) as Reference[]).map((a, i) => referenceId(a, 'Appointment', `appointment[${i}]`));
     const serviceProviderId = resource.serviceProvider === undefined ? undefined : referenceId(resource.serviceProvider, 'Organization', 'serviceProvider');
 
@@ -163,6 +181,7 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
   /** Diagnoses (ranked per the spec) and summaries from `diagnosis[]` and the contained resources they use. */
   function parseContained(resource: Body, contained: Array<Body & { resourceType: string; id?: string }>): Pick<EncounterFields, 'diagnoses' | 'summaries'> {
     const byId = new Map(contained.map((c) => [`#${c.id ?? ''}`, c]));
+    const position = new Map(contained.map((c, i) => [`#${c.id ?? ''}`, i]));
     const used = new Set<string>();
     const ranked = ((resource.diagnosis ?? []) as Array<{ condition?: Reference; rank?: number }>).map((d, i) => {
       const ref = d.condition?.reference ?? '';
@@ -170,12 +189,15 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
       if (condition?.resourceType !== 'Condition') throw semantic(`diagnosis[${i}].condition must reference a contained Condition (#id)`);
       used.add(ref);
       const kind: DiagnosisKind = d.rank === undefined ? 'unspecified' : d.rank === 1 ? 'primary' : 'secondary';
-      return { kind, rank: d.rank ?? 0, order: i, code: (condition.code ?? { text: 'Unspecified' }) as CodeableConcept };
+      return { kind, rank: d.rank ?? 0, order: position.get(ref)!, code: (condition.code ?? { text: 'Unspecified' }) as CodeableConcept };
     });
     if (ranked.filter((d) => d.kind === 'primary').length > 1) throw semantic('only one diagnosis may have rank 1');
-    // Stored order: primary, secondaries by rank, then unranked, each in body order.
-    const weight = (d: (typeof ranked)[number]) => (d.kind === 'unspecified' ? Number.MAX_SAFE_INTEGER : d.rank);
-    const diagnoses = [...ranked].sort((a, b) => weight(a) - weight(b) || a.order - b.order).map(({ kind, code }) => ({ kind, code }));
+    // Stored order: the primary first, then the order of the contained Conditions with the secondaries placed by
+    // rank in their slots, so local ids stay stable through a PUT of the Encounter as read (whatever the order of
+    // diagnosis[]: the rendering is already in that order).
+    const inPlace = [...ranked].sort((a, b) => Number(b.kind === 'primary') - Number(a.kind === 'primary') || a.order - b.order);
+    const secondaries = inPlace.filter((d) => d.kind === 'secondary').sort((a, b) => a.rank - b.rank || a.order - b.order);
+    const diagnoses = inPlace.map((d) => (d.kind === 'secondary' ? secondaries.shift()! : d)).map(({ kind, code }) => ({ kind, code }));
 
     const summaries: EncounterFields['summaries'] = {};
     const text = (id: string, type: string, field: string): string | undefined => {
@@ -254,7 +276,8 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
     const { resource, fields } = parseBody(ctx.body, org, 'Encounter.update');
     requireSameId(resource, id);
     checkIfMatch(ctx, row);
-    if (fields.period?.start !== row.period?.start) checkRegistrationWindow(fields, ctx.now);
+    // Compared as instants: the same start spelled at another offset or precision is no new date.
+    if (!sameInstant(fields.period?.start, row.period?.start)) checkRegistrationWindow(fields, ctx.now);
     checkAppointmentFree(org, fields, id);
     const patient = fields.subjectId === undefined ? undefined : store.patients.get(org, fields.subjectId);
     if (patient && modes.patientBlockOn === 'create-and-update') assertPatientAcceptsData(patient);
@@ -262,6 +285,8 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
     const updated: EncounterRow = { id, org, seq: row.seq, createdAt: row.createdAt, ...nextVersion(row, ctx.now), ...fields };
     // Fault encounter-update-drops-reason: an update loses reasonCode.
     if (env.faults.has('encounter-update-drops-reason')) delete updated.reasonCode;
+    // Fault encounter-update-drops-summaries: an update keeps the diagnoses and loses the contained summaries and care plan.
+    if (env.faults.has('encounter-update-drops-summaries')) updated.summaries = {};
     store.encounters.put(updated);
     return respond(modes.updateStatus, updated);
   };
@@ -291,7 +316,12 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
       ctx,
       matches,
       allowOffset: false,
-      toResource: (row) => render(env.faults.has('encounter-search-stale-version') ? (firstVersions.get(row.id) ?? row) : row),
+      toResource: (row) => {
+        const rendered = render(env.faults.has('encounter-search-stale-version') ? (firstVersions.get(row.id) ?? row) : row);
+        // Fault encounter-search-drops-care-plan: search entries lack the contained #care-plan (reads keep it).
+        if (env.faults.has('encounter-search-drops-care-plan')) rendered.contained = rendered.contained?.filter((c) => c.resourceType !== 'CarePlan');
+        return rendered;
+      },
       fullUrl: (row) => `${ctx.baseUrl}${PATH}/${row.id}`,
     });
   };

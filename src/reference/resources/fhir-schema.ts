@@ -6,7 +6,18 @@
 import { createFhirValidator, type FhirValidator, type Release } from '../../fhir/index.js';
 
 const WRITE_TYPES: Record<Release, string[]> = {
-  R4: ['MedicationRequest', 'Encounter', 'Condition', 'ClinicalImpression', 'CarePlan', 'Observation', 'Patient', 'Practitioner', 'CapabilityStatement'],
+  R4: [
+    'MedicationRequest',
+    'Encounter',
+    'Condition',
+    'ClinicalImpression',
+    'CarePlan',
+    'Observation',
+    'Patient',
+    'Practitioner',
+    'CapabilityStatement',
+    'DocumentReference',
+  ],
   R5: ['DocumentReference', 'CapabilityStatement'],
 };
 

@@ -41,6 +41,7 @@ export async function createResources(init: ResourceInit): Promise<Resources> {
     ...medicationRequestHandlers(env),
     ...encounterHandlers(env),
     ...documentReferenceHandlers(env),
+    ...documentReferenceHandlers(env, 'R4'),
     'DocumentReference.upload': uploadHandler(env),
   };
   const missing = OPERATIONS.filter((op) => !handlers[op.operationId]).map((op) => op.operationId);

@@ -235,6 +235,9 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
       // Fault mr-update-loses-prescription-group: the update re-links the record to a new draft prescription.
       ...(faults.has('mr-update-loses-prescription-group') ? { prescriptionId: newDraftPrescription(org, row.subjectId ?? '').id } : {}),
     });
+    // Fault mr-update-drops-zero-values: an update loses the dispenseRequest members whose value is 0 (a falsy-value bug).
+    if (faults.has('mr-update-drops-zero-values') && updated.dispenseRequest)
+      updated.dispenseRequest = Object.fromEntries(Object.entries(updated.dispenseRequest).filter(([, v]) => v !== 0));
     store.medicationRequests.put(updated);
     echoIntent(id, body.resource);
     return respond(modes.updateStatus, updated);
@@ -257,7 +260,11 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
       ctx,
       matches,
       allowOffset: false,
-      toResource: (row) => toMedicationRequest(faults.has('mr-search-stale-version') ? (firstVersions.get(row.id) ?? row) : row),
+      toResource: (row) => {
+        const resource = toMedicationRequest(faults.has('mr-search-stale-version') ? (firstVersions.get(row.id) ?? row) : row);
+        // Fault mr-search-raw-status: search entries show the stored status where the read shows `unknown`.
+        return faults.has('mr-search-raw-status') ? ({ ...resource, status: row.status } as typeof resource) : resource;
+      },
       fullUrl: (row) => `${ctx.baseUrl}${PATH}/${row.id}`,
     });
   };
