@@ -215,6 +215,8 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
     profile: 'full',
     limits: { windowMs: 3000, tokenLifetimeSec: 7, tokenWindowMs: 4000, perKeyPerWindow: 700, tokenIssuancePerWindow: 60 },
   },
+  // The token's content is not shown: a JWS with only registered claims, the grant kept on the server.
+  { label: 'accessTokenClaims=minimal', modes: { accessTokenClaims: 'minimal' } },
 ];
 
 export async function runMode(spec: ModeSpec): Promise<ModeRun> {

@@ -151,6 +151,12 @@ export interface ReferenceModes {
    * inline, or stored apart and emitted as `attachment.url` with its `size` and SHA-1 `hash` (no `data`).
    */
   attachmentStorage: 'inline' | 'url';
+  /**
+   * Claims of issued access tokens (the token's content is not shown; jwks.json verifies it):
+   * `full` states the grant (scope, client_id, org, key_kind); `minimal` only iss, sub, aud, iat,
+   * exp and jti, the grant kept on the server by jti.
+   */
+  accessTokenClaims: 'full' | 'minimal';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -184,6 +190,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   diagnosisOrder: 'stored',
   discoveryAuth: 'none',
   attachmentStorage: 'inline',
+  accessTokenClaims: 'full',
 };
 
 export interface ReferenceOptions {
@@ -299,6 +306,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   diagnosisOrder: ['stored', 'reversed'],
   discoveryAuth: ['none', 'required'],
   attachmentStorage: ['inline', 'url'],
+  accessTokenClaims: ['full', 'minimal'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

@@ -123,7 +123,7 @@ export {
 } from './search.js';
 export { describeDifferences, sameResource, sameScalar, writtenIsRead, type CompareOptions, type Comparison, type Difference } from './compare.js';
 export { DOCUMENT_TYPES, documentOf, notOf, smallDocument, type DocumentType } from './documents.js';
-export { tokenFor } from './tokens.js';
+export { grantedScopes, tokenFor } from './tokens.js';
 export { DISCOVERY_SCOPE, discoveryDocument, type DiscoveryDocument } from './discovery-documents.js';
 
 // Rate and issuance limits: judging timed requests against a window.
