@@ -22,7 +22,7 @@ import { resolveFaults } from './faults/index.js';
 import { scopeOverride } from './faults/scopes.js';
 import { bodyLeniency } from './faults/generated.js';
 import { keyWindowLog } from './faults/rate-limit.js';
-import { issuanceCounter } from './faults/issuance-limit.js';
+import { issuanceCounter, issuanceKey } from './faults/issuance-limit.js';
 import type { FaultDef, FaultResponse } from './faults/index.js';
 import { catalogError, operationOutcome, plainError, styledError } from './outcome.js';
 import { type FixedWindowCounter, SlidingWindowLog, rateLimitHeaders, retryAfterSeconds } from './rate-limit.js';
@@ -378,7 +378,7 @@ class HttpCore {
 
   private async token(req: IncomingMessage, ex: Exchange): Promise<Reply> {
     ex.headers = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
-    const d = this.issuance.hit(ex.ip, ex.now);
+    const d = this.issuance.hit(issuanceKey(this.cfg.faults, ex.ip, req.headers), ex.now);
     ex.headers = { ...ex.headers, ...rateLimitHeaders(d) };
     if (!d.allowed && this.cfg.limits.enforceRateLimits && !this.cfg.faults.has('issuance-limit-not-enforced')) {
       this.refuse(d, ex, 'token issuance limit for this address');
