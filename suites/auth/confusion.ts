@@ -139,7 +139,7 @@ export const confusionChecks: CheckDefinition[] = [
     level: 'MUST',
     requirements: ['auth.assertion-sub-checked', 'auth.assertion-iss-checked', 'auth.assertion-failure-401', 'catalog.hpb-00106'],
     quote: ASSERTION_RULE,
-    requests: 3,
+    requests: 2,
     async run(ctx) {
       const other = otherClient(ctx, false);
       const main = ctx.client('main');

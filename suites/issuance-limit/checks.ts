@@ -188,6 +188,8 @@ export const checks: CheckDefinition[] = [
     requirements: ['issuance-limit.twenty-per-minute', 'issuance-limit.excess-429'],
     quote: 'Token issuance is limited to 20 requests per minute per source IP.',
     tags: ['exhausts-issuance-limit'],
+    // Judges the issuance episode's burst (counted as the episode's requests): none of its own.
+    requests: 0,
     timeoutMs: 10 * 60_000,
     async run(ctx) {
       // The issuance episode's own burst: every request carries made-up forwarding headers, no request of its own.

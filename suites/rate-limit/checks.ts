@@ -417,6 +417,8 @@ export const exhaustionChecks: CheckDefinition[] = [
     requirements: ['rate-limit.per-key-default-60', 'rate-limit.excess-429'],
     quote: 'Per-key request rate | configurable per key; default 60 requests per minute; 1-minute sliding window',
     ...EXHAUSTS,
+    // Judges the excess episode's burst (counted as the episode's requests): none of its own.
+    requests: 0,
     async run(ctx: CheckContext) {
       // The excess episode's own burst: no request of its own.
       const s = await excessScenario(ctx);
