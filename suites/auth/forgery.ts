@@ -72,11 +72,16 @@ function secret(token: string): string {
   return token;
 }
 
-/** One operation per release, from the model: a read of a random id (else a search), R4 and R5. */
+/**
+ * One operation per release, from the model: a read of a random id (else a search), R4 and R5; one the
+ * copied grant covers (the read scope) first, so an accepted forgery shows as a 404, not a 403.
+ */
 function targets(ctx: CheckContext): Array<{ op: ModelOperation; url: string }> {
   const out: Array<{ op: ModelOperation; url: string }> = [];
   for (const release of ['R4', 'R5'] as const) {
-    const ops = ctx.model.operations.filter((o) => o.release === release && o.method === 'GET');
+    const ops = ctx.model.operations
+      .filter((o) => o.release === release && o.method === 'GET')
+      .sort((a, b) => Number(b.scope === READ_SCOPE) - Number(a.scope === READ_SCOPE));
     const op = ops.find((o) => o.interaction === 'read') ?? ops.find((o) => o.interaction === 'search-type');
     if (op) out.push({ op, url: ctx.path(op.path, { id: randomUUID() }) });
   }
