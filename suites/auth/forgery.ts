@@ -12,6 +12,7 @@
 import { createPublicKey, type JsonWebKey, randomUUID } from 'node:crypto';
 import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
 import { publicKeyPem } from '../../src/auth/assertion.js';
+import type { ResolvedClient } from '../../src/config/index.js';
 import type { ModelOperation } from '../../src/discovery/model.js';
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import { catalogCodeOf, discoveryDocument, isObject } from '../../src/service/index.js';
@@ -130,9 +131,8 @@ function forgery(
 
 type SigningKey = Parameters<SignJWT['sign']>[0];
 
-/** A JWT the client signs with its own registered key (the key the target trusts for assertions). */
-async function signedByClient(ctx: CheckContext, claims: JWTPayload): Promise<string> {
-  const client = ctx.client('main');
+/** A JWT a client signs with its own registered key (the key the target trusts for its assertions). */
+async function signedByClient(client: ResolvedClient, claims: JWTPayload): Promise<string> {
   return secret(
     await new SignJWT(claims).setProtectedHeader({ alg: client.alg, kid: client.kid, typ: 'JWT' }).sign(client.privateKey as unknown as SigningKey),
   );
@@ -158,14 +158,31 @@ async function hs256(header: Record<string, unknown>, claims: JWTPayload, secret
 }
 
 export const forgeryChecks: CheckDefinition[] = [
-  forgery('client-key-signed', "a JWT signed with the client's own registered key (its claims, and a scope claim the client widened)", 4, async (ctx) => {
-    const { jws } = await genuine(ctx);
-    const claims = claimsLike(ctx, jws);
-    return [
-      { label: "signed with the client's key", token: await signedByClient(ctx, claims) },
-      { label: "signed with the client's key, scope widened by the client", token: await signedByClient(ctx, { ...claims, scope: widenedScope(ctx) }) },
-    ];
-  }),
+  forgery(
+    'client-key-signed',
+    "a JWT signed with a client's own registered key (every configured client's, in its algorithm; main's also with a scope claim it widened)",
+    10,
+    async (ctx) => {
+      const { jws } = await genuine(ctx);
+      const claims = claimsLike(ctx, jws);
+      const main = ctx.client('main');
+      // One key of each other client id (a key kind or algorithm the target verifies apart).
+      const others = ctx.config.clients.filter((c, i, all) => c.clientId !== main.clientId && all.findIndex((x) => x.clientId === c.clientId) === i);
+      const asClient = (c: ResolvedClient): JWTPayload => ({
+        ...claims,
+        sub: c.clientId,
+        ...(typeof claims.client_id === 'string' ? { client_id: c.clientId } : {}),
+      });
+      return [
+        { label: `signed with ${main.role}'s key (${main.alg})`, token: await signedByClient(main, claims) },
+        {
+          label: `signed with ${main.role}'s key (${main.alg}), scope widened by the client`,
+          token: await signedByClient(main, { ...claims, scope: widenedScope(ctx) }),
+        },
+        ...(await Promise.all(others.map(async (c) => ({ label: `signed with ${c.role}'s key (${c.alg})`, token: await signedByClient(c, asClient(c)) })))),
+      ];
+    },
+  ),
   forgery('client-assertion-as-bearer', 'the client assertion itself presented as a bearer token', 2, async (ctx) => [
     { label: 'the client assertion', token: secret(await ctx.tokens.assertion('main')) },
   ]),
