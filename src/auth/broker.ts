@@ -247,10 +247,12 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
       const assertion = await createAssertion(client, this.opts.tokenUrl, opts.assertion, this.now());
       await opts.beforeSend?.();
       this.sent++;
+      const payload = this.payload(assertion, opts);
       const res = await this.opts.http.request({
         method: 'POST',
         url: this.opts.tokenUrl,
-        ...this.payload(assertion, opts),
+        ...payload,
+        ...(opts.headers ? { headers: { ...payload.headers, ...opts.headers } } : {}),
         secretFields: ['client_assertion'],
         expect429: opts.expect429,
         ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),

@@ -34,6 +34,8 @@ export interface TokenRequestOptions {
   beforeSend?: () => Promise<void>;
   /** Marks the request as deliberately provoking a 429. */
   expect429?: boolean;
+  /** Extra request headers (the issuance burst's forwarding headers). */
+  headers?: Record<string, string>;
   /** Skip issuance pacing (only the issuance-limit check). */
   pace?: boolean;
   /** Per-request timeout, ms (default: the run's request timeout); the run's preflight uses a shorter one. */

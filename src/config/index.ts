@@ -51,8 +51,11 @@ export interface ResolvedConfig {
   deviations: string[];
   /** The organization's declared request ceiling per window; absent: unknown (the spec does not show it). */
   organization?: { requestsPerMinute: number };
-  /** Declared: no other client sends token requests from the suite's source address during the run. */
-  sourceAddress?: { exclusive: boolean };
+  /**
+   * `exclusive`: no other client sends token requests from the suite's source address during the run.
+   * `trustedProxy`: the target sits behind a proxy that sets the forwarding headers itself.
+   */
+  sourceAddress?: { exclusive: boolean; trustedProxy?: boolean };
   profile: Profile;
   timeouts: { requestMs: number; runMs: number };
   jwksHosting?: { host: string; port: number; path: string };
@@ -261,7 +264,14 @@ export async function resolveConfig(raw: unknown, baseDir: string, overrides: Co
     limits,
     deviations: deviations.map((d) => d.line),
     ...(cfg.organization ? { organization: { requestsPerMinute: cfg.organization.requestsPerMinute } } : {}),
-    ...(cfg.sourceAddress ? { sourceAddress: { exclusive: cfg.sourceAddress.exclusive } } : {}),
+    ...(cfg.sourceAddress
+      ? {
+          sourceAddress: {
+            exclusive: cfg.sourceAddress.exclusive === true,
+            ...(cfg.sourceAddress.trustedProxy !== undefined ? { trustedProxy: cfg.sourceAddress.trustedProxy } : {}),
+          },
+        }
+      : {}),
     profile,
     timeouts: { ...DEFAULT_TIMEOUTS, ...cfg.timeouts },
     jwksHosting: cfg.jwksHosting,

@@ -35,7 +35,7 @@ export interface RawConfig {
   /** The organization's request ceiling (spec: not shown); with it, paced requests spread over the organization's keys. */
   organization?: { requestsPerMinute: number };
   /** Declared: no other client sends token requests from the suite's source address during the run. */
-  sourceAddress?: { exclusive: boolean };
+  sourceAddress?: { exclusive?: boolean; trustedProxy?: boolean };
   profile?: Profile;
   timeouts?: { requestMs?: number; runMs?: number };
   redactPhi?: boolean;

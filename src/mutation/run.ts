@@ -240,6 +240,8 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
     label: 'openapiForm=servers-relative, uploadContract=type-query-binary, r5Capability=none',
     modes: { openapiForm: 'servers-relative', uploadContract: 'type-query-binary', r5Capability: 'none' },
   },
+  // The token's content is not shown: a JWS with only registered claims, the grant kept on the server.
+  { label: 'accessTokenClaims=minimal', modes: { accessTokenClaims: 'minimal' } },
 ];
 
 export async function runMode(spec: ModeSpec): Promise<ModeRun> {

@@ -4,7 +4,7 @@
  * issuance, access-token verification, and the scope letter rule.
  * Error messages name the failed rule, never a token or assertion.
  */
-import { createPrivateKey, createPublicKey, randomUUID, type JsonWebKey as NodeJwk } from 'node:crypto';
+import { createPrivateKey, createPublicKey, createSecretKey, KeyObject, randomUUID, type JsonWebKey as NodeJwk } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -20,6 +20,7 @@ import {
   errors as joseErrors,
   UnsecuredJWT,
   base64url,
+  EmbeddedJWK,
 } from 'jose';
 import type { JWK, JWTVerifyGetKey, CryptoKey, JWTPayload, JWTVerifyOptions } from 'jose';
 import { SIGNING_ALGS, type SigningAlg } from '../auth/algorithms.js';
@@ -164,6 +165,8 @@ export class Authority {
   private readonly keySets = new Map<string, JWTVerifyGetKey>();
   private readonly usedJtis = new Map<string, number>();
   private readonly verified = new Map<string, VerifiedToken>();
+  /** Mode accessTokenClaims `minimal`: issued tokens' grants by jti. */
+  private readonly grants = new Map<string, VerifiedToken>();
   /** Fault `new-token-refused-after-expiry` only: clients that presented an expired token. */
   private readonly expiredClients = new Set<string>();
 
@@ -209,19 +212,28 @@ export class Authority {
       throw badRequest(`client_assertion_type must be ${CLIENT_ASSERTION_TYPE}`);
     if (form.getAll('scope').length > 1) throw badRequest('scope may be given once (space separated)');
 
-    const client = await this.verifyAssertion(form.get('client_assertion')!);
+    const asserted = await this.verifyAssertion(form.get('client_assertion')!);
+    // Fault token-client-id-from-form: the identity comes from the client_id form parameter, not the verified assertion.
+    const named = this.init.faults.has('token-client-id-from-form') ? this.clients.get(form.get('client_id') ?? '') : undefined;
+    const client = named ?? asserted;
     const scopes = this.grantedScopes(client, form.get('scope'));
     const iat = Math.floor(this.init.now() / 1000);
     const lifetime = this.init.limits.tokenLifetimeSec;
-    const accessToken = await new SignJWT({ scope: scopes.join(' '), client_id: client.clientId, org: client.org, key_kind: client.keyKind })
+    // Mode accessTokenClaims `minimal`: the grant stays on the server, keyed by the token's jti.
+    const jti = randomUUID();
+    const minimal = this.init.modes.accessTokenClaims === 'minimal';
+    const expSec = iat + (this.init.faults.has('access-token-dies-early') ? Math.max(1, Math.floor(lifetime / 3)) : lifetime);
+    if (minimal) this.rememberGrant(jti, { clientId: client.clientId, org: client.org, keyKind: client.keyKind, scopes }, expSec * 1000);
+    const claims = minimal ? {} : { scope: scopes.join(' '), client_id: client.clientId, org: client.org, key_kind: client.keyKind };
+    const accessToken = await new SignJWT(claims)
       .setProtectedHeader({ alg: ACCESS_TOKEN_ALG, kid: this.publicJwk.kid!, typ: 'at+jwt' })
       .setIssuer(this.init.baseUrl)
       .setSubject(client.clientId)
       .setAudience(this.audience)
       .setIssuedAt(iat)
       // Fault: tokens die at a third of the announced lifetime.
-      .setExpirationTime(iat + (this.init.faults.has('access-token-dies-early') ? Math.max(1, Math.floor(lifetime / 3)) : lifetime))
-      .setJti(randomUUID())
+      .setExpirationTime(expSec)
+      .setJti(jti)
       .sign(this.signingKey);
     if (!this.init.modes.tokenResponseExtras) return { access_token: accessToken };
     return { access_token: accessToken, token_type: 'bearer', expires_in: lifetime, scope: scopes.join(' ') };
@@ -250,6 +262,8 @@ export class Authority {
     if (!client) throw assertionInvalid('iss is not a registered client');
     // Fault assertion-sub-optional: sub is compared with the client only when the assertion has one.
     const subOptional = sub === undefined && faults.has('assertion-sub-optional');
+    // Fault assertion-identity-from-sub: verified with iss's key, issued to the registered client sub names.
+    const subClient = faults.has('assertion-identity-from-sub') && typeof sub === 'string' && sub !== client.clientId ? this.clients.get(sub) : undefined;
 
     const now = this.init.now();
     let exp: number;
@@ -258,7 +272,7 @@ export class Authority {
       const payload = await this.verifyAssertionJwt(assertion, client, unsignedAccepted, {
         algorithms: [...ASSERTION_ALGS],
         issuer: faults.has('assertion-iss-not-checked') ? undefined : client.clientId,
-        subject: faults.has('assertion-sub-not-checked') || subOptional ? undefined : client.clientId,
+        subject: faults.has('assertion-sub-not-checked') || subOptional || subClient ? undefined : client.clientId,
         audience: faults.has('aud-not-checked') ? undefined : [...new Set([this.tokenUrl, `${this.init.baseUrl}/auth/token`])],
         requiredClaims: [...(faults.has('assertion-exp-not-required') ? [] : ['exp']), 'jti', ...(subOptional ? [] : ['sub'])],
         clockTolerance: faults.has('assertion-exp-not-checked') ? Number.MAX_SAFE_INTEGER : undefined,
@@ -272,7 +286,7 @@ export class Authority {
     if (exp > now / 1000 + MAX_ASSERTION_AHEAD_SEC) throw assertionInvalid('exp is more than 5 minutes ahead');
     if (typeof jti !== 'string' || jti === '') throw assertionInvalid('jti must be a non-empty string');
     this.consumeJti(`${client.clientId} ${jti}`, exp * 1000, now);
-    return client;
+    return subClient ?? client;
   }
 
   /** jose verification; planted faults skip the signature (the claims are still validated). */
@@ -324,6 +338,8 @@ export class Authority {
       .filter((s) => s !== '')
       .slice(0, this.init.faults.has('only-first-scope-granted') ? 1 : undefined);
     if (wanted.length === 0) return [...client.scopes];
+    // Fault token-excess-scope-granted: every requested scope is granted, held or not.
+    if (this.init.faults.has('token-excess-scope-granted')) return [...new Set(wanted)];
     const covered = [...new Set(wanted)].filter((s) => hasScope(client.scopes, s));
     const excess = covered.length < new Set(wanted).size;
     if (excess && (this.init.modes.excessScope === 'refuse' || covered.length === 0)) {
@@ -349,25 +365,29 @@ export class Authority {
     }
     let entry: VerifiedToken;
     try {
+      const minimal = this.init.modes.accessTokenClaims === 'minimal';
       const options: JWTVerifyOptions = {
         algorithms: [ACCESS_TOKEN_ALG],
         issuer: this.init.baseUrl,
         audience: this.audience,
-        requiredClaims: ['exp', 'sub', 'scope', 'org', 'key_kind'],
+        requiredClaims: minimal ? ['exp', 'sub', 'jti'] : ['exp', 'sub', 'scope', 'org', 'key_kind'],
         currentDate: new Date(now),
       };
-      const payload = this.init.faults.has('bearer-signature-not-checked')
-        ? claimsOnly(token, options)
-        : (await jwtVerify(token, this.verifyKey, options)).payload;
+      const payload = await this.verifyAccessToken(token, options);
+      const kept = minimal && typeof payload.jti === 'string' ? this.grants.get(payload.jti) : undefined;
+      // Minimal claims: a token whose jti names no grant of its subject was not issued here.
+      if (minimal && payload.scope === undefined && (!kept || kept.caller.clientId !== payload.sub)) throw unauthorized('the access token is not valid');
       entry = {
-        caller: {
-          clientId: String(payload.sub),
-          org: String(payload.org),
-          keyKind: payload.key_kind === 'production' ? 'production' : 'sandbox',
-          scopes: String(payload.scope)
-            .split(' ')
-            .filter((s) => s !== ''),
-        },
+        caller: kept
+          ? { ...kept.caller, scopes: [...kept.caller.scopes] }
+          : {
+              clientId: String(payload.sub),
+              org: String(payload.org),
+              keyKind: payload.key_kind === 'production' ? 'production' : 'sandbox',
+              scopes: String(payload.scope)
+                .split(' ')
+                .filter((s) => s !== ''),
+            },
         expMs: payload.exp! * 1000,
       };
     } catch (e) {
@@ -380,6 +400,63 @@ export class Authority {
     }
     this.verified.set(token, entry);
     return entry.caller;
+  }
+
+  /** Mode accessTokenClaims `minimal`: the grant of an issued token, by jti, until it expires. */
+  private rememberGrant(jti: string, caller: Caller, expMs: number): void {
+    const now = this.init.now();
+    if (this.grants.size >= CACHE_SWEEP_THRESHOLD) {
+      for (const [k, v] of this.grants) if (v.expMs <= now) this.grants.delete(k);
+    }
+    this.grants.set(jti, { caller, expMs });
+  }
+
+  /**
+   * The server's own signature check of an access token; planted faults accept forgeries:
+   * an unverified signature, alg none, HS256 keyed with the server's public key, a kid the key
+   * set lacks, a key embedded in the header, a client's registered key.
+   */
+  private async verifyAccessToken(token: string, options: JWTVerifyOptions): Promise<JWTPayload> {
+    const { faults } = this.init;
+    if (faults.has('bearer-signature-not-checked')) return claimsOnly(token, options);
+    try {
+      return (await jwtVerify(token, this.verifyKey, options)).payload;
+    } catch (e) {
+      if (e instanceof joseErrors.JWTExpired || faults.size === 0) throw e;
+      const forged = await this.forgeryAccepted(token, options).catch(() => undefined);
+      if (!forged) throw e;
+      return forged;
+    }
+  }
+
+  /** Planted faults only: the forged token's claims when a fault lets it through, else undefined. */
+  private async forgeryAccepted(token: string, options: JWTVerifyOptions): Promise<JWTPayload | undefined> {
+    const { faults } = this.init;
+    const header = decodeProtectedHeader(token);
+    const anyAlg = { ...options, algorithms: undefined };
+    if (header.alg === 'none' && faults.has('bearer-alg-none-accepted')) return claimsOnly(token, options);
+    if (header.alg === 'HS256' && faults.has('bearer-hs256-public-key-accepted')) {
+      // Key confusion: the header's alg is trusted and the server's public key (SPKI PEM) fed to HMAC.
+      const pem = KeyObject.from(this.verifyKey).export({ type: 'spki', format: 'pem' }).toString();
+      return (await jwtVerify(token, createSecretKey(Buffer.from(pem)), { ...options, algorithms: ['HS256'] })).payload;
+    }
+    if (header.kid !== this.publicJwk.kid && faults.has('bearer-unknown-kid-accepted')) return claimsOnly(token, options);
+    if (header.jwk !== undefined && faults.has('bearer-embedded-jwk-accepted')) return (await jwtVerify(token, EmbeddedJWK, anyAlg)).payload;
+    if (faults.has('bearer-client-key-accepted')) {
+      // A key the server trusts for something else: any registered client's. The grant is the claim's, else the client's.
+      const { iss, sub } = decodeJwt(token);
+      const client = this.clients.get(String(sub ?? iss));
+      if (!client) return undefined;
+      const payload = (await jwtVerify(token, this.keySetFor(client), { currentDate: options.currentDate })).payload;
+      return {
+        ...payload,
+        sub: client.clientId,
+        org: payload.org ?? client.org,
+        key_kind: payload.key_kind ?? client.keyKind,
+        scope: payload.scope ?? client.scopes.join(' '),
+      };
+    }
+    return undefined;
   }
 
   /** 401 HPB-00107. Fault `new-token-refused-after-expiry` remembers the client and refuses its later tokens too. */

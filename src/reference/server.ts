@@ -30,8 +30,8 @@ import type { DiscoveryInit } from './discovery.js';
 import { resolveFaults } from './faults/index.js';
 import { scopeOverride } from './faults/scopes.js';
 import { bodyLeniency } from './faults/generated.js';
-import { keyWindowLog } from './faults/rate-limit.js';
-import { issuanceCounter } from './faults/issuance-limit.js';
+import { keyWindowKey, keyWindowLog } from './faults/rate-limit.js';
+import { issuanceCounter, issuanceKey } from './faults/issuance-limit.js';
 import type { FaultDef, FaultResponse } from './faults/index.js';
 import { catalogError, operationOutcome, plainError, styledError } from './outcome.js';
 import { type FixedWindowCounter, SlidingWindowLog, rateLimitHeaders, retryAfterSeconds } from './rate-limit.js';
@@ -375,9 +375,10 @@ class HttpCore {
     if (!d.allowed && this.cfg.limits.enforceRateLimits) this.refuse(d, ex, 'too many unauthenticated requests from this address');
   }
 
-  private gateKey(caller: Caller, client: ClientRecord | undefined, ex: Exchange): void {
+  private gateKey(caller: Caller, client: ClientRecord | undefined, ex: Exchange, authorization?: string): void {
     const { limits } = this.cfg;
-    const key = this.keyWindows.hit(caller.clientId, client?.rateLimitPerMinute ?? limits.perKeyPerWindow, ex.now);
+    const keyed = keyWindowKey(this.cfg.faults, caller.clientId, authorization);
+    const key = this.keyWindows.hit(keyed, client?.rateLimitPerMinute ?? limits.perKeyPerWindow, ex.now);
     const org = this.orgWindows.hit(caller.org, limits.perOrgPerWindow, ex.now);
     ex.headers = { ...ex.headers, ...rateLimitHeaders(key) };
     if (!limits.enforceRateLimits) return;
@@ -391,7 +392,7 @@ class HttpCore {
 
   private async token(req: IncomingMessage, ex: Exchange): Promise<Reply> {
     ex.headers = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
-    const d = this.issuance.hit(ex.ip, ex.now);
+    const d = this.issuance.hit(issuanceKey(this.cfg.faults, ex.ip, req.headers), ex.now);
     ex.headers = { ...ex.headers, ...rateLimitHeaders(d) };
     if (!d.allowed && this.cfg.limits.enforceRateLimits && !this.cfg.faults.has('issuance-limit-not-enforced')) {
       this.refuse(d, ex, 'token issuance limit for this address');
@@ -413,7 +414,7 @@ class HttpCore {
     try {
       const caller = await this.cfg.authority.authenticate(req.headers.authorization);
       ex.caller = caller; // authenticated: audited, even when throttled or refused below
-      this.gateKey(caller, this.cfg.authority.client(caller.clientId), ex);
+      this.gateKey(caller, this.cfg.authority.client(caller.clientId), ex, req.headers.authorization);
       return caller;
     } catch (e) {
       if (e instanceof FhirError && e.status === 401) this.gateAnonymous(ex);

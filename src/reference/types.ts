@@ -195,6 +195,12 @@ export interface ReferenceModes {
    * resourceType (the client derives the rest from the HL7 FHIR R4 schema).
    */
   r4DocumentReference: 'none' | 'writes' | 'writes-untyped';
+  /**
+   * Claims of issued access tokens (the token's content is not shown; jwks.json verifies it):
+   * `full` states the grant (scope, client_id, org, key_kind); `minimal` only iss, sub, aud, iat,
+   * exp and jti, the grant kept on the server by jti.
+   */
+  accessTokenClaims: 'full' | 'minimal';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -235,6 +241,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   instantFormat: 'as-stored',
   jsonLayout: 'compact',
   r4DocumentReference: 'none',
+  accessTokenClaims: 'full',
 };
 
 export interface ReferenceOptions {
@@ -370,6 +377,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   instantFormat: ['as-stored', 'utc-millis', 'offset'],
   jsonLayout: ['compact', 'pretty'],
   r4DocumentReference: ['none', 'writes', 'writes-untyped'],
+  accessTokenClaims: ['full', 'minimal'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

@@ -57,7 +57,7 @@ function covers(held: string, wanted: string): boolean {
 }
 
 /** The scopes a JWT access token states (`scope` string or `scp` list), when it states them. */
-function grantedScopes(token: string): string[] | undefined {
+export function grantedScopes(token: string): string[] | undefined {
   try {
     const claims = decodeJwt(token);
     if (typeof claims.scope === 'string') return claims.scope.split(' ').filter((s) => s !== '');

@@ -25,6 +25,8 @@ import {
   READ_SCOPE,
   tokenRequest,
 } from './support.js';
+import { forgeryChecks } from './forgery.js';
+import { confusionChecks } from './confusion.js';
 
 const area = 'auth';
 const FHIR_JSON = { accept: 'application/fhir+json' };
@@ -583,6 +585,15 @@ const keySetChecks: CheckDefinition[] = [
   }),
 ];
 
-export const checks: CheckDefinition[] = [...issuanceChecks, ...assertionChecks, ...malformedChecks, ...bearerChecks, ...observationChecks, ...keySetChecks];
+export const checks: CheckDefinition[] = [
+  ...issuanceChecks,
+  ...assertionChecks,
+  ...malformedChecks,
+  ...bearerChecks,
+  ...observationChecks,
+  ...keySetChecks,
+  ...forgeryChecks,
+  ...confusionChecks,
+];
 
 export default checks;

@@ -179,6 +179,42 @@ export const checks: CheckDefinition[] = [
       settle(ctx, v, second.hits.at(-1)?.res.exchange.id);
     },
   }),
+  defineCheck({
+    id: 'issuance-limit.forwarding-headers-not-trusted',
+    title:
+      'token requests carrying a different X-Forwarded-For, X-Real-IP and Forwarded each still count against the one source address (unless the config declares a trusted proxy)',
+    area,
+    level: 'MUST',
+    requirements: ['issuance-limit.twenty-per-minute', 'issuance-limit.excess-429'],
+    quote: 'Token issuance is limited to 20 requests per minute per source IP.',
+    tags: ['exhausts-issuance-limit'],
+    // Judges the issuance episode's burst (counted as the episode's requests): none of its own.
+    requests: 0,
+    timeoutMs: 10 * 60_000,
+    async run(ctx) {
+      // The issuance episode's own burst: every request carries made-up forwarding headers, no request of its own.
+      const ep = await issuanceEpisode(ctx);
+      const b = ep.first;
+      const forwarded = b.hits.filter((h) => h.forwarded).length;
+      ctx.observe('issuance-limit.forwarded-requests', { sent: b.sent, withForwardingHeaders: forwarded, issued: b.issued, refused: b.refusals.length });
+      if (ctx.config.sourceAddress?.trustedProxy)
+        ctx.openChoice(
+          "the config declares a trusted proxy in front of the target that sets X-Forwarded-For, X-Real-IP and Forwarded itself (sourceAddress.trustedProxy): the source address is what the proxy says, so the burst carried none of the suite's",
+        );
+      if (forwarded === 0) ctx.skip('no request of the issuance burst carried forwarding headers');
+      if (ep.verdict.verdict === 'inconclusive') ctx.skip(`inconclusive on this run, the target's timing left the rule unobservable: ${ep.verdict.message}`);
+      if (ep.verdict.verdict === 'fail' && ep.verdict.rule === 'late')
+        ctx.fail(
+          `every token request carried a different X-Forwarded-For, X-Real-IP and Forwarded (203.0.113.x, 198.51.100.x, 192.0.2.x), and the limit did not bind: ${ep.verdict.message}. A limit keyed on a header the client writes is no limit per source IP (unless a proxy you trust sets it: declare sourceAddress.trustedProxy)`,
+          {
+            requirement: 'issuance-limit.twenty-per-minute',
+            expected: ep.verdict.expected,
+            actual: ep.verdict.actual,
+            exchange: b.hits.at(-1)?.res.exchange.id,
+          },
+        );
+    },
+  }),
 ];
 
 export default checks;

@@ -408,6 +408,39 @@ export const exhaustionChecks: CheckDefinition[] = [
     },
   }),
   operationsCheck,
+  defineCheck({
+    id: 'rate-limit.per-key-across-tokens',
+    title:
+      "a key's ceiling holds when it alternates two access tokens: the excess burst, every other request with another token of the key, gets its 429 within the limit",
+    area,
+    level: 'MUST',
+    requirements: ['rate-limit.per-key-default-60', 'rate-limit.excess-429'],
+    quote: 'Per-key request rate | configurable per key; default 60 requests per minute; 1-minute sliding window',
+    ...EXHAUSTS,
+    // Judges the excess episode's burst (counted as the episode's requests): none of its own.
+    requests: 0,
+    async run(ctx: CheckContext) {
+      // The excess episode's own burst: no request of its own.
+      const s = await excessScenario(ctx);
+      const rotated = s.burst.rotated ?? 0;
+      ctx.observe('rate-limit.burst-tokens', { requests: s.burst.hits.length, withSecondToken: rotated });
+      if (rotated === 0)
+        ctx.skip(
+          'the burst used one token: the target publishes no R4 Encounter read, or the key has no fixture Encounter (fixtures encounter / otherOrgEncounter)',
+        );
+      if (s.verdict.verdict === 'fail' && s.verdict.rule === 'late')
+        ctx.fail(
+          `every other request of the burst went with another access token of the ${s.probe.role} key, and the key's ceiling did not hold: ${s.verdict.message}`,
+          {
+            requirement: s.verdict.requirement,
+            expected: s.verdict.expected,
+            actual: s.verdict.actual,
+            exchange: s.burst.hits.at(-1)?.res.exchange.id,
+          },
+        );
+      settle(ctx, s.verdict, s.attempts, s.burst.refused?.res.exchange.id);
+    },
+  }),
 ];
 
 export const checks: CheckDefinition[] = [...headerChecks, ...exhaustionChecks];

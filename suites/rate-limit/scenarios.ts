@@ -47,6 +47,8 @@ import {
   probeFor,
   quietKey,
   recover,
+  ROTATION_SCOPES,
+  rotationProbe,
   throttleRole,
   throttleRoleOf,
   timed,
@@ -258,8 +260,11 @@ async function runExcess(ctx: CheckContext, probe: Probe): Promise<ExcessScenari
     const traffic = trafficBefore(ctx, probe.role, first.sentAt);
     const second = await hit(ctx, probe);
     await tokenFor(ctx, probe.role, validForMs(ctx, phaseMs(probe)));
+    // Every other request of the burst with another token of the key (rate-limit.per-key-across-tokens).
+    const rotate = rotationProbe(ctx, probe);
+    if (rotate) await ctx.tokens.token(probe.role, ROTATION_SCOPES, { validForMs: validForMs(ctx, phaseMs(probe)) });
     await ctx.sleep(Math.max(0, first.sentAt + GAP_MS - Date.now()));
-    const burst = await burstUntil429(ctx, probe, burstBound(probe) - 2, concurrency, second);
+    const burst = await burstUntil429(ctx, probe, burstBound(probe) - 2, concurrency, second, rotate);
     const verdict = judgeKeyBurst({
       limit: probe.limit,
       windowMs: probe.windowMs,

@@ -37,6 +37,24 @@ export interface Probe {
   /** The key's ceiling per window, from the config. */
   limit: number;
   windowMs: number;
+  /** The scopes of its token (default PROBE_SCOPES): another scope set is another token of the same key. */
+  scopes?: string[];
+}
+
+/** The scopes of the rotation probe's token: another token of the key than the probe's. */
+export const ROTATION_SCOPES = ['system/Encounter.rs'];
+
+/**
+ * A second probe of the key that uses another token (a read of a fixture Encounter of the key's
+ * organization, with its Encounter.rs token, which the throttled operations issue anyway): a burst
+ * alternating the two proves the limit is per key, not per token. Undefined when the target
+ * publishes no Encounter read or the fixture is missing.
+ */
+export function rotationProbe(ctx: CheckContext, probe: Probe): Probe | undefined {
+  const op = ctx.findOperation('Encounter', 'read', 'R4');
+  const fixture = fixtureKeyFor(probe.role, 'encounter');
+  if (!op || !ctx.hasFixture(fixture)) return undefined;
+  return { ...probe, url: ctx.path(op.path, { id: ctx.fixture(fixture) }), scopes: ROTATION_SCOPES };
 }
 
 /** The fixtures of the second organization the episodes need on its key (the probe, and the throttled operations). */
@@ -83,9 +101,10 @@ export function probeFor(ctx: CheckContext, role: string): Probe {
  * The token is fetched first, so the send time is the request's own.
  */
 export async function hit(ctx: CheckContext, probe: Probe, opts: { earlyRetry?: boolean } = {}): Promise<Hit> {
-  await ctx.token(PROBE_SCOPES, probe.role);
+  const scopes = probe.scopes ?? PROBE_SCOPES;
+  await ctx.token(scopes, probe.role);
   const sentAt = Date.now();
-  const res = await ctx.fhir({ scopes: PROBE_SCOPES, role: probe.role, url: probe.url, pace: false, retry: 'none', expect429: true, ...opts });
+  const res = await ctx.fhir({ scopes, role: probe.role, url: probe.url, pace: false, retry: 'none', expect429: true, ...opts });
   return { sentAt, receivedAt: Date.now(), res, headers: rateHeaders(res) };
 }
 
@@ -98,6 +117,8 @@ export interface Burst {
   endedAt: number;
   /** Most requests in flight at once. */
   concurrency: number;
+  /** Requests sent with the rotation probe's token (burstUntil429's `rotate`). */
+  rotated?: number;
 }
 
 /**
@@ -106,24 +127,35 @@ export interface Burst {
  * near the limit (by its X-RateLimit-Remaining) they go one at a time, so the
  * first 429 is the only refused request of the burst (`after`: the key's last answer
  * before the burst, whose Remaining it starts from). Every send and answer is timed.
+ * `rotate`: every other request goes with that probe's token (another token of the same key).
  */
-export async function burstUntil429(ctx: CheckContext, probe: Probe, max: number, concurrency = BURST_CONCURRENCY, after?: Hit): Promise<Burst> {
+export async function burstUntil429(
+  ctx: CheckContext,
+  probe: Probe,
+  max: number,
+  concurrency = BURST_CONCURRENCY,
+  after?: Hit,
+  rotate?: Probe,
+): Promise<Burst> {
   const hits: Hit[] = [];
   const startedAt = Date.now();
   // What the key had left by its last answer (a burst that follows earlier requests).
   let remaining = after?.headers.remaining ?? probe.limit;
   let widest = 0;
+  let rotated = 0;
   while (hits.length < max) {
     const width = Math.max(1, Math.min(concurrency, remaining - 1, max - hits.length));
     widest = Math.max(widest, width);
-    const batch = await Promise.all(Array.from({ length: width }, () => hit(ctx, probe)));
+    const probes = Array.from({ length: width }, (_, i) => (rotate && (hits.length + i) % 2 === 1 ? rotate : probe));
+    rotated += probes.filter((p) => p !== probe).length;
+    const batch = await Promise.all(probes.map((p) => hit(ctx, p)));
     hits.push(...batch);
     const refused = batch.find((h) => h.res.status >= 400);
-    if (refused) return { hits, refused, startedAt, endedAt: Date.now(), concurrency: widest };
+    if (refused) return { hits, refused, startedAt, endedAt: Date.now(), concurrency: widest, ...(rotate ? { rotated } : {}) };
     const reported = batch.map((h) => h.headers.remaining).filter((r): r is number => r !== undefined);
     remaining = reported.length ? Math.min(...reported) : Math.max(1, remaining - width);
   }
-  return { hits, startedAt, endedAt: Date.now(), concurrency: widest };
+  return { hits, startedAt, endedAt: Date.now(), concurrency: widest, ...(rotate ? { rotated } : {}) };
 }
 
 /** The most requests a burst sends: the key's ceiling and a tenth more (at least 10). */

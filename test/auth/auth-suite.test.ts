@@ -22,6 +22,7 @@ describe('auth suite', () => {
     ['narrowed scopes, bare token response', { excessScope: 'narrow', tokenResponseExtras: false }],
     ['a production main key', { mainKeyKind: 'production' }],
     ['a lenient token endpoint (grant_type and client_assertion_type ignored, JSON read)', { tokenRequestParsing: 'lenient' }],
+    ['access tokens with only registered claims', { accessTokenClaims: 'minimal' }],
   ] as const)(
     'passes against the clean reference (%s)',
     async (_label, modes) => {
@@ -46,6 +47,19 @@ describe('auth suite', () => {
     120_000,
   );
 
+  it('each forgery fault fails its own forgery check and no other but the ones it names', async () => {
+    const forgeries = checks.filter((c) => c.id.startsWith('auth.forged-'));
+    const results = await runChecks(forgeries, { faults: ['bearer-alg-none-accepted'] });
+    expect([...results.values()].filter((r) => r.outcome === 'fail').map((r) => r.id)).toEqual(['auth.forged-alg-none']);
+    const answers = results.get('auth.forged-alg-none')!.observations.find((o) => o.key === 'forged-token.answers')!.value as Record<
+      string,
+      { status: number }
+    >;
+    // One R4 and one R5 operation, each past authentication with the forged token: the R4 MedicationRequest read
+    // its copied grant covers (404 for a random id), the R5 DocumentReference read it does not (403).
+    expect(answers).toEqual({ 'alg none R4': { status: 404, code: 'HPB-00102' }, 'alg none R5': { status: 403, code: 'HPB-00104' } });
+  });
+
   it('an assertion fault fails only the checks of the rule it breaks', async () => {
     const results = await runChecks(pick(checks, ASSERTION_CHECKS), { faults: ['assertion-alg-none-accepted'] });
     expect([...results.values()].filter((r) => r.outcome === 'fail').map((r) => r.id)).toEqual(['auth.assertion-alg-none']);
@@ -62,7 +76,16 @@ describe('auth suite', () => {
   });
 
   it('never puts a token or an assertion into evidence or observations', async () => {
-    const results = await runChecks(pick(checks, ['auth.token-issued-for-valid-request', 'auth.invalid-bearer-401', 'auth.token-request-json-body']));
+    const forgeries = checks.filter((c) => c.id.startsWith('auth.forged-')).map((c) => c.id);
+    const confusions = ['auth.token-client-id-parameter-ignored', 'auth.token-scope-outside-grant-not-granted', 'auth.assertion-other-client-identity'];
+    const results = await runChecks(
+      pick(checks, ['auth.token-issued-for-valid-request', 'auth.invalid-bearer-401', 'auth.token-request-json-body', ...forgeries, ...confusions]),
+      { faults: ['bearer-client-key-accepted', 'token-client-id-from-form'] },
+    );
+    // Accepted forgeries and confused tokens are where a secret could leak into a finding.
+    expect([...results.values()].filter((r) => r.outcome === 'fail').map((r) => r.id)).toEqual(
+      expect.arrayContaining(['auth.forged-client-key-signed', 'auth.token-client-id-parameter-ignored']),
+    );
     const text = JSON.stringify([...results.values()]);
     expect(text).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/);
   });

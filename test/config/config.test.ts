@@ -68,6 +68,7 @@ describe('resolveConfig: valid configs', () => {
     expect(c.redactPhi).toBe(false);
     expect(c.sourceAddress).toBeUndefined();
     expect((await resolveConfig(base({ sourceAddress: { exclusive: true } }), dir)).sourceAddress).toEqual({ exclusive: true });
+    expect((await resolveConfig(base({ sourceAddress: { trustedProxy: true } }), dir)).sourceAddress).toEqual({ exclusive: false, trustedProxy: true });
     expect(c.source).toBe('embedded');
     expect(c.clients[0]).toMatchObject({ role: 'main', clientId: 'c-main', kid: 'ec-kid', alg: 'ES384', rateLimitPerMinute: 60 });
     expect(c.clients[0]!.publicJwk).toMatchObject({ kty: 'EC', crv: 'P-384', kid: 'ec-kid', alg: 'ES384', use: 'sig' });
@@ -199,6 +200,7 @@ describe('resolveConfig: every error names the field and the fix', () => {
     ['non-integer limit', { limits: { windowSec: 1.5 } }, 'limits.windowSec'],
     ['jwksHosting port out of range', { jwksHosting: { host: '127.0.0.1', port: 70000, path: '/j' } }, 'jwksHosting.port'],
     ['sourceAddress.exclusive not a boolean', { sourceAddress: { exclusive: 'yes' } }, 'sourceAddress.exclusive'],
+    ['sourceAddress.trustedProxy not a boolean', { sourceAddress: { trustedProxy: 'yes' } }, 'sourceAddress.trustedProxy'],
     ['no main client', { clients: [{ role: 'extra', clientId: 'a', alg: 'ES384', privateKey: { file: 'ec.jwk.json' } }] }, 'clients', /"role": "main"/],
     [
       'duplicate main',

@@ -55,6 +55,17 @@ describe('issuance-limit suite', () => {
     expect(seen?.value).toMatchObject({ refused: true, issued: Math.ceil((3 * L) / 4) });
   }, 120_000);
 
+  it('behind a declared trusted proxy the burst carries no forwarding headers of the suite, and the spoofing check is an observation', async () => {
+    const id = 'issuance-limit.forwarding-headers-not-trusted';
+    const behindProxy = (raw: Record<string, unknown>) => ({ ...raw, sourceAddress: { exclusive: true, trustedProxy: true } });
+    const results = await runChecks(pick(checks, [id]), { faults: ['issuance-limit-keyed-by-forwarded-for'], config: behindProxy });
+    const r = results.get(id)!;
+    expect(r.outcome).toBe('observation');
+    expect(r.message).toContain('sourceAddress.trustedProxy');
+    // No forwarding headers were sent, so the fault keyed on them counted by the address: the limit bound.
+    expect(r.observations.find((o) => o.key === 'issuance-limit.forwarded-requests')?.value).toMatchObject({ withForwardingHeaders: 0 });
+  }, 120_000);
+
   it('without enforcement the recovery check skips with a reason instead of passing', async () => {
     const results = await runChecks(pick(checks, ['issuance-limit.window-recovers']), { faults: ['issuance-limit-not-enforced'] });
     expect(results.get('issuance-limit.window-recovers')).toMatchObject({ outcome: 'skip', message: expect.stringContaining('no 429') });

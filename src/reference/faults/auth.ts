@@ -125,7 +125,7 @@ export const faults: FaultDef[] = [
     area: 'auth',
     violates: ['auth.invalid-bearer-401'],
     symptom: "A bearer token with valid claims but another key's signature is accepted.",
-    checks: ['auth.invalid-bearer-401'],
+    checks: ['auth.invalid-bearer-401', 'auth.forged-claim-changed'],
   },
   {
     name: 'bearer-401-wrong-code',
@@ -284,5 +284,63 @@ export const faults: FaultDef[] = [
     checks: ['auth.token-request-json-body', 'invariants.error-operation-outcome'],
     transformResponse: (res, req) =>
       tokenRefusal(res, req, 'must be application/x-www-form-urlencoded') ? { ...res, status: 415, headers: withoutContentType(res.headers), body: '' } : res,
+  },
+  {
+    name: 'bearer-client-key-accepted',
+    area: 'auth',
+    violates: ['auth.access-token-issued-only', 'auth.invalid-bearer-401'],
+    symptom:
+      "A bearer token the server never issued, signed with a registered client's own key, is accepted (its scope claim, else the client's grant): a JWT the client wrote, or its client assertion.",
+    checks: ['auth.forged-client-key-signed', 'auth.forged-client-assertion-as-bearer'],
+  },
+  {
+    name: 'bearer-alg-none-accepted',
+    area: 'auth',
+    violates: ['auth.access-token-issued-only', 'auth.invalid-bearer-401'],
+    symptom: "An unsigned bearer token (alg none) with the server's claims is accepted.",
+    checks: ['auth.forged-alg-none'],
+  },
+  {
+    name: 'bearer-hs256-public-key-accepted',
+    area: 'auth',
+    violates: ['auth.access-token-issued-only', 'auth.invalid-bearer-401'],
+    symptom: "A bearer token signed HS256 with the server's published public key (SPKI PEM) as the secret is accepted (the header's alg is trusted).",
+    checks: ['auth.forged-hs256-public-key'],
+  },
+  {
+    name: 'bearer-unknown-kid-accepted',
+    area: 'auth',
+    violates: ['auth.access-token-issued-only', 'auth.invalid-bearer-401'],
+    symptom: "A bearer token whose kid is not in the server's key set is accepted unverified.",
+    checks: ['auth.forged-unknown-kid'],
+  },
+  {
+    name: 'bearer-embedded-jwk-accepted',
+    area: 'auth',
+    violates: ['auth.access-token-issued-only', 'auth.invalid-bearer-401'],
+    symptom: 'A bearer token is verified with the key its own jwk header carries: an attacker-signed token is accepted.',
+    checks: ['auth.forged-embedded-key'],
+  },
+  {
+    name: 'token-client-id-from-form',
+    area: 'auth',
+    violates: ['auth.assertion-iss-checked', 'tenancy.resources-belong-to-org'],
+    symptom:
+      "The token endpoint verifies the assertion, then issues the token to the client the client_id form parameter names: one client obtains another's token (and its organization's records).",
+    checks: ['auth.token-client-id-parameter-ignored'],
+  },
+  {
+    name: 'token-excess-scope-granted',
+    area: 'auth',
+    violates: ['auth.token-scope-parameter'],
+    symptom: "Every requested scope is granted, held or not: a token request names a scope outside the client's grant and gets it.",
+    checks: ['auth.token-scope-outside-grant-not-granted'],
+  },
+  {
+    name: 'assertion-identity-from-sub',
+    area: 'auth',
+    violates: ['auth.assertion-sub-checked'],
+    symptom: "An assertion signed with its iss client's key but whose sub names another registered client gets that other client's token.",
+    checks: ['auth.assertion-other-client-identity'],
   },
 ];

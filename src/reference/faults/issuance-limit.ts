@@ -7,6 +7,17 @@ import { FixedWindowCounter, type RateDecision } from '../rate-limit.js';
 import { asServiceUnavailable } from './rate-limit.js';
 import type { FaultDef, FaultResponse, FaultRequest } from './types.js';
 
+/**
+ * The key the token issuance limit counts by: the socket's address, or (fault
+ * `issuance-limit-keyed-by-forwarded-for`) the client-written forwarding headers when present.
+ */
+export function issuanceKey(faults: ReadonlySet<string>, ip: string, headers: Record<string, string | string[] | undefined>): string {
+  if (!faults.has('issuance-limit-keyed-by-forwarded-for')) return ip;
+  const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v)?.split(',')[0]?.trim();
+  const forwardedFor = /for="?\[?([^;,"\]]+)/i.exec(first(headers.forwarded) ?? '')?.[1];
+  return first(headers['x-forwarded-for']) || first(headers['x-real-ip']) || forwardedFor || ip;
+}
+
 /** A counter that issues `factor` times the limit per window while its headers describe the limit. */
 class LooseCounter extends FixedWindowCounter {
   /** Tokens issued per window beyond the limit shown. */
@@ -141,5 +152,13 @@ export const faults: FaultDef[] = [
     violates: ['issuance-limit.twenty-per-minute'],
     symptom: 'The token endpoint refuses at three quarters of its limit per window (15 of 20 a minute) while X-RateLimit-Limit still says 20.',
     checks: ['issuance-limit.at-most-limit-per-window'],
+  },
+  {
+    name: 'issuance-limit-keyed-by-forwarded-for',
+    area: 'issuance-limit',
+    violates: ['issuance-limit.twenty-per-minute', 'issuance-limit.excess-429'],
+    symptom:
+      "The token issuance limit counts per the request's X-Forwarded-For (else X-Real-IP, else Forwarded's for=), headers the client writes: requests with changing values never meet the limit.",
+    checks: ['issuance-limit.forwarding-headers-not-trusted'],
   },
 ];

@@ -106,6 +106,14 @@ export function keyWindowLog(faults: ReadonlySet<string>, windowMs: number, opti
   return name ? new FaultyKeyWindow(windowMs, WINDOW_FAULTS[name]) : new SlidingWindowLog(windowMs, options);
 }
 
+/**
+ * What the per-key window counts by: the caller's key, or (fault `rate-limit-counted-per-token`)
+ * each of its access tokens apart, so a key that rotates tokens multiplies its ceiling.
+ */
+export function keyWindowKey(faults: ReadonlySet<string>, clientId: string, authorization: string | undefined): string {
+  return faults.has('rate-limit-counted-per-token') ? `${clientId} ${authorization ?? ''}` : clientId;
+}
+
 /** A 429 turned into 503 Service unavailable (SVC-00007), Retry-After kept. */
 export function asServiceUnavailable(res: FaultResponse): FaultResponse {
   return {
@@ -291,6 +299,13 @@ export const faults: FaultDef[] = [
     symptom: 'Encounter requests over the key limit are refused with 429 HPB-00121 (sandbox volume cap) instead of HPB-00105.',
     transformResponse: (res, req) =>
       req.op?.resource === 'Encounter' && res.status === 429 && outcomeCode(res.body) === 'HPB-00105' ? { ...res, body: recoded(res.body, 'HPB-00121') } : res,
+  },
+  {
+    name: 'rate-limit-counted-per-token',
+    area: 'rate-limit',
+    violates: ['rate-limit.per-key-default-60', 'rate-limit.excess-429'],
+    symptom: 'The per-key limit counts each access token apart: a key that alternates two tokens is served twice its ceiling in one window.',
+    checks: ['rate-limit.per-key-across-tokens'],
   },
 ];
 

@@ -25,11 +25,14 @@ export const ISSUANCE_EPISODE_CHECKS: readonly string[] = [
   'issuance-limit.excess-429',
   'issuance-limit.window-recovers',
   'issuance-limit.at-most-limit-per-window',
+  'issuance-limit.forwarding-headers-not-trusted',
 ];
 
 /** One token request: its timing and answer. */
 export interface TokenHit extends Timed {
   res: HttpResponse;
+  /** Sent with made-up forwarding headers (forwardingHeaders). */
+  forwarded?: boolean;
   /** The endpoint's X-RateLimit-Remaining, when an integer. */
   remaining?: number;
 }
@@ -62,9 +65,24 @@ function rolesOf(ctx: CheckContext): string[] {
   return [...new Set(ctx.config.clients.map((c) => c.role))];
 }
 
+/**
+ * The forwarding headers an episode request carries: a different made-up client address (documentation
+ * ranges, RFC 5737) in X-Forwarded-For, X-Real-IP and Forwarded on each request, so a limit keyed on what
+ * the client writes never binds. None when the config declares a trusted proxy that sets them itself.
+ */
+export function forwardingHeaders(ctx: CheckContext, n: number): Record<string, string> | undefined {
+  if (ctx.config.sourceAddress?.trustedProxy) return undefined;
+  const host = 1 + (n % 254);
+  return { 'x-forwarded-for': `203.0.113.${host}`, 'x-real-ip': `198.51.100.${host}`, forwarded: `for=192.0.2.${host};proto=https` };
+}
+
+/** The episode's requests so far (each one's forwarding headers differ). */
+let spoofCount = 0;
+
 async function tokenHit(ctx: CheckContext, role: string): Promise<TokenHit> {
+  const headers = forwardingHeaders(ctx, spoofCount++);
   const sentAt = Date.now();
-  const res = await ctx.tokens.request(role, { scopes: [SCOPE], pace: false, expect429: true });
+  const res = await ctx.tokens.request(role, { scopes: [SCOPE], pace: false, expect429: true, ...(headers ? { headers } : {}) });
   // "The response carries `access_token`": a success without one breaks the rule, in a burst as anywhere.
   if (res.status >= 200 && res.status < 300 && !issued(res))
     ctx.fail(`a valid token request of client ${role} (scope ${SCOPE}) in the issuance burst answered ${res.status} without an access_token string`, {
@@ -79,6 +97,7 @@ async function tokenHit(ctx: CheckContext, role: string): Promise<TokenHit> {
     receivedAt: Date.now(),
     status: res.status,
     res,
+    ...(headers ? { forwarded: true } : {}),
     ...(remaining !== undefined && /^\s*\d+\s*$/.test(remaining) ? { remaining: Number(remaining) } : {}),
   };
 }

@@ -1,0 +1,254 @@
+/**
+ * Forged access tokens (spec: Endpoints > Discovery and token endpoints, "POST `/auth/token` |
+ * client assertion | Issues access tokens"; jwks.json, "Public key set for verifying issued access
+ * tokens"; Authentication > Using a token, "A missing or invalid bearer token gives 401"). Every
+ * bearer token an attacker with a registered client can mint without the token endpoint is
+ * presented on one R4 and one R5 operation of the target's model: each must get 401.
+ *
+ * Forgeries that copy the server's own tokens (alg none, an unknown kid, a changed claim) need a
+ * JWT to copy: a target whose tokens are not JWTs already fails discovery.jwks-verifies-access-tokens,
+ * and these checks skip saying so. A claim the target's tokens do not carry is not changed.
+ */
+import { createPublicKey, type JsonWebKey, randomUUID } from 'node:crypto';
+import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
+import { publicKeyPem } from '../../src/auth/assertion.js';
+import type { ResolvedClient } from '../../src/config/index.js';
+import type { ModelOperation } from '../../src/discovery/model.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { catalogCodeOf, discoveryDocument, isObject } from '../../src/service/index.js';
+import { registerSecret } from '../../src/redact.js';
+import { READ_SCOPE } from './support.js';
+
+const area = 'auth';
+const FHIR_JSON = { accept: 'application/fhir+json' };
+const ISSUED_ONLY = 'auth.access-token-issued-only';
+const QUOTE = 'POST `/auth/token` | client assertion | Issues access tokens (see Authentication).';
+const REQUIREMENTS = [ISSUED_ONLY, 'auth.invalid-bearer-401'];
+const SHAPE_SKIP = "the target's access token is not a JWT, so there is no header or claim set to copy (see discovery.jwks-verifies-access-tokens)";
+/** An address no target can reach: a key set an attacker would host there. */
+const ATTACKER_KEYS_URL = 'https://keys.attacker.invalid/jwks.json';
+const SIGNABLE = new Set(['ES256', 'ES384', 'ES512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'EdDSA']);
+
+const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+interface Jws {
+  header: Record<string, unknown>;
+  claims: JWTPayload;
+  /** The encoded parts as issued. */
+  parts: [string, string, string];
+}
+
+/** The token's JWS parts, when it is a JWT with a JSON header and claim set. */
+export function jwsOf(token: string): Jws | undefined {
+  const parts = token.split('.');
+  if (parts.length !== 3) return undefined;
+  try {
+    return { header: { ...decodeProtectedHeader(token) }, claims: decodeJwt(token), parts: parts as [string, string, string] };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A genuine access token of the main client (the run's cached one) and its JWS parts when it is a JWT. */
+async function genuine(ctx: CheckContext): Promise<{ token: string; jws?: Jws }> {
+  const token = await ctx.token([READ_SCOPE]);
+  const jws = jwsOf(token);
+  return { token, ...(jws ? { jws } : {}) };
+}
+
+/** Claims of the server's shape: the genuine token's when it is a JWT, else plausible ones. Fresh iat, exp and jti. */
+function claimsLike(ctx: CheckContext, jws: Jws | undefined): JWTPayload {
+  const now = Math.floor(Date.now() / 1000);
+  const plausible = { iss: ctx.config.baseUrl, aud: `${ctx.config.baseUrl}/fhir`, sub: ctx.client('main').clientId, scope: READ_SCOPE };
+  return { ...plausible, ...jws?.claims, iat: now, exp: now + ctx.limits.tokenLifetimeSec, jti: randomUUID() };
+}
+
+/** Every scope the target's operations name, with the read scope: what a client forging its own grant would write. */
+function widenedScope(ctx: CheckContext): string {
+  return [...new Set([READ_SCOPE, ...ctx.model.operations.map((o) => o.scope).filter((s): s is string => typeof s === 'string')])].join(' ');
+}
+
+function secret(token: string): string {
+  registerSecret(token);
+  return token;
+}
+
+/**
+ * One operation per release, from the model: a read of a random id (else a search), R4 and R5; one the
+ * copied grant covers (the read scope) first, so an accepted forgery shows as a 404, not a 403.
+ */
+function targets(ctx: CheckContext): Array<{ op: ModelOperation; url: string }> {
+  const out: Array<{ op: ModelOperation; url: string }> = [];
+  for (const release of ['R4', 'R5'] as const) {
+    const ops = ctx.model.operations
+      .filter((o) => o.release === release && o.method === 'GET')
+      .sort((a, b) => Number(b.scope === READ_SCOPE) - Number(a.scope === READ_SCOPE));
+    const op = ops.find((o) => o.interaction === 'read') ?? ops.find((o) => o.interaction === 'search-type');
+    if (op) out.push({ op, url: ctx.path(op.path, { id: randomUUID() }) });
+  }
+  if (out.length === 0) ctx.skip('the target publishes no GET operation to present a token to');
+  return out;
+}
+
+/** Presents each forged token on one operation per release: each must get 401. */
+async function expectRefused(ctx: CheckContext, forged: Array<{ label: string; token: string }>): Promise<void> {
+  const where = targets(ctx);
+  const answers: Record<string, unknown> = {};
+  for (const { label, token } of forged) {
+    for (const { op, url } of where) {
+      const res = await ctx.request({ url, token, headers: FHIR_JSON });
+      answers[`${label} ${op.release}`] = { status: res.status, ...(catalogCodeOf(res) ? { code: catalogCodeOf(res) } : {}) };
+      ctx.check(res.status === 401, `${label}: ${op.method} ${op.path} (${op.release}) answered ${res.status}, not 401: the forged token was accepted`, {
+        requirement: ISSUED_ONLY,
+        expected: 401,
+        actual: res.status,
+        exchange: res.exchange.id,
+      });
+    }
+  }
+  ctx.observe('forged-token.answers', answers);
+}
+
+function forgery(
+  slug: string,
+  title: string,
+  requests: number,
+  build: (ctx: CheckContext) => Promise<Array<{ label: string; token: string }>>,
+): CheckDefinition {
+  return defineCheck({
+    id: `auth.forged-${slug}`,
+    title: `${title} is refused with 401 on the FHIR endpoints of both releases`,
+    area,
+    level: 'MUST',
+    requirements: REQUIREMENTS,
+    quote: QUOTE,
+    requests,
+    async run(ctx) {
+      await expectRefused(ctx, await build(ctx));
+    },
+  });
+}
+
+type SigningKey = Parameters<SignJWT['sign']>[0];
+
+/** A JWT a client signs with its own registered key (the key the target trusts for its assertions). */
+async function signedByClient(client: ResolvedClient, claims: JWTPayload): Promise<string> {
+  return secret(
+    await new SignJWT(claims).setProtectedHeader({ alg: client.alg, kid: client.kid, typ: 'JWT' }).sign(client.privateKey as unknown as SigningKey),
+  );
+}
+
+/** The server's public key as SPKI PEM: the one of its published key set that the genuine token names (else the first), or undefined. */
+async function serverPublicKeyPem(ctx: CheckContext, kid: unknown): Promise<string | undefined> {
+  const { res } = await discoveryDocument(ctx, '/fhir/.well-known/jwks.json');
+  const keys = isObject(res.json) && Array.isArray(res.json.keys) ? (res.json.keys as JWK[]) : [];
+  const key = keys.find((k) => k.kid === kid) ?? keys[0];
+  if (!key) return undefined;
+  try {
+    return createPublicKey({ key: key as JsonWebKey, format: 'jwk' })
+      .export({ type: 'spki', format: 'pem' })
+      .toString();
+  } catch {
+    return undefined;
+  }
+}
+
+async function hs256(header: Record<string, unknown>, claims: JWTPayload, secretText: string): Promise<string> {
+  return secret(await new SignJWT(claims).setProtectedHeader({ ...header, alg: 'HS256' }).sign(new TextEncoder().encode(secretText)));
+}
+
+export const forgeryChecks: CheckDefinition[] = [
+  forgery(
+    'client-key-signed',
+    "a JWT signed with a client's own registered key (every configured client's, in its algorithm; main's also with a scope claim it widened)",
+    10,
+    async (ctx) => {
+      const { jws } = await genuine(ctx);
+      const claims = claimsLike(ctx, jws);
+      const main = ctx.client('main');
+      // One key of each other client id (a key kind or algorithm the target verifies apart).
+      const others = ctx.config.clients.filter((c, i, all) => c.clientId !== main.clientId && all.findIndex((x) => x.clientId === c.clientId) === i);
+      const asClient = (c: ResolvedClient): JWTPayload => ({
+        ...claims,
+        sub: c.clientId,
+        ...(typeof claims.client_id === 'string' ? { client_id: c.clientId } : {}),
+      });
+      return [
+        { label: `signed with ${main.role}'s key (${main.alg})`, token: await signedByClient(main, claims) },
+        {
+          label: `signed with ${main.role}'s key (${main.alg}), scope widened by the client`,
+          token: await signedByClient(main, { ...claims, scope: widenedScope(ctx) }),
+        },
+        ...(await Promise.all(others.map(async (c) => ({ label: `signed with ${c.role}'s key (${c.alg})`, token: await signedByClient(c, asClient(c)) })))),
+      ];
+    },
+  ),
+  forgery('client-assertion-as-bearer', 'the client assertion itself presented as a bearer token', 2, async (ctx) => [
+    { label: 'the client assertion', token: secret(await ctx.tokens.assertion('main')) },
+  ]),
+  forgery('alg-none', "an unsigned copy of the server's token (alg none)", 2, async (ctx) => {
+    const jws = (await genuine(ctx)).jws ?? ctx.skip(SHAPE_SKIP);
+    return [{ label: 'alg none', token: secret(`${b64({ ...jws.header, alg: 'none' })}.${jws.parts[1]}.`) }];
+  }),
+  forgery('hs256-public-key', "a token of the server's shape signed HS256 with the server's public key as the secret", 3, async (ctx) => {
+    const { jws } = await genuine(ctx);
+    const pem = await serverPublicKeyPem(ctx, jws?.header.kid);
+    // No key set to read: the client's public key, which the target also holds.
+    const key = pem ?? publicKeyPem(ctx.client('main'));
+    ctx.observe(
+      'forged-token.hs256-secret',
+      pem ? "the server's published key (SPKI PEM)" : "the client's public key (SPKI PEM): the server's key set was not readable",
+    );
+    return [
+      {
+        label: `HS256 keyed with ${pem ? "the server's" : "the client's"} public key`,
+        token: await hs256(jws?.header ?? { typ: 'JWT' }, claimsLike(ctx, jws), key),
+      },
+    ];
+  }),
+  forgery('unknown-kid', "a copy of the server's token re-signed by another key under a kid not in its key set", 2, async (ctx) => {
+    const jws = (await genuine(ctx)).jws ?? ctx.skip(SHAPE_SKIP);
+    const alg = typeof jws.header.alg === 'string' && SIGNABLE.has(jws.header.alg) ? jws.header.alg : 'ES256';
+    const { privateKey } = await generateKeyPair(alg);
+    const token = await new SignJWT(jws.claims).setProtectedHeader({ ...jws.header, alg, kid: `unknown-${randomUUID()}` }).sign(privateKey);
+    return [{ label: 'unknown kid', token: secret(token) }];
+  }),
+  forgery('embedded-key', "a token of the server's shape signed by an attacker key its header carries (jwk) or points to (jku, x5u)", 6, async (ctx) => {
+    const { jws } = await genuine(ctx);
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const jwk = await exportJWK(publicKey);
+    const kid = await calculateJwkThumbprint(jwk);
+    const claims = claimsLike(ctx, jws);
+    const base = { ...jws?.header, alg: 'ES256', kid };
+    const sign = async (header: Record<string, unknown>) => secret(await new SignJWT(claims).setProtectedHeader({ ...base, ...header }).sign(privateKey));
+    return [
+      { label: 'embedded jwk', token: await sign({ jwk }) },
+      { label: 'jku to an attacker key set', token: await sign({ jku: ATTACKER_KEYS_URL }) },
+      { label: 'x5u to an attacker certificate', token: await sign({ x5u: ATTACKER_KEYS_URL.replace('jwks.json', 'cert.pem') }) },
+    ];
+  }),
+  forgery(
+    'claim-changed',
+    "the server's own token with one claim changed (scope widened, organization or subject changed, exp extended), its signature kept",
+    8,
+    async (ctx) => {
+      const jws = (await genuine(ctx)).jws ?? ctx.skip(SHAPE_SKIP);
+      const { claims, parts } = jws;
+      const other = ctx.config.clients.find((c) => c.role === 'second-org') ?? ctx.config.clients.find((c) => c.role !== 'main');
+      const changes: Array<[string, JWTPayload]> = [
+        ['subject changed', { sub: other && other.clientId !== claims.sub ? other.clientId : `other-${randomUUID()}` }],
+        ['exp extended by an hour', { exp: (typeof claims.exp === 'number' ? claims.exp : Math.floor(Date.now() / 1000)) + 3600 }],
+      ];
+      if (typeof claims.scope === 'string') changes.unshift(['scope widened', { scope: widenedScope(ctx) }]);
+      else if (Array.isArray(claims.scp)) changes.unshift(['scope widened', { scp: widenedScope(ctx).split(' ') }]);
+      const orgClaim = ['org', 'organization', 'tenant', 'org_id'].find((k) => typeof claims[k] === 'string');
+      if (orgClaim) changes.push([`${orgClaim} changed`, { [orgClaim]: `${String(claims[orgClaim])}-other` }]);
+      ctx.observe(
+        'forged-token.claims-changed',
+        changes.map(([label]) => label),
+        orgClaim ? undefined : 'the token carries no organization claim (org, organization, tenant, org_id): not changed',
+      );
+      return changes.map(([label, change]) => ({ label, token: secret(`${parts[0]}.${b64({ ...claims, ...change })}.${parts[2]}`) }));
+    },
+  ),
+];
