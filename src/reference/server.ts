@@ -396,9 +396,9 @@ class HttpCore {
   // ---- FHIR calls -------------------------------------------------------
 
   /** 401 first; unauthenticated requests count against the anonymous window. */
-  private async authenticate(req: IncomingMessage, ex: Exchange): Promise<Caller> {
+  private async authenticate(req: IncomingMessage, ex: Exchange, acceptExpired = false): Promise<Caller> {
     try {
-      const caller = await this.cfg.authority.authenticate(req.headers.authorization);
+      const caller = await this.cfg.authority.authenticate(req.headers.authorization, { acceptExpired });
       ex.caller = caller; // authenticated: audited, even when throttled or refused below
       this.gateKey(caller, this.cfg.authority.client(caller.clientId), ex);
       return caller;
@@ -411,12 +411,13 @@ class HttpCore {
   private async fhir(req: IncomingMessage, ex: Exchange, route: Route, path: string, query: URLSearchParams): Promise<Reply> {
     const op = route.op!;
     ex.op = op;
-    const caller = await this.authenticate(req, ex);
+    const { faults } = this.cfg;
+    const caller = await this.authenticate(req, ex, op.release === 'R5' && faults.has('expired-token-accepted-r5'));
     ex.caller = caller;
     ex.query = query;
-    const { faults } = this.cfg;
     const fromBrowser = req.headers.origin !== undefined;
-    if (fromBrowser && (caller.keyKind === 'production' ? !faults.has('production-origin-not-enforced') : faults.has('sandbox-origin-refused'))) {
+    const originEnforced = !faults.has('production-origin-not-enforced') && !(op.release === 'R5' && faults.has('production-origin-not-enforced-r5'));
+    if (fromBrowser && (caller.keyKind === 'production' ? originEnforced : faults.has('sandbox-origin-refused'))) {
       throw catalogError('HPB-00124');
     }
     if (!(scopeOverride(this.cfg.faults, caller.scopes, op) ?? hasScope(caller.scopes, op.scope))) {

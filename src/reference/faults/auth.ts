@@ -285,4 +285,11 @@ export const faults: FaultDef[] = [
     transformResponse: (res, req) =>
       tokenRefusal(res, req, 'must be application/x-www-form-urlencoded') ? { ...res, status: 415, headers: withoutContentType(res.headers), body: '' } : res,
   },
+  {
+    name: 'production-origin-not-enforced-r5',
+    area: 'auth',
+    violates: ['auth.production-key-browser-origin-403', 'catalog.hpb-00124'],
+    symptom: "A production key's token sent with a browser Origin is refused with 403 HPB-00124 on /fhir/R4, and served on the R5 DocumentReference paths.",
+    checks: ['auth.production-key-browser-origin-403'],
+  },
 ];
