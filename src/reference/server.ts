@@ -412,7 +412,11 @@ class HttpCore {
     const op = route.op!;
     ex.op = op;
     const { faults } = this.cfg;
-    const caller = await this.authenticate(req, ex, op.release === 'R5' && faults.has('expired-token-accepted-r5'));
+    const caller = await this.authenticate(req, ex, op.release === 'R5' && faults.has('expired-token-accepted-r5')).catch((e: unknown) => {
+      // Fault invalid-bearer-403-encounter: a bearer token that is not valid gets 403 on the Encounter paths only.
+      const invalid = e instanceof FhirError && e.status === 401 && req.headers.authorization !== undefined && op.resource === 'Encounter';
+      throw invalid && faults.has('invalid-bearer-403-encounter') ? catalogError('SVC-00005') : e;
+    });
     ex.caller = caller;
     ex.query = query;
     const fromBrowser = req.headers.origin !== undefined;

@@ -36,6 +36,7 @@ import {
   READ_SCOPE,
   tokenRequest,
 } from './support.js';
+import { surfaceChecks } from './surface-checks.js';
 
 const area = 'auth';
 const FHIR_JSON = { accept: 'application/fhir+json' };
@@ -604,6 +605,14 @@ const keySetChecks: CheckDefinition[] = [
   }),
 ];
 
-export const checks: CheckDefinition[] = [...issuanceChecks, ...assertionChecks, ...malformedChecks, ...bearerChecks, ...observationChecks, ...keySetChecks];
+export const checks: CheckDefinition[] = [
+  ...issuanceChecks,
+  ...assertionChecks,
+  ...malformedChecks,
+  ...bearerChecks,
+  ...observationChecks,
+  ...keySetChecks,
+  ...surfaceChecks,
+];
 
 export default checks;
