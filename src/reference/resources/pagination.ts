@@ -149,7 +149,10 @@ export function searchBundle<T extends RecordMeta>(env: PagingEnv, req: SearchRe
   const link = [{ relation: 'self', url: pageUrl(ctx, ctx.query) }];
   if (hasNext) {
     const next = env.cursors.encode({ org: ctx.caller.org, search, snapshot, afterTime: keyOf(last).time, afterId: last.id });
-    link.push({ relation: 'next', url: pageUrl(ctx, nextQuery(ctx.query, count, next)) });
+    const nextParams = nextQuery(ctx.query, count, next);
+    // Fault pagination-third-page-default-count: the next link of every page after the first drops _count (page 3 on: 20 entries).
+    if (state !== undefined && faults.has('pagination-third-page-default-count')) nextParams.delete('_count');
+    link.push({ relation: 'next', url: pageUrl(ctx, nextParams) });
   }
   return {
     status: 200,
