@@ -366,7 +366,9 @@ class HttpCore {
     const { limits } = this.cfg;
     const key = this.keyWindows.hit(caller.clientId, client?.rateLimitPerMinute ?? limits.perKeyPerWindow, ex.now);
     const org = this.orgWindows.hit(caller.org, limits.perOrgPerWindow, ex.now);
-    ex.headers = { ...ex.headers, ...rateLimitHeaders(key) };
+    // Fault rate-limit-headers-missing-production: a production key's responses carry no X-RateLimit-* headers.
+    if (caller.keyKind !== 'production' || !this.cfg.faults.has('rate-limit-headers-missing-production'))
+      ex.headers = { ...ex.headers, ...rateLimitHeaders(key) };
     if (!limits.enforceRateLimits) return;
     // Fault rate-limit-writes-not-throttled: creates and updates count against the key but are never refused.
     const writeBypass = this.cfg.faults.has('rate-limit-writes-not-throttled') && (ex.op?.interaction === 'create' || ex.op?.interaction === 'update');
