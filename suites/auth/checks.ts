@@ -493,6 +493,11 @@ const bearerChecks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'auth.production-key-browser-origin-403',
+    surfaces: {
+      release: 'every published release (from the operation model)',
+      resource: 'every published resource family, one probe each (its read of a random id, else its search)',
+      keyKind: 'the first key declared production (a sandbox key: auth.sandbox-key-browser-origin-allowed)',
+    },
     title: "a production key's token sent with an Origin header gives 403 HPB-00124",
     area,
     level: 'MUST',

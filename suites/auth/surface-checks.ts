@@ -12,6 +12,11 @@ const BEARER_RULE = 'A missing or invalid bearer token gives 401 (generic code `
 export const surfaceChecks: CheckDefinition[] = [
   defineCheck({
     id: 'auth.invalid-bearer-401-every-surface',
+    surfaces: {
+      release: 'every published release (from the operation model)',
+      resource: 'every published resource family, one probe each (its read of a random id, else its search)',
+      leftOut: ['a missing token is judged per operation by generated.*.no-token'],
+    },
     title: 'a garbage bearer token gives 401 SVC-00004 (or HPB-00106) on every published release and resource family',
     area: 'auth',
     level: 'MUST',

@@ -3,7 +3,7 @@
  * (src/service/invariants.ts) and reported here, last, one check per invariant:
  * the evidence is the first violating exchanges.
  */
-import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { type CheckContext, type CheckDefinition, type CheckSurfaces, defineCheck } from '../../src/engine/index.js';
 import { PATHS, FHIR_BODY_REQUIREMENT, INVARIANTS } from '../../src/service/index.js';
 
 const RUN_WIDE = [
@@ -15,6 +15,16 @@ const RUN_WIDE = [
   },
 ];
 
+/** Every exchange of the run: the surface probes and the generated checks reach every published surface. */
+const RUN_WIDE_SURFACES: CheckSurfaces = {
+  release: 'every exchange of the run: each published release',
+  resource: 'each published resource family (the surface probes and generated.* reach every operation)',
+  keyKind: 'every key the run uses (main, extra, second-org, production)',
+  channel: 'every request: reads, searches, writes, errors, token endpoint',
+  page: 'every page any check fetches',
+  version: 'every version any check writes or reads',
+};
+
 export const checks: CheckDefinition[] = RUN_WIDE.map((inv) =>
   defineCheck({
     id: `invariants.${inv.id}`,
@@ -23,6 +33,7 @@ export const checks: CheckDefinition[] = RUN_WIDE.map((inv) =>
     tags: ['last'],
     level: 'MUST',
     requirements: inv.requirements,
+    surfaces: RUN_WIDE_SURFACES,
     async run(ctx) {
       // Run (almost) on its own (--only, --requirements), it samples a few exchanges first.
       if (ctx.run.exchangesSeen() < MIN_SAMPLE) await sample(ctx);

@@ -306,6 +306,11 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
     }),
     defineCheck({
       id: `pagination.next-links.${ep.slug}`,
+      surfaces: {
+        release: ep.release,
+        resource: ep.resource,
+        page: 'every page to the end, twice (_count 100, and n/5 per page: five pages or more)',
+      },
       title: title('following next to the end returns every match once; next is present while more exist and absent on the last page'),
       area,
       level: 'MUST',
@@ -338,6 +343,7 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
     }),
     defineCheck({
       id: `pagination.next-carries-parameters.${ep.slug}`,
+      surfaces: { release: ep.release, resource: ep.resource, page: `pages 2 to ${CARRY_PAGES} (or the last), _count ${SMALL_COUNT}` },
       title: title('the next link as given keeps the search filter and the page size'),
       area,
       level: 'MUST',

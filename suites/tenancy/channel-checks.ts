@@ -13,6 +13,12 @@ const QUOTE = "An id that does not exist in the caller's organization gives 404.
 export const channelChecks: CheckDefinition[] = [
   defineCheck({
     id: 'tenancy.foreign-update-if-match-404',
+    surfaces: {
+      release: 'R4, R5',
+      resource: 'MedicationRequest (R4), Encounter (R4), DocumentReference (R5), from the tenancy fixtures',
+      keyKind: 'main and second-org, both directions',
+      channel: 'update with a stale If-Match',
+    },
     title: "a conditional update (stale If-Match) of another organization's MedicationRequest, Encounter or DocumentReference gives 404, never 409",
     area,
     level: 'MUST',
@@ -53,6 +59,14 @@ export const channelChecks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'tenancy.foreign-cursor-refused',
+    surfaces: {
+      release: 'R4, R5',
+      resource: 'MedicationRequest (R4), Encounter (R4), DocumentReference (R5), from the tenancy fixtures',
+      keyKind: 'main obtains, second-org follows',
+      channel: 'pagination cursor (next link)',
+      page: 'second page',
+      leftOut: ['the other direction (second-org cursors followed by main): one direction shows the channel'],
+    },
     title: "a next link obtained by one organization and followed with another organization's token serves none of the first organization's records",
     area,
     level: 'MUST',

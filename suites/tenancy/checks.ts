@@ -17,6 +17,13 @@ const REFERENCE_PARAMS = ['patient', 'subject', 'encounter', '_id'] as const;
 export const checks: CheckDefinition[] = [
   defineCheck({
     id: 'tenancy.foreign-read-404',
+    surfaces: {
+      release: 'R4, R5',
+      resource: 'MedicationRequest (R4), Encounter (R4), DocumentReference (R5), from the tenancy fixtures',
+      keyKind: 'sandbox keys of two organizations (main, second-org), both directions',
+      channel: 'read',
+      leftOut: ['vread and history: the spec publishes neither (not in the operation model)'],
+    },
     title: "reading another organization's MedicationRequest, Encounter or DocumentReference gives 404",
     area,
     level: 'MUST',
@@ -43,6 +50,13 @@ export const checks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'tenancy.foreign-update-404',
+    surfaces: {
+      release: 'R4, R5',
+      resource: 'MedicationRequest (R4), Encounter (R4), DocumentReference (R5), from the tenancy fixtures',
+      keyKind: 'main and second-org, both directions',
+      channel: 'update without If-Match',
+      leftOut: ["$upload at instance level on another organization's DocumentReference: not checked yet"],
+    },
     title: "updating another organization's MedicationRequest, Encounter or DocumentReference gives 404",
     area,
     level: 'MUST',
@@ -72,6 +86,13 @@ export const checks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'tenancy.foreign-search-empty',
+    surfaces: {
+      release: 'R4, R5',
+      resource: 'MedicationRequest (R4), Encounter (R4), DocumentReference (R5), from the tenancy fixtures',
+      keyKind: 'main and second-org, both directions',
+      channel: 'search',
+      parameters: 'each published reference parameter alone: patient, subject, encounter, _id',
+    },
     title: "searches never return another organization's records",
     area,
     level: 'MUST',

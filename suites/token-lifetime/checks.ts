@@ -59,6 +59,12 @@ export const checks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'token-lifetime.expired-token-refused',
+    surfaces: {
+      release: 'every published release (from the operation model)',
+      resource: 'every published resource family, one probe each (its read of a random id, else its search)',
+      keyKind: 'main key',
+      leftOut: ['a surface whose read scope the main client is not declared to hold (clients[].scopes): listed in the notChecked observation'],
+    },
     title: 'an expired access token gives 401 HPB-00107',
     area,
     level: 'MUST',

@@ -163,6 +163,7 @@ export const checks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'versioning.update-response-etag',
+    surfaces: { resource: 'MedicationRequest (the update rules are stated for it)', version: 'versions 2, 3 and 4 (create, then three updates)' },
     title: 'an update response carries the ETag of the new version',
     area,
     level: 'MUST',
@@ -247,6 +248,13 @@ export const checks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'versioning.stale-if-match-refused',
+    surfaces: {
+      resource: 'MedicationRequest',
+      version: 'version 2 (a stale validator of version 1)',
+      leftOut: [
+        'Encounter and DocumentReference: recorded by versioning.if-match-other-resources, the spec states the 409 for MedicationRequest update only (requirement versioning.if-match-conditional notes)',
+      ],
+    },
     title: 'an update with a stale If-Match is refused with 409 HPB-00103 and changes nothing',
     area,
     level: 'MUST',
