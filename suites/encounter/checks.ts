@@ -3,8 +3,9 @@ import type { CheckDefinition } from '../../src/engine/index.js';
 import { readChecks } from './read-checks.js';
 import { roundTripChecks } from './round-trips.js';
 import { searchChecks } from './search-checks.js';
+import { combinationChecks } from './combination-checks.js';
 import { writeChecks } from './write-checks.js';
 
-export const checks: CheckDefinition[] = [...readChecks, ...searchChecks, ...writeChecks, ...roundTripChecks];
+export const checks: CheckDefinition[] = [...readChecks, ...searchChecks, ...writeChecks, ...roundTripChecks, ...combinationChecks];
 
 export default checks;

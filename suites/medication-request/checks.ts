@@ -8,7 +8,8 @@ import { readSearchChecks } from './read-search.js';
 import { roundTripChecks } from './round-trips.js';
 import { stateChecks } from './state-rules.js';
 import { writeChecks } from './writes.js';
+import { combinationChecks } from './combination-checks.js';
 
-export const checks: CheckDefinition[] = [...readSearchChecks, ...writeChecks, ...roundTripChecks, ...stateChecks];
+export const checks: CheckDefinition[] = [...readSearchChecks, ...writeChecks, ...roundTripChecks, ...stateChecks, ...combinationChecks];
 
 export default checks;

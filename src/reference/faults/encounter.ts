@@ -385,4 +385,11 @@ export const faults: FaultDef[] = [
       diagnosis: ((b.diagnosis as Json[] | undefined) ?? []).map((d) => (d.rank === 1 ? { ...d, rank: 2 } : d)),
     })),
   },
+  {
+    name: 'encounter-search-date-ignored-with-status',
+    area: 'encounter',
+    violates: ['encounter.search-date-day'],
+    symptom: 'An Encounter search with both status and date ignores date (date alone, and status alone, filter correctly).',
+    checks: ['encounter.search-combined-status-date'],
+  },
 ];

@@ -270,4 +270,11 @@ export const faults: FaultDef[] = [
     transformResponse: (res, req) =>
       req.op?.operationId === 'MedicationRequest.update' && res.status === 409 && hasCode(res, 'HPB-00114') ? errorResponse(res, 500, 'SVC-00001') : res,
   },
+  {
+    name: 'mr-search-encounter-ignored-with-patient',
+    area: 'medication-request',
+    violates: ['medication-request.search-by-encounter'],
+    symptom: "A MedicationRequest search by patient and encounter together ignores encounter (returns all the patient's); encounter alone filters correctly.",
+    checks: ['medication-request.search-by-patient-and-encounter'],
+  },
 ];

@@ -283,7 +283,8 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
         (ids === undefined || ids.includes(row.id)) &&
         (patient === undefined || row.subjectId === patient) &&
         (practitioner === undefined || row.participants.some((p) => p.practitionerId === practitioner)) &&
-        dateMatches(row.period?.start, dates) &&
+        // Fault encounter-search-date-ignored-with-status: date is dropped when status is given too.
+        (dateMatches(row.period?.start, dates) || (statuses !== undefined && env.faults.has('encounter-search-date-ignored-with-status'))) &&
         (statuses === undefined || statuses.includes(row.status)) &&
         (classes === undefined || codingMatches(row.class ?? {}, classes)),
     );

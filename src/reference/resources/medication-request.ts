@@ -256,7 +256,11 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
     const matches = (encounterLeak ? store.medicationRequests.values() : store.medicationRequests.all(searchOrg(env.paging, ctx))).filter(
       (row) =>
         (patient === undefined || faults.has('mr-search-patient-ignored') || row.subjectId === patient) &&
-        (encounter === undefined || faults.has('mr-search-encounter-ignored') || row.encounterId === encounter),
+        (encounter === undefined ||
+          faults.has('mr-search-encounter-ignored') ||
+          // Fault mr-search-encounter-ignored-with-patient: encounter is dropped when patient is given too.
+          (patient !== undefined && faults.has('mr-search-encounter-ignored-with-patient')) ||
+          row.encounterId === encounter),
     );
     return searchBundle(env.paging, {
       ctx,
