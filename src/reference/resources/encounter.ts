@@ -234,7 +234,8 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
     checkAppointmentFree(org, fields);
     const patient = fields.subjectId === undefined ? undefined : store.patients.get(org, fields.subjectId);
     if (patient) {
-      assertPatientAcceptsData(patient);
+      // Fault encounter-deceased-patient-accepted: an Encounter for a deceased patient is created (MedicationRequests are still refused).
+      if (!(patient.deceased && env.faults.has('encounter-deceased-patient-accepted'))) assertPatientAcceptsData(patient);
       if (!env.faults.has('encounter-normativa-not-enforced')) assertNormativaComplete(patient);
     }
     const clinic = fields.serviceProviderId === undefined ? undefined : store.clinics.get(org, fields.serviceProviderId);
