@@ -63,8 +63,20 @@ export interface CheckDefinition {
    * until the promise `start` returns settles (src/engine/executor.ts).
    */
   startEarly?: { roles(config: ResolvedConfig): readonly string[]; start(ctx: CheckContext): Promise<unknown> };
+  /**
+   * For a rule that governs several surfaces: the surfaces this check judges it on, as data
+   * (docs/surfaces-by-rule.md is generated from it), and any published surface it leaves out, with why.
+   */
+  surfaces?: CheckSurfaces;
   run(ctx: CheckContext): Promise<void>;
 }
+
+/** Dimensions along which a rule can hold on one surface and break on another. */
+export const SURFACE_DIMENSIONS = ['release', 'resource', 'keyKind', 'page', 'version', 'channel', 'parameters'] as const;
+export type SurfaceDimension = (typeof SURFACE_DIMENSIONS)[number];
+
+/** What a check covers along each dimension (plain words), and what it leaves out with the reason. */
+export type CheckSurfaces = Partial<Record<SurfaceDimension, string>> & { leftOut?: string[] };
 
 /**
  * What a check sees while it runs. Every request made through the context is

@@ -3,7 +3,16 @@
  * and what a runner or reporter needs of a run. The run path (src/run) uses the
  * modules themselves; everything else imports from here.
  */
-export { defineCheck, excludedBy, type CheckContext, type CheckDefinition, type CheckTag } from './check.js';
+export {
+  defineCheck,
+  excludedBy,
+  SURFACE_DIMENSIONS,
+  type CheckContext,
+  type CheckDefinition,
+  type CheckSurfaces,
+  type CheckTag,
+  type SurfaceDimension,
+} from './check.js';
 export { collectChecks, materialize, type ChecksExport } from './catalog.js';
 export { RunEvents, type EventOf, type PlannedCheck, type RunEvent, type RunEventType, type Subscriber } from './events.js';
 export { executePlan, DEFAULT_CHECK_TIMEOUT_MS } from './executor.js';

@@ -34,8 +34,11 @@ export interface ServiceBinding {
   http: HttpProtocol;
   /** The token endpoint's URL when the config names none: discovered through `http`, else the service's fixed one. */
   tokenUrl(http: HttpClient, baseUrl: string): Promise<string>;
-  /** The token-expiry probe: the scopes of its token, and a new URL of the service that answers a valid token (with 404). */
-  expiryProbe: { scopes: readonly string[]; url(): string };
+  /**
+   * The token-expiry probe: the scopes of its token, and a new URL of the service that answers a valid token (with 404).
+   * `scopesFor`: the token's scopes for this target (every surface it publishes, within the main client's declared grant).
+   */
+  expiryProbe: { scopes: readonly string[]; url(): string; scopesFor?(model: OperationModel, granted?: readonly string[]): string[] };
   /** Requests that show whether the target answers at all (the outcome policy), in order of preference. */
   controlPaths: readonly string[];
   /** A path of the service itself (not of a token endpoint that may live elsewhere). */
@@ -208,8 +211,10 @@ export class Runtime {
     const issuedAt = Date.now();
     const lifetimeMs = this.config.limits.tokenLifetimeSec * 1000;
     const { expiryProbe } = this.spec.service;
-    const probe: ExpiryProbe = { issuedAt, lifetimeMs, probeUrl: expiryProbe.url(), scopes: [...expiryProbe.scopes] };
-    probe.token = this.tokens.freshToken('main', [...expiryProbe.scopes]).then((t) => {
+    const granted = this.config.clients.find((c) => c.role === 'main')?.scopes;
+    const scopes = expiryProbe.scopesFor?.(this.spec.model, granted) ?? [...expiryProbe.scopes];
+    const probe: ExpiryProbe = { issuedAt, lifetimeMs, probeUrl: expiryProbe.url(), scopes };
+    probe.token = this.tokens.freshToken('main', [...scopes]).then((t) => {
       probe.receivedAt = Date.now();
       return t;
     });

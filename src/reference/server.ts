@@ -380,7 +380,9 @@ class HttpCore {
     const keyed = keyWindowKey(this.cfg.faults, caller.clientId, authorization);
     const key = this.keyWindows.hit(keyed, client?.rateLimitPerMinute ?? limits.perKeyPerWindow, ex.now);
     const org = this.orgWindows.hit(caller.org, limits.perOrgPerWindow, ex.now);
-    ex.headers = { ...ex.headers, ...rateLimitHeaders(key) };
+    // Fault rate-limit-headers-missing-production: a production key's responses carry no X-RateLimit-* headers.
+    if (caller.keyKind !== 'production' || !this.cfg.faults.has('rate-limit-headers-missing-production'))
+      ex.headers = { ...ex.headers, ...rateLimitHeaders(key) };
     if (!limits.enforceRateLimits) return;
     // Fault rate-limit-writes-not-throttled: creates and updates count against the key but are never refused.
     const writeBypass = this.cfg.faults.has('rate-limit-writes-not-throttled') && (ex.op?.interaction === 'create' || ex.op?.interaction === 'update');
@@ -410,9 +412,9 @@ class HttpCore {
   // ---- FHIR calls -------------------------------------------------------
 
   /** 401 first; unauthenticated requests count against the anonymous window. */
-  private async authenticate(req: IncomingMessage, ex: Exchange): Promise<Caller> {
+  private async authenticate(req: IncomingMessage, ex: Exchange, acceptExpired = false): Promise<Caller> {
     try {
-      const caller = await this.cfg.authority.authenticate(req.headers.authorization);
+      const caller = await this.cfg.authority.authenticate(req.headers.authorization, { acceptExpired });
       ex.caller = caller; // authenticated: audited, even when throttled or refused below
       this.gateKey(caller, this.cfg.authority.client(caller.clientId), ex, req.headers.authorization);
       return caller;
@@ -425,12 +427,17 @@ class HttpCore {
   private async fhir(req: IncomingMessage, ex: Exchange, route: Route, path: string, query: URLSearchParams): Promise<Reply> {
     const op = route.op!;
     ex.op = op;
-    const caller = await this.authenticate(req, ex);
+    const { faults } = this.cfg;
+    const caller = await this.authenticate(req, ex, op.release === 'R5' && faults.has('expired-token-accepted-r5')).catch((e: unknown) => {
+      // Fault invalid-bearer-403-encounter: a bearer token that is not valid gets 403 on the Encounter paths only.
+      const invalid = e instanceof FhirError && e.status === 401 && req.headers.authorization !== undefined && op.resource === 'Encounter';
+      throw invalid && faults.has('invalid-bearer-403-encounter') ? catalogError('SVC-00005') : e;
+    });
     ex.caller = caller;
     ex.query = query;
-    const { faults } = this.cfg;
     const fromBrowser = req.headers.origin !== undefined;
-    if (fromBrowser && (caller.keyKind === 'production' ? !faults.has('production-origin-not-enforced') : faults.has('sandbox-origin-refused'))) {
+    const originEnforced = !faults.has('production-origin-not-enforced') && !(op.release === 'R5' && faults.has('production-origin-not-enforced-r5'));
+    if (fromBrowser && (caller.keyKind === 'production' ? originEnforced : faults.has('sandbox-origin-refused'))) {
       throw catalogError('HPB-00124');
     }
     if (!(scopeOverride(this.cfg.faults, caller.scopes, op) ?? hasScope(caller.scopes, op.scope))) {

@@ -184,3 +184,6 @@ export {
   type Recovery,
   type TokenHit,
 } from './limits/issuance.js';
+
+// The surfaces a request-wide rule governs (every published release and resource family).
+export { onSurface, surfaceLabel, surfaceProbeUrl, surfaceScopes, surfacesOf, type Surface } from './surfaces.js';

@@ -8,6 +8,7 @@ import type { HttpClient } from '../http/client.js';
 import { SERVICE_HTTP } from './http.js';
 import { PATHS, isServicePath, resourcePath } from './paths.js';
 import { scopeOf } from './scopes.js';
+import { surfaceScopes, surfacesOf } from './surfaces.js';
 
 /** The token URL from smart-configuration; the spec's fixed path when that is unusable. */
 export async function discoverTokenUrl(http: HttpClient, baseUrl: string): Promise<string> {
@@ -25,7 +26,16 @@ export const SERVICE_BINDING: ServiceBinding = {
   http: SERVICE_HTTP,
   tokenUrl: discoverTokenUrl,
   // A read of a MedicationRequest that does not exist: a valid token gets 404, an expired one 401.
-  expiryProbe: { scopes: [scopeOf('MedicationRequest', 'rs')], url: () => resourcePath('R4', 'MedicationRequest', randomUUID()) },
+  // Its token holds the read scope of every surface the target publishes (within the main client's declared
+  // grant), so the expired token is tried on each (token-lifetime.expired-token-refused).
+  expiryProbe: {
+    scopes: [scopeOf('MedicationRequest', 'rs')],
+    url: () => resourcePath('R4', 'MedicationRequest', randomUUID()),
+    scopesFor: (model, granted) => {
+      const all = [...new Set([scopeOf('MedicationRequest', 'rs'), ...surfaceScopes(surfacesOf(model))])];
+      return granted ? all.filter((s) => s === scopeOf('MedicationRequest', 'rs') || granted.includes(s)) : all;
+    },
+  },
   controlPaths: [PATHS.metadata.R4, PATHS.smartConfiguration],
   isServicePath,
   resourcePath: (resourceType, id) => resourcePath('R4', resourceType, id),

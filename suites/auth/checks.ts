@@ -6,7 +6,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type CheckContext, type CheckDefinition, defineCheck, expiryProbe, JWKS_CONTROL_KEY } from '../../src/engine/index.js';
-import { catalogCodeOf, expectError, expectStatus, isObject, tokenFor } from '../../src/service/index.js';
+import {
+  catalogCodeOf,
+  expectError,
+  expectStatus,
+  isObject,
+  onSurface,
+  surfaceLabel,
+  surfaceProbeUrl,
+  surfaceScopes,
+  surfacesOf,
+  tokenFor,
+} from '../../src/service/index.js';
 import type { AssertionOverrides, TokenRequestOptions } from '../../src/auth/types.js';
 import { CLIENT_ASSERTION_TYPE } from '../../src/auth/broker.js';
 import { registerSecret } from '../../src/redact.js';
@@ -27,6 +38,7 @@ import {
 } from './support.js';
 import { forgeryChecks } from './forgery.js';
 import { confusionChecks } from './confusion.js';
+import { surfaceChecks } from './surface-checks.js';
 
 const area = 'auth';
 const FHIR_JSON = { accept: 'application/fhir+json' };
@@ -472,7 +484,7 @@ const bearerChecks: CheckDefinition[] = [
       const expired = await ctx.request({ url, token: old, client: 'main', headers: FHIR_JSON });
       ctx.observe('expired-token', answer(expired));
       // The new token issued once the probe token had expired (before the issuance episode), while it has a minute (half its life) left; else one now.
-      const renewed = probe.scopes.join(' ') === READ_SCOPE ? await probe.renewed : undefined;
+      const renewed = probe.scopes.includes(READ_SCOPE) ? await probe.renewed : undefined;
       const fresh =
         renewed && renewed.receivedAt + probe.lifetimeMs - Date.now() > Math.min(60_000, probe.lifetimeMs / 2)
           ? renewed.token
@@ -483,6 +495,11 @@ const bearerChecks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'auth.production-key-browser-origin-403',
+    surfaces: {
+      release: 'every published release (from the operation model)',
+      resource: 'every published resource family, one probe each (its read of a random id, else its search)',
+      keyKind: 'the first key declared production (a sandbox key: auth.sandbox-key-browser-origin-allowed)',
+    },
     title: "a production key's token sent with an Origin header gives 403 HPB-00124",
     area,
     level: 'MUST',
@@ -490,16 +507,26 @@ const bearerChecks: CheckDefinition[] = [
     quote: ORIGIN_RULE,
     async run(ctx) {
       const role = declaredKey(ctx, 'production');
+      // Every surface the target publishes (release and resource family, from the operation model), with one
+      // token holding each surface's read scope, so a refusal for want of scope cannot stand in for HPB-00124.
+      const surfaces = surfacesOf(ctx.model);
+      const scopes = [...new Set([READ_SCOPE, ...surfaceScopes(surfaces)])];
       const url = protectedUrl(ctx);
-      const plain = await ctx.fhir({ role, scopes: [READ_SCOPE], url, headers: FHIR_JSON });
+      const plain = await ctx.fhir({ role, scopes, url, headers: FHIR_JSON });
       ctx.check(plain.status !== 401 && plain.status !== 403, `without Origin the production key's (${role}) request was refused with ${plain.status}`, {
         requirement: 'auth.production-key-browser-origin-403',
         expected: 'not refused (404 for a random id)',
         actual: answer(plain),
         exchange: plain.exchange.id,
       });
-      const res = await ctx.fhir({ role, scopes: [READ_SCOPE], url, headers: { ...FHIR_JSON, origin: BROWSER_ORIGIN } });
-      expectError(res, { status: 403, code: 'HPB-00124', requirement: 'auth.production-key-browser-origin-403' });
+      const probes = surfaces.length
+        ? surfaces.map((s) => ({ surface: surfaceLabel(s), url: surfaceProbeUrl(s) }))
+        : [{ surface: 'R4 MedicationRequest', url }];
+      for (const p of probes) {
+        const res = await ctx.fhir({ role, scopes, url: p.url, headers: { ...FHIR_JSON, origin: BROWSER_ORIGIN } });
+        onSurface(p.surface, () => expectError(res, { status: 403, code: 'HPB-00124', requirement: 'auth.production-key-browser-origin-403' }));
+      }
+      ctx.observe('surfaces', { checked: probes.map((p) => p.surface) });
     },
   }),
   defineCheck({
@@ -594,6 +621,7 @@ export const checks: CheckDefinition[] = [
   ...keySetChecks,
   ...forgeryChecks,
   ...confusionChecks,
+  ...surfaceChecks,
 ];
 
 export default checks;

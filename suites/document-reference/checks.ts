@@ -33,6 +33,7 @@ import { missingFrom } from './compare.js';
 import { documentChecks } from './document-checks.js';
 import { roundTripChecks } from './round-trip-checks.js';
 import { uploadChecks } from './upload-checks.js';
+import { uploadTenancyChecks } from './upload-tenancy-check.js';
 import { area, firstAnswer, RS, writable } from './support.js';
 
 interface Baseline {
@@ -389,6 +390,7 @@ export const checks: CheckDefinition[] = [
   ...roundTripChecks,
   ...documentChecks,
   ...uploadChecks,
+  ...uploadTenancyChecks,
 ];
 
 export default checks;

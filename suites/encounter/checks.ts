@@ -4,8 +4,9 @@ import { fixtureRoundTripChecks } from './fixture-round-trips.js';
 import { readChecks } from './read-checks.js';
 import { roundTripChecks } from './round-trips.js';
 import { searchChecks } from './search-checks.js';
+import { combinationChecks } from './combination-checks.js';
 import { writeChecks } from './write-checks.js';
 
-export const checks: CheckDefinition[] = [...readChecks, ...searchChecks, ...writeChecks, ...roundTripChecks, ...fixtureRoundTripChecks];
+export const checks: CheckDefinition[] = [...readChecks, ...searchChecks, ...writeChecks, ...roundTripChecks, ...fixtureRoundTripChecks, ...combinationChecks];
 
 export default checks;

@@ -23,7 +23,7 @@ import {
 } from '../../src/service/index.js';
 import { area, RS } from './support.js';
 
-interface Baseline {
+export interface Baseline {
   encounter: Json;
   patientId: string;
   /** Every Encounter of the patient. */
@@ -36,7 +36,7 @@ interface Baseline {
  * read without a Patient subject fails, and the search by that patient must
  * return at least the fixture itself (an empty or partial result fails).
  */
-async function baseline(ctx: CheckContext, judge = true): Promise<Baseline> {
+export async function baseline(ctx: CheckContext, judge = true): Promise<Baseline> {
   const { res, encounter } = await readEncounter(ctx, ctx.fixture('encounter'));
   const patientId = referencedId(encounter.subject, 'Patient');
   if (!patientId) {
@@ -65,12 +65,12 @@ async function baseline(ctx: CheckContext, judge = true): Promise<Baseline> {
   return { encounter, patientId, base };
 }
 
-const practitionersOf = (e: Json): string[] =>
+export const practitionersOf = (e: Json): string[] =>
   (Array.isArray(e.participant) ? e.participant : [])
     .map((p: unknown) => (isObject(p) ? referencedId(p.individual, 'Practitioner') : undefined))
     .filter((x): x is string => x !== undefined);
-const classCodeOf = (e: Json): unknown => (isObject(e.class) ? e.class.code : undefined);
-const startOf = (e: Json): unknown => (isObject(e.period) ? e.period.start : undefined);
+export const classCodeOf = (e: Json): unknown => (isObject(e.class) ? e.class.code : undefined);
+export const startOf = (e: Json): unknown => (isObject(e.period) ? e.period.start : undefined);
 
 /** A check of one filter combined with `patient`, against the baseline. */
 function filterCheck(opts: {

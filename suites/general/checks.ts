@@ -24,6 +24,8 @@ import {
 } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 
+import { blockedPatientChecks } from './blocked-patient-checks.js';
+
 const area = 'general';
 
 /** ISO 8601 date-time: a calendar date and a time, seconds, fraction and offset optional. */
@@ -254,4 +256,4 @@ export const conventionChecks: CheckDefinition[] = [
   }),
 ];
 
-export default conventionChecks;
+export default [...conventionChecks, ...blockedPatientChecks];

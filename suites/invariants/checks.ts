@@ -3,8 +3,8 @@
  * (src/service/invariants.ts) and reported here, last, one check per invariant:
  * the evidence is the first violating exchanges.
  */
-import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
-import { PATHS, FHIR_BODY_REQUIREMENT, INVARIANTS } from '../../src/service/index.js';
+import { type CheckContext, type CheckDefinition, type CheckSurfaces, defineCheck } from '../../src/engine/index.js';
+import { PATHS, FHIR_BODY_REQUIREMENT, INVARIANTS, surfaceLabel, surfaceProbeUrl, surfacesOf } from '../../src/service/index.js';
 
 const RUN_WIDE = [
   ...INVARIANTS,
@@ -15,6 +15,16 @@ const RUN_WIDE = [
   },
 ];
 
+/** Every exchange of the run: the surface probes and the generated checks reach every published surface. */
+const RUN_WIDE_SURFACES: CheckSurfaces = {
+  release: 'every exchange of the run: each published release',
+  resource: 'each published resource family: one sampled 404 on each (from the operation model), besides the surface probes and generated.*',
+  keyKind: 'every key the run uses, and one sampled exchange with a key of the other declared kind',
+  channel: 'every request: reads, searches, writes, errors, token endpoint',
+  page: 'every page any check fetches',
+  version: 'every version any check writes or reads',
+};
+
 export const checks: CheckDefinition[] = RUN_WIDE.map((inv) =>
   defineCheck({
     id: `invariants.${inv.id}`,
@@ -23,9 +33,11 @@ export const checks: CheckDefinition[] = RUN_WIDE.map((inv) =>
     tags: ['last'],
     level: 'MUST',
     requirements: inv.requirements,
+    surfaces: RUN_WIDE_SURFACES,
     async run(ctx) {
       // Run (almost) on its own (--only, --requirements), it samples a few exchanges first.
       if (ctx.run.exchangesSeen() < MIN_SAMPLE) await sample(ctx);
+      const sampled = await sampleSurfaces(ctx);
       const seen = ctx.run.exchangesSeen();
       if (seen === 0) throw new Error('no response was received in this run, so no exchange could be examined');
       for (const req of inv.requirements) {
@@ -38,6 +50,7 @@ export const checks: CheckDefinition[] = RUN_WIDE.map((inv) =>
           ctx.check(false, `… and ${tally.violationCount - tally.violations.length} more exchanges break this rule`, { requirement: req });
       }
       ctx.observe('exchanges-examined', seen);
+      ctx.observe('surfaces', { sampled });
     },
   }),
 );
@@ -52,6 +65,31 @@ async function sample(ctx: CheckContext): Promise<void> {
   await ctx.fhir({ url: '/fhir/R4/MedicationRequest/00000000-0000-4000-8000-000000000000', scopes: read });
   if (ctx.hasFixture('medicationRequest')) await ctx.fhir({ url: `/fhir/R4/MedicationRequest/${ctx.fixture('medicationRequest')}`, scopes: read });
   if (ctx.hasFixture('patient')) await ctx.fhir({ url: `/fhir/R4/MedicationRequest?patient=${ctx.fixture('patient')}&_count=5`, scopes: read });
+}
+
+const NO_SUCH_ID = '00000000-0000-4000-8000-000000000000';
+
+/**
+ * One authenticated exchange (a 404) on every published surface (release and resource family, from the
+ * operation model) and one with a key of each declared kind besides main's, whatever else ran: a rule of
+ * every exchange may break on one surface or for one kind of key only. Shared reads of fixed URLs: the
+ * first invariants check sends them, the others reuse its exchanges.
+ */
+async function sampleSurfaces(ctx: CheckContext): Promise<string[]> {
+  const reached: string[] = [];
+  for (const s of surfacesOf(ctx.model)) {
+    if (!s.probe.scope) continue;
+    const url = s.probe.interaction === 'read' ? ctx.path(s.probe.path, { id: NO_SUCH_ID }) : surfaceProbeUrl(s);
+    await ctx.fhir({ url, scopes: [s.probe.scope], share: true });
+    reached.push(surfaceLabel(s));
+  }
+  const mainKind = ctx.config.clients.find((c) => c.role === 'main')?.keyKind ?? 'sandbox';
+  const other = ctx.config.clients.find((c) => (c.keyKind ?? 'sandbox') !== mainKind);
+  if (other) {
+    await ctx.fhir({ role: other.role, url: `/fhir/R4/MedicationRequest/${NO_SUCH_ID}`, scopes: ['system/MedicationRequest.rs'], share: true });
+    reached.push(`${other.keyKind ?? 'sandbox'} key (${other.role})`);
+  }
+  return reached;
 }
 
 export default checks;

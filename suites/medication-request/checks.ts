@@ -9,7 +9,8 @@ import { readSearchChecks } from './read-search.js';
 import { roundTripChecks } from './round-trips.js';
 import { stateChecks } from './state-rules.js';
 import { writeChecks } from './writes.js';
+import { combinationChecks } from './combination-checks.js';
 
-export const checks: CheckDefinition[] = [...readSearchChecks, ...writeChecks, ...roundTripChecks, ...stateChecks, ...fixtureRoundTripChecks];
+export const checks: CheckDefinition[] = [...readSearchChecks, ...writeChecks, ...roundTripChecks, ...stateChecks, ...fixtureRoundTripChecks, ...combinationChecks];
 
 export default checks;

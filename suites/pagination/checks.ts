@@ -36,6 +36,7 @@ import {
   type SearchEndpoint,
   searchOf,
   smallPageSize,
+  walkPageSize,
   tamper,
   timeAt,
   walk,
@@ -47,6 +48,8 @@ const area = 'pagination';
 const MAX_COUNT = '100';
 /** A small page size for checks that need a second page. */
 const SMALL_COUNT = 7;
+/** Pages the next links are followed to (when the search has that many): a rule may break only from the third page. */
+const CARRY_PAGES = 5;
 const INVALID_COUNTS = ['abc', '-5', '2.5'];
 
 const Q = {
@@ -303,6 +306,11 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
     }),
     defineCheck({
       id: `pagination.next-links.${ep.slug}`,
+      surfaces: {
+        release: ep.release,
+        resource: ep.resource,
+        page: 'every page to the end, twice (_count 100, and n/5 per page: five pages or more)',
+      },
       title: title('following next to the end returns every match once; next is present while more exist and absent on the last page'),
       area,
       level: 'MUST',
@@ -314,7 +322,7 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
         const all = await walk(ctx, full.search, full.url, 'pagination.paging-terminates');
         const n = all.keys.size;
         if (n < 2) await needRecords(ctx, ep, n, 'paging needs at least 2', all.pages[0]!.res);
-        const k = smallPageSize(n);
+        const k = walkPageSize(n);
         const small = first(ctx, { _count: String(k) });
         const paged = await walk(ctx, small.search, small.url, 'pagination.paging-terminates');
         const missing = [...all.keys].filter((key) => !paged.keys.has(key));
@@ -335,6 +343,7 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
     }),
     defineCheck({
       id: `pagination.next-carries-parameters.${ep.slug}`,
+      surfaces: { release: ep.release, resource: ep.resource, page: `pages 2 to ${CARRY_PAGES} (or the last), _count ${SMALL_COUNT}` },
       title: title('the next link as given keeps the search filter and the page size'),
       area,
       level: 'MUST',
@@ -350,21 +359,28 @@ function endpointChecks(ep: SearchEndpoint): CheckDefinition[] {
           'pagination.next-url-names-patient',
           new URL(page1.next, 'http://x').searchParams.getAll('patient').some((v) => v.endsWith(patient)),
         );
-        const page2 = await fetchPage(ctx, search, page1.next, 'pagination.next-carries-parameters');
-        const foreign = page2.entries.filter((e) => !refersToPatient(e.resource, patient));
-        ctx.check(foreign.length === 0, `the page after next holds ${foreign.length} entries of another patient`, {
-          requirement: 'pagination.next-carries-parameters',
-          expected: `subject Patient/${patient}`,
-          actual: foreign.slice(0, 3).map((e) => e.key),
-          exchange: page2.res.exchange.id,
-        });
-        const n = page2.entries.length;
-        ctx.check(page2.next ? n === SMALL_COUNT : n > 0 && n <= SMALL_COUNT, `the page after next holds ${n} entries (_count=${SMALL_COUNT})`, {
-          requirement: 'pagination.next-carries-parameters',
-          expected: page2.next ? SMALL_COUNT : `1..${SMALL_COUNT}`,
-          actual: n,
-          exchange: page2.res.exchange.id,
-        });
+        // Every page to the end, or to CARRY_PAGES pages: a next link may lose the filter or the size only further on.
+        let page = page1;
+        let position = 1;
+        while (page.next && position < CARRY_PAGES) {
+          page = await fetchPage(ctx, search, page.next, 'pagination.next-carries-parameters');
+          position++;
+          const foreign = page.entries.filter((e) => !refersToPatient(e.resource, patient));
+          ctx.check(foreign.length === 0, `page ${position} holds ${foreign.length} entries of another patient`, {
+            requirement: 'pagination.next-carries-parameters',
+            expected: `subject Patient/${patient}`,
+            actual: foreign.slice(0, 3).map((e) => e.key),
+            exchange: page.res.exchange.id,
+          });
+          const n = page.entries.length;
+          ctx.check(page.next ? n === SMALL_COUNT : n > 0 && n <= SMALL_COUNT, `page ${position} holds ${n} entries (_count=${SMALL_COUNT})`, {
+            requirement: 'pagination.next-carries-parameters',
+            expected: page.next ? SMALL_COUNT : `1..${SMALL_COUNT}`,
+            actual: n,
+            exchange: page.res.exchange.id,
+          });
+        }
+        ctx.observe('surfaces', { pages: position, end: page.next === undefined ? 'last page' : `bound of ${CARRY_PAGES} pages` });
       },
     }),
     defineCheck({

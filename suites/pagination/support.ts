@@ -163,6 +163,11 @@ export function smallPageSize(n: number): number {
   return Math.min(100, Math.max(1, Math.ceil(n / 3)));
 }
 
+/** A page size that spreads `n` entries over at least five pages when there are five (at least 1, at most 100): next links are judged from the third page on too. */
+export function walkPageSize(n: number): number {
+  return Math.min(100, Math.max(1, Math.ceil(n / 5)));
+}
+
 /** Whether the resource's subject is the patient (a relative or absolute reference). */
 export function refersToPatient(resource: Record<string, unknown>, patientId: string): boolean {
   const ref = isObject(resource.subject) ? resource.subject.reference : undefined;

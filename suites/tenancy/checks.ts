@@ -4,72 +4,26 @@
  * 404."). Both directions: the second organization's client against the main
  * organization's fixtures, and the main client against the `otherOrg*` fixtures.
  */
-import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
-import { bundleResources, catalogCodeOf, expectError, idOf, isObject, type Json, referencedId, searchUrl } from '../../src/service/index.js';
+import { type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { bundleResources, catalogCodeOf, expectError, idOf, isObject, referencedId, searchUrl } from '../../src/service/index.js';
+import { channelChecks } from './channel-checks.js';
+import { DIRECTIONS, FIXTURES, ownerRead, scope, skipUnverified } from './support.js';
 
 const area = 'tenancy';
 
-interface Target {
-  resource: 'MedicationRequest' | 'Encounter' | 'DocumentReference';
-  release: 'R4' | 'R5';
-  /** Fixture key of a record of the organization that owns it. */
-  fixture: string;
-}
-
-interface Direction {
-  /** The role owning the records, and the role probing them. */
-  owner: string;
-  prober: string;
-  patientFixture: string;
-  targets: Target[];
-}
-
-const DIRECTIONS: Direction[] = [
-  {
-    owner: 'main',
-    prober: 'second-org',
-    patientFixture: 'patient',
-    targets: [
-      { resource: 'MedicationRequest', release: 'R4', fixture: 'medicationRequest' },
-      { resource: 'Encounter', release: 'R4', fixture: 'encounter' },
-      { resource: 'DocumentReference', release: 'R5', fixture: 'documentReference' },
-    ],
-  },
-  {
-    owner: 'second-org',
-    prober: 'main',
-    patientFixture: 'otherOrgPatient',
-    targets: [
-      { resource: 'MedicationRequest', release: 'R4', fixture: 'otherOrgMedicationRequest' },
-      { resource: 'Encounter', release: 'R4', fixture: 'otherOrgEncounter' },
-      { resource: 'DocumentReference', release: 'R5', fixture: 'otherOrgDocumentReference' },
-    ],
-  },
-];
-
-const FIXTURES = [...new Set(DIRECTIONS.flatMap((d) => [d.patientFixture, ...d.targets.map((t) => t.fixture)]))];
-
-const scope = (t: Target, letters: 'rs' | 'cru') => [`system/${t.resource}.${letters}`];
-
-/** The record as its owner reads it, or why the owner cannot read it (the fixture is not the owner's). */
-async function ownerRead(ctx: CheckContext, d: Direction, t: Target): Promise<Json | string> {
-  const op = ctx.operation(t.resource, 'read', t.release);
-  const res = await ctx.fhir({ scopes: scope(t, 'rs'), role: d.owner, url: ctx.path(op.path, { id: ctx.fixture(t.fixture) }), share: true });
-  if (res.status !== 200 || !isObject(res.json)) return `${t.fixture} (${d.owner}: ${res.status})`;
-  return res.json;
-}
-
-/** Skips when some record could not be verified because its owner cannot read it (after every record was tried). */
-function skipUnverified(ctx: CheckContext, unverified: string[]): void {
-  if (unverified.length)
-    ctx.skip(
-      `fixtures not readable by their own organization's client, so a 404 for them proves nothing: ${unverified.join(', ')}; the config's fixtures do not match its clients`,
-    );
-}
+/** The search parameters that reach a record through a reference or its id (those the search publishes; `patient` always). */
+const REFERENCE_PARAMS = ['patient', 'subject', 'encounter', '_id'] as const;
 
 export const checks: CheckDefinition[] = [
   defineCheck({
     id: 'tenancy.foreign-read-404',
+    surfaces: {
+      release: 'R4, R5',
+      resource: 'MedicationRequest (R4), Encounter (R4), DocumentReference (R5), from the tenancy fixtures',
+      keyKind: 'sandbox keys of two organizations (main, second-org), both directions',
+      channel: 'read',
+      leftOut: ['vread and history: the spec publishes neither (not in the operation model)'],
+    },
     title: "reading another organization's MedicationRequest, Encounter or DocumentReference gives 404",
     area,
     level: 'MUST',
@@ -96,6 +50,13 @@ export const checks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'tenancy.foreign-update-404',
+    surfaces: {
+      release: 'R4, R5',
+      resource: 'MedicationRequest (R4), Encounter (R4), DocumentReference (R5), from the tenancy fixtures',
+      keyKind: 'main and second-org, both directions',
+      channel: 'update without If-Match',
+      leftOut: ['$upload at instance level: document-reference.upload-foreign-instance-404 (it needs the upload contract of that suite)'],
+    },
     title: "updating another organization's MedicationRequest, Encounter or DocumentReference gives 404",
     area,
     level: 'MUST',
@@ -125,6 +86,13 @@ export const checks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'tenancy.foreign-search-empty',
+    surfaces: {
+      release: 'R4, R5',
+      resource: 'MedicationRequest (R4), Encounter (R4), DocumentReference (R5), from the tenancy fixtures',
+      keyKind: 'main and second-org, both directions',
+      channel: 'search',
+      parameters: 'each published reference parameter alone: patient, subject, encounter, _id',
+    },
     title: "searches never return another organization's records",
     area,
     level: 'MUST',
@@ -133,14 +101,21 @@ export const checks: CheckDefinition[] = [
     clients: ['second-org'],
     fixtures: FIXTURES,
     async run(ctx) {
+      const checked: string[] = [];
       for (const d of DIRECTIONS) {
         const patientId = ctx.fixture(d.patientFixture);
+        const encounterId = ctx.fixture(d.encounterFixture);
         const foreignIds = new Set(d.targets.map((t) => ctx.fixture(t.fixture)));
         for (const t of d.targets) {
           const op = ctx.operation(t.resource, 'search-type', t.release);
-          const params: Array<[string, string]> = [['patient', patientId]];
-          if (op.searchParams.some((p) => p.name === '_id')) params.push(['_id', ctx.fixture(t.fixture)]);
+          // Every reference parameter the target publishes for the search (and `_id`), each with the owner's record.
+          const values: Record<string, string> = { patient: patientId, subject: patientId, encounter: encounterId, _id: ctx.fixture(t.fixture) };
+          const params = REFERENCE_PARAMS.filter((name) => name === 'patient' || op.searchParams.some((p) => p.name === name)).map((name): [string, string] => [
+            name,
+            values[name]!,
+          ]);
           for (const param of params) {
+            checked.push(`${t.release} ${t.resource} ${param[0]} (${d.prober})`);
             const res = await ctx.fhir({ scopes: scope(t, 'rs'), role: d.prober, url: searchUrl(op.path, [param]) });
             if (res.status >= 400 && res.status < 500) {
               // A refusal reveals no record; which refusal the target chose is recorded.
@@ -148,7 +123,9 @@ export const checks: CheckDefinition[] = [
               continue;
             }
             const found = isObject(res.json) && res.json.resourceType === 'Bundle' ? bundleResources(res.json) : [];
-            const leaked = found.filter((r) => foreignIds.has(idOf(r)) || referencedId(r.subject, 'Patient') === patientId);
+            const leaked = found.filter(
+              (r) => foreignIds.has(idOf(r)) || referencedId(r.subject, 'Patient') === patientId || referencedId(r.encounter, 'Encounter') === encounterId,
+            );
             const what =
               res.status === 200 ? `returns ${leaked.length} record(s) of another organization` : `answers ${res.status} (neither a searchset nor a refusal)`;
             ctx.check(res.status === 200 && leaked.length === 0, `${d.prober}: ${t.resource} search ${param[0]}=${param[1]} ${what}`, {
@@ -160,8 +137,10 @@ export const checks: CheckDefinition[] = [
           }
         }
       }
+      ctx.observe('surfaces', { checked });
     },
   }),
+  ...channelChecks,
 ];
 
 export default checks;

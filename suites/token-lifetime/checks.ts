@@ -4,7 +4,7 @@
  * lifetime costs no wall time beyond the run itself.
  */
 import { type CheckDefinition, defineCheck, expiryProbe, PROBE_EXPIRY_SLACK_MS } from '../../src/engine/index.js';
-import { expectError } from '../../src/service/index.js';
+import { expectError, onSurface, surfaceLabel, surfaceProbeUrl, surfacesOf } from '../../src/service/index.js';
 
 const area = 'token-lifetime';
 
@@ -59,6 +59,12 @@ export const checks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'token-lifetime.expired-token-refused',
+    surfaces: {
+      release: 'every published release (from the operation model)',
+      resource: 'every published resource family, one probe each (its read of a random id, else its search)',
+      keyKind: 'main key',
+      leftOut: ['a surface whose read scope the main client is not declared to hold (clients[].scopes): listed in the notChecked observation'],
+    },
     title: 'an expired access token gives 401 HPB-00107',
     area,
     level: 'MUST',
@@ -75,14 +81,29 @@ export const checks: CheckDefinition[] = [
         ctx.waiting('waiting for the probe token to expire', at - Date.now());
         await ctx.sleep(at - Date.now());
       }
-      const res = await ctx.request({ url: probe.probeUrl, token, client: 'main', headers: { accept: 'application/fhir+json' } });
-      const ageMs = Date.parse(res.exchange.startedAt) - issued;
-      if (res.status !== 401 && res.status < 500)
-        ctx.fail(
-          `a token past its lifetime was answered ${res.status}: sent ${(ageMs / 1000).toFixed(1)} s after the token response arrived (lifetime ${probe.lifetimeMs / 1000} s, token requested ${(issued - probe.issuedAt) / 1000} s before it arrived)`,
-          { expected: 401, actual: res.status, requirement: 'token-lifetime.expired-401-hpb-00107', exchange: res.exchange.id },
-        );
-      expectError(res, { status: 401, code: 'HPB-00107', requirement: 'token-lifetime.expired-401-hpb-00107' });
+      // Every surface the target publishes (release and resource family, from the operation model) whose read
+      // scope the probe token holds: an expired token is refused on each, not only where it was tried first.
+      const probes: Array<{ surface: string; url: string }> = [];
+      const unprobed: string[] = [];
+      for (const s of surfacesOf(ctx.model)) {
+        if (s.probe.scope && probe.scopes.includes(s.probe.scope)) probes.push({ surface: surfaceLabel(s), url: surfaceProbeUrl(s) });
+        else unprobed.push(`${surfaceLabel(s)} (the probe token does not hold ${s.probe.scope ?? 'its unpublished scope'})`);
+      }
+      if (probes.length === 0) probes.push({ surface: 'probe', url: probe.probeUrl });
+      const checked: string[] = [];
+      for (const p of probes) {
+        const res = await ctx.request({ url: p.url, token, client: 'main', headers: { accept: 'application/fhir+json' } });
+        const ageMs = Date.parse(res.exchange.startedAt) - issued;
+        const where = p.surface === 'probe' ? '' : ` on ${p.surface}`;
+        if (res.status !== 401 && res.status < 500)
+          ctx.fail(
+            `a token past its lifetime was answered ${res.status}${where}: sent ${(ageMs / 1000).toFixed(1)} s after the token response arrived (lifetime ${probe.lifetimeMs / 1000} s, token requested ${(issued - probe.issuedAt) / 1000} s before it arrived)`,
+            { expected: 401, actual: res.status, requirement: 'token-lifetime.expired-401-hpb-00107', exchange: res.exchange.id },
+          );
+        onSurface(p.surface, () => expectError(res, { status: 401, code: 'HPB-00107', requirement: 'token-lifetime.expired-401-hpb-00107' }));
+        if (p.surface !== 'probe') checked.push(p.surface);
+      }
+      ctx.observe('surfaces', { checked, ...(unprobed.length ? { notChecked: unprobed } : {}) });
       ctx.observe('token-lifetime.expired-after-ms', Date.now() - probe.issuedAt);
     },
   }),

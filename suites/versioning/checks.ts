@@ -28,6 +28,8 @@ import { httpDateForm, isEntityTag, opaqueTag, versionedReads } from './support.
 
 const area = 'versioning';
 const FHIR_JSON = { accept: 'application/fhir+json' };
+/** Versions a record is written to (created, then updated): a rule may break only from the third version. */
+const VERSIONS = 4;
 
 function versionIdOf(resource: Resource): unknown {
   return isObject(resource.meta) ? resource.meta.versionId : undefined;
@@ -161,6 +163,7 @@ export const checks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'versioning.update-response-etag',
+    surfaces: { resource: 'MedicationRequest (the update rules are stated for it)', version: 'versions 2, 3 and 4 (create, then three updates)' },
     title: 'an update response carries the ETag of the new version',
     area,
     level: 'MUST',
@@ -169,36 +172,45 @@ export const checks: CheckDefinition[] = [
     tags: ['writes'],
     fixtures: ['patient'],
     async run(ctx) {
-      const { id, resource, etag: before } = await ownRecord(ctx);
-      const res = await putMedicationRequest(ctx, id, noteUpdate(ctx, resource, 'new version'));
-      expectUpdateAccepted(ctx, res, 'medication-request.update-response-etag');
-      const etag = res.headers.etag;
-      if (!isEntityTag(etag)) {
-        ctx.fail(`the update response has ${etag === undefined ? 'no ETag' : `a malformed ETag ${JSON.stringify(etag)}`}`, {
+      const { id, resource, etag: first } = await ownRecord(ctx);
+      // Three updates (four versions): a rule of the update response may break only from the third version on.
+      const seen = [first];
+      let current: Resource = resource;
+      for (let version = 2; version <= VERSIONS; version++) {
+        const res = await putMedicationRequest(ctx, id, noteUpdate(ctx, current, `version ${version}`));
+        current = expectUpdateAccepted(ctx, res, 'medication-request.update-response-etag');
+        const etag = res.headers.etag;
+        if (!isEntityTag(etag)) {
+          ctx.fail(`the update response of version ${version} has ${etag === undefined ? 'no ETag' : `a malformed ETag ${JSON.stringify(etag)}`}`, {
+            requirement: 'medication-request.update-response-etag',
+            expected: 'W/"<tag>" or "<tag>"',
+            actual: etag ?? null,
+            exchange: res.exchange.id,
+          });
+        }
+        const repeated = seen.find((tag) => opaqueTag(tag) === opaqueTag(etag));
+        ctx.check(repeated === undefined, `the update response of version ${version} repeats the ETag of an earlier version (${repeated})`, {
           requirement: 'medication-request.update-response-etag',
-          expected: 'W/"<tag>" or "<tag>"',
-          actual: etag ?? null,
+          expected: `an ETag other than ${seen.join(', ')}`,
+          actual: etag,
           exchange: res.exchange.id,
         });
+        seen.push(etag);
+        const after = await readMedicationRequest(ctx, id);
+        const read = after.res.headers.etag;
+        ctx.check(
+          read !== undefined && opaqueTag(read) === opaqueTag(etag),
+          `the ETag of the update response of version ${version} is not the one a read returns for it`,
+          {
+            requirement: 'medication-request.update-response-etag',
+            expected: etag,
+            actual: read ?? null,
+            exchange: after.res.exchange.id,
+          },
+        );
+        current = after.resource;
       }
-      ctx.check(opaqueTag(etag) !== opaqueTag(before), 'the update response repeats the ETag of the previous version', {
-        requirement: 'medication-request.update-response-etag',
-        expected: `an ETag other than ${before}`,
-        actual: etag,
-        exchange: res.exchange.id,
-      });
-      const after = await readMedicationRequest(ctx, id);
-      const current = after.res.headers.etag;
-      ctx.check(
-        current !== undefined && opaqueTag(current) === opaqueTag(etag),
-        'the ETag of the update response is not the one a read returns for the new version',
-        {
-          requirement: 'medication-request.update-response-etag',
-          expected: etag,
-          actual: current ?? null,
-          exchange: after.res.exchange.id,
-        },
-      );
+      ctx.observe('surfaces', { versions: VERSIONS });
     },
   }),
   defineCheck({
@@ -236,6 +248,13 @@ export const checks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'versioning.stale-if-match-refused',
+    surfaces: {
+      resource: 'MedicationRequest',
+      version: 'version 2 (a stale validator of version 1)',
+      leftOut: [
+        'Encounter and DocumentReference: recorded by versioning.if-match-other-resources, the spec states the 409 for MedicationRequest update only (requirement versioning.if-match-conditional notes)',
+      ],
+    },
     title: 'an update with a stale If-Match is refused with 409 HPB-00103 and changes nothing',
     area,
     level: 'MUST',

@@ -7,6 +7,7 @@ import {
   firstOrderDifference,
   refersToPatient,
   smallPageSize,
+  walkPageSize,
   tamper,
   withCursor,
   type Entry,
@@ -95,6 +96,7 @@ describe('cursor handling', () => {
 describe('small helpers', () => {
   it('spreads results over about three pages', () => {
     expect([smallPageSize(2), smallPageSize(30), smallPageSize(160), smallPageSize(1000)]).toEqual([1, 10, 54, 100]);
+    expect([walkPageSize(2), walkPageSize(30), walkPageSize(160), walkPageSize(1000)]).toEqual([1, 6, 32, 100]);
   });
 
   it('recognises relative and absolute patient references', () => {

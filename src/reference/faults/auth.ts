@@ -343,4 +343,18 @@ export const faults: FaultDef[] = [
     symptom: "An assertion signed with its iss client's key but whose sub names another registered client gets that other client's token.",
     checks: ['auth.assertion-other-client-identity'],
   },
+  {
+    name: 'production-origin-not-enforced-r5',
+    area: 'auth',
+    violates: ['auth.production-key-browser-origin-403', 'catalog.hpb-00124'],
+    symptom: "A production key's token sent with a browser Origin is refused with 403 HPB-00124 on /fhir/R4, and served on the R5 DocumentReference paths.",
+    checks: ['auth.production-key-browser-origin-403'],
+  },
+  {
+    name: 'invalid-bearer-403-encounter',
+    area: 'auth',
+    violates: ['auth.invalid-bearer-401'],
+    symptom: 'A bearer token that is not valid gets 403 SVC-00005 on the Encounter paths (401 SVC-00004 elsewhere; a missing token still gets 401).',
+    checks: ['auth.invalid-bearer-401-every-surface'],
+  },
 ];

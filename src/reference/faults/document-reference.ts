@@ -212,4 +212,12 @@ export const faults: FaultDef[] = [
         ? { ...res, body: renderBody(res.body, { narrative: 'regenerate', referenceDisplay: 'as-written', instantFormat: 'as-stored' }) }
         : res,
   },
+  {
+    name: 'tenancy-upload-foreign-instance',
+    area: 'document-reference',
+    violates: ['tenancy.foreign-id-404'],
+    symptom:
+      "An instance-level $upload to another organization's DocumentReference id replaces that record's document (200); reads, updates and searches keep to the caller's organization.",
+    checks: ['document-reference.upload-foreign-instance-404'],
+  },
 ];

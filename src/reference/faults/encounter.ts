@@ -408,4 +408,11 @@ export const faults: FaultDef[] = [
     checks: ['encounter.fixture-search-entry-matches-read'],
     symptom: 'Search entries lack the contained #care-plan that the read of the same Encounter carries.',
   },
+  {
+    name: 'encounter-search-date-ignored-with-status',
+    area: 'encounter',
+    violates: ['encounter.search-date-day'],
+    symptom: 'An Encounter search with both status and date ignores date (date alone, and status alone, filter correctly).',
+    checks: ['encounter.search-combined-status-date'],
+  },
 ];

@@ -58,4 +58,11 @@ export const faults: FaultDef[] = [
         if (m) mr.authoredOn = `${m[3]}/${m[2]}/${m[1]} ${m[4]}`;
       }),
   },
+  {
+    name: 'encounter-deceased-patient-accepted',
+    area: 'general',
+    violates: ['catalog.hpb-00109'],
+    symptom: 'An Encounter for a deceased patient is created; a MedicationRequest for that patient is still refused with 409 HPB-00109.',
+    checks: ['general.blocked-patient-create-every-type'],
+  },
 ];

@@ -11,4 +11,44 @@ export const faults: FaultDef[] = [
     checks: ['invariants.fhir-json-resources'],
     transformResponse: onPath(opIs('MedicationRequest.read'), (b) => ({ ...b, subject: (b.subject as Json | undefined)?.reference ?? 'Patient' })),
   },
+  {
+    name: 'correlation-id-missing-r5',
+    area: 'invariants',
+    violates: ['headers.correlation-id-every-response'],
+    symptom: 'Responses on /fhir/R5 (the DocumentReference surface) carry no X-Correlation-Id; /fhir/R4 responses do.',
+    checks: ['invariants.correlation-id-present'],
+    transformResponse: (res, req) => {
+      if (!req.path.startsWith('/fhir/R5/')) return res;
+      const { 'X-Correlation-Id': _id, ...headers } = res.headers;
+      return { ...res, headers };
+    },
+  },
+  {
+    name: 'media-type-plain-json-r5-document-reference',
+    area: 'invariants',
+    violates: ['media-type.fhir-json'],
+    symptom:
+      'Responses of the R5 DocumentReference operations are labelled application/json instead of application/fhir+json; the R4 surfaces keep the FHIR media type.',
+    checks: ['invariants.fhir-media-type'],
+    transformResponse: (res, req) =>
+      req.op?.release === 'R5' && req.op.resource === 'DocumentReference' && res.headers['Content-Type'] !== undefined
+        ? { ...res, headers: { ...res.headers, 'Content-Type': 'application/json; charset=utf-8' } }
+        : res,
+  },
+  {
+    name: 'encounter-404-without-outcome',
+    area: 'invariants',
+    violates: ['errors.operation-outcome-shape'],
+    symptom:
+      'A 404 on the Encounter paths has a bare JSON body {"error":"not found"}, not an OperationOutcome; 404s of the other resource types keep the format.',
+    checks: ['invariants.error-operation-outcome'],
+    transformResponse: (res, req) => (req.op?.resource === 'Encounter' && res.status === 404 ? { ...res, body: { error: 'not found' } } : res),
+  },
+  {
+    name: 'rate-limit-headers-missing-production',
+    area: 'invariants',
+    violates: ['rate-limit.headers-present'],
+    symptom: "Responses to a production key's requests carry no X-RateLimit-* headers; sandbox keys' responses carry them.",
+    checks: ['invariants.rate-limit-headers-present'],
+  },
 ];

@@ -284,4 +284,11 @@ export const faults: FaultDef[] = [
     'An update loses the dispenseRequest members whose value is 0 (numberOfRepeatsAllowed: 0): a PUT of the fixture MedicationRequest as read drops it; the records the suite creates carry no zero.',
     ['medication-request.fixture-update-as-read-round-trip'],
   ),
+  {
+    name: 'mr-search-encounter-ignored-with-patient',
+    area: 'medication-request',
+    violates: ['medication-request.search-by-encounter'],
+    symptom: "A MedicationRequest search by patient and encounter together ignores encounter (returns all the patient's); encounter alone filters correctly.",
+    checks: ['medication-request.search-by-patient-and-encounter'],
+  },
 ];

@@ -297,4 +297,16 @@ export const faults: FaultDef[] = [
         ? errorResponse(res, 500, 'SVC-00001')
         : res,
   },
+  {
+    name: 'pagination-third-page-default-count',
+    area: 'pagination',
+    violates: ['pagination.next-carries-parameters'],
+    symptom:
+      'The next link of the first page carries _count; the next links of later pages drop it, so from the third page on a search pages by the default 20 instead of the requested size.',
+    checks: [
+      'pagination.next-carries-parameters.medication-request',
+      'pagination.next-carries-parameters.encounter',
+      'pagination.next-carries-parameters.document-reference',
+    ],
+  },
 ];

@@ -85,4 +85,28 @@ export const faults: FaultDef[] = [
     checks: ['tenancy.foreign-update-404'],
     transformResponse: (res, req) => (req.op?.interaction === 'update' && res.status === 404 ? errorResponse(res, 500, 'SVC-00001') : res),
   },
+  {
+    name: 'tenancy-if-match-409-leak',
+    area: 'tenancy',
+    violates: ['tenancy.foreign-id-404'],
+    symptom:
+      "A MedicationRequest update of another organization's id with a stale If-Match gets 409 HPB-00103 (the validator is compared with that organization's record), revealing that the id exists; without If-Match it is still 404.",
+    checks: ['tenancy.foreign-update-if-match-404'],
+  },
+  {
+    name: 'tenancy-cursor-replay',
+    area: 'tenancy',
+    violates: ['tenancy.resources-belong-to-org'],
+    symptom:
+      "A MedicationRequest next link obtained by one organization and followed with another organization's token serves the first organization's next page (the cursor's organization is used, not the caller's).",
+    checks: ['tenancy.foreign-cursor-refused'],
+  },
+  {
+    name: 'tenancy-encounter-search-leak',
+    area: 'tenancy',
+    violates: ['tenancy.resources-belong-to-org'],
+    symptom:
+      "A MedicationRequest search by encounter alone returns the MedicationRequests of that Encounter in every organization; searches by patient, reads and updates keep to the caller's organization.",
+    checks: ['tenancy.foreign-search-empty'],
+  },
 ];

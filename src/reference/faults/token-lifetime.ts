@@ -27,4 +27,11 @@ export const faults: FaultDef[] = [
     checks: ['token-lifetime.expired-token-refused'],
     transformResponse: (res, req) => (isFhirCall(req) && res.status === 401 && hasCode(res, 'HPB-00107') ? errorResponse(res, 503, 'SVC-00007') : res),
   },
+  {
+    name: 'expired-token-accepted-r5',
+    area: 'token-lifetime',
+    violates: ['token-lifetime.expired-401-hpb-00107', 'catalog.hpb-00107'],
+    symptom: 'An expired access token is refused with 401 HPB-00107 on /fhir/R4, and served as a valid one on /fhir/R5 (the DocumentReference surface).',
+    checks: ['token-lifetime.expired-token-refused'],
+  },
 ];

@@ -117,4 +117,18 @@ export const faults: FaultDef[] = [
     transformResponse: (res, req) =>
       req.op?.operationId === 'MedicationRequest.update' && res.status === 409 && hasCode(res, 'HPB-00103') ? errorResponse(res, 500, 'SVC-00001') : res,
   },
+  {
+    name: 'versioning-update-etag-stale-from-third-version',
+    area: 'versioning',
+    violates: ['medication-request.update-response-etag'],
+    symptom:
+      "A MedicationRequest update response from the record's third version on carries the previous version's ETag (reads carry the right one); versions 1 and 2 are answered correctly.",
+    checks: ['versioning.update-response-etag'],
+    transformResponse: (res, req) => {
+      const version = Number((res.body as { meta?: { versionId?: unknown } } | undefined)?.meta?.versionId);
+      const etag = res.headers.ETag;
+      if (req.op?.operationId !== 'MedicationRequest.update' || res.status >= 300 || !(version >= 3) || etag === undefined) return res;
+      return { ...res, headers: { ...res.headers, ETag: etag.replace(/"[^"]*"/, `"${version - 1}"`) } };
+    },
+  },
 ];

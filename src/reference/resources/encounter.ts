@@ -256,7 +256,8 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
     checkAppointmentFree(org, fields);
     const patient = fields.subjectId === undefined ? undefined : store.patients.get(org, fields.subjectId);
     if (patient) {
-      assertPatientAcceptsData(patient);
+      // Fault encounter-deceased-patient-accepted: an Encounter for a deceased patient is created (MedicationRequests are still refused).
+      if (!(patient.deceased && env.faults.has('encounter-deceased-patient-accepted'))) assertPatientAcceptsData(patient);
       if (!env.faults.has('encounter-normativa-not-enforced')) assertNormativaComplete(patient);
     }
     const clinic = fields.serviceProviderId === undefined ? undefined : store.clinics.get(org, fields.serviceProviderId);
@@ -308,7 +309,8 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
         (ids === undefined || ids.includes(row.id)) &&
         (patient === undefined || row.subjectId === patient) &&
         (practitioner === undefined || row.participants.some((p) => p.practitionerId === practitioner)) &&
-        dateMatches(row.period?.start, dates) &&
+        // Fault encounter-search-date-ignored-with-status: date is dropped when status is given too.
+        (dateMatches(row.period?.start, dates) || (statuses !== undefined && env.faults.has('encounter-search-date-ignored-with-status'))) &&
         (statuses === undefined || statuses.includes(row.status)) &&
         (classes === undefined || codingMatches(row.class ?? {}, classes)),
     );

@@ -10,7 +10,7 @@ import { compact } from './compact.js';
 import type { ResourceEnv } from './env.js';
 import { businessRule, conflict, invalid, notFound, unprocessable } from './errors.js';
 import { schemaProblem } from './fhir-schema.js';
-import { searchBundle } from './pagination.js';
+import { searchBundle, searchOrg } from './pagination.js';
 import { assertPatientAcceptsData } from './patient-rules.js';
 import type { MedicationRequestRow, PatientRow, PrescriptionRow } from './records.js';
 import { uuidParam } from './search-params.js';
@@ -190,7 +190,12 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
     const org = ctx.caller.org;
     const id = ctx.params.id ?? '';
     const row = store.medicationRequests.get(org, id);
-    if (!row) throw notFound('MedicationRequest', id);
+    if (!row) {
+      // Fault tenancy-if-match-409-leak: the If-Match is compared with another organization's record of that id first.
+      const foreign = faults.has('tenancy-if-match-409-leak') ? store.medicationRequests.values().find((r) => r.id === id) : undefined;
+      if (foreign) checkIfMatch(ctx, foreign);
+      throw notFound('MedicationRequest', id);
+    }
     const body = parseBody(ctx.body, faults, 'update');
     requireSameId(body.resource, id);
     if (faults.has('if-match-current-refused') && header(ctx, 'if-match') !== undefined) throw conflict('HPB-00103', 'Version conflict');
@@ -249,13 +254,17 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
     if (patient === undefined && encounter === undefined && !env.faults.has('pagination-mr-search-without-patient-accepted')) {
       throw invalid('At least one of patient or encounter must be supplied');
     }
-    const matches = store.medicationRequests
-      .all(ctx.caller.org)
-      .filter(
-        (row) =>
-          (patient === undefined || faults.has('mr-search-patient-ignored') || row.subjectId === patient) &&
-          (encounter === undefined || faults.has('mr-search-encounter-ignored') || row.encounterId === encounter),
-      );
+    // Fault tenancy-encounter-search-leak: a search by encounter alone looks in every organization.
+    const encounterLeak = faults.has('tenancy-encounter-search-leak') && patient === undefined;
+    const matches = (encounterLeak ? store.medicationRequests.values() : store.medicationRequests.all(searchOrg(env.paging, ctx))).filter(
+      (row) =>
+        (patient === undefined || faults.has('mr-search-patient-ignored') || row.subjectId === patient) &&
+        (encounter === undefined ||
+          faults.has('mr-search-encounter-ignored') ||
+          // Fault mr-search-encounter-ignored-with-patient: encounter is dropped when patient is given too.
+          (patient !== undefined && faults.has('mr-search-encounter-ignored-with-patient')) ||
+          row.encounterId === encounter),
+    );
     return searchBundle(env.paging, {
       ctx,
       matches,

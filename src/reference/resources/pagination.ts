@@ -149,7 +149,10 @@ export function searchBundle<T extends RecordMeta>(env: PagingEnv, req: SearchRe
   const link = [{ relation: 'self', url: pageUrl(ctx, ctx.query) }];
   if (hasNext) {
     const next = env.cursors.encode({ org: ctx.caller.org, search, snapshot, afterTime: keyOf(last).time, afterId: last.id });
-    link.push({ relation: 'next', url: pageUrl(ctx, nextQuery(ctx.query, count, next)) });
+    const nextParams = nextQuery(ctx.query, count, next);
+    // Fault pagination-third-page-default-count: the next link of every page after the first drops _count (page 3 on: 20 entries).
+    if (state !== undefined && faults.has('pagination-third-page-default-count')) nextParams.delete('_count');
+    link.push({ relation: 'next', url: pageUrl(ctx, nextParams) });
   }
   return {
     status: 200,
@@ -163,11 +166,22 @@ export function searchBundle<T extends RecordMeta>(env: PagingEnv, req: SearchRe
   };
 }
 
+/**
+ * The organization whose rows a search reads: the caller's. Under fault tenancy-cursor-replay, the
+ * organization a `_cursor` was issued to (a next link followed with another organization's token).
+ */
+export function searchOrg(env: PagingEnv, ctx: HandlerContext): string {
+  const cursor = ctx.query.get('_cursor');
+  if (cursor === null || !env.faults?.has('tenancy-cursor-replay')) return ctx.caller.org;
+  return env.cursors.decode(cursor)?.org ?? ctx.caller.org;
+}
+
 function resumeState(env: PagingEnv, ctx: HandlerContext, cursor: string, search: string, faults: ReadonlySet<string>): CursorState {
   const state = env.cursors.decode(cursor);
   if (state === undefined && faults.has('pagination-garbage-cursor-500')) throw new Error('undecodable _cursor');
   if (state === undefined) throw invalid('_cursor is not a cursor issued by this server (take it from a next link)');
-  if (state.org !== ctx.caller.org || state.search !== search) throw invalid('_cursor belongs to another search');
+  // Fault tenancy-cursor-replay: a cursor of another organization is followed (searchOrg serves its organization's rows).
+  if ((state.org !== ctx.caller.org && !faults.has('tenancy-cursor-replay')) || state.search !== search) throw invalid('_cursor belongs to another search');
   return state;
 }
 

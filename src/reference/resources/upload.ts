@@ -124,7 +124,12 @@ function incoming(env: ResourceEnv, ctx: HandlerContext, level: UploadLevel, pay
 export function uploadHandler(env: ResourceEnv): Handler {
   return (ctx) => {
     const { level, payload, query } = uploadContractOf(env.modes);
-    const row = level === 'instance' ? findDocument(env, ctx) : undefined;
+    // Fault tenancy-upload-foreign-instance: an instance-level $upload finds the DocumentReference in any organization.
+    const foreign =
+      level === 'instance' && env.faults.has('tenancy-upload-foreign-instance')
+        ? env.store.documentReferences.values().find((r) => r.id === ctx.params.id)
+        : undefined;
+    const row = level === 'instance' ? (foreign ?? findDocument(env, ctx)) : undefined;
     if (row) checkIfMatch(ctx, row);
     const fromQuery = query ? patientFromQuery(ctx) : undefined;
     const doc = { ...incoming(env, ctx, level, payload), ...(fromQuery ? { subjectId: fromQuery } : {}) };

@@ -1,0 +1,68 @@
+/**
+ * What the tenancy checks share: the two directions (which organization owns the records, which
+ * probes them), the fixtures, and the owner's own read that makes a 404 meaningful.
+ */
+import type { CheckContext } from '../../src/engine/index.js';
+import { isObject, type Json } from '../../src/service/index.js';
+
+export interface Target {
+  resource: 'MedicationRequest' | 'Encounter' | 'DocumentReference';
+  release: 'R4' | 'R5';
+  /** Fixture key of a record of the organization that owns it. */
+  fixture: string;
+}
+
+export interface Direction {
+  /** The role owning the records, and the role probing them. */
+  owner: string;
+  prober: string;
+  patientFixture: string;
+  /** Fixture key of an Encounter of the owner (the value of an `encounter` search parameter). */
+  encounterFixture: string;
+  targets: Target[];
+}
+
+export const DIRECTIONS: Direction[] = [
+  {
+    owner: 'main',
+    prober: 'second-org',
+    patientFixture: 'patient',
+    encounterFixture: 'encounter',
+    targets: [
+      { resource: 'MedicationRequest', release: 'R4', fixture: 'medicationRequest' },
+      { resource: 'Encounter', release: 'R4', fixture: 'encounter' },
+      { resource: 'DocumentReference', release: 'R5', fixture: 'documentReference' },
+    ],
+  },
+  {
+    owner: 'second-org',
+    prober: 'main',
+    patientFixture: 'otherOrgPatient',
+    encounterFixture: 'otherOrgEncounter',
+    targets: [
+      { resource: 'MedicationRequest', release: 'R4', fixture: 'otherOrgMedicationRequest' },
+      { resource: 'Encounter', release: 'R4', fixture: 'otherOrgEncounter' },
+      { resource: 'DocumentReference', release: 'R5', fixture: 'otherOrgDocumentReference' },
+    ],
+  },
+];
+
+export const FIXTURES = [...new Set(DIRECTIONS.flatMap((d) => [d.patientFixture, d.encounterFixture, ...d.targets.map((t) => t.fixture)]))];
+
+export const scope = (t: Target, letters: 'rs' | 'cru') => [`system/${t.resource}.${letters}`];
+
+/** The record as its owner reads it, or why the owner cannot read it (the fixture is not the owner's). */
+export async function ownerRead(ctx: CheckContext, d: Direction, t: Target): Promise<Json | string> {
+  const op = ctx.operation(t.resource, 'read', t.release);
+  const res = await ctx.fhir({ scopes: scope(t, 'rs'), role: d.owner, url: ctx.path(op.path, { id: ctx.fixture(t.fixture) }), share: true });
+  if (res.status !== 200 || !isObject(res.json)) return `${t.fixture} (${d.owner}: ${res.status})`;
+  return res.json;
+}
+
+/** Skips when some record could not be verified because its owner cannot read it (after every record was tried). */
+export function skipUnverified(ctx: CheckContext, unverified: string[]): void {
+  if (unverified.length)
+    ctx.skip(
+      `fixtures not readable by their own organization's client, so a 404 for them proves nothing: ${unverified.join(', ')}; the config's fixtures do not match its clients`,
+    );
+}
