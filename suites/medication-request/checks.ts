@@ -11,6 +11,13 @@ import { stateChecks } from './state-rules.js';
 import { writeChecks } from './writes.js';
 import { combinationChecks } from './combination-checks.js';
 
-export const checks: CheckDefinition[] = [...readSearchChecks, ...writeChecks, ...roundTripChecks, ...stateChecks, ...fixtureRoundTripChecks, ...combinationChecks];
+export const checks: CheckDefinition[] = [
+  ...readSearchChecks,
+  ...writeChecks,
+  ...roundTripChecks,
+  ...stateChecks,
+  ...fixtureRoundTripChecks,
+  ...combinationChecks,
+];
 
 export default checks;
