@@ -24,9 +24,9 @@ import type { ReportCheck, ReportDocument, ReportExchange } from './types.js';
 /** Bodies of at least this many characters go to the run's body table. */
 export const BODY_REF_MIN = 512;
 /** Bodies seen only in the evidence of checks that did not fail or error are cut at this many characters. */
-export const PASSING_BODY_CAP = 2 * 1024;
+export const PASSING_BODY_CAP = 1024;
 /** report.html cuts those bodies at this many characters (report.json keeps PASSING_BODY_CAP): room for the timeline. */
-export const PAGE_PASSING_BODY_CAP = 1024;
+export const PAGE_PASSING_BODY_CAP = 256;
 /** Bodies in the evidence of failed or errored checks: as recorded by the HTTP layer. */
 export const FAILING_BODY_CAP = EVIDENCE_BODY_CAP;
 
