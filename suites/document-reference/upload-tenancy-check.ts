@@ -28,7 +28,8 @@ export const uploadTenancyChecks: CheckDefinition[] = [
     },
     async run(ctx) {
       const contract = await requireContract(ctx);
-      if (contract.form.level !== 'instance') ctx.skip(`the $upload contract is type level (${contract.form.path}): no id of another organization to reach`);
+      if (contract.form.level !== 'instance')
+        ctx.skip(`not applicable: the $upload contract is type level (${contract.form.path}): no id of another organization to reach`);
       const id = ctx.fixture('otherOrgDocumentReference');
       const read = ctx.operation('DocumentReference', 'read', 'R5');
       // A 404 proves nothing unless the owner reads the record.
