@@ -78,7 +78,7 @@ const CASES: Case[] = [
       return { url: hostile.url, hostile };
     },
     code: 3,
-    stop: /^Cannot run: TLS handshake with 127\.0\.0\.1:\d+ failed: self-signed certificate.*NODE_EXTRA_CA_CERTS/,
+    stop: /^Cannot run: TLS handshake with 127\.0\.0\.1:\d+ failed: self-signed certificate.*Set tls\.ca/,
   },
   {
     name: 'accepts and never answers',
