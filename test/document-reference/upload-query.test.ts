@@ -124,7 +124,10 @@ describe('the embedded reference with the patient in the query', () => {
   ] as const)(
     'published (%s): read from the OperationDefinition, the checks pass',
     async (mode, payload) => {
-      const results = await runInProcess('all', { only: /^document-reference\.(upload(?!-foreign-instance)|size-limit-upload)/, modes: { uploadContract: mode } });
+      const results = await runInProcess('all', {
+        only: /^document-reference\.(upload(?!-foreign-instance)|size-limit-upload)/,
+        modes: { uploadContract: mode },
+      });
       expect(nonConforming(results), describeResults(results).join('\n')).toEqual([]);
       expect(upload(results)).toEqual(ALL_PASS);
       expect(contractOf(results)).toEqual({
