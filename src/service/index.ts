@@ -133,6 +133,7 @@ export {
   type Comparison,
   type Difference,
 } from './compare.js';
+export { checkSameMeaning } from './compare-check.js';
 export { DOCUMENT_TYPES, documentOf, notOf, smallDocument, type DocumentType } from './documents.js';
 export { bodyProblems, derivedBody, writeBody, type BodySource } from './derived-body.js';
 export { grantedScopes, tokenFor } from './tokens.js';

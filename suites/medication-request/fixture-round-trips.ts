@@ -22,6 +22,7 @@ import {
   type Resource,
   sameResource,
   searchMedicationRequests,
+  checkSameMeaning,
 } from '../../src/service/index.js';
 
 const area = 'medication-request';
@@ -43,15 +44,6 @@ function declared(ctx: CheckContext): Array<{ key: string; id: string; status?: 
 }
 
 const versionOf = (r: Resource | undefined) => (r && isObject(r.meta) ? r.meta.versionId : undefined);
-
-function report(ctx: CheckContext, c: Comparison, what: string, requirement: string, res: HttpResponse): void {
-  ctx.check(c.differences.length === 0, `${what}: ${describeDifferences(c.differences)}`, {
-    requirement,
-    expected: c.differences.map((d) => ({ [d.path]: d.expected })),
-    actual: c.differences.map((d) => ({ [d.path]: d.actual })),
-    exchange: res.exchange.id,
-  });
-}
 
 export const fixtureRoundTripChecks: CheckDefinition[] = [
   defineCheck({
@@ -112,7 +104,7 @@ export const fixtureRoundTripChecks: CheckDefinition[] = [
               exchange: page.exchange.id,
             });
           }
-          report(ctx, sameResource(read.resource, entry!), `${key}: the search entry differs from the read`, 'pagination.entry-is-read', page);
+          checkSameMeaning(ctx, sameResource(read.resource, entry!), `${key}: the search entry differs from the read`, 'pagination.entry-is-read', page);
         }
       }
     },
@@ -136,7 +128,7 @@ export const fixtureRoundTripChecks: CheckDefinition[] = [
       }
       expectSuccess(ctx, put, 'medication-request.update-returns-resource', 'update of the fixture as read');
       const after = await readMedicationRequest(ctx, id);
-      report(
+      checkSameMeaning(
         ctx,
         sameResource(before.resource, after.resource),
         'a PUT of the fixture MedicationRequest as read changed it',

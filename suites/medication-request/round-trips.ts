@@ -26,6 +26,7 @@ import {
   type Resource,
   sameResource,
   writtenIsRead,
+  checkSameMeaning,
 } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 import { expectCreatedResource } from './support.js';
@@ -81,16 +82,6 @@ function pick(resource: Resource, fields: readonly string[]): Resource {
   return Object.fromEntries(fields.filter((f) => resource[f] !== undefined).map((f) => [f, resource[f]]));
 }
 
-function reportComparison(ctx: CheckContext, c: Comparison, what: string, requirement: string, res: HttpResponse, observeKey: string): void {
-  ctx.check(c.differences.length === 0, `${what}: ${describeDifferences(c.differences)}`, {
-    requirement,
-    expected: c.differences.map((d) => ({ [d.path]: d.expected })),
-    actual: c.differences.map((d) => ({ [d.path]: d.actual })),
-    exchange: res.exchange.id,
-  });
-  if (c.displays.length > 0) ctx.observe(observeKey, c.displays, 'display texts the server replaced (a legitimate normalization)');
-}
-
 /** Our own record (a tagged create), searched by encounter when the fixture exists, else by patient. */
 async function findInSearch(ctx: CheckContext, id: string, params: Record<string, string>): Promise<{ entry?: Resource; page?: HttpResponse; pages: number }> {
   const op = ctx.operation('MedicationRequest', 'search-type', 'R4');
@@ -122,7 +113,7 @@ export const roundTripChecks: CheckDefinition[] = [
       const { res, id } = await createOwn(ctx, written);
       const judged = pick(written, JUDGED);
       const response = expectCreatedResource(ctx, res);
-      reportComparison(
+      checkSameMeaning(
         ctx,
         writtenIsRead(judged, response, { ownedDisplay: MEDICATION_DISPLAY }),
         'the create response does not carry what was written',
@@ -131,7 +122,7 @@ export const roundTripChecks: CheckDefinition[] = [
         'medication-request.create-round-trip.response-displays',
       );
       const read = await readMedicationRequest(ctx, id);
-      reportComparison(
+      checkSameMeaning(
         ctx,
         writtenIsRead(judged, read.resource, { ownedDisplay: MEDICATION_DISPLAY }),
         'the read after the create does not return what was written',
@@ -165,7 +156,7 @@ export const roundTripChecks: CheckDefinition[] = [
       const after = await readMedicationRequest(ctx, id);
       const c = sameResource(before.resource, after.resource);
       const group = c.differences.filter((d) => d.path.startsWith('groupIdentifier'));
-      reportComparison(
+      checkSameMeaning(
         ctx,
         { differences: c.differences.filter((d) => !d.path.startsWith('groupIdentifier')), displays: c.displays },
         'a PUT of the resource as read changed it',
@@ -227,7 +218,7 @@ export const roundTripChecks: CheckDefinition[] = [
           exchange: found.page!.exchange.id,
         },
       );
-      reportComparison(
+      checkSameMeaning(
         ctx,
         sameResource(read.resource, entry),
         'the search entry differs from the read',
@@ -243,7 +234,7 @@ export const roundTripChecks: CheckDefinition[] = [
       for (const other of others) {
         const r = await readMedicationRequest(ctx, other.id as string);
         if (versionOf(r.resource) !== versionOf(other)) continue; // updated in between by someone else: not comparable
-        reportComparison(
+        checkSameMeaning(
           ctx,
           sameResource(r.resource, other),
           `search entry ${String(other.id)} differs from its read`,
