@@ -101,12 +101,12 @@ export async function launch(opts: { width?: number; height?: number } = {}): Pr
       async close() {
         cdp.close();
         await stop(proc);
-        await rm(profile, { recursive: true, force: true });
+        await removeProfile(profile);
       },
     };
   } catch (e) {
     await stop(proc);
-    await rm(profile, { recursive: true, force: true });
+    await removeProfile(profile);
     throw e;
   }
 }
@@ -167,4 +167,13 @@ async function connect(url: string): Promise<{ send(method: string, params?: obj
       ws.close();
     },
   };
+}
+
+/**
+ * Chromium's helper processes (crashpad, renderers) can still write into the profile for a moment
+ * after the browser process exits, so a single rmdir may meet ENOTEMPTY (seen on CI). Retry, and
+ * leave a stray temporary directory rather than fail a test over it.
+ */
+async function removeProfile(profile: string): Promise<void> {
+  await rm(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }).catch(() => undefined);
 }
