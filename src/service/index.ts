@@ -187,4 +187,4 @@ export {
 } from './limits/issuance.js';
 
 // The surfaces a request-wide rule governs (every published release and resource family).
-export { onSurface, surfaceLabel, surfaceProbeUrl, surfaceScopes, surfacesOf, type Surface } from './surfaces.js';
+export { keyProbeScopes, onSurface, surfaceLabel, surfaceProbeUrl, surfaceScopes, surfacesOf, type Surface } from './surfaces.js';

@@ -47,6 +47,16 @@ export function surfaceScopes(surfaces: readonly Surface[]): string[] {
   return [...new Set(surfaces.map((s) => s.probe.scope).filter((s): s is string => typeof s === 'string'))].sort();
 }
 
+/**
+ * The scopes of one token that reads every surface, and MedicationRequest (`system/MedicationRequest.rs`,
+ * the protected URL of the key checks). Checks that probe with a key other than main's ask for this
+ * set, so they share that key's one token: the run-wide invariants sample a key of the other kind last,
+ * after the issuance limit was driven to its 429, and a token of its own would wait out that window.
+ */
+export function keyProbeScopes(surfaces: readonly Surface[]): string[] {
+  return [...new Set(['system/MedicationRequest.rs', ...surfaceScopes(surfaces)])].sort();
+}
+
 /** Runs an assertion of one surface: its failure names the surface (`R5 DocumentReference: ...`). */
 export function onSurface<T>(surface: string, assertion: () => T): T {
   try {

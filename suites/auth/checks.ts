@@ -14,7 +14,7 @@ import {
   onSurface,
   surfaceLabel,
   surfaceProbeUrl,
-  surfaceScopes,
+  keyProbeScopes,
   surfacesOf,
   tokenFor,
 } from '../../src/service/index.js';
@@ -510,7 +510,7 @@ const bearerChecks: CheckDefinition[] = [
       // Every surface the target publishes (release and resource family, from the operation model), with one
       // token holding each surface's read scope, so a refusal for want of scope cannot stand in for HPB-00124.
       const surfaces = surfacesOf(ctx.model);
-      const scopes = [...new Set([READ_SCOPE, ...surfaceScopes(surfaces)])];
+      const scopes = keyProbeScopes(surfaces);
       const url = protectedUrl(ctx);
       const plain = await ctx.fhir({ role, scopes, url, headers: FHIR_JSON });
       ctx.check(plain.status !== 401 && plain.status !== 403, `without Origin the production key's (${role}) request was refused with ${plain.status}`, {

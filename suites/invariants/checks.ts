@@ -4,7 +4,7 @@
  * the evidence is the first violating exchanges.
  */
 import { type CheckContext, type CheckDefinition, type CheckSurfaces, defineCheck } from '../../src/engine/index.js';
-import { PATHS, FHIR_BODY_REQUIREMENT, INVARIANTS, surfaceLabel, surfaceProbeUrl, surfacesOf } from '../../src/service/index.js';
+import { PATHS, FHIR_BODY_REQUIREMENT, INVARIANTS, keyProbeScopes, surfaceLabel, surfaceProbeUrl, surfacesOf } from '../../src/service/index.js';
 
 const RUN_WIDE = [
   ...INVARIANTS,
@@ -86,7 +86,7 @@ async function sampleSurfaces(ctx: CheckContext): Promise<string[]> {
   const mainKind = ctx.config.clients.find((c) => c.role === 'main')?.keyKind ?? 'sandbox';
   const other = ctx.config.clients.find((c) => (c.keyKind ?? 'sandbox') !== mainKind);
   if (other) {
-    await ctx.fhir({ role: other.role, url: `/fhir/R4/MedicationRequest/${NO_SUCH_ID}`, scopes: ['system/MedicationRequest.rs'], share: true });
+    await ctx.fhir({ role: other.role, url: `/fhir/R4/MedicationRequest/${NO_SUCH_ID}`, scopes: keyProbeScopes(surfacesOf(ctx.model)), share: true });
     reached.push(`${other.keyKind ?? 'sandbox'} key (${other.role})`);
   }
   return reached;
