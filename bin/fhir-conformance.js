@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Entry point. An installed package has no src/: it runs the compiled JavaScript in dist/.
-// A checkout (src/ present) runs the TypeScript sources through tsx, so edits take effect
-// without a rebuild; FHIR_CONFORMANCE_DIST=1 makes a checkout run its build (`npm run build`).
+// A checkout (src/ present) runs its sources transpiled into a run cache (bin/run-cache.js:
+// node_modules/.cache/fhir-conformance/run/, remade file by file when a source changes), so edits
+// take effect without a build; FHIR_CONFORMANCE_TSX=1 runs the TypeScript sources through tsx
+// instead, FHIR_CONFORMANCE_DIST=1 runs the checkout's build (`npm run build`).
 import { existsSync } from 'node:fs';
 
 // A closed pipe (`fhir-conformance faults | head`) is not an error.
@@ -11,9 +13,22 @@ const source = new URL('../src/cli.ts', import.meta.url);
 const built = new URL('../dist/src/cli.js', import.meta.url);
 let entry = built;
 if (existsSync(source) && process.env.FHIR_CONFORMANCE_DIST !== '1') {
-  const { register } = await import('tsx/esm/api');
-  register();
-  entry = source;
+  entry = undefined;
+  if (process.env.FHIR_CONFORMANCE_TSX !== '1') {
+    try {
+      const { prepareRunCache } = await import('./run-cache.js');
+      const dir = await prepareRunCache(new URL('..', import.meta.url).pathname);
+      entry = new URL(`file://${dir}/src/cli.js`);
+    } catch (e) {
+      // No cache (an unwritable node_modules, esbuild missing): the sources through tsx, as before.
+      if (process.env.FHIR_CONFORMANCE_DEBUG) process.stderr.write(`fhir-conformance: run cache unavailable (${e.message}); using tsx\n`);
+    }
+  }
+  if (entry === undefined) {
+    const { register } = await import('tsx/esm/api');
+    register();
+    entry = source;
+  }
 } else if (!existsSync(built)) {
   process.stderr.write('fhir-conformance: dist/ is missing; run `npm run build` (or run from a checkout with src/ and its devDependencies)\n');
   process.exit(2);
