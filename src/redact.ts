@@ -90,17 +90,26 @@ export function redactString(s: string): string {
  * `"[redacted]"`, every other string goes through `redactString`.
  * Returns the same reference when nothing changed (cheap to compare).
  */
-export function redactJson(value: unknown, extraFields: readonly string[] = []): unknown {
+export function redactJson(value: unknown, extraFields: readonly string[] = [], opts: { keep?: number } = {}): unknown {
   const extra = extraFields.length > 0 ? new Set(extraFields) : undefined;
-  return redactValue(value, extra);
+  return redactValue(value, extra, opts.keep);
 }
 
-function redactValue(value: unknown, extra: Set<string> | undefined): unknown {
-  if (typeof value === 'string') return redactString(value);
+/**
+ * `keep`: only the first `keep` characters of the serialized value will be kept (an evidence
+ * excerpt), so a longer string needs only its head redacted (`redactedPrefix`): a 30 MiB base64
+ * attachment is not scanned whole. It stays the same reference when its head holds no secret.
+ */
+function redactValue(value: unknown, extra: Set<string> | undefined, keep?: number): unknown {
+  if (typeof value === 'string') {
+    if (keep === undefined || value.length <= keep) return redactString(value);
+    const head = redactedPrefix(value, keep).text;
+    return value.startsWith(head) ? value : head;
+  }
   if (Array.isArray(value)) {
     let changed = false;
     const out = value.map((item) => {
-      const r = redactValue(item, extra);
+      const r = redactValue(item, extra, keep);
       if (r !== item) changed = true;
       return r;
     });
@@ -111,7 +120,7 @@ function redactValue(value: unknown, extra: Set<string> | undefined): unknown {
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
       const secret = (SECRET_JSON_FIELDS.has(key) || extra?.has(key)) && item !== null && item !== '[redacted]';
-      const r = secret ? '[redacted]' : redactValue(item, extra);
+      const r = secret ? '[redacted]' : redactValue(item, extra, keep);
       if (r !== item) changed = true;
       out[key] = r;
     }

@@ -78,6 +78,19 @@ describe('redact', () => {
     expect(redactString(big)).toBe(big);
   });
 
+  it('redactJson with keep redacts only the head of a long string, the rest never reaching an excerpt', () => {
+    const keep = 1000;
+    const clean = { data: 'A'.repeat(200_000) };
+    expect(redactJson(clean, [], { keep })).toBe(clean);
+    const leaky = { data: `${'A'.repeat(100)} ${JWT} ${'B'.repeat(200_000)}` };
+    const out = redactJson(leaky, [], { keep }) as { data: string };
+    expect(out.data).not.toContain(JWT);
+    expect(out.data).toContain('[redacted-jwt]');
+    expect(out.data.length).toBeLessThanOrEqual(keep);
+    // Short strings are redacted whole, as without keep.
+    expect(redactJson({ t: JWT }, [], { keep })).toEqual({ t: '[redacted-jwt]' });
+  });
+
   describe('redactedPrefix', () => {
     const SECRET = 'prefix-secret-0123456789';
     registerSecret(SECRET);

@@ -28,7 +28,7 @@ export function bodyExcerpt(
   if (opts.form) {
     redacted = redactForm(text.toString(), opts.secretFields);
   } else if (opts.json !== undefined) {
-    const clean = redactJson(opts.json, opts.secretFields);
+    const clean = redactJson(opts.json, opts.secretFields, { keep: EVIDENCE_BODY_CAP });
     if (clean === opts.json) return prefixExcerpt(text, opts.alreadyTruncated);
     redacted = JSON.stringify(clean);
   } else {
