@@ -9,11 +9,8 @@
  * Comparisons by meaning: src/service/compare.ts, docs/comparison.md.
  */
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
-import type { HttpResponse } from '../../src/http/index.js';
 import {
   catalogCodeOf,
-  type Comparison,
-  describeDifferences,
   expectSuccess,
   idOf,
   isObject,

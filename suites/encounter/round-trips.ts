@@ -11,9 +11,7 @@
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
   catalogCodeOf,
-  type Comparison,
   createdIdOf,
-  describeDifferences,
   encounterBody,
   expectSuccess,
   idOf,

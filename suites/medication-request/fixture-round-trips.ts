@@ -11,8 +11,6 @@
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 import {
-  type Comparison,
-  describeDifferences,
   expectSuccess,
   isObject,
   isSuccess,

@@ -12,7 +12,6 @@ import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/
 import {
   bundleLink,
   bundleResources,
-  type Comparison,
   createOwn,
   describeDifferences,
   expectResource,
