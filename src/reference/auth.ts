@@ -171,6 +171,8 @@ export class Authority {
   private readonly verified = new Map<string, VerifiedToken>();
   /** Mode accessTokenClaims `minimal`: issued tokens' grants by jti; mode accessTokenFormat `opaque`: by handle. */
   private readonly grants = new Map<string, VerifiedToken>();
+  /** Fault `bearer-signature-not-checked-r5` only: tokens served on R5 unverified (never cached for R4). */
+  private readonly unverifiedR5 = new Set<string>();
   /** Fault `new-token-refused-after-expiry` only: clients that presented an expired token. */
   private readonly expiredClients = new Set<string>();
 
@@ -422,6 +424,7 @@ export class Authority {
         const payload = await this.verifyAccessToken(
           token,
           opts.acceptExpired ? { ...options, currentDate: new Date(0), clockTolerance: Number.MAX_SAFE_INTEGER } : options,
+          opts.release,
         );
         const kept = minimal && typeof payload.jti === 'string' ? this.grants.get(payload.jti) : undefined;
         // Minimal claims: a token whose jti names no grant of its subject was not issued here.
@@ -446,6 +449,7 @@ export class Authority {
       }
     if (this.expiredClients.has(entry.caller.clientId)) throw this.expired(entry.caller.clientId);
     if (!this.audienceServes(entry.aud, opts.release)) throw unauthorized('the access token was issued for another audience');
+    if (this.unverifiedR5.delete(token)) return entry.caller;
     if (this.verified.size >= CACHE_SWEEP_THRESHOLD) {
       for (const [k, v] of this.verified) if (v.expMs <= now) this.verified.delete(k);
     }
@@ -481,9 +485,19 @@ export class Authority {
    * an unverified signature, alg none, HS256 keyed with the server's public key, a kid the key
    * set lacks, a key embedded in the header, a client's registered key.
    */
-  private async verifyAccessToken(token: string, options: JWTVerifyOptions): Promise<JWTPayload> {
+  private async verifyAccessToken(token: string, options: JWTVerifyOptions, release?: 'R4' | 'R5'): Promise<JWTPayload> {
     const { faults } = this.init;
     if (faults.has('bearer-signature-not-checked')) return claimsOnly(token, options);
+    // Fault bearer-signature-not-checked-r5: the R5 surface checks the claims only (R4 verifies the signature).
+    if (release === 'R5' && faults.has('bearer-signature-not-checked-r5')) {
+      try {
+        await jwtVerify(token, this.verifyKey, options);
+      } catch (e) {
+        if (e instanceof joseErrors.JWTExpired) throw e;
+        this.unverifiedR5.add(token);
+      }
+      return claimsOnly(token, options);
+    }
     try {
       return (await jwtVerify(token, this.verifyKey, options)).payload;
     } catch (e) {

@@ -30,6 +30,12 @@ const REQUIREMENTS = [ISSUED_ONLY, 'auth.invalid-bearer-401'];
 const SHAPE_SKIP = "the target's access token is not a JWS, so there is no header or payload to copy (see discovery.jwks-verifies-access-tokens)";
 /** An address no target can reach: a key set an attacker would host there. */
 const ATTACKER_KEYS_URL = 'https://keys.attacker.invalid/jwks.json';
+/** Where each forgery is presented: one GET of each release (the rule governs every FHIR call). */
+const SURFACES = {
+  release: 'R4 and R5: one GET operation of each (from the operation model)',
+  resource: 'one per release: a read of a random id the copied grant covers first (else another read, else a search)',
+  leftOut: ['the other resource families: an invalid bearer token on every family is auth.invalid-bearer-401-every-surface'],
+};
 const SIGNABLE = new Set(['ES256', 'ES384', 'ES512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'EdDSA']);
 
 const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -127,6 +133,7 @@ function forgery(
 ): CheckDefinition {
   return defineCheck({
     id: `auth.forged-${slug}`,
+    surfaces: SURFACES,
     title: `${title} is refused with 401 on the FHIR endpoints of both releases`,
     area,
     level: 'MUST',
@@ -264,6 +271,7 @@ export const forgeryChecks: CheckDefinition[] = [
 function embeddedKeyCheck(): CheckDefinition {
   return defineCheck({
     id: 'auth.forged-embedded-key',
+    surfaces: SURFACES,
     title:
       "a token of the server's shape signed by an attacker key its header carries (jwk) or points to (jku, x5u; jku also at a key set the suite serves on 127.0.0.1) is refused with 401 on the FHIR endpoints of both releases",
     area,
@@ -328,6 +336,7 @@ const trimmed = (url: string) => url.replace(/\/+$/, '');
 function otherAudienceCheck(): CheckDefinition {
   return defineCheck({
     id: 'auth.forged-other-audience',
+    surfaces: SURFACES,
     title: "a token the target issued for one release's base only (a token request's resource) is refused with 401 on the other release",
     area,
     level: 'MUST',
