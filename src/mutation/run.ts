@@ -242,6 +242,10 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   },
   // The token's content is not shown: a JWS with only registered claims, the grant kept on the server.
   { label: 'accessTokenClaims=minimal', modes: { accessTokenClaims: 'minimal' } },
+  // Tokens that are not JWTs: a JWS over a random handle the server looks up (jwks.json still verifies it); no claim to read.
+  { label: 'accessTokenFormat=opaque', modes: { accessTokenFormat: 'opaque' } },
+  // A token request's resource parameter (RFC 8707) ignored: no token for one release only, no other audience to try.
+  { label: 'resourceIndicator=ignored', modes: { resourceIndicator: 'ignored' } },
 ];
 
 export async function runMode(spec: ModeSpec): Promise<ModeRun> {

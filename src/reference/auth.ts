@@ -4,7 +4,7 @@
  * issuance, access-token verification, and the scope letter rule.
  * Error messages name the failed rule, never a token or assertion.
  */
-import { createPrivateKey, createPublicKey, createSecretKey, KeyObject, randomUUID, type JsonWebKey as NodeJwk } from 'node:crypto';
+import { createPrivateKey, createPublicKey, createSecretKey, KeyObject, randomBytes, randomUUID, type JsonWebKey as NodeJwk } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -21,6 +21,8 @@ import {
   UnsecuredJWT,
   base64url,
   EmbeddedJWK,
+  CompactSign,
+  compactVerify,
 } from 'jose';
 import type { JWK, JWTVerifyGetKey, CryptoKey, JWTPayload, JWTVerifyOptions } from 'jose';
 import { SIGNING_ALGS, type SigningAlg } from '../auth/algorithms.js';
@@ -143,6 +145,8 @@ export interface TokenResponse {
 interface VerifiedToken {
   caller: Caller;
   expMs: number;
+  /** The audiences the token was issued for. */
+  aud: string[];
 }
 
 function assertionInvalid(reason: string) {
@@ -165,8 +169,10 @@ export class Authority {
   private readonly keySets = new Map<string, JWTVerifyGetKey>();
   private readonly usedJtis = new Map<string, number>();
   private readonly verified = new Map<string, VerifiedToken>();
-  /** Mode accessTokenClaims `minimal`: issued tokens' grants by jti. */
+  /** Mode accessTokenClaims `minimal`: issued tokens' grants by jti; mode accessTokenFormat `opaque`: by handle. */
   private readonly grants = new Map<string, VerifiedToken>();
+  /** Fault `bearer-signature-not-checked-r5` only: tokens served on R5 unverified (never cached for R4). */
+  private readonly unverifiedR5 = new Set<string>();
   /** Fault `new-token-refused-after-expiry` only: clients that presented an expired token. */
   private readonly expiredClients = new Set<string>();
 
@@ -217,26 +223,62 @@ export class Authority {
     const named = this.init.faults.has('token-client-id-from-form') ? this.clients.get(form.get('client_id') ?? '') : undefined;
     const client = named ?? asserted;
     const scopes = this.grantedScopes(client, form.get('scope'));
+    const audience = this.audienceFor(form.get('resource'));
     const iat = Math.floor(this.init.now() / 1000);
     const lifetime = this.init.limits.tokenLifetimeSec;
-    // Mode accessTokenClaims `minimal`: the grant stays on the server, keyed by the token's jti.
+    const caller: Caller = { clientId: client.clientId, org: client.org, keyKind: client.keyKind, scopes };
+    // Fault: tokens die at a third of the announced lifetime.
+    const expSec = iat + (this.init.faults.has('access-token-dies-early') ? Math.max(1, Math.floor(lifetime / 3)) : lifetime);
+    const accessToken =
+      this.init.modes.accessTokenFormat === 'opaque' ? await this.opaqueToken(caller, expSec, audience) : await this.jwt(caller, iat, expSec, audience);
+    if (!this.init.modes.tokenResponseExtras) return { access_token: accessToken };
+    return { access_token: accessToken, token_type: 'bearer', expires_in: lifetime, scope: scopes.join(' ') };
+  }
+
+  /** A JWT access token; mode accessTokenClaims `minimal`: only registered claims, the grant kept on the server by jti. */
+  private async jwt(caller: Caller, iat: number, expSec: number, audience: string): Promise<string> {
     const jti = randomUUID();
     const minimal = this.init.modes.accessTokenClaims === 'minimal';
-    const expSec = iat + (this.init.faults.has('access-token-dies-early') ? Math.max(1, Math.floor(lifetime / 3)) : lifetime);
-    if (minimal) this.rememberGrant(jti, { clientId: client.clientId, org: client.org, keyKind: client.keyKind, scopes }, expSec * 1000);
-    const claims = minimal ? {} : { scope: scopes.join(' '), client_id: client.clientId, org: client.org, key_kind: client.keyKind };
-    const accessToken = await new SignJWT(claims)
+    if (minimal) this.rememberGrant(jti, { caller, expMs: expSec * 1000, aud: [audience] });
+    const claims = minimal ? {} : { scope: caller.scopes.join(' '), client_id: caller.clientId, org: caller.org, key_kind: caller.keyKind };
+    return new SignJWT(claims)
       .setProtectedHeader({ alg: ACCESS_TOKEN_ALG, kid: this.publicJwk.kid!, typ: 'at+jwt' })
       .setIssuer(this.init.baseUrl)
-      .setSubject(client.clientId)
-      .setAudience(this.audience)
+      .setSubject(caller.clientId)
+      .setAudience(audience)
       .setIssuedAt(iat)
-      // Fault: tokens die at a third of the announced lifetime.
       .setExpirationTime(expSec)
       .setJti(jti)
       .sign(this.signingKey);
-    if (!this.init.modes.tokenResponseExtras) return { access_token: accessToken };
-    return { access_token: accessToken, token_type: 'bearer', expires_in: lifetime, scope: scopes.join(' ') };
+  }
+
+  /** Mode accessTokenFormat `opaque`: a JWS over a random handle (no claim set), the grant kept on the server by the handle. */
+  private async opaqueToken(caller: Caller, expSec: number, audience: string): Promise<string> {
+    const handle = randomBytes(32);
+    this.rememberGrant(handle.toString('base64url'), { caller, expMs: expSec * 1000, aud: [audience] });
+    return new CompactSign(handle).setProtectedHeader({ alg: ACCESS_TOKEN_ALG, kid: this.publicJwk.kid! }).sign(this.signingKey);
+  }
+
+  /** The base of one release, an audience of its own (mode resourceIndicator `release`). */
+  releaseAudience(release: 'R4' | 'R5'): string {
+    return `${this.init.baseUrl}/fhir/${release}`;
+  }
+
+  /** The audience of a token requested with this `resource` (RFC 8707): a release's base in mode `release`, else the service. */
+  private audienceFor(resource: string | null): string {
+    if (this.init.modes.resourceIndicator !== 'release' || !resource) return this.audience;
+    const wanted = resource.replace(/\/+$/, '');
+    return (['R4', 'R5'] as const).map((r) => this.releaseAudience(r)).find((a) => a === wanted) ?? this.audience;
+  }
+
+  /**
+   * Whether a token issued for `aud` serves a call on `release` (undefined: not a FHIR call, any of
+   * the server's audiences). Fault bearer-audience-not-checked: any of the server's audiences serves any release.
+   */
+  private audienceServes(aud: readonly string[], release: 'R4' | 'R5' | undefined): boolean {
+    if (aud.includes(this.audience)) return true;
+    const releases = release === undefined || this.init.faults.has('bearer-audience-not-checked') ? (['R4', 'R5'] as const) : [release];
+    return releases.some((r) => aud.includes(this.releaseAudience(r)));
   }
 
   /** Verifies a client assertion (RFC 7523); any failure is 401 HPB-00106. */
@@ -353,7 +395,7 @@ export class Authority {
    * tokens: 401 SVC-00004; expired: 401 HPB-00107. Verified tokens are cached
    * by their string until they expire.
    */
-  async authenticate(authorization: string | undefined, opts: { acceptExpired?: boolean } = {}): Promise<Caller> {
+  async authenticate(authorization: string | undefined, opts: { acceptExpired?: boolean; release?: 'R4' | 'R5' } = {}): Promise<Caller> {
     const match = authorization ? /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization) : null;
     if (!match) throw unauthorized('send Authorization: Bearer <ACCESS_TOKEN>');
     const token = match[1]!;
@@ -361,44 +403,53 @@ export class Authority {
     const cached = this.verified.get(token);
     if (cached) {
       if ((now >= cached.expMs && !opts.acceptExpired) || this.expiredClients.has(cached.caller.clientId)) throw this.expired(cached.caller.clientId);
+      if (!this.audienceServes(cached.aud, opts.release)) throw unauthorized('the access token was issued for another audience');
       return cached.caller;
     }
     let entry: VerifiedToken;
-    try {
-      const minimal = this.init.modes.accessTokenClaims === 'minimal';
-      const options: JWTVerifyOptions = {
-        algorithms: [ACCESS_TOKEN_ALG],
-        issuer: this.init.baseUrl,
-        audience: this.audience,
-        requiredClaims: minimal ? ['exp', 'sub', 'jti'] : ['exp', 'sub', 'scope', 'org', 'key_kind'],
-        currentDate: new Date(now),
-      };
-      // Fault expired-token-accepted-r5: the caller asks to verify the token as if its exp were still ahead.
-      const payload = await this.verifyAccessToken(
-        token,
-        opts.acceptExpired ? { ...options, currentDate: new Date(0), clockTolerance: Number.MAX_SAFE_INTEGER } : options,
-      );
-      const kept = minimal && typeof payload.jti === 'string' ? this.grants.get(payload.jti) : undefined;
-      // Minimal claims: a token whose jti names no grant of its subject was not issued here.
-      if (minimal && payload.scope === undefined && (!kept || kept.caller.clientId !== payload.sub)) throw unauthorized('the access token is not valid');
-      entry = {
-        caller: kept
-          ? { ...kept.caller, scopes: [...kept.caller.scopes] }
-          : {
-              clientId: String(payload.sub),
-              org: String(payload.org),
-              keyKind: payload.key_kind === 'production' ? 'production' : 'sandbox',
-              scopes: String(payload.scope)
-                .split(' ')
-                .filter((s) => s !== ''),
-            },
-        expMs: payload.exp! * 1000,
-      };
-    } catch (e) {
-      if (e instanceof joseErrors.JWTExpired) throw this.expired(e.payload.sub);
-      throw unauthorized('the access token is not valid');
-    }
+    if (this.init.modes.accessTokenFormat === 'opaque') {
+      entry = await this.introspect(token);
+      if (now >= entry.expMs && !opts.acceptExpired) throw this.expired(entry.caller.clientId);
+    } else
+      try {
+        const minimal = this.init.modes.accessTokenClaims === 'minimal';
+        const options: JWTVerifyOptions = {
+          algorithms: [ACCESS_TOKEN_ALG],
+          issuer: this.init.baseUrl,
+          audience: [this.audience, this.releaseAudience('R4'), this.releaseAudience('R5')],
+          requiredClaims: minimal ? ['exp', 'sub', 'jti'] : ['exp', 'sub', 'scope', 'org', 'key_kind'],
+          currentDate: new Date(now),
+        };
+        // Fault expired-token-accepted-r5: the caller asks to verify the token as if its exp were still ahead.
+        const payload = await this.verifyAccessToken(
+          token,
+          opts.acceptExpired ? { ...options, currentDate: new Date(0), clockTolerance: Number.MAX_SAFE_INTEGER } : options,
+          opts.release,
+        );
+        const kept = minimal && typeof payload.jti === 'string' ? this.grants.get(payload.jti) : undefined;
+        // Minimal claims: a token whose jti names no grant of its subject was not issued here.
+        if (minimal && payload.scope === undefined && (!kept || kept.caller.clientId !== payload.sub)) throw unauthorized('the access token is not valid');
+        entry = {
+          caller: kept
+            ? { ...kept.caller, scopes: [...kept.caller.scopes] }
+            : {
+                clientId: String(payload.sub),
+                org: String(payload.org),
+                keyKind: payload.key_kind === 'production' ? 'production' : 'sandbox',
+                scopes: String(payload.scope)
+                  .split(' ')
+                  .filter((s) => s !== ''),
+              },
+          expMs: payload.exp! * 1000,
+          aud: Array.isArray(payload.aud) ? payload.aud : [String(payload.aud)],
+        };
+      } catch (e) {
+        if (e instanceof joseErrors.JWTExpired) throw this.expired(e.payload.sub);
+        throw unauthorized('the access token is not valid');
+      }
     if (this.expiredClients.has(entry.caller.clientId)) throw this.expired(entry.caller.clientId);
+    if (!this.audienceServes(entry.aud, opts.release)) throw unauthorized('the access token was issued for another audience');
+    if (this.unverifiedR5.delete(token)) return entry.caller;
     if (this.verified.size >= CACHE_SWEEP_THRESHOLD) {
       for (const [k, v] of this.verified) if (v.expMs <= now) this.verified.delete(k);
     }
@@ -406,13 +457,27 @@ export class Authority {
     return entry.caller;
   }
 
-  /** Mode accessTokenClaims `minimal`: the grant of an issued token, by jti, until it expires. */
-  private rememberGrant(jti: string, caller: Caller, expMs: number): void {
+  /** The grant of an issued token (by jti, mode accessTokenClaims `minimal`; by handle, mode accessTokenFormat `opaque`) until it expires. */
+  private rememberGrant(key: string, grant: VerifiedToken): void {
     const now = this.init.now();
     if (this.grants.size >= CACHE_SWEEP_THRESHOLD) {
       for (const [k, v] of this.grants) if (v.expMs <= now) this.grants.delete(k);
     }
-    this.grants.set(jti, { caller, expMs });
+    this.grants.set(key, grant);
+  }
+
+  /** Mode accessTokenFormat `opaque`: the server's signature over a handle it issued, and the grant kept for it. */
+  private async introspect(token: string): Promise<VerifiedToken> {
+    let handle: string;
+    try {
+      const { payload } = await compactVerify(token, this.verifyKey, { algorithms: [ACCESS_TOKEN_ALG] });
+      handle = Buffer.from(payload).toString('base64url');
+    } catch {
+      throw unauthorized('the access token is not valid');
+    }
+    const kept = this.grants.get(handle);
+    if (!kept) throw unauthorized('the access token is not valid');
+    return { ...kept, caller: { ...kept.caller, scopes: [...kept.caller.scopes] } };
   }
 
   /**
@@ -420,9 +485,19 @@ export class Authority {
    * an unverified signature, alg none, HS256 keyed with the server's public key, a kid the key
    * set lacks, a key embedded in the header, a client's registered key.
    */
-  private async verifyAccessToken(token: string, options: JWTVerifyOptions): Promise<JWTPayload> {
+  private async verifyAccessToken(token: string, options: JWTVerifyOptions, release?: 'R4' | 'R5'): Promise<JWTPayload> {
     const { faults } = this.init;
     if (faults.has('bearer-signature-not-checked')) return claimsOnly(token, options);
+    // Fault bearer-signature-not-checked-r5: the R5 surface checks the claims only (R4 verifies the signature).
+    if (release === 'R5' && faults.has('bearer-signature-not-checked-r5')) {
+      try {
+        await jwtVerify(token, this.verifyKey, options);
+      } catch (e) {
+        if (e instanceof joseErrors.JWTExpired) throw e;
+        this.unverifiedR5.add(token);
+      }
+      return claimsOnly(token, options);
+    }
     try {
       return (await jwtVerify(token, this.verifyKey, options)).payload;
     } catch (e) {
@@ -446,6 +521,11 @@ export class Authority {
     }
     if (header.kid !== this.publicJwk.kid && faults.has('bearer-unknown-kid-accepted')) return claimsOnly(token, options);
     if (header.jwk !== undefined && faults.has('bearer-embedded-jwk-accepted')) return (await jwtVerify(token, EmbeddedJWK, anyAlg)).payload;
+    // Fault bearer-jku-followed: the key set the header's jku names is fetched and trusted.
+    if (typeof header.jku === 'string' && faults.has('bearer-jku-followed')) {
+      const keys = createRemoteJWKSet(new URL(header.jku), { timeoutDuration: REMOTE_JWKS_TIMEOUT_MS });
+      return (await jwtVerify(token, keys, anyAlg)).payload;
+    }
     if (faults.has('bearer-client-key-accepted')) {
       // A key the server trusts for something else: any registered client's. The grant is the claim's, else the client's.
       const { iss, sub } = decodeJwt(token);
@@ -455,6 +535,8 @@ export class Authority {
       return {
         ...payload,
         sub: client.clientId,
+        // The key is trusted, whatever the token names as its audience (a client assertion names the token endpoint).
+        aud: this.audience,
         org: payload.org ?? client.org,
         key_kind: payload.key_kind ?? client.keyKind,
         scope: payload.scope ?? client.scopes.join(' '),

@@ -201,6 +201,18 @@ export interface ReferenceModes {
    * exp and jti, the grant kept on the server by jti.
    */
   accessTokenClaims: 'full' | 'minimal';
+  /**
+   * The form of issued access tokens (the spec shows none; jwks.json verifies them): `jwt`, a signed
+   * claim set; `opaque`, a JWS over a random handle (no claim set: not a JWT, nothing to read), the
+   * grant, expiry and audience kept on the server by the handle.
+   */
+  accessTokenFormat: 'jwt' | 'opaque';
+  /**
+   * A token request's `resource` parameter (RFC 8707; the spec names none): `release`, naming the R4
+   * or R5 base, gets a token for that release only (its `aud` that base; without it, the service's
+   * `<base>/fhir`, valid on both); `ignored`, the service's token whatever it names.
+   */
+  resourceIndicator: 'release' | 'ignored';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -242,6 +254,8 @@ export const DEFAULT_MODES: ReferenceModes = {
   jsonLayout: 'compact',
   r4DocumentReference: 'none',
   accessTokenClaims: 'full',
+  accessTokenFormat: 'jwt',
+  resourceIndicator: 'release',
 };
 
 export interface ReferenceOptions {
@@ -378,6 +392,8 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   jsonLayout: ['compact', 'pretty'],
   r4DocumentReference: ['none', 'writes', 'writes-untyped'],
   accessTokenClaims: ['full', 'minimal'],
+  accessTokenFormat: ['jwt', 'opaque'],
+  resourceIndicator: ['release', 'ignored'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

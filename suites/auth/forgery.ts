@@ -6,46 +6,62 @@
  * presented on one R4 and one R5 operation of the target's model: each must get 401.
  *
  * Forgeries that copy the server's own tokens (alg none, an unknown kid, a changed claim) need a
- * JWT to copy: a target whose tokens are not JWTs already fails discovery.jwks-verifies-access-tokens,
- * and these checks skip saying so. A claim the target's tokens do not carry is not changed.
+ * JWS to copy: a target whose tokens are not JWS already fails discovery.jwks-verifies-access-tokens,
+ * and these checks skip saying so. A JWS without a claim set (an opaque token the server signs) is
+ * copied as it is; its claims cannot be changed (an observation). A claim the target's tokens do not
+ * carry is not changed.
  */
 import { createPublicKey, type JsonWebKey, randomUUID } from 'node:crypto';
-import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
+import { CompactSign, calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
 import { publicKeyPem } from '../../src/auth/assertion.js';
 import type { ResolvedClient } from '../../src/config/index.js';
 import type { ModelOperation } from '../../src/discovery/model.js';
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import { catalogCodeOf, discoveryDocument, isObject } from '../../src/service/index.js';
 import { registerSecret } from '../../src/redact.js';
-import { READ_SCOPE } from './support.js';
+import { onLoopback, serveAttackerKeys } from './attacker-keys.js';
+import { accessTokenOf, answer, READ_SCOPE } from './support.js';
 
 const area = 'auth';
 const FHIR_JSON = { accept: 'application/fhir+json' };
 const ISSUED_ONLY = 'auth.access-token-issued-only';
 const QUOTE = 'POST `/auth/token` | client assertion | Issues access tokens (see Authentication).';
 const REQUIREMENTS = [ISSUED_ONLY, 'auth.invalid-bearer-401'];
-const SHAPE_SKIP = "the target's access token is not a JWT, so there is no header or claim set to copy (see discovery.jwks-verifies-access-tokens)";
+const SHAPE_SKIP = "the target's access token is not a JWS, so there is no header or payload to copy (see discovery.jwks-verifies-access-tokens)";
 /** An address no target can reach: a key set an attacker would host there. */
 const ATTACKER_KEYS_URL = 'https://keys.attacker.invalid/jwks.json';
+/** Where each forgery is presented: one GET of each release (the rule governs every FHIR call). */
+const SURFACES = {
+  release: 'R4 and R5: one GET operation of each (from the operation model)',
+  resource: 'one per release: a read of a random id the copied grant covers first (else another read, else a search)',
+  leftOut: ['the other resource families: an invalid bearer token on every family is auth.invalid-bearer-401-every-surface'],
+};
 const SIGNABLE = new Set(['ES256', 'ES384', 'ES512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'EdDSA']);
 
 const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 interface Jws {
   header: Record<string, unknown>;
-  claims: JWTPayload;
+  /** Its claim set, when it is a JWT (a JWS over an opaque handle has none). */
+  claims?: JWTPayload;
   /** The encoded parts as issued. */
   parts: [string, string, string];
 }
 
-/** The token's JWS parts, when it is a JWT with a JSON header and claim set. */
+/** The token's JWS parts, when it is a compact JWS with a JSON header; its claims when it is a JWT. */
 export function jwsOf(token: string): Jws | undefined {
   const parts = token.split('.');
   if (parts.length !== 3) return undefined;
+  let header: Record<string, unknown>;
   try {
-    return { header: { ...decodeProtectedHeader(token) }, claims: decodeJwt(token), parts: parts as [string, string, string] };
+    header = { ...decodeProtectedHeader(token) };
   } catch {
     return undefined;
+  }
+  try {
+    return { header, claims: decodeJwt(token), parts: parts as [string, string, string] };
+  } catch {
+    return { header, parts: parts as [string, string, string] };
   }
 }
 
@@ -117,6 +133,7 @@ function forgery(
 ): CheckDefinition {
   return defineCheck({
     id: `auth.forged-${slug}`,
+    surfaces: SURFACES,
     title: `${title} is refused with 401 on the FHIR endpoints of both releases`,
     area,
     level: 'MUST',
@@ -210,30 +227,26 @@ export const forgeryChecks: CheckDefinition[] = [
     const jws = (await genuine(ctx)).jws ?? ctx.skip(SHAPE_SKIP);
     const alg = typeof jws.header.alg === 'string' && SIGNABLE.has(jws.header.alg) ? jws.header.alg : 'ES256';
     const { privateKey } = await generateKeyPair(alg);
-    const token = await new SignJWT(jws.claims).setProtectedHeader({ ...jws.header, alg, kid: `unknown-${randomUUID()}` }).sign(privateKey);
+    const header = { ...jws.header, alg, kid: `unknown-${randomUUID()}` };
+    // A JWS without a claim set (an opaque token) is re-signed over the same payload.
+    const token = jws.claims
+      ? await new SignJWT(jws.claims).setProtectedHeader(header).sign(privateKey)
+      : await new CompactSign(Buffer.from(jws.parts[1], 'base64url')).setProtectedHeader(header).sign(privateKey);
     return [{ label: 'unknown kid', token: secret(token) }];
   }),
-  forgery('embedded-key', "a token of the server's shape signed by an attacker key its header carries (jwk) or points to (jku, x5u)", 6, async (ctx) => {
-    const { jws } = await genuine(ctx);
-    const { privateKey, publicKey } = await generateKeyPair('ES256');
-    const jwk = await exportJWK(publicKey);
-    const kid = await calculateJwkThumbprint(jwk);
-    const claims = claimsLike(ctx, jws);
-    const base = { ...jws?.header, alg: 'ES256', kid };
-    const sign = async (header: Record<string, unknown>) => secret(await new SignJWT(claims).setProtectedHeader({ ...base, ...header }).sign(privateKey));
-    return [
-      { label: 'embedded jwk', token: await sign({ jwk }) },
-      { label: 'jku to an attacker key set', token: await sign({ jku: ATTACKER_KEYS_URL }) },
-      { label: 'x5u to an attacker certificate', token: await sign({ x5u: ATTACKER_KEYS_URL.replace('jwks.json', 'cert.pem') }) },
-    ];
-  }),
+  embeddedKeyCheck(),
   forgery(
     'claim-changed',
     "the server's own token with one claim changed (scope widened, organization or subject changed, exp extended), its signature kept",
     8,
     async (ctx) => {
       const jws = (await genuine(ctx)).jws ?? ctx.skip(SHAPE_SKIP);
-      const { claims, parts } = jws;
+      const { parts } = jws;
+      const claims =
+        jws.claims ??
+        ctx.openChoice(
+          "the target's access token is a JWS without a claim set (an opaque token it signs): there is no claim to change; the other forgeries still judge it",
+        );
       const other = ctx.config.clients.find((c) => c.role === 'second-org') ?? ctx.config.clients.find((c) => c.role !== 'main');
       const changes: Array<[string, JWTPayload]> = [
         ['subject changed', { sub: other && other.clientId !== claims.sub ? other.clientId : `other-${randomUUID()}` }],
@@ -251,4 +264,119 @@ export const forgeryChecks: CheckDefinition[] = [
       return changes.map(([label, change]) => ({ label, token: secret(`${parts[0]}.${b64({ ...claims, ...change })}.${parts[2]}`) }));
     },
   ),
+  otherAudienceCheck(),
 ];
+
+/** A token of the server's shape signed by an attacker key its header carries (jwk) or points to (jku, x5u). */
+function embeddedKeyCheck(): CheckDefinition {
+  return defineCheck({
+    id: 'auth.forged-embedded-key',
+    surfaces: SURFACES,
+    title:
+      "a token of the server's shape signed by an attacker key its header carries (jwk) or points to (jku, x5u; jku also at a key set the suite serves on 127.0.0.1) is refused with 401 on the FHIR endpoints of both releases",
+    area,
+    level: 'MUST',
+    requirements: REQUIREMENTS,
+    quote: QUOTE,
+    requests: 8,
+    async run(ctx) {
+      const { jws } = await genuine(ctx);
+      const { privateKey, publicKey } = await generateKeyPair('ES256');
+      const jwk = await exportJWK(publicKey);
+      const kid = await calculateJwkThumbprint(jwk);
+      const claims = claimsLike(ctx, jws);
+      const base = { ...jws?.header, alg: 'ES256', kid };
+      const sign = async (header: Record<string, unknown>) => secret(await new SignJWT(claims).setProtectedHeader({ ...base, ...header }).sign(privateKey));
+      const forged = [
+        { label: 'embedded jwk', token: await sign({ jwk }) },
+        { label: 'jku to an unreachable attacker key set', token: await sign({ jku: ATTACKER_KEYS_URL }) },
+        { label: 'x5u to an attacker certificate', token: await sign({ x5u: ATTACKER_KEYS_URL.replace('jwks.json', 'cert.pem') }) },
+      ];
+      // A key set the target can fetch: served here, so reachable from a target on this machine only.
+      if (!onLoopback(ctx.config.baseUrl)) {
+        ctx.observe(
+          'forged-token.jku-reachable',
+          'not tried',
+          'the target is not on this machine: a key set the suite serves on 127.0.0.1 is not reachable from it (whether it would fetch one it can reach is not known)',
+        );
+        await expectRefused(ctx, forged);
+        return;
+      }
+      const hosted = await serveAttackerKeys({ keys: [{ ...jwk, kid, alg: 'ES256', use: 'sig' }] });
+      try {
+        forged.push({ label: 'jku to an attacker key set the suite serves (127.0.0.1)', token: await sign({ jku: hosted.url }) });
+        await expectRefused(ctx, forged);
+      } finally {
+        ctx.observe(
+          'forged-token.jku-reachable',
+          { fetches: hosted.fetches() },
+          'how often the target fetched the key set the jku header named (on 127.0.0.1): a fetch is no violation, trusting its key is',
+        );
+        await hosted.close();
+      }
+    },
+  });
+}
+
+/** The audiences a token names (its JWT `aud`), when it is a JWT. */
+function audiencesOf(token: string): string[] | undefined {
+  const aud = jwsOf(token)?.claims?.aud;
+  if (typeof aud === 'string') return [aud];
+  return Array.isArray(aud) ? aud : undefined;
+}
+
+const trimmed = (url: string) => url.replace(/\/+$/, '');
+
+/**
+ * A token the target issued for another audience: a token request naming one release's base as its
+ * `resource` (RFC 8707), where the target issues one for that release only (its `aud`), presented on
+ * the other release. A target that ignores the parameter, refuses it, or issues tokens whose audience
+ * cannot be read publishes no other audience: an observation.
+ */
+function otherAudienceCheck(): CheckDefinition {
+  return defineCheck({
+    id: 'auth.forged-other-audience',
+    surfaces: SURFACES,
+    title: "a token the target issued for one release's base only (a token request's resource) is refused with 401 on the other release",
+    area,
+    level: 'MUST',
+    requirements: REQUIREMENTS,
+    quote: QUOTE,
+    requests: 4,
+    async run(ctx) {
+      const where = targets(ctx);
+      if (where.length < 2)
+        ctx.skip('not applicable: the target publishes GET operations of one release only, so there is no other release to present a token to');
+      const base = trimmed(ctx.config.baseUrl);
+      const tried: Record<string, unknown> = {};
+      let judged = false;
+      for (const [i, { op }] of where.entries()) {
+        const other = where[1 - i]!;
+        const resource = `${base}/fhir/${op.release}`;
+        const res = await ctx.tokens.request('main', { scopes: [READ_SCOPE], form: { resource } });
+        const token = accessTokenOf(res);
+        if (!token) {
+          tried[resource] = answer(res);
+          continue;
+        }
+        registerSecret(token);
+        const aud = audiencesOf(token);
+        tried[resource] = { ...answer(res), aud: aud ?? 'not readable (not a JWT)' };
+        if (!aud || aud.length === 0 || !aud.every((a) => trimmed(a) === resource)) continue;
+        judged = true;
+        const use = await ctx.request({ url: other.url, token, headers: FHIR_JSON });
+        tried[`${resource} on ${other.op.release}`] = { status: use.status };
+        ctx.check(
+          use.status === 401,
+          `a token issued for ${resource} only (aud) was presented on ${other.op.method} ${other.op.path} (${other.op.release}) and answered ${use.status}, not 401: a token for another audience was accepted`,
+          { requirement: ISSUED_ONLY, expected: 401, actual: use.status, exchange: use.exchange.id },
+        );
+      }
+      ctx.observe('other-audience.tokens', tried);
+      if (!judged)
+        ctx.openChoice(
+          "the target issued no token for one release only (a resource parameter naming a release's base was refused or ignored, or the token's aud cannot be read): it publishes no other audience to try",
+        );
+    },
+  });
+}

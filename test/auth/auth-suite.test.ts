@@ -23,6 +23,8 @@ describe('auth suite', () => {
     ['a production main key', { mainKeyKind: 'production' }],
     ['a lenient token endpoint (grant_type and client_assertion_type ignored, JSON read)', { tokenRequestParsing: 'lenient' }],
     ['access tokens with only registered claims', { accessTokenClaims: 'minimal' }],
+    ['opaque access tokens (a JWS over a handle, no claim set)', { accessTokenFormat: 'opaque' }],
+    ['the resource parameter ignored (no token for one release only)', { resourceIndicator: 'ignored' }],
   ] as const)(
     'passes against the clean reference (%s)',
     async (_label, modes) => {

@@ -322,6 +322,35 @@ export const faults: FaultDef[] = [
     checks: ['auth.forged-embedded-key'],
   },
   {
+    name: 'bearer-signature-not-checked-r5',
+    area: 'auth',
+    violates: ['auth.access-token-issued-only', 'auth.invalid-bearer-401'],
+    symptom:
+      "The R5 surface checks a bearer token's claims but not its signature (R4 verifies it): a forged token of the server's shape is refused on /fhir/R4 and served on /fhir/R5.",
+    checks: [
+      'auth.forged-client-key-signed',
+      'auth.forged-alg-none',
+      'auth.forged-hs256-public-key',
+      'auth.forged-unknown-kid',
+      'auth.forged-embedded-key',
+      'auth.forged-claim-changed',
+    ],
+  },
+  {
+    name: 'bearer-jku-followed',
+    area: 'auth',
+    violates: ['auth.access-token-issued-only', 'auth.invalid-bearer-401'],
+    symptom: 'A bearer token is verified with the key set its jku header points to, wherever that is: a token signed by a key the attacker hosts is accepted.',
+    checks: ['auth.forged-embedded-key'],
+  },
+  {
+    name: 'bearer-audience-not-checked',
+    area: 'auth',
+    violates: ['auth.access-token-issued-only', 'auth.invalid-bearer-401'],
+    symptom: "A token the server issued for one release's base (a token request's resource parameter, its aud) is accepted on the other release too.",
+    checks: ['auth.forged-other-audience'],
+  },
+  {
     name: 'token-client-id-from-form',
     area: 'auth',
     violates: ['auth.assertion-iss-checked', 'tenancy.resources-belong-to-org'],
