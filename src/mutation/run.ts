@@ -242,6 +242,8 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   },
   // The token's content is not shown: a JWS with only registered claims, the grant kept on the server.
   { label: 'accessTokenClaims=minimal', modes: { accessTokenClaims: 'minimal' } },
+  // A stale If-Match on Encounter and DocumentReference refused with HTTP's 412 (the 409 HPB-00103 is stated for MedicationRequest).
+  { label: 'staleIfMatchOtherTypes=412', modes: { staleIfMatchOtherTypes: 412 } },
 ];
 
 export async function runMode(spec: ModeSpec): Promise<ModeRun> {

@@ -201,6 +201,11 @@ export interface ReferenceModes {
    * exp and jti, the grant kept on the server by jti.
    */
   accessTokenClaims: 'full' | 'minimal';
+  /**
+   * Status of a stale If-Match on Encounter and DocumentReference updates ("conditional updates use
+   * If-Match"; the 409 HPB-00103 is stated for MedicationRequest only): 409 HPB-00103, or HTTP's 412.
+   */
+  staleIfMatchOtherTypes: 409 | 412;
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -242,6 +247,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   jsonLayout: 'compact',
   r4DocumentReference: 'none',
   accessTokenClaims: 'full',
+  staleIfMatchOtherTypes: 409,
 };
 
 export interface ReferenceOptions {
@@ -378,6 +384,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   jsonLayout: ['compact', 'pretty'],
   r4DocumentReference: ['none', 'writes', 'writes-untyped'],
   accessTokenClaims: ['full', 'minimal'],
+  staleIfMatchOtherTypes: [409, 412],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

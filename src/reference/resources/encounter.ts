@@ -276,7 +276,7 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
     if (!row) throw notFound('Encounter', id);
     const { resource, fields } = parseBody(ctx.body, org, 'Encounter.update');
     requireSameId(resource, id);
-    checkIfMatch(ctx, row);
+    checkIfMatch(ctx, row, modes.staleIfMatchOtherTypes);
     // Compared as instants: the same start spelled at another offset or precision is no new date.
     if (!sameInstant(fields.period?.start, row.period?.start)) checkRegistrationWindow(fields, ctx.now);
     checkAppointmentFree(org, fields, id);
