@@ -192,7 +192,8 @@ function resumeState(env: PagingEnv, ctx: HandlerContext, cursor: string, search
   if (state === undefined && faults.has('pagination-garbage-cursor-500')) throw new Error('undecodable _cursor');
   if (state === undefined) throw invalid('_cursor is not a cursor issued by this server (take it from a next link)');
   // Faults tenancy-cursor-replay(-reverse): a cursor of another organization is followed (searchOrg serves its organization's rows).
-  if ((state.org !== ctx.caller.org && !replaysCursor(faults, state.org, ctx.caller.org)) || state.search !== search) throw invalid('_cursor belongs to another search');
+  if ((state.org !== ctx.caller.org && !replaysCursor(faults, state.org, ctx.caller.org)) || state.search !== search)
+    throw invalid('_cursor belongs to another search');
   return state;
 }
 
