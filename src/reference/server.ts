@@ -383,6 +383,9 @@ class HttpCore {
     // Fault rate-limit-headers-missing-production: a production key's responses carry no X-RateLimit-* headers.
     if (caller.keyKind !== 'production' || !this.cfg.faults.has('rate-limit-headers-missing-production'))
       ex.headers = { ...ex.headers, ...rateLimitHeaders(key) };
+    // Fault rate-limit-limit-header-wrong-production: a production key's X-RateLimit-Limit is twice its ceiling.
+    if (caller.keyKind === 'production' && this.cfg.faults.has('rate-limit-limit-header-wrong-production'))
+      ex.headers = { ...ex.headers, 'X-RateLimit-Limit': String(key.limit * 2) };
     if (!limits.enforceRateLimits) return;
     // Fault rate-limit-writes-not-throttled: creates and updates count against the key but are never refused.
     const writeBypass = this.cfg.faults.has('rate-limit-writes-not-throttled') && (ex.op?.interaction === 'create' || ex.op?.interaction === 'update');
