@@ -37,8 +37,16 @@ export interface ServiceBinding {
   /**
    * The token-expiry probe: the scopes of its token, and a new URL of the service that answers a valid token (with 404).
    * `scopesFor`: the token's scopes for this target (every surface it publishes, within the main client's declared grant).
+   * `label`: the surface `url` is on; `surfaceUrls`: one URL of each other surface the token's scopes read, used with the
+   * probe token before its expiry too (a token valid on one surface must be valid on every one).
    */
-  expiryProbe: { scopes: readonly string[]; url(): string; scopesFor?(model: OperationModel, granted?: readonly string[]): string[] };
+  expiryProbe: {
+    scopes: readonly string[];
+    url(): string;
+    scopesFor?(model: OperationModel, granted?: readonly string[]): string[];
+    label?: string;
+    surfaceUrls?(model: OperationModel, scopes: readonly string[]): Array<{ label: string; url: string }>;
+  };
   /** Requests that show whether the target answers at all (the outcome policy), in order of preference. */
   controlPaths: readonly string[];
   /** A path of the service itself (not of a token endpoint that may live elsewhere). */
@@ -80,6 +88,13 @@ export interface ExpiryProbe {
   token?: Promise<string | undefined>;
   /** The response to the probe token used shortly before its expiry. */
   beforeExpiry?: Promise<HttpResponse | undefined>;
+  /** The surface probeUrl is on (the service binding's label), when known. */
+  probeLabel?: string;
+  /**
+   * The probe token used shortly before its expiry on each other surface, beside probeUrl: each answer, or
+   * undefined with why (held past the token's earliest end by a wait on the key, or a network failure).
+   */
+  beforeExpirySurfaces?: Promise<Array<{ label: string; res?: HttpResponse; why?: string }>>;
   error?: string;
   /** When the probe request left, ms after the token was requested. */
   sentAfterMs?: number;
@@ -213,7 +228,8 @@ export class Runtime {
     const { expiryProbe } = this.spec.service;
     const granted = this.config.clients.find((c) => c.role === 'main')?.scopes;
     const scopes = expiryProbe.scopesFor?.(this.spec.model, granted) ?? [...expiryProbe.scopes];
-    const probe: ExpiryProbe = { issuedAt, lifetimeMs, probeUrl: expiryProbe.url(), scopes };
+    const probe: ExpiryProbe = { issuedAt, lifetimeMs, probeUrl: expiryProbe.url(), scopes, ...(expiryProbe.label ? { probeLabel: expiryProbe.label } : {}) };
+    const surfaces = expiryProbe.surfaceUrls?.(this.spec.model, scopes) ?? [];
     probe.token = this.tokens.freshToken('main', [...scopes]).then((t) => {
       probe.receivedAt = Date.now();
       return t;
@@ -247,6 +263,23 @@ export class Runtime {
             probe.error = e instanceof Error ? e.message : String(e);
             return undefined;
           });
+        // The same token on every other surface, at the same moment (one request each).
+        probe.beforeExpirySurfaces = probe.token!.then((token) =>
+          Promise.all(
+            surfaces.map(async ({ label, url }) => {
+              if (!token) return { label, why: 'the probe token was not issued' };
+              try {
+                const res = await this.http.request({ url, token, client: 'main', urgent: true, headers: { accept: 'application/fhir+json' } });
+                const sentAfterMs = Date.parse(res.exchange.startedAt) - issuedAt;
+                const earliestEndMs = lifetimeMs - PROBE_EXPIRY_SLACK_MS;
+                if (sentAfterMs >= earliestEndMs) return { label, why: `held until ${sentAfterMs} ms after the token was requested, past ${earliestEndMs} ms` };
+                return { label, res };
+              } catch (e) {
+                return { label, why: e instanceof Error ? e.message : String(e) };
+              }
+            }),
+          ),
+        );
       },
       Math.max(0, lifetimeMs - margin),
     );

@@ -246,6 +246,8 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'accessTokenFormat=opaque', modes: { accessTokenFormat: 'opaque' } },
   // A token request's resource parameter (RFC 8707) ignored: no token for one release only, no other audience to try.
   { label: 'resourceIndicator=ignored', modes: { resourceIndicator: 'ignored' } },
+  // A stale If-Match on Encounter and DocumentReference refused with HTTP's 412 (the 409 HPB-00103 is stated for MedicationRequest).
+  { label: 'staleIfMatchOtherTypes=412', modes: { staleIfMatchOtherTypes: 412 } },
 ];
 
 export async function runMode(spec: ModeSpec): Promise<ModeRun> {

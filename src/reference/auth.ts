@@ -395,14 +395,18 @@ export class Authority {
    * tokens: 401 SVC-00004; expired: 401 HPB-00107. Verified tokens are cached
    * by their string until they expire.
    */
-  async authenticate(authorization: string | undefined, opts: { acceptExpired?: boolean; release?: 'R4' | 'R5' } = {}): Promise<Caller> {
+  async authenticate(
+    authorization: string | undefined,
+    opts: { acceptExpired?: boolean; release?: 'R4' | 'R5'; expiresEarlyMs?: number } = {},
+  ): Promise<Caller> {
     const match = authorization ? /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization) : null;
     if (!match) throw unauthorized('send Authorization: Bearer <ACCESS_TOKEN>');
     const token = match[1]!;
     const now = this.init.now();
     const cached = this.verified.get(token);
     if (cached) {
-      if ((now >= cached.expMs && !opts.acceptExpired) || this.expiredClients.has(cached.caller.clientId)) throw this.expired(cached.caller.clientId);
+      if ((now >= cached.expMs - (opts.expiresEarlyMs ?? 0) && !opts.acceptExpired) || this.expiredClients.has(cached.caller.clientId))
+        throw this.expired(cached.caller.clientId);
       if (!this.audienceServes(cached.aud, opts.release)) throw unauthorized('the access token was issued for another audience');
       return cached.caller;
     }
@@ -449,6 +453,8 @@ export class Authority {
       }
     if (this.expiredClients.has(entry.caller.clientId)) throw this.expired(entry.caller.clientId);
     if (!this.audienceServes(entry.aud, opts.release)) throw unauthorized('the access token was issued for another audience');
+    // Fault token-refused-before-expiry-r5: the token counts as expired this long before its exp.
+    if (opts.expiresEarlyMs && now >= entry.expMs - opts.expiresEarlyMs) throw this.expired(entry.caller.clientId);
     if (this.unverifiedR5.delete(token)) return entry.caller;
     if (this.verified.size >= CACHE_SWEEP_THRESHOLD) {
       for (const [k, v] of this.verified) if (v.expMs <= now) this.verified.delete(k);

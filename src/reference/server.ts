@@ -383,6 +383,9 @@ class HttpCore {
     // Fault rate-limit-headers-missing-production: a production key's responses carry no X-RateLimit-* headers.
     if (caller.keyKind !== 'production' || !this.cfg.faults.has('rate-limit-headers-missing-production'))
       ex.headers = { ...ex.headers, ...rateLimitHeaders(key) };
+    // Fault rate-limit-limit-header-wrong-production: a production key's X-RateLimit-Limit is twice its ceiling.
+    if (caller.keyKind === 'production' && this.cfg.faults.has('rate-limit-limit-header-wrong-production'))
+      ex.headers = { ...ex.headers, 'X-RateLimit-Limit': String(key.limit * 2) };
     if (!limits.enforceRateLimits) return;
     // Fault rate-limit-writes-not-throttled: creates and updates count against the key but are never refused.
     const writeBypass = this.cfg.faults.has('rate-limit-writes-not-throttled') && (ex.op?.interaction === 'create' || ex.op?.interaction === 'update');
@@ -412,9 +415,9 @@ class HttpCore {
   // ---- FHIR calls -------------------------------------------------------
 
   /** 401 first; unauthenticated requests count against the anonymous window. */
-  private async authenticate(req: IncomingMessage, ex: Exchange, acceptExpired = false, release?: 'R4' | 'R5'): Promise<Caller> {
+  private async authenticate(req: IncomingMessage, ex: Exchange, acceptExpired = false, release?: 'R4' | 'R5', expiresEarlyMs = 0): Promise<Caller> {
     try {
-      const caller = await this.cfg.authority.authenticate(req.headers.authorization, { acceptExpired, ...(release ? { release } : {}) });
+      const caller = await this.cfg.authority.authenticate(req.headers.authorization, { acceptExpired, expiresEarlyMs, ...(release ? { release } : {}) });
       ex.caller = caller; // authenticated: audited, even when throttled or refused below
       this.gateKey(caller, this.cfg.authority.client(caller.clientId), ex, req.headers.authorization);
       return caller;
@@ -428,7 +431,9 @@ class HttpCore {
     const op = route.op!;
     ex.op = op;
     const { faults } = this.cfg;
-    const caller = await this.authenticate(req, ex, op.release === 'R5' && faults.has('expired-token-accepted-r5'), op.release).catch((e: unknown) => {
+    // Fault token-refused-before-expiry-r5: on R5 paths a token counts as expired once half its lifetime has passed.
+    const earlyMs = op.release === 'R5' && faults.has('token-refused-before-expiry-r5') ? this.cfg.limits.tokenLifetimeSec * 500 : 0;
+    const caller = await this.authenticate(req, ex, op.release === 'R5' && faults.has('expired-token-accepted-r5'), op.release, earlyMs).catch((e: unknown) => {
       // Fault invalid-bearer-403-encounter: a bearer token that is not valid gets 403 on the Encounter paths only.
       const invalid = e instanceof FhirError && e.status === 401 && req.headers.authorization !== undefined && op.resource === 'Encounter';
       throw invalid && faults.has('invalid-bearer-403-encounter') ? catalogError('SVC-00005') : e;

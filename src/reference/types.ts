@@ -213,6 +213,11 @@ export interface ReferenceModes {
    * `<base>/fhir`, valid on both); `ignored`, the service's token whatever it names.
    */
   resourceIndicator: 'release' | 'ignored';
+  /**
+   * Status of a stale If-Match on Encounter and DocumentReference updates ("conditional updates use
+   * If-Match"; the 409 HPB-00103 is stated for MedicationRequest only): 409 HPB-00103, or HTTP's 412.
+   */
+  staleIfMatchOtherTypes: 409 | 412;
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -256,6 +261,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   accessTokenClaims: 'full',
   accessTokenFormat: 'jwt',
   resourceIndicator: 'release',
+  staleIfMatchOtherTypes: 409,
 };
 
 export interface ReferenceOptions {
@@ -394,6 +400,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   accessTokenClaims: ['full', 'minimal'],
   accessTokenFormat: ['jwt', 'opaque'],
   resourceIndicator: ['release', 'ignored'],
+  staleIfMatchOtherTypes: [409, 412],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

@@ -8,7 +8,7 @@ import type { HttpClient } from '../http/client.js';
 import { SERVICE_HTTP } from './http.js';
 import { PATHS, isServicePath, resourcePath } from './paths.js';
 import { scopeOf } from './scopes.js';
-import { surfaceScopes, surfacesOf } from './surfaces.js';
+import { surfaceLabel, surfaceProbeUrl, surfaceScopes, surfacesOf } from './surfaces.js';
 
 /** The token URL from smart-configuration; the spec's fixed path when that is unusable. */
 export async function discoverTokenUrl(http: HttpClient, baseUrl: string): Promise<string> {
@@ -35,6 +35,11 @@ export const SERVICE_BINDING: ServiceBinding = {
       const all = [...new Set([scopeOf('MedicationRequest', 'rs'), ...surfaceScopes(surfacesOf(model))])];
       return granted ? all.filter((s) => s === scopeOf('MedicationRequest', 'rs') || granted.includes(s)) : all;
     },
+    label: 'R4 MedicationRequest',
+    surfaceUrls: (model, scopes) =>
+      surfacesOf(model)
+        .filter((s) => !(s.release === 'R4' && s.resource === 'MedicationRequest') && s.probe.scope !== undefined && scopes.includes(s.probe.scope))
+        .map((s) => ({ label: surfaceLabel(s), url: surfaceProbeUrl(s) })),
   },
   controlPaths: [PATHS.metadata.R4, PATHS.smartConfiguration],
   isServicePath,

@@ -81,6 +81,11 @@ function settle<F>(ctx: CheckContext, v: Verdict<F>, attempts: Attempt[], exchan
 export const headerChecks: CheckDefinition[] = [
   defineCheck({
     id: 'rate-limit.headers-on-authenticated-responses',
+    surfaces: {
+      release: 'R4',
+      resource: 'MedicationRequest (read, search, 404), Encounter (read); every surface by the invariants.rate-limit-* checks',
+      keyKind: 'main, and one key of each other declared kind (clients[].keyKind: sandbox, production) of its organization',
+    },
     title: "authenticated responses carry X-RateLimit-Limit (the key's limit), -Remaining and -Reset",
     area,
     tags: ['early'],
@@ -89,9 +94,25 @@ export const headerChecks: CheckDefinition[] = [
     quote: 'Rate-limit response headers (on every response):',
     fixtures: ['medicationRequest', 'patient', 'encounter'],
     async run(ctx: CheckContext) {
-      const expectedLimit = ctx.client('main').rateLimitPerMinute;
-      for (const res of await authenticatedSamples(ctx)) {
-        const what = `${res.exchange.request.method} ${new URL(res.exchange.request.url).pathname} (${res.status})`;
+      // The main key's samples, and one read with a key of each other declared kind (sandbox, production): each
+      // response carries the limit of the key that sent it.
+      const samples = (await authenticatedSamples(ctx)).map((res) => ({ res, role: 'main' }));
+      const mainKind = ctx.client('main').keyKind;
+      const read = pathOf(ctx, 'R4', 'MedicationRequest', 'read');
+      const kinds: string[] = mainKind ? [`${mainKind} (main)`] : [];
+      for (const kind of ['sandbox', 'production'] as const) {
+        if (kind === mainKind) continue;
+        const other = ctx.config.clients.find(
+          (c) => c.keyKind === kind && c.role !== 'second-org' && (c.scopes === undefined || c.scopes.some((s) => PROBE_SCOPES.includes(s))),
+        );
+        if (!other) continue;
+        kinds.push(`${kind} (${other.role})`);
+        samples.push({ res: await ctx.fhir({ scopes: PROBE_SCOPES, role: other.role, url: ctx.path(read, { id: randomUUID() }) }), role: other.role });
+      }
+      ctx.observe('surfaces', { keyKinds: kinds });
+      for (const { res, role } of samples) {
+        const expectedLimit = ctx.client(role).rateLimitPerMinute;
+        const what = `${res.exchange.request.method} ${new URL(res.exchange.request.url).pathname} (${res.status}, key ${role})`;
         const missing = RATE_HEADERS.filter((n) => res.headers[n] === undefined);
         if (
           !ctx.check(missing.length === 0, `${what} lacks ${missing.join(', ')}`, {
@@ -216,6 +237,14 @@ export const headerChecks: CheckDefinition[] = [
 export const exhaustionChecks: CheckDefinition[] = [
   defineCheck({
     id: 'rate-limit.excess-gives-429',
+    surfaces: {
+      release: 'R4',
+      resource: 'MedicationRequest (read of a fixture)',
+      keyKind: "one sandbox key driven to its limit: the second organization's (else extra, else main)",
+      leftOut: [
+        "the production key's exhaustion: its limit (clients[].rateLimitPerMinute, default 60) plus a tenth more requests (66 at the default, about 9 % of a certification run's 712) on a key of the main organization, which shares the organization ceiling (value not shown) with main, so it would run with main quiet: about one more window (60 s, 14 % of the 426 s certification run, past the 1.05 bound). Its X-RateLimit-Limit is judged by rate-limit.headers-on-authenticated-responses, its headers on every response by invariants.rate-limit-*",
+      ],
+    },
     title: 'a key is served up to its limit within one window, and the excess gives 429 HPB-00105, issue code throttled, with Retry-After in seconds',
     area,
     level: 'MUST',

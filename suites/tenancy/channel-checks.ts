@@ -62,10 +62,10 @@ export const channelChecks: CheckDefinition[] = [
     surfaces: {
       release: 'R4, R5',
       resource: 'MedicationRequest (R4), Encounter (R4), DocumentReference (R5), from the tenancy fixtures',
-      keyKind: 'main obtains, second-org follows',
+      keyKind: 'both directions: main obtains and second-org follows, second-org obtains and main follows',
       channel: 'pagination cursor (next link)',
       page: 'second page',
-      leftOut: ['the other direction (second-org cursors followed by main): one direction shows the channel'],
+      leftOut: ["a direction whose owner's patient has one record of the type (no next link at _count 1): listed in the notChecked observation"],
     },
     title: "a next link obtained by one organization and followed with another organization's token serves none of the first organization's records",
     area,
@@ -77,47 +77,48 @@ export const channelChecks: CheckDefinition[] = [
     async run(ctx) {
       const checked: string[] = [];
       const unchecked: string[] = [];
-      // One direction is enough for the channel: the main organization's cursors followed by the second's token.
-      const d = DIRECTIONS[0]!;
-      const patientId = ctx.fixture(d.patientFixture);
-      for (const t of d.targets) {
-        const op = ctx.findOperation(t.resource, 'search-type', t.release);
-        const surface = `${t.release} ${t.resource}`;
-        if (!op) {
-          unchecked.push(`${surface} (no published search)`);
-          continue;
+      // Both directions: each organization's cursors followed with the other's token.
+      for (const d of DIRECTIONS) {
+        const patientId = ctx.fixture(d.patientFixture);
+        for (const t of d.targets) {
+          const op = ctx.findOperation(t.resource, 'search-type', t.release);
+          const surface = `${t.release} ${t.resource} (${d.owner}'s cursor, ${d.prober}'s token)`;
+          if (!op) {
+            unchecked.push(`${surface} (no published search)`);
+            continue;
+          }
+          // A page of one record, so the owner's patient (with more than one record) has a next page.
+          const first = await ctx.fhir({
+            scopes: scope(t, 'rs'),
+            role: d.owner,
+            url: searchUrl(op.path, [
+              ['patient', patientId],
+              ['_count', '1'],
+            ]),
+          });
+          const next = first.status === 200 && isObject(first.json) ? bundleLink(first.json, 'next') : undefined;
+          if (!next) {
+            unchecked.push(`${surface} (the owner's search by ${d.patientFixture} answered ${first.status} without a next link)`);
+            continue;
+          }
+          const res = await ctx.fhir({ scopes: scope(t, 'rs'), role: d.prober, url: next });
+          checked.push(surface);
+          if (res.status >= 400 && res.status < 500) {
+            ctx.observe(`tenancy.cursor.${t.resource}.${d.prober}`, { status: res.status, code: catalogCodeOf(res) });
+            continue;
+          }
+          const found = res.status === 200 && isObject(res.json) && res.json.resourceType === 'Bundle' ? bundleResources(res.json) : [];
+          const ownerIds = new Set(isObject(first.json) ? bundleResources(first.json).map(idOf) : []);
+          const leaked = found.filter((r) => ownerIds.has(idOf(r)) || referencedId(r.subject, 'Patient') === patientId || idOf(r) === ctx.fixture(t.fixture));
+          const what =
+            res.status === 200 ? `served ${leaked.length} record(s) of ${d.owner}'s organization` : `answered ${res.status} (neither a page nor a refusal)`;
+          ctx.check(res.status === 200 && leaked.length === 0, `${surface}: ${d.owner}'s next link followed with ${d.prober}'s token ${what}`, {
+            requirement: 'tenancy.resources-belong-to-org',
+            expected: "a 4xx, or a page of the caller's own records",
+            actual: { status: res.status, leaked: leaked.slice(0, 3).map(idOf) },
+            exchange: res.exchange.id,
+          });
         }
-        // A page of one record, so the owner's patient (with more than one record) has a next page.
-        const first = await ctx.fhir({
-          scopes: scope(t, 'rs'),
-          role: d.owner,
-          url: searchUrl(op.path, [
-            ['patient', patientId],
-            ['_count', '1'],
-          ]),
-        });
-        const next = first.status === 200 && isObject(first.json) ? bundleLink(first.json, 'next') : undefined;
-        if (!next) {
-          unchecked.push(`${surface} (the owner's search by ${d.patientFixture} answered ${first.status} without a next link)`);
-          continue;
-        }
-        const res = await ctx.fhir({ scopes: scope(t, 'rs'), role: d.prober, url: next });
-        checked.push(surface);
-        if (res.status >= 400 && res.status < 500) {
-          ctx.observe(`tenancy.cursor.${t.resource}`, { status: res.status, code: catalogCodeOf(res) });
-          continue;
-        }
-        const found = res.status === 200 && isObject(res.json) && res.json.resourceType === 'Bundle' ? bundleResources(res.json) : [];
-        const ownerIds = new Set(isObject(first.json) ? bundleResources(first.json).map(idOf) : []);
-        const leaked = found.filter((r) => ownerIds.has(idOf(r)) || referencedId(r.subject, 'Patient') === patientId || idOf(r) === ctx.fixture(t.fixture));
-        const what =
-          res.status === 200 ? `served ${leaked.length} record(s) of ${d.owner}'s organization` : `answered ${res.status} (neither a page nor a refusal)`;
-        ctx.check(res.status === 200 && leaked.length === 0, `${surface}: ${d.owner}'s next link followed with ${d.prober}'s token ${what}`, {
-          requirement: 'tenancy.resources-belong-to-org',
-          expected: "a 4xx, or a page of the caller's own records",
-          actual: { status: res.status, leaked: leaked.slice(0, 3).map(idOf) },
-          exchange: res.exchange.id,
-        });
       }
       ctx.observe('surfaces', { checked, ...(unchecked.length ? { notChecked: unchecked } : {}) });
       if (checked.length === 0) ctx.skip(`no search gave a next link to follow: ${unchecked.join('; ')}`);

@@ -4,6 +4,7 @@
  * lifetime costs no wall time beyond the run itself.
  */
 import { type CheckDefinition, defineCheck, expiryProbe, PROBE_EXPIRY_SLACK_MS } from '../../src/engine/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
 import { expectError, onSurface, surfaceLabel, surfaceProbeUrl, surfacesOf } from '../../src/service/index.js';
 
 const area = 'token-lifetime';
@@ -11,6 +12,14 @@ const area = 'token-lifetime';
 export const checks: CheckDefinition[] = [
   defineCheck({
     id: 'token-lifetime.valid-before-expiry',
+    surfaces: {
+      release: 'every published release (from the operation model)',
+      resource: 'every published resource family, one probe each (its read of a random id, else its search), all sent at the same moment',
+      keyKind: 'main key',
+      leftOut: [
+        'a surface whose read scope the main client is not declared to hold (clients[].scopes), or whose request a wait held past the token end: listed in the notChecked observation',
+      ],
+    },
     title: 'an access token is still accepted shortly before its lifetime ends',
     area,
     level: 'MUST',
@@ -28,33 +37,66 @@ export const checks: CheckDefinition[] = [
       }
       for (let i = 0; i < 50 && !probe.beforeExpiry; i++) await ctx.sleep(100);
       const res = await probe.beforeExpiry;
+      const others = (await probe.beforeExpirySurfaces) ?? [];
+      const earliestEndMs = probe.lifetimeMs - PROBE_EXPIRY_SLACK_MS;
+      // The probe URL's answer and one answer of each other surface the probe token reads, all sent at the same moment.
+      const answers: Array<{ label: string; res?: HttpResponse; sentAfterMs?: number; why?: string }> = [];
       const held = probe.heldPastExpiry;
-      if (held) {
-        // Our own wait (a 429's hold on the key), not the target's token: the rule was not observable this run.
-        ctx.skip(
-          `inconclusive on this run: a wait on client main held the probe request until ${held.sentAfterMs} ms after the token was requested, ` +
-            `past ${held.earliestEndMs} ms (the ${probe.lifetimeMs / 1000} s lifetime less whole-second token times and transit), so it cannot show the token valid before expiry`,
+      answers.push({
+        label: probe.probeLabel ?? 'probe',
+        ...(res ? { res, sentAfterMs: probe.sentAfterMs ?? probe.lifetimeMs - margin } : {}),
+        ...(held
+          ? {
+              why: `a wait on client main held the probe request until ${held.sentAfterMs} ms after the token was requested, past ${held.earliestEndMs} ms (the ${probe.lifetimeMs / 1000} s lifetime less whole-second token times and transit)`,
+            }
+          : res
+            ? {}
+            : { why: `the probe request before expiry did not complete: ${probe.error ?? 'unknown'}` }),
+      });
+      for (const o of others)
+        answers.push({
+          label: o.label,
+          ...(o.res ? { res: o.res, sentAfterMs: Date.parse(o.res.exchange.startedAt) - probe.issuedAt } : {}),
+          ...(o.why ? { why: o.why } : {}),
+        });
+      const checked: string[] = [];
+      const inconclusive: string[] = [];
+      for (const a of answers) {
+        if (!a.res || a.sentAfterMs === undefined) {
+          inconclusive.push(`${a.label}: ${a.why ?? 'no answer'}`);
+          continue;
+        }
+        ctx.attach(a.res.exchange);
+        const ageS = (a.sentAfterMs / 1000).toFixed(1);
+        // A refusal answered only after the token may have ended (a slow answer: the target judges the token
+        // when it reads the request, somewhere before it answers) cannot show the token ended early.
+        const answeredAfterMs = a.sentAfterMs + a.res.exchange.durationMs;
+        if (a.res.status === 401 && answeredAfterMs >= earliestEndMs) {
+          inconclusive.push(
+            `${a.label}: sent ${ageS} s after the token was requested, answered 401 only ${(answeredAfterMs / 1000).toFixed(1)} s after, past ${(earliestEndMs / 1000).toFixed(1)} s`,
+          );
+          continue;
+        }
+        checked.push(a.label);
+        // Accepted: answered as a valid token is (404 for the probe's random id), not refused, not a server error.
+        ctx.check(
+          a.res.status !== 401 && a.res.status < 500,
+          `${a.label === 'probe' ? '' : `${a.label}: `}a token at most ${ageS} s old (lifetime ${probe.lifetimeMs / 1000} s) was answered ${a.res.status}`,
+          {
+            requirement: 'token-lifetime.five-minutes',
+            expected: 'accepted (not 401, not 5xx)',
+            actual: a.res.status,
+            exchange: a.res.exchange.id,
+          },
         );
       }
-      if (!res) throw new Error(`the probe request before expiry did not complete: ${probe.error ?? 'unknown'}`);
-      ctx.attach(res.exchange);
-      const ageS = ((probe.sentAfterMs ?? probe.lifetimeMs - margin) / 1000).toFixed(1);
-      // A refusal answered only after the token may have ended (a slow answer: the target judges the token
-      // when it reads the request, somewhere before it answers) cannot show the token ended early.
-      const answeredAfterMs = (probe.sentAfterMs ?? probe.lifetimeMs - margin) + res.exchange.durationMs;
-      const earliestEndMs = probe.lifetimeMs - PROBE_EXPIRY_SLACK_MS;
-      if (res.status === 401 && answeredAfterMs >= earliestEndMs)
-        ctx.skip(
-          `inconclusive on this run: the probe request sent ${ageS} s after the token was requested was answered 401 only ${(answeredAfterMs / 1000).toFixed(1)} s after, ` +
-            `past ${(earliestEndMs / 1000).toFixed(1)} s (the ${probe.lifetimeMs / 1000} s lifetime less whole-second token times and transit), so the answer cannot show the token ended early`,
-        );
-      // Accepted: answered as a valid token is (404 for the probe's random id), not refused, not a server error.
-      ctx.check(res.status !== 401 && res.status < 500, `a token at most ${ageS} s old (lifetime ${probe.lifetimeMs / 1000} s) was answered ${res.status}`, {
-        requirement: 'token-lifetime.five-minutes',
-        expected: 'accepted (not 401, not 5xx)',
-        actual: res.status,
-        exchange: res.exchange.id,
-      });
+      ctx.observe('surfaces', { checked, ...(inconclusive.length ? { notChecked: inconclusive } : {}) });
+      if (checked.length === 0) {
+        // Our own wait (a 429's hold on the key) or a slow answer, not the target's token: the rule was not observable this run.
+        if (answers.every((a) => a.res === undefined && a.why?.startsWith('the probe request before expiry did not complete')))
+          throw new Error(answers[0]!.why);
+        ctx.skip(`inconclusive on this run: no answer can show the token valid before expiry (${inconclusive.join('; ')})`);
+      }
     },
   }),
   defineCheck({

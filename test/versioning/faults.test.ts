@@ -17,8 +17,8 @@ describe('versioning checks on the clean reference', () => {
     async (etag) => {
       const results = await runChecks(checks, { modes: { etag, updateStatus: 201 } });
       expect(describeResults(results).filter((l) => /: (fail|error|skip)/.test(l))).toEqual([]);
-      const stale = results.get('versioning.if-match-other-resources')!.observations;
-      expect(stale.map((o) => o.key)).toEqual(['versioning.stale-if-match.Encounter', 'versioning.stale-if-match.DocumentReference']);
+      const stale = results.get('versioning.stale-if-match-every-type')!.observations;
+      expect(stale.map((o) => o.key)).toEqual(['versioning.stale-if-match.R4.Encounter', 'versioning.stale-if-match.R5.DocumentReference', 'surfaces']);
     },
     120_000,
   );

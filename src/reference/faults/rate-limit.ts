@@ -135,6 +135,14 @@ export function asServiceUnavailable(res: FaultResponse): FaultResponse {
 
 export const faults: FaultDef[] = [
   {
+    name: 'rate-limit-limit-header-wrong-production',
+    area: 'rate-limit',
+    violates: ['rate-limit.limit-header', 'rate-limit.per-key-default-60'],
+    symptom:
+      "Responses to a production key's requests carry X-RateLimit-Limit of twice the key's ceiling (the key is still throttled at its ceiling); sandbox keys' responses carry their own ceiling.",
+    checks: ['rate-limit.headers-on-authenticated-responses'],
+  },
+  {
     name: 'rate-limit-headers-missing',
     area: 'rate-limit',
     violates: ['rate-limit.headers-present'],

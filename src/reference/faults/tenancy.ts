@@ -94,11 +94,27 @@ export const faults: FaultDef[] = [
     checks: ['tenancy.foreign-update-if-match-404'],
   },
   {
+    name: 'tenancy-if-match-409-leak-encounter',
+    area: 'tenancy',
+    violates: ['tenancy.foreign-id-404'],
+    symptom:
+      "An Encounter update of another organization's id with a stale If-Match gets 409 HPB-00103, revealing that the id exists; MedicationRequest and DocumentReference give 404, and without If-Match the Encounter is 404 too.",
+    checks: ['tenancy.foreign-update-if-match-404'],
+  },
+  {
     name: 'tenancy-cursor-replay',
     area: 'tenancy',
     violates: ['tenancy.resources-belong-to-org'],
     symptom:
       "A MedicationRequest next link obtained by one organization and followed with another organization's token serves the first organization's next page (the cursor's organization is used, not the caller's).",
+    checks: ['tenancy.foreign-cursor-refused'],
+  },
+  {
+    name: 'tenancy-cursor-replay-reverse',
+    area: 'tenancy',
+    violates: ['tenancy.resources-belong-to-org'],
+    symptom:
+      "A MedicationRequest next link obtained by the second organization and followed with the main organization's token serves the second organization's next page; the main organization's cursors followed by the second are refused (400).",
     checks: ['tenancy.foreign-cursor-refused'],
   },
   {

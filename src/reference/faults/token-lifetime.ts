@@ -34,4 +34,11 @@ export const faults: FaultDef[] = [
     symptom: 'An expired access token is refused with 401 HPB-00107 on /fhir/R4, and served as a valid one on /fhir/R5 (the DocumentReference surface).',
     checks: ['token-lifetime.expired-token-refused'],
   },
+  {
+    name: 'token-refused-before-expiry-r5',
+    area: 'token-lifetime',
+    violates: ['token-lifetime.five-minutes'],
+    symptom: 'On the /fhir/R5 paths an access token is refused with 401 HPB-00107 once half its lifetime has passed (R4 keeps it for the whole lifetime).',
+    checks: ['token-lifetime.valid-before-expiry'],
+  },
 ];

@@ -68,6 +68,14 @@ export const faults: FaultDef[] = [
     symptom: 'A MedicationRequest update with a stale If-Match is applied.',
   },
   {
+    name: 'stale-if-match-accepted-document-reference',
+    area: 'versioning',
+    violates: ['versioning.if-match-conditional'],
+    checks: ['versioning.stale-if-match-every-type'],
+    symptom:
+      'A DocumentReference update ignores If-Match: a stale validator is applied (2xx) and overwrites the newer version; MedicationRequest and Encounter still refuse it with 409.',
+  },
+  {
     name: 'if-match-current-refused',
     area: 'versioning',
     violates: ['medication-request.if-match-current-succeeds'],

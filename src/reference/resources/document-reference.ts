@@ -153,7 +153,8 @@ export function documentReferenceHandlers(env: ResourceEnv, release: 'R4' | 'R5'
     if (env.faults.has('document-reference-update-drops-category')) delete fields.category;
     if (env.faults.has('document-reference-update-drops-date-behind-narrative')) delete fields.date;
     requireSameId(resource, row.id);
-    checkIfMatch(ctx, row);
+    // Fault stale-if-match-accepted-document-reference: If-Match is ignored on DocumentReference updates only.
+    if (!env.faults.has('stale-if-match-accepted-document-reference')) checkIfMatch(ctx, row, modes.staleIfMatchOtherTypes);
     if (modes.patientBlockOn === 'create-and-update') assertPatientAcceptsData(store.patients.get(row.org, fields.subjectId)!);
     // An update replaces every stored field with the body's.
     const updated: DocumentReferenceRow = { id: row.id, org: row.org, seq: row.seq, createdAt: row.createdAt, ...nextVersion(row, ctx.now), ...fields };

@@ -273,10 +273,13 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
     const org = ctx.caller.org;
     const id = ctx.params.id ?? '';
     const row = findRow(org, id, 'tenancy-update-leak');
+    // Fault tenancy-if-match-409-leak-encounter: the If-Match is compared with another organization's Encounter of that id.
+    const foreign = !row && env.faults.has('tenancy-if-match-409-leak-encounter') ? store.encounters.values().find((r) => r.id === id) : undefined;
+    if (foreign) checkIfMatch(ctx, foreign);
     if (!row) throw notFound('Encounter', id);
     const { resource, fields } = parseBody(ctx.body, org, 'Encounter.update');
     requireSameId(resource, id);
-    checkIfMatch(ctx, row);
+    checkIfMatch(ctx, row, modes.staleIfMatchOtherTypes);
     // Compared as instants: the same start spelled at another offset or precision is no new date.
     if (!sameInstant(fields.period?.start, row.period?.start)) checkRegistrationWindow(fields, ctx.now);
     checkAppointmentFree(org, fields, id);

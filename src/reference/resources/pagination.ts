@@ -172,16 +172,28 @@ export function searchBundle<T extends RecordMeta>(env: PagingEnv, req: SearchRe
  */
 export function searchOrg(env: PagingEnv, ctx: HandlerContext): string {
   const cursor = ctx.query.get('_cursor');
-  if (cursor === null || !env.faults?.has('tenancy-cursor-replay')) return ctx.caller.org;
-  return env.cursors.decode(cursor)?.org ?? ctx.caller.org;
+  const faults = env.faults ?? new Set<string>();
+  if (cursor === null || (!faults.has('tenancy-cursor-replay') && !faults.has('tenancy-cursor-replay-reverse'))) return ctx.caller.org;
+  const org = env.cursors.decode(cursor)?.org;
+  return org !== undefined && replaysCursor(faults, org, ctx.caller.org) ? org : ctx.caller.org;
+}
+
+/**
+ * Whether a cursor of another organization is followed: under fault tenancy-cursor-replay always;
+ * under tenancy-cursor-replay-reverse only the cursor of the organization sorting after the caller's
+ * (org-b's cursor followed with org-a's token: the reverse of the direction checked first).
+ */
+function replaysCursor(faults: ReadonlySet<string>, cursorOrg: string, callerOrg: string): boolean {
+  return faults.has('tenancy-cursor-replay') || (faults.has('tenancy-cursor-replay-reverse') && cursorOrg > callerOrg);
 }
 
 function resumeState(env: PagingEnv, ctx: HandlerContext, cursor: string, search: string, faults: ReadonlySet<string>): CursorState {
   const state = env.cursors.decode(cursor);
   if (state === undefined && faults.has('pagination-garbage-cursor-500')) throw new Error('undecodable _cursor');
   if (state === undefined) throw invalid('_cursor is not a cursor issued by this server (take it from a next link)');
-  // Fault tenancy-cursor-replay: a cursor of another organization is followed (searchOrg serves its organization's rows).
-  if ((state.org !== ctx.caller.org && !faults.has('tenancy-cursor-replay')) || state.search !== search) throw invalid('_cursor belongs to another search');
+  // Faults tenancy-cursor-replay(-reverse): a cursor of another organization is followed (searchOrg serves its organization's rows).
+  if ((state.org !== ctx.caller.org && !replaysCursor(faults, state.org, ctx.caller.org)) || state.search !== search)
+    throw invalid('_cursor belongs to another search');
   return state;
 }
 

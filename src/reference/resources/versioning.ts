@@ -2,7 +2,7 @@
  * Versioning (spec "Versioning" rule 4, MedicationRequest update rules 4-5):
  * `meta.versionId`, `ETag`, `Last-Modified` and `If-Match` for every resource type.
  */
-import type { HandlerContext, ReferenceModes } from '../types.js';
+import { FhirError, type HandlerContext, type ReferenceModes } from '../types.js';
 import { conflict } from './errors.js';
 import type { RecordMeta } from './records.js';
 
@@ -33,7 +33,7 @@ export function header(ctx: HandlerContext, name: string): string | undefined {
  * Conditional update: when `If-Match` is present, one of its entity tags (weak or
  * strong form, or `*`) must name the current version; otherwise 409 HPB-00103.
  */
-export function checkIfMatch(ctx: HandlerContext, row: RecordMeta): void {
+export function checkIfMatch(ctx: HandlerContext, row: RecordMeta, status: 409 | 412 = 409): void {
   const value = header(ctx, 'if-match');
   if (value === undefined) return;
   const tags = value
@@ -42,6 +42,8 @@ export function checkIfMatch(ctx: HandlerContext, row: RecordMeta): void {
     .filter((t) => t.length > 0);
   const current = String(row.versionId);
   const matches = tags.some((tag) => tag === '*' || tag.replace(/^W\//, '') === `"${current}"`);
+  if (!matches && status === 412)
+    throw new FhirError(412, 'conflict', `Precondition Failed: If-Match ${JSON.stringify(value)} does not match the current version ${current}`);
   if (!matches) {
     throw conflict(
       'HPB-00103',

@@ -1,0 +1,117 @@
+/**
+ * Conditional updates on every resource type that publishes an update (spec: Versioning rule 4,
+ * "conditional updates use `If-Match`", stated for every resource; MedicationRequest update rule 4
+ * gives its 409). MedicationRequest is judged by versioning.stale-if-match-refused; here each other
+ * published (release, type) with an update: the current validator is accepted, a stale one is refused
+ * and changes nothing.
+ */
+import { type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { catalogCodeOf, createResource, isObject, isSuccess, type Json, outcomeSummary, refusalProbe, surfaceLabel } from '../../src/service/index.js';
+import { isEntityTag } from './support.js';
+
+const REQUIREMENT = 'versioning.if-match-conditional';
+
+/** A field each type keeps as written, and the value a writer puts in it (two writers, two values). */
+const CHANGES: Record<string, (text: string) => Json> = {
+  Encounter: (text) => ({ reasonCode: [{ text }] }),
+  DocumentReference: (text) => ({ description: text }),
+};
+
+/** What a field carries: the text of the change, wherever the type keeps it. */
+function changedText(resource: string, body: Json): unknown {
+  if (resource === 'Encounter') return Array.isArray(body.reasonCode) && isObject(body.reasonCode[0]) ? body.reasonCode[0].text : undefined;
+  return body.description;
+}
+
+export const everyTypeChecks: CheckDefinition[] = [
+  defineCheck({
+    id: 'versioning.stale-if-match-every-type',
+    surfaces: {
+      release: 'every published release with an update (from the operation model)',
+      resource: 'every published type with create, read and update other than MedicationRequest (Encounter, DocumentReference)',
+      version: 'version 2 written with the current validator, then a stale validator of version 1',
+      leftOut: [
+        'MedicationRequest: versioning.stale-if-match-refused (its 409 HPB-00103 is stated)',
+        'a type without create, read and update, or without a field the suite knows the type keeps: listed in the notChecked observation',
+      ],
+    },
+    title: 'on every resource type with an update, If-Match with the current ETag is accepted and a stale one is refused without changing the record',
+    area: 'versioning',
+    level: 'MUST',
+    requirements: [REQUIREMENT],
+    quote: 'Each resource carries `meta.versionId`. Reads return an `ETag` and `Last-Modified`; conditional updates use `If-Match`',
+    tags: ['writes'],
+    fixtures: ['patient'],
+    async run(ctx) {
+      const checked: string[] = [];
+      const notChecked: string[] = [];
+      for (const update of ctx.model.operations.filter((op) => op.interaction === 'update' && op.resource !== 'MedicationRequest')) {
+        const surface = surfaceLabel(update);
+        const change = CHANGES[update.resource];
+        const read = ctx.findOperation(update.resource, 'read', update.release);
+        const create = ctx.findOperation(update.resource, 'create', update.release);
+        if (!change || !read || !create || !read.scope || !update.scope) {
+          notChecked.push(`${surface} (${!change ? 'no field the suite knows it keeps' : 'no published create, read or scope'})`);
+          continue;
+        }
+        const scopes = [...new Set([read.scope, update.scope])];
+        const id = await createResource(ctx, update.resource, update.release);
+        const url = ctx.path(update.path, { id });
+        const before = await ctx.fhir({ scopes, url: ctx.path(read.path, { id }) });
+        if (before.status !== 200 || !isObject(before.json)) {
+          ctx.fail(`${surface}: the read of a record just created answered ${before.status}`, {
+            requirement: REQUIREMENT,
+            expected: 200,
+            actual: before.status,
+            exchange: before.exchange.id,
+          });
+        }
+        const { meta, ...body } = before.json as Json;
+        const version = isObject(meta) ? meta.versionId : undefined;
+        const header = before.headers.etag;
+        const validator = isEntityTag(header) ? header : typeof version === 'string' && version !== '' ? `W/"${version}"` : undefined;
+        if (validator === undefined) {
+          notChecked.push(`${surface} (its read has neither an ETag nor a meta.versionId: versioning.read-etag, versioning.meta-version-id)`);
+          continue;
+        }
+        // The first writer holds the current validator: a conditional update that matches is applied.
+        const firstText = `first writer, fhir-conformance run ${ctx.runId}`;
+        const first = await ctx.fhir({ scopes, method: 'PUT', url, body: { ...body, id, ...change(firstText) }, headers: { 'if-match': validator } });
+        ctx.check(isSuccess(first), `${surface}: an update with If-Match carrying the current ETag ${validator} answered ${first.status}`, {
+          requirement: REQUIREMENT,
+          expected: '2xx',
+          actual: outcomeSummary(first, catalogCodeOf(first)),
+          exchange: first.exchange.id,
+        });
+        // The second writer still holds version 1's validator: the update must be refused and change nothing.
+        const stale = await refusalProbe(ctx, {
+          scopes,
+          method: 'PUT',
+          url,
+          body: { ...body, id, ...change(`stale writer, fhir-conformance run ${ctx.runId}`) },
+          headers: { 'if-match': validator },
+        });
+        ctx.observe(`versioning.stale-if-match.${update.release}.${update.resource}`, outcomeSummary(stale, catalogCodeOf(stale)));
+        // 409 HPB-00103 is MedicationRequest's; another type's refusal may be HTTP's 412 (its status is not stated).
+        ctx.check(stale.status === 409 || stale.status === 412, `${surface}: an update with a stale If-Match (${validator}) answered ${stale.status}`, {
+          requirement: REQUIREMENT,
+          expected: 'refused: 409 (HPB-00103, as MedicationRequest) or 412',
+          actual: outcomeSummary(stale, catalogCodeOf(stale)),
+          exchange: stale.exchange.id,
+        });
+        const after = await ctx.fhir({ scopes, url: ctx.path(read.path, { id }) });
+        const kept = isObject(after.json) ? changedText(update.resource, after.json) : undefined;
+        ctx.check(after.status === 200 && kept === firstText, `${surface}: after the stale update the record reads ${JSON.stringify(kept ?? null)}`, {
+          requirement: REQUIREMENT,
+          expected: firstText,
+          actual: kept ?? after.status,
+          exchange: after.exchange.id,
+        });
+        checked.push(surface);
+      }
+      ctx.observe('surfaces', { checked, ...(notChecked.length ? { notChecked } : {}) });
+      if (checked.length === 0)
+        ctx.skip(`no published type other than MedicationRequest to update conditionally: ${notChecked.join('; ') || 'none publishes an update'}`);
+    },
+  }),
+];
