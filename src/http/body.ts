@@ -1,5 +1,38 @@
 /** Reading a response body as a stream with a byte cap (a huge body is never buffered). */
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+
+/** Content codings the client accepts (sent as Accept-Encoding) and decodes. */
+export const ACCEPT_ENCODING = 'gzip, deflate, br';
+
+/**
+ * The body decoded from its `Content-Encoding` (gzip, deflate, br; identity or none as is), so
+ * the cap counts decoded bytes (a small compressed body cannot expand past it). An unknown
+ * coding is left as sent.
+ */
+export function decodedStream(stream: Readable, contentEncoding: string | undefined): Readable {
+  const codings = (contentEncoding ?? '')
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
+  let out = stream;
+  // Codings are listed in the order they were applied: decode from the last.
+  for (const coding of codings.reverse()) {
+    const decoder =
+      coding === 'gzip' || coding === 'x-gzip'
+        ? createGunzip()
+        : coding === 'deflate'
+          ? createInflate()
+          : coding === 'br'
+            ? createBrotliDecompress()
+            : undefined;
+    if (!decoder) return out;
+    out = pipeline(out, decoder, () => {
+      // errors reach the reader through the decoder, which pipeline destroys with them
+    });
+  }
+  return out;
+}
 
 export interface CappedBody {
   buffer: Buffer;

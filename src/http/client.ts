@@ -13,7 +13,7 @@ import { request as undiciRequest, type Dispatcher } from 'undici';
 import { createDispatcher, proxyFor } from './dispatcher.js';
 import { ConformanceError } from '../errors.js';
 import { redactHeaders, redactString, registerSecret } from '../redact.js';
-import { BodyReadError, readCapped, type CappedBody } from './body.js';
+import { ACCEPT_ENCODING, BodyReadError, decodedStream, readCapped, type CappedBody } from './body.js';
 import { binaryExcerpt, bodyExcerpt, curlCommand, decodeBody, isText, parseJson } from './evidence.js';
 import { jsonBody, type JsonParts } from './json-body.js';
 import { toConformanceError, seconds, type AbortCause } from './failures.js';
@@ -289,7 +289,8 @@ export class HttpClient {
 
   private prepare(opts: RequestOptions): PreparedRequest {
     const url = new URL(opts.url.replace(/^\//, ''), this.base);
-    const headers: Record<string, string> = { 'user-agent': USER_AGENT };
+    // Compressed answers are accepted and decoded (src/http/body.ts): the body judged is the decoded one.
+    const headers: Record<string, string> = { 'user-agent': USER_AGENT, 'accept-encoding': ACCEPT_ENCODING };
     for (const [name, value] of Object.entries(opts.headers ?? {})) headers[name.toLowerCase()] = value;
     if (typeof opts.token === 'string') registerSecret(opts.token);
     for (const field of opts.secretFields ?? []) {
@@ -356,7 +357,7 @@ export class HttpClient {
       answeredAt = this.now();
       status = res.statusCode;
       headers = flattenHeaders(res.headers);
-      body = await readCapped(res.body, cap);
+      body = await readCapped(decodedStream(res.body, headers['content-encoding']), cap);
     } catch (e) {
       const partial = e instanceof BodyReadError ? e.partial : undefined;
       const error = toConformanceError(e instanceof BodyReadError ? e.reason : e, {

@@ -214,6 +214,9 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'narrative=regenerate, referenceDisplay=inject', modes: { narrative: 'regenerate', referenceDisplay: 'inject' } },
   { label: 'instantFormat=offset, jsonLayout=pretty', modes: { instantFormat: 'offset', jsonLayout: 'pretty' } },
   { label: 'instantFormat=utc-millis', modes: { instantFormat: 'utc-millis' } },
+  // Bodies as bytes differ, meaning the same: pretty-printed alone, and gzipped (Content-Encoding) whenever the client accepts it.
+  { label: 'jsonLayout=pretty', modes: { jsonLayout: 'pretty' } },
+  { label: 'contentEncoding=gzip', modes: { contentEncoding: 'gzip' } },
   // DocumentReference mirrored on R4 with writes, an extra published type: its writes carry bodies derived from what it publishes.
   { label: 'r4DocumentReference=writes', modes: { r4DocumentReference: 'writes' } },
   // The same with a published request schema that names only resourceType: the bodies come from the HL7 FHIR R4 schema.

@@ -9,6 +9,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { IncomingMessage, ServerResponse, IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { FIXTURES_DIR } from '../paths.js';
@@ -58,6 +59,16 @@ const CORRELATION_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
 const DRAIN_LIMIT_BYTES = 256 * 1024 * 1024;
 const CLOSE = { Connection: 'close' };
 /** The 413's headers: keep the connection (the rest of the body is drained) unless it is too large to drain. */
+/** Whether Accept-Encoding lists gzip (or `*`) with a non-zero q. */
+export function acceptsGzip(header: string | string[] | undefined): boolean {
+  const items = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',');
+  return items.some((item) => {
+    const [coding, ...params] = item.split(';').map((p) => p.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith('q='));
+    return (coding === 'gzip' || coding === 'x-gzip' || coding === '*') && (q === undefined || Number(q.slice(2)) > 0);
+  });
+}
+
 const afterRefusal = (req: IncomingMessage): Record<string, string> => (Number(req.headers['content-length']) > DRAIN_LIMIT_BYTES ? CLOSE : {});
 
 export type CreateResources = (init: ResourceInit) => Promise<Resources>;
@@ -273,7 +284,7 @@ class HttpCore {
       for (const fault of transforms) faulty = fault.transformResponse!(faulty, { method: req.method ?? '', path, op: ex.op });
       reply = faulty;
     }
-    this.write(res, reply);
+    this.write(res, reply, req.headers['accept-encoding']);
   }
 
   auditRecords(): readonly AuditRecord[] {
@@ -300,13 +311,19 @@ class HttpCore {
     });
   }
 
-  private write(res: ServerResponse, reply: Reply): void {
+  private write(res: ServerResponse, reply: Reply, acceptEncoding?: string | string[]): void {
     if (res.destroyed) return;
     const indent = this.cfg.modes.jsonLayout === 'pretty' ? 2 : undefined;
-    const payload = Buffer.isBuffer(reply.body)
+    let payload = Buffer.isBuffer(reply.body)
       ? reply.body
       : Buffer.from(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body, null, indent));
-    res.writeHead(reply.status, { ...reply.headers, 'Content-Length': String(payload.length) });
+    let headers = reply.headers;
+    // Mode contentEncoding=gzip: a body the client accepts gzipped goes gzipped (HTTP content coding; the meaning is the same).
+    if (this.cfg.modes.contentEncoding === 'gzip' && payload.length > 0 && acceptsGzip(acceptEncoding)) {
+      payload = gzipSync(payload);
+      headers = { ...headers, 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' };
+    }
+    res.writeHead(reply.status, { ...headers, 'Content-Length': String(payload.length) });
     res.end(payload);
   }
 

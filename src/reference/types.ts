@@ -189,6 +189,11 @@ export interface ReferenceModes {
   /** JSON answers compact, or pretty-printed (two-space indentation). */
   jsonLayout: 'compact' | 'pretty';
   /**
+   * HTTP content coding of answers (not stated; HTTP lets a server choose): none, or gzip
+   * (`Content-Encoding: gzip`, `Vary: Accept-Encoding`) whenever the request's Accept-Encoding allows it.
+   */
+  contentEncoding: 'identity' | 'gzip';
+  /**
    * DocumentReference on R4 (not in the spec, which serves it on R5): not served, or mirrored with
    * read, search, create and update, published in the OpenAPI document and the R4 CapabilityStatement:
    * `writes` with a request schema of its fields, `writes-untyped` with one that names only the
@@ -257,6 +262,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   referenceDisplay: 'as-written',
   instantFormat: 'as-stored',
   jsonLayout: 'compact',
+  contentEncoding: 'identity',
   r4DocumentReference: 'none',
   accessTokenClaims: 'full',
   accessTokenFormat: 'jwt',
@@ -396,6 +402,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   referenceDisplay: ['as-written', 'inject'],
   instantFormat: ['as-stored', 'utc-millis', 'offset'],
   jsonLayout: ['compact', 'pretty'],
+  contentEncoding: ['identity', 'gzip'],
   r4DocumentReference: ['none', 'writes', 'writes-untyped'],
   accessTokenClaims: ['full', 'minimal'],
   accessTokenFormat: ['jwt', 'opaque'],

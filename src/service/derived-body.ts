@@ -63,6 +63,16 @@ function fhirDefinition(release: Release, type: string): { definitions: Record<s
   return { definitions: schema.definitions as Record<string, Json>, definition: schema.definitions[type] as Json };
 }
 
+/**
+ * The HL7 FHIR JSON schema of one resource type of `release`, self-contained (the release's
+ * definitions at its root, so its `$ref`s resolve): what the invalid variants of a write derive
+ * from when the target publishes no request schema. Undefined when the release has no such type.
+ */
+export function fhirResourceSchema(release: Release, type: string): object | undefined {
+  const fhir = fhirDefinition(release, type);
+  return fhir ? { ...fhir.definition, definitions: fhir.definitions } : undefined;
+}
+
 /** The definition name a property refers to (`#/definitions/Reference`, or its array items'). */
 function refName(property: unknown): string | undefined {
   if (!isObject(property)) return undefined;

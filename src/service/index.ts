@@ -135,7 +135,7 @@ export {
 } from './compare.js';
 export { checkSameMeaning } from './compare-check.js';
 export { DOCUMENT_TYPES, documentOf, notOf, smallDocument, type DocumentType } from './documents.js';
-export { bodyProblems, derivedBody, writeBody, type BodySource } from './derived-body.js';
+export { bodyProblems, derivedBody, fhirResourceSchema, writeBody, type BodySource } from './derived-body.js';
 export { grantedScopes, tokenFor } from './tokens.js';
 export { DISCOVERY_SCOPE, discoveryDocument, type DiscoveryDocument } from './discovery-documents.js';
 

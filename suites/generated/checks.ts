@@ -2,10 +2,21 @@
  * Checks generated from the target's published operation model: for every
  * operation, authentication and scope checks (no token, another resource's
  * scope, letter sets of the same resource, the published scope), and for every
- * write with a published request schema, invalid bodies (HPB-00101).
+ * write invalid bodies (HPB-00101), from the same schema as its valid body: the
+ * published request schema, else the HL7 FHIR schema of the release and type.
  */
 import { type CheckContext, type CheckDefinition, type CheckTag, defineCheck } from '../../src/engine/index.js';
-import { catalogCodeOf, createdIdOf, expectError, firstIssue, letterVerdict, parseScope, tokenFor, writeBody } from '../../src/service/index.js';
+import {
+  catalogCodeOf,
+  createdIdOf,
+  expectError,
+  fhirResourceSchema,
+  firstIssue,
+  letterVerdict,
+  parseScope,
+  tokenFor,
+  writeBody,
+} from '../../src/service/index.js';
 import type { ModelOperation, OperationModel } from '../../src/discovery/model.js';
 import type { HttpResponse } from '../../src/http/index.js';
 import { requirementById } from '../../src/requirements/index.js';
@@ -251,7 +262,7 @@ function invalidPayloadCheck(op: ModelOperation, slug: string, schema: object, v
       const instance = await validShapedInstance(
         schema,
         seedOf(id),
-        await writeBody(ctx, { release: op.release, resource: op.resource, requestSchema: schema }),
+        await writeBody(ctx, { release: op.release, resource: op.resource, requestSchema: op.requestSchema }),
       );
       const call = await prepareCall(ctx, op, applyVariant(instance, variant));
       // The first answer is the verdict: a 5xx here is the failure, not something to retry (an error, not a fail, when the target is down).
@@ -278,8 +289,10 @@ function checksFor(model: OperationModel, op: ModelOperation, slug: string): Che
   const checks = [noTokenCheck(op, slug), otherResourceCheck(model, op, slug)];
   for (const letters of otherLetterSets(model, op)) checks.push(lettersCheck(op, slug, letters));
   checks.push(requiredScopeCheck(op, slug));
-  if ((op.interaction === 'create' || op.interaction === 'update') && op.requestSchema) {
-    for (const variant of invalidVariants(op.requestSchema)) checks.push(invalidPayloadCheck(op, slug, op.requestSchema, variant));
+  if (op.interaction === 'create' || op.interaction === 'update') {
+    // The variants come from the schema the valid body comes from: the published one, else HL7's.
+    const schema = op.requestSchema ?? fhirResourceSchema(op.release, op.resource);
+    if (schema) for (const variant of invalidVariants(schema)) checks.push(invalidPayloadCheck(op, slug, schema, variant));
   }
   return checks;
 }

@@ -116,7 +116,7 @@ describe('generatedChecks', () => {
     }
   });
 
-  it('derives invalid bodies only where a request schema is published, tagged as writes', () => {
+  it('derives invalid bodies from the published request schema, else from the HL7 FHIR schema of the release and type, tagged as writes', () => {
     const invalid = checks.filter((c) => c.id.includes('.invalid-')).map((c) => c.id);
     expect(invalid).toEqual([
       'generated.medication-request-create.invalid-missing-resource-type',
@@ -125,6 +125,11 @@ describe('generatedChecks', () => {
       'generated.medication-request-create.invalid-wrong-resource-type',
       'generated.medication-request-create.invalid-wrong-type-medication-codeable-concept',
       'generated.medication-request-create.invalid-wrong-type-subject',
+      // The update publishes no request schema: HL7's R4 MedicationRequest requires subject and resourceType
+      // (subject is a $ref'd Reference, so no wrong-type variant from its JSON type).
+      'generated.medication-request-update.invalid-missing-subject',
+      'generated.medication-request-update.invalid-missing-resource-type',
+      'generated.medication-request-update.invalid-wrong-resource-type',
     ]);
     for (const id of invalid) expect(byId.get(id)!.tags).toEqual(['writes']);
     expect(byId.get('generated.medication-request-update.no-token')!.tags).toEqual(['writes']);

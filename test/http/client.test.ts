@@ -299,3 +299,43 @@ describe('HttpClient: hostile targets', () => {
     expect(e.message).toMatch(new RegExp(`^TLS handshake with 127\\.0\\.0\\.1:${port} failed: .*self.signed`));
   });
 });
+
+describe('HttpClient: content codings', () => {
+  it('asks for gzip, deflate and br, and judges the decoded body of each (the cap counts decoded bytes)', async () => {
+    const { gzipSync, deflateSync, brotliCompressSync } = await import('node:zlib');
+    const body = JSON.stringify({ resourceType: 'Bundle', type: 'searchset', entry: [], note: 'x'.repeat(2000) });
+    const encode: Record<string, (b: Buffer) => Buffer> = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync };
+    let asked: string | undefined;
+    const s = await serve((req, res) => {
+      asked = req.headers['accept-encoding'];
+      const coding = new URL(req.url ?? '/', 'http://x').searchParams.get('coding') ?? 'gzip';
+      const payload = encode[coding]!(Buffer.from(body));
+      res.writeHead(200, { 'content-type': 'application/fhir+json', 'content-encoding': coding, ...conformingHeaders() });
+      res.end(payload);
+    });
+    const { c } = client(s.url);
+    for (const coding of ['gzip', 'deflate', 'br']) {
+      const r = await c.request({ url: `/fhir/R4/Encounter?coding=${coding}` });
+      expect([coding, r.text]).toEqual([coding, body]);
+      expect((r.json as { resourceType: string }).resourceType).toBe('Bundle');
+    }
+    expect(asked).toBe('gzip, deflate, br');
+    // A small gzip body that expands past the cap is cut at the cap, never buffered whole.
+    const { c: capped } = client(s.url, { maxBodyBytes: 1000 });
+    const r = await capped.request({ url: '/fhir/R4/Encounter?coding=gzip' });
+    expect([r.bodyTruncated, r.text.length]).toEqual([true, 1000]);
+  });
+
+  it('a corrupt gzip body is a coded error, not a crash', async () => {
+    const s = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/fhir+json', 'content-encoding': 'gzip', ...conformingHeaders() });
+      res.end('not gzip at all');
+    });
+    const { c } = client(s.url);
+    const e = await c.request({ url: '/fhir/R4/Encounter' }).then(
+      () => undefined,
+      (x: unknown) => x,
+    );
+    expect(e).toBeInstanceOf(ConformanceError);
+  });
+});

@@ -254,6 +254,9 @@ faults.push(
       'generated.medication-request-update.invalid-wrong-type-subject',
       'generated.encounter-create.invalid-missing-class',
       'generated.encounter-update.invalid-wrong-resource-type',
+      // R5 DocumentReference: the target publishes no request schema; the variants come from the HL7 FHIR R5 schema.
+      'generated.document-reference-create.invalid-missing-content',
+      'generated.document-reference-update.invalid-wrong-type-content',
     ],
     transformResponse: (res, req) => {
       const issue = (res.body as { issue?: Array<{ details?: { coding?: Array<{ code?: unknown }> } }> } | undefined)?.issue?.[0];
