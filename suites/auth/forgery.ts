@@ -65,7 +65,7 @@ export function jwsOf(token: string): Jws | undefined {
   }
 }
 
-/** A genuine access token of the main client (the run's cached one) and its JWS parts when it is a JWT. */
+/** A genuine access token of the main client (the run's cached one) and its JWS parts when it is a JWS. */
 async function genuine(ctx: CheckContext): Promise<{ token: string; jws?: Jws }> {
   const token = await ctx.token([READ_SCOPE]);
   const jws = jwsOf(token);
@@ -242,6 +242,7 @@ export const forgeryChecks: CheckDefinition[] = [
     async (ctx) => {
       const jws = (await genuine(ctx)).jws ?? ctx.skip(SHAPE_SKIP);
       const { parts } = jws;
+      if (!jws.claims) ctx.observe('forged-token.claims-changed', [], "the token's payload is not a claim set (an opaque handle)");
       const claims =
         jws.claims ??
         ctx.openChoice(
