@@ -170,15 +170,14 @@ export function documentReferenceHandlers(env: ResourceEnv, release: 'R4' | 'R5'
     const types = tokenParam(query, 'type');
     const categories = tokenParam(query, 'category');
     const dates = dateParams(query);
-    const matches = store.documentReferences
-      .all(ctx.caller.org)
-      .filter(
-        (row) =>
-          (patient === undefined || row.subjectId === patient) &&
-          (types === undefined || conceptsMatch(row.type === undefined ? [] : [row.type], types)) &&
-          (categories === undefined || conceptsMatch(row.category, categories)) &&
-          dateMatches(row.date, dates),
-      );
+    const matches = store.documentReferences.all(ctx.caller.org).filter(
+      (row) =>
+        (patient === undefined || row.subjectId === patient) &&
+        (types === undefined || conceptsMatch(row.type === undefined ? [] : [row.type], types)) &&
+        (categories === undefined || conceptsMatch(row.category, categories)) &&
+        // Fault document-reference-search-date-ignored-with-type: date is dropped when type is given too.
+        (dateMatches(row.date, dates) || (types !== undefined && env.faults.has('document-reference-search-date-ignored-with-type'))),
+    );
     return searchBundle(env.paging, {
       ctx,
       matches,
