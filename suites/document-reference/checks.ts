@@ -266,6 +266,56 @@ export const checks: CheckDefinition[] = [
   tokenCheck('type'),
   tokenCheck('category'),
   defineCheck({
+    id: 'document-reference.search-combined-type-date',
+    title: "DocumentReference search patient + type + date returns exactly the patient's documents satisfying both",
+    area,
+    level: 'MUST',
+    requirements: ['document-reference.search-type', 'document-reference.search-date'],
+    quote: 'Search parameters: `patient` (reference, UUID), `type` (token), `category` (token), `date` (date, same prefixes as Encounter)',
+    fixtures: ['documentReference'],
+    surfaces: {
+      release: 'R5',
+      resource: 'DocumentReference',
+      parameters: 'patient with type and date together (each with patient alone: search-type, search-date)',
+    },
+    async run(ctx) {
+      const typeOf = (r: Json) => codingsOf(r.type).find((c) => typeof c.code === 'string');
+      const dated = (r: Json) => typeof r.date === 'string' && /^\d{4}-\d{2}-\d{2}/.test(r.date);
+      const { b, document } = await documentWith(ctx, await baseline(ctx), (r) => typeOf(r) !== undefined && dated(r), 'a type coding and a date');
+      const token = tokenOf(typeOf(document)!);
+      const day = (document.date as string).slice(0, 10);
+      const dateOf = (r: Json) => r.date;
+      const date = dateFilter('eq', day, dateOf);
+      const results = await searchDocuments(ctx, [
+        ['patient', b.patientId],
+        ['type', token],
+        ['date', day],
+      ]);
+      const what = `type=${token}&date=${day}`;
+      const typeMatches = (r: Json) => codingsOf(r.type).some((c) => codingMatchesToken(c, token));
+      if (results.complete || results.resources.length === 0)
+        ctx.check(
+          results.resources.some((r) => idOf(r) === idOf(document)),
+          `${what}: the DocumentReference ${String(idOf(document))}, which satisfies both, is not returned`,
+          {
+            requirement: 'document-reference.search-date',
+            expected: `entries including DocumentReference/${String(idOf(document))}`,
+            actual: { entries: results.resources.length },
+            exchange: results.first.exchange.id,
+          },
+        );
+      checkFiltered(ctx, {
+        what,
+        requirement: 'document-reference.search-date',
+        results,
+        base: b.base,
+        matches: (r) => subjectIs(b.patientId)(r) && typeMatches(r) && date.matches(r),
+        surely: (r) => subjectIs(b.patientId)(r) && typeMatches(r) && (date.surely ?? date.matches)(r),
+        describe: (r) => ({ type: codingsOf(r.type).map(tokenOf), date: dateOf(r) }),
+      });
+    },
+  }),
+  defineCheck({
     id: 'document-reference.search-date',
     title: 'DocumentReference search date with each prefix (and none) is satisfied by every result',
     area,

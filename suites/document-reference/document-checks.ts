@@ -139,6 +139,15 @@ async function probe(ctx: CheckContext, way: Way): Promise<Probe | undefined> {
 function sizeCheck(way: Way): CheckDefinition {
   return defineCheck({
     id: `document-reference.size-limit-${way}`,
+    surfaces: {
+      release: 'R5',
+      resource: 'DocumentReference (the one type that carries documents: "Document uploads")',
+      channel: WAY_TEXT[way],
+      leftOut: [
+        'DocumentReference on R4: not in the spec (its R4 operations are "not shown"); a target that mirrors it is not sent documents of the maximum size',
+        'the inbound webhook body maximum (413 HPB-00122): inbound webhooks are not shown',
+      ],
+    },
     title: `a document over the size maximum sent by ${WAY_TEXT[way]} gives 413 HPB-00119`,
     area,
     level: 'MUST',

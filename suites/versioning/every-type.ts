@@ -10,6 +10,8 @@ import { catalogCodeOf, createResource, isObject, isSuccess, type Json, outcomeS
 import { isEntityTag } from './support.js';
 
 const REQUIREMENT = 'versioning.if-match-conditional';
+/** Versions each record is written to (created, then updated conditionally): a rule may break only from the third version. */
+const VERSIONS = 4;
 
 /** A field each type keeps as written, and the value a writer puts in it (two writers, two values). */
 const CHANGES: Record<string, (text: string) => Json> = {
@@ -29,7 +31,7 @@ export const everyTypeChecks: CheckDefinition[] = [
     surfaces: {
       release: 'every published release with an update (from the operation model)',
       resource: 'every published type with create, read and update other than MedicationRequest (Encounter, DocumentReference)',
-      version: 'version 2 written with the current validator, then a stale validator of version 1',
+      version: 'versions 2, 3 and 4 each written with the validator its read returned, then a stale validator of version 1',
       leftOut: [
         'MedicationRequest: versioning.stale-if-match-refused (its 409 HPB-00103 is stated)',
         'a type without create, read and update, or without a field the suite knows the type keeps: listed in the notChecked observation',
@@ -57,38 +59,56 @@ export const everyTypeChecks: CheckDefinition[] = [
         const scopes = [...new Set([read.scope, update.scope])];
         const id = await createResource(ctx, update.resource, update.release);
         const url = ctx.path(update.path, { id });
-        const before = await ctx.fhir({ scopes, url: ctx.path(read.path, { id }) });
-        if (before.status !== 200 || !isObject(before.json)) {
-          ctx.fail(`${surface}: the read of a record just created answered ${before.status}`, {
-            requirement: REQUIREMENT,
-            expected: 200,
-            actual: before.status,
-            exchange: before.exchange.id,
-          });
-        }
-        const { meta, ...body } = before.json as Json;
-        const version = isObject(meta) ? meta.versionId : undefined;
-        const header = before.headers.etag;
-        const validator = isEntityTag(header) ? header : typeof version === 'string' && version !== '' ? `W/"${version}"` : undefined;
+        // Each version is written conditionally with the validator its read returns (versions 2 to VERSIONS):
+        // a read ETag that stops following the versions (from the third on, say) makes its update refused.
+        const readNow = async () => {
+          const r = await ctx.fhir({ scopes, url: ctx.path(read.path, { id }) });
+          if (r.status !== 200 || !isObject(r.json)) {
+            ctx.fail(`${surface}: the read of a record the check wrote answered ${r.status}`, {
+              requirement: REQUIREMENT,
+              expected: 200,
+              actual: r.status,
+              exchange: r.exchange.id,
+            });
+          }
+          const { meta, ...rest } = r.json as Json;
+          const v = isObject(meta) ? meta.versionId : undefined;
+          const header = r.headers.etag;
+          return { body: rest, validator: isEntityTag(header) ? header : typeof v === 'string' && v !== '' ? `W/"${v}"` : undefined };
+        };
+        const first = await readNow();
+        const validator = first.validator;
         if (validator === undefined) {
           notChecked.push(`${surface} (its read has neither an ETag nor a meta.versionId: versioning.read-etag, versioning.meta-version-id)`);
           continue;
         }
-        // The first writer holds the current validator: a conditional update that matches is applied.
-        const firstText = `first writer, fhir-conformance run ${ctx.runId}`;
-        const first = await ctx.fhir({ scopes, method: 'PUT', url, body: { ...body, id, ...change(firstText) }, headers: { 'if-match': validator } });
-        ctx.check(isSuccess(first), `${surface}: an update with If-Match carrying the current ETag ${validator} answered ${first.status}`, {
-          requirement: REQUIREMENT,
-          expected: '2xx',
-          actual: outcomeSummary(first, catalogCodeOf(first)),
-          exchange: first.exchange.id,
-        });
+        let current: { body: Json; validator: string | undefined } = { body: first.body, validator };
+        let lastText = '';
+        for (let written = 2; written <= VERSIONS; written++) {
+          if (written > 2) current = await readNow();
+          const tag = current.validator ?? validator;
+          lastText = `version ${written}, fhir-conformance run ${ctx.runId}`;
+          const res = await ctx.fhir({ scopes, method: 'PUT', url, body: { ...current.body, id, ...change(lastText) }, headers: { 'if-match': tag } });
+          if (
+            !ctx.check(
+              isSuccess(res),
+              `${surface}: writing version ${written} with If-Match carrying the ETag its read returned (${tag}) answered ${res.status}`,
+              {
+                requirement: REQUIREMENT,
+                expected: '2xx',
+                actual: outcomeSummary(res, catalogCodeOf(res)),
+                exchange: res.exchange.id,
+              },
+            )
+          )
+            break;
+        }
         // The second writer still holds version 1's validator: the update must be refused and change nothing.
         const stale = await refusalProbe(ctx, {
           scopes,
           method: 'PUT',
           url,
-          body: { ...body, id, ...change(`stale writer, fhir-conformance run ${ctx.runId}`) },
+          body: { ...current.body, id, ...change(`stale writer, fhir-conformance run ${ctx.runId}`) },
           headers: { 'if-match': validator },
         });
         ctx.observe(`versioning.stale-if-match.${update.release}.${update.resource}`, outcomeSummary(stale, catalogCodeOf(stale)));
@@ -101,9 +121,9 @@ export const everyTypeChecks: CheckDefinition[] = [
         });
         const after = await ctx.fhir({ scopes, url: ctx.path(read.path, { id }) });
         const kept = isObject(after.json) ? changedText(update.resource, after.json) : undefined;
-        ctx.check(after.status === 200 && kept === firstText, `${surface}: after the stale update the record reads ${JSON.stringify(kept ?? null)}`, {
+        ctx.check(after.status === 200 && kept === lastText, `${surface}: after the stale update the record reads ${JSON.stringify(kept ?? null)}`, {
           requirement: REQUIREMENT,
-          expected: firstText,
+          expected: lastText,
           actual: kept ?? after.status,
           exchange: after.exchange.id,
         });

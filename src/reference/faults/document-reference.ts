@@ -172,6 +172,14 @@ export const faults: FaultDef[] = [
     checks: ['document-reference.create-type-mismatch-400', 'document-reference.update-type-mismatch-400'],
   },
   {
+    name: 'document-reference-search-date-ignored-with-type',
+    area: 'document-reference',
+    violates: ['document-reference.search-date'],
+    symptom:
+      'A DocumentReference search with patient, type and date ignores date (every document of that type is returned); date with patient alone, and type with patient alone, still filter.',
+    checks: ['document-reference.search-combined-type-date'],
+  },
+  {
     name: 'document-reference-inline-size-not-enforced',
     area: 'document-reference',
     violates: SIZE_RULES,

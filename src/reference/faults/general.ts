@@ -65,4 +65,12 @@ export const faults: FaultDef[] = [
     symptom: 'An Encounter for a deceased patient is created; a MedicationRequest for that patient is still refused with 409 HPB-00109.',
     checks: ['general.blocked-patient-create-every-type'],
   },
+  {
+    name: 'document-reference-merged-patient-accepted',
+    area: 'general',
+    violates: ['catalog.hpb-00108'],
+    symptom:
+      'A DocumentReference for a merged patient is created; MedicationRequest and Encounter creates for that patient are still refused with 409 HPB-00108, and a deceased patient is refused on every type.',
+    checks: ['general.blocked-patient-create-every-type'],
+  },
 ];

@@ -76,6 +76,14 @@ export const faults: FaultDef[] = [
       'A DocumentReference update ignores If-Match: a stale validator is applied (2xx) and overwrites the newer version; MedicationRequest and Encounter still refuse it with 409.',
   },
   {
+    name: 'encounter-etag-stuck-from-third-version',
+    area: 'versioning',
+    violates: ['versioning.if-match-conditional', 'versioning.read-etag'],
+    checks: ['versioning.stale-if-match-every-type'],
+    symptom:
+      'An Encounter\'s ETag (reads and updates) stays W/"2" once it has a third version (meta.versionId still moves): a conditional update with the ETag its read returned is refused with 409 from the fourth version on.',
+  },
+  {
     name: 'if-match-current-refused',
     area: 'versioning',
     violates: ['medication-request.if-match-current-succeeds'],

@@ -142,7 +142,9 @@ export function documentReferenceHandlers(env: ResourceEnv, release: 'R4' | 'R5'
     if (env.faults.has('document-reference-create-drops-category')) delete fields.category;
     if (env.faults.has('document-reference-create-drops-attachment-data'))
       fields.content = fields.content.map(({ attachment: { data: _data, ...rest } }) => ({ attachment: rest }));
-    assertPatientAcceptsData(store.patients.get(org, fields.subjectId)!);
+    const patient = store.patients.get(org, fields.subjectId)!;
+    // Fault document-reference-merged-patient-accepted: a DocumentReference for a merged patient is created.
+    if (!(patient.mergedInto !== undefined && env.faults.has('document-reference-merged-patient-accepted'))) assertPatientAcceptsData(patient);
     const row = store.insert(store.documentReferences, { ...firstVersion(randomUUID(), org, ctx.now), ...fields });
     return documentResponse(env, modes.createStatus, row, { Location: `${ctx.baseUrl}${DOCUMENT_PATH}/${row.id}` }, release);
   };
@@ -168,15 +170,14 @@ export function documentReferenceHandlers(env: ResourceEnv, release: 'R4' | 'R5'
     const types = tokenParam(query, 'type');
     const categories = tokenParam(query, 'category');
     const dates = dateParams(query);
-    const matches = store.documentReferences
-      .all(ctx.caller.org)
-      .filter(
-        (row) =>
-          (patient === undefined || row.subjectId === patient) &&
-          (types === undefined || conceptsMatch(row.type === undefined ? [] : [row.type], types)) &&
-          (categories === undefined || conceptsMatch(row.category, categories)) &&
-          dateMatches(row.date, dates),
-      );
+    const matches = store.documentReferences.all(ctx.caller.org).filter(
+      (row) =>
+        (patient === undefined || row.subjectId === patient) &&
+        (types === undefined || conceptsMatch(row.type === undefined ? [] : [row.type], types)) &&
+        (categories === undefined || conceptsMatch(row.category, categories)) &&
+        // Fault document-reference-search-date-ignored-with-type: date is dropped when type is given too.
+        (dateMatches(row.date, dates) || (types !== undefined && env.faults.has('document-reference-search-date-ignored-with-type'))),
+    );
     return searchBundle(env.paging, {
       ctx,
       matches,
