@@ -221,6 +221,9 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'r4DocumentReference=writes', modes: { r4DocumentReference: 'writes' } },
   // The same with a published request schema that names only resourceType: the bodies come from the HL7 FHIR R4 schema.
   { label: 'r4DocumentReference=writes-untyped', modes: { r4DocumentReference: 'writes-untyped' } },
+  // Another resource type the spec does not name, published with read, create and update (OpenAPI and CapabilityStatement):
+  // the generated checks write it with a body derived from the HL7 FHIR R4 schema, and derive its invalid variants from the same.
+  { label: 'r4Observation=writes', modes: { r4Observation: 'writes' } },
   {
     label: 'other limits',
     profile: 'full',

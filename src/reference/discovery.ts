@@ -6,7 +6,7 @@
  */
 import { SIGNING_ALGS } from '../auth/algorithms.js';
 import type { JWK } from 'jose';
-import { OPERATIONS, operationsFor, R4_DOCUMENT_REFERENCE_OPERATIONS } from '../service/api.js';
+import { OPERATIONS, operationsFor, R4_DOCUMENT_REFERENCE_OPERATIONS, R4_OBSERVATION_OPERATIONS } from '../service/api.js';
 import type { FhirRelease, OperationDef, SearchParamDef } from '../service/api.js';
 import { catalogEntry } from '../service/catalog.js';
 import { COMPONENT_SCHEMAS, writeSchemaName } from '../service/schemas.js';
@@ -28,9 +28,17 @@ export interface DiscoveryInit {
   startedAt: string;
 }
 
-/** Operations the reference publishes besides the spec's, per its modes (`r4DocumentReference=writes`). */
+/** Operations the reference publishes besides the spec's, per its modes (`r4DocumentReference=writes`, `r4Observation=writes`). */
 export function extraOperations(modes: ReferenceModes): readonly OperationDef[] {
-  return modes.r4DocumentReference === 'none' ? [] : R4_DOCUMENT_REFERENCE_OPERATIONS;
+  return [
+    ...(modes.r4DocumentReference === 'none' ? [] : R4_DOCUMENT_REFERENCE_OPERATIONS),
+    ...(modes.r4Observation === 'none' ? [] : R4_OBSERVATION_OPERATIONS),
+  ];
+}
+
+/** Scopes of the extra operations (the fixture clients are granted them when the mode serves them). */
+export function extraScopes(modes: ReferenceModes): string[] {
+  return [...new Set(extraOperations(modes).map((op) => op.scope))];
 }
 
 /** Every operation the reference serves under its modes. */
@@ -72,6 +80,22 @@ function r4DocumentReferenceComponent(modes: ReferenceModes): Record<string, obj
       description: 'A FHIR R4 DocumentReference.',
       required: ['resourceType'],
       properties: { resourceType: { type: 'string', enum: ['DocumentReference'] } },
+    },
+  };
+}
+
+/**
+ * The `Observation` component (mode `r4Observation=writes`): a schema that names only the
+ * resourceType, as a generic generator writes one; the client derives the rest from the HL7 FHIR R4 schema.
+ */
+function r4ObservationComponent(modes: ReferenceModes): Record<string, object> {
+  if (modes.r4Observation === 'none') return {};
+  return {
+    Observation: {
+      type: 'object',
+      description: 'A FHIR R4 Observation (http://hl7.org/fhir/R4/observation.html).',
+      required: ['resourceType'],
+      properties: { resourceType: { type: 'string', enum: ['Observation'] } },
     },
   };
 }
@@ -256,7 +280,7 @@ export function openApiDocument(init: DiscoveryInit): object {
     servers: [{ url: init.baseUrl }],
     paths,
     components: {
-      schemas: { ...COMPONENT_SCHEMAS, ...r4DocumentReferenceComponent(init.modes) },
+      schemas: { ...COMPONENT_SCHEMAS, ...r4DocumentReferenceComponent(init.modes), ...r4ObservationComponent(init.modes) },
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
       parameters: {
         id: { name: 'id', in: 'path', required: true, description: 'Resource id (UUID).', schema: { type: 'string' } },

@@ -19,6 +19,7 @@ import { toClientRecord } from './clients.js';
 import type { ClientRecord } from './auth.js';
 import {
   capabilityStatement,
+  extraScopes,
   jwks,
   openApiDocument,
   operationDefinition,
@@ -570,7 +571,9 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
   const [clients, fixtureIds] = await Promise.all([
     loadClients(fixturesDir)
       .then((c) => withMainKeyAlg(c, modes, fixturesDir))
-      .then((c) => configureClients(c, modes, opts.clientJwksUris)),
+      .then((c) => configureClients(c, modes, opts.clientJwksUris))
+      // The extra resource types a mode serves are granted to every fixture client.
+      .then((c) => c.map((x) => ({ ...x, scopes: [...new Set([...x.scopes, ...extraScopes(modes)])] }))),
     readFile(join(fixturesDir, 'fixture-ids.json'), 'utf8').then((t) => JSON.parse(t) as Record<string, string>),
   ]);
   // Before listening: a client that cannot be registered leaves no server behind.
