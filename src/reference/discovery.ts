@@ -100,6 +100,34 @@ function r4ObservationComponent(modes: ReferenceModes): Record<string, object> {
   };
 }
 
+/** Where the Observation profile is served (mode `r4Observation=writes`); its canonical URL is under the base URL. */
+export const OBSERVATION_PROFILE_PATH = '/fhir/R4/StructureDefinition/conformance-observation';
+/** Top-level elements the Observation profile requires beyond the base (`code`): what the handler refuses without. */
+export const OBSERVATION_PROFILE_REQUIRED = ['status', 'category', 'subject', 'effective[x]'];
+
+/** The profile the R4 CapabilityStatement names for Observation (mode `r4Observation=writes`), as a StructureDefinition. */
+export function observationProfile(baseUrl: string): object {
+  return {
+    resourceType: 'StructureDefinition',
+    id: 'conformance-observation',
+    url: `${baseUrl}${OBSERVATION_PROFILE_PATH}`,
+    name: 'ConformanceObservation',
+    status: 'active',
+    fhirVersion: '4.0.1',
+    kind: 'resource',
+    abstract: false,
+    type: 'Observation',
+    baseDefinition: 'http://hl7.org/fhir/StructureDefinition/Observation',
+    derivation: 'constraint',
+    differential: {
+      element: [
+        { id: 'Observation', path: 'Observation' },
+        ...OBSERVATION_PROFILE_REQUIRED.map((e) => ({ id: `Observation.${e}`, path: `Observation.${e}`, min: 1 })),
+      ],
+    },
+  };
+}
+
 /** The path an operation is served on; `$upload` follows `modes.uploadContract` (level) and `modes.uploadPath`. */
 export function operationPath(op: OperationDef, modes: ReferenceModes): string {
   if (op.operationName !== 'upload') return op.path;
@@ -456,6 +484,7 @@ function resourceEntry(resource: string, ops: OperationDef[], modes: ReferenceMo
   }
   return {
     type: resource,
+    ...(resource === 'Observation' ? { profile: `${baseUrl}${OBSERVATION_PROFILE_PATH}` } : {}),
     interaction: interactions.map((o) => ({ code: o.interaction, extension: scopeExtension(o.scope) })),
     ...(searchParams.length ? { searchParam: searchParams.map((p) => ({ name: p.name, type: searchParamType(p), documentation: p.description })) } : {}),
     ...(operations.length

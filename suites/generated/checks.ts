@@ -262,7 +262,12 @@ function invalidPayloadCheck(op: ModelOperation, slug: string, schema: object, v
       const instance = await validShapedInstance(
         schema,
         seedOf(id),
-        await writeBody(ctx, { release: op.release, resource: op.resource, requestSchema: op.requestSchema }),
+        await writeBody(ctx, {
+          release: op.release,
+          resource: op.resource,
+          requestSchema: op.requestSchema,
+          ...(op.profile ? { profile: op.profile } : {}),
+        }),
       );
       const call = await prepareCall(ctx, op, applyVariant(instance, variant));
       // The first answer is the verdict: a 5xx here is the failure, not something to retry (an error, not a fail, when the target is down).

@@ -83,7 +83,13 @@ export async function prepareCall(ctx: CheckContext, op: ModelOperation, body?: 
   if (op.interaction === 'operation')
     return { method: op.method, url, body: 'fhir-conformance upload', headers: { ...FHIR_HEADERS, 'content-type': 'text/plain' } };
   const resource =
-    body ?? (await writeBody(ctx, { release: op.release, resource: op.resource, ...(op.requestSchema ? { requestSchema: op.requestSchema } : {}) }));
+    body ??
+    (await writeBody(ctx, {
+      release: op.release,
+      resource: op.resource,
+      ...(op.requestSchema ? { requestSchema: op.requestSchema } : {}),
+      ...(op.profile ? { profile: op.profile } : {}),
+    }));
   return { method: op.method, url, body: op.interaction === 'update' && id !== undefined ? { ...resource, id } : resource, headers: FHIR_HEADERS };
 }
 

@@ -1,13 +1,14 @@
 /**
  * Mode `r4Observation=writes`: Observation on R4 (not in the spec), as a server may publish a
  * resource type besides the spec's, with read, create and update. Bodies are held to the HL7 FHIR
- * R4 schema (400 HPB-00101); the subject, when a Patient, must be one of the caller's organization
+ * R4 schema and the profile its CapabilityStatement names (400 HPB-00101); the subject, when a Patient, must be one of the caller's organization
  * (422 HPB-00101). Records are the organization's own: another organization's id is 404 HPB-00102.
  */
 import { randomUUID } from 'node:crypto';
 import type { Handler, HandlerContext, HandlerResponse } from '../types.js';
 import type { ResourceEnv } from './env.js';
 import { invalid, notFound, unprocessable } from './errors.js';
+import { OBSERVATION_PROFILE_REQUIRED } from '../discovery.js';
 import { schemaProblem } from './fhir-schema.js';
 import type { RecordMeta } from './records.js';
 import { type Body, isUuid, requireResource, requireSameId } from './validate.js';
@@ -41,6 +42,11 @@ export function observationHandlers(env: ResourceEnv): Record<string, Handler> {
     const resource = requireResource(ctx.body, 'Observation');
     const problem = schemaProblem('R4', 'Observation', resource, ['meta']);
     if (problem) throw invalid(problem);
+    // The profile the CapabilityStatement names (served as a StructureDefinition): its required elements.
+    for (const element of OBSERVATION_PROFILE_REQUIRED) {
+      const present = element.endsWith('[x]') ? Object.keys(resource).some((k) => k.startsWith(element.slice(0, -3))) : resource[element] !== undefined;
+      if (!present) throw invalid(`Observation.${element} is required by the profile the CapabilityStatement names`);
+    }
     const { resourceType: _t, id: _id, meta: _meta, ...fields } = resource;
     const subject = (fields.subject as { reference?: unknown } | undefined)?.reference;
     const match = typeof subject === 'string' ? /^Patient\/(.+)$/.exec(subject) : null;

@@ -1,6 +1,14 @@
 /** Mode r4Observation=writes: a resource type the spec does not name, published and served with read, create and update. */
 import { describe, expect, it } from 'vitest';
-import { capabilityStatement, extraScopes, openApiDocument, servedOperations } from '../../../src/reference/discovery.js';
+import {
+  capabilityStatement,
+  extraScopes,
+  OBSERVATION_PROFILE_PATH,
+  observationProfile,
+  openApiDocument,
+  servedOperations,
+} from '../../../src/reference/discovery.js';
+import { profileRequiredElements } from '../../../src/service/derived-body.js';
 import { DEFAULT_MODES } from '../../../src/reference/types.js';
 import { createFhirValidator } from '../../../src/fhir/index.js';
 import { expectError, harness, IDS } from './harness.js';
@@ -16,7 +24,9 @@ const init = (r4Observation: 'none' | 'writes') => ({
 const observation = (extra: object = {}) => ({
   resourceType: 'Observation',
   status: 'final',
+  category: [{ text: 'vital-signs' }],
   code: { text: 'body weight' },
+  effectiveDateTime: '2025-03-10T10:00:00Z',
   subject: { reference: `Patient/${IDS.patient}` },
   valueQuantity: { value: 72.5, unit: 'kg' },
   ...extra,
@@ -33,7 +43,9 @@ describe('r4Observation', () => {
     ]);
     expect(paths['/fhir/R4/Observation/{id}']?.get?.['x-service-scope']).toBe('system/Observation.rs');
     const resource = (
-      capabilityStatement('R4', init('writes')) as { rest: Array<{ resource: Array<{ type: string; interaction: Array<{ code: string }> }> }> }
+      capabilityStatement('R4', init('writes')) as {
+        rest: Array<{ resource: Array<{ type: string; profile?: string; interaction: Array<{ code: string }> }> }>;
+      }
     ).rest[0]!.resource.find((r) => r.type === 'Observation');
     expect(resource?.interaction.map((i) => i.code).sort()).toEqual(['create', 'read', 'update']);
     expect(
@@ -43,6 +55,8 @@ describe('r4Observation', () => {
     ).toEqual(['read', 'create', 'update']);
     expect(extraScopes(init('writes').modes)).toEqual(['system/Observation.rs', 'system/Observation.cru']);
     expect(extraScopes(init('none').modes)).toEqual([]);
+    expect(resource).toMatchObject({ profile: `http://127.0.0.1:9999${OBSERVATION_PROFILE_PATH}` });
+    expect(profileRequiredElements(observationProfile('http://127.0.0.1:9999'), 'Observation')).toEqual(['status', 'category', 'subject', 'effective[x]']);
   });
 
   it('creates, reads and updates valid R4 Observations; refuses what HL7 R4 refuses (400) and a patient of another organization (422)', async () => {
@@ -56,6 +70,14 @@ describe('r4Observation', () => {
 
     const { code: _code, ...noCode } = observation();
     expect(expectError(await h.call('R4Observation.create', { body: noCode }))).toMatchObject({ status: 400, code: 'HPB-00101' });
+    // The profile the CapabilityStatement names requires category and effective[x].
+    const { effectiveDateTime: _e, ...noEffective } = observation();
+    expect(expectError(await h.call('R4Observation.create', { body: noEffective }))).toMatchObject({ status: 400, code: 'HPB-00101' });
+    expect(
+      await h.ok('R4Observation.create', { body: observation({ effectiveDateTime: undefined, effectivePeriod: { start: '2025-03-10T10:00:00Z' } }) }),
+    ).toMatchObject({
+      effectivePeriod: { start: '2025-03-10T10:00:00Z' },
+    });
     expect(expectError(await h.call('R4Observation.create', { body: observation({ code: 'weight' }) }))).toMatchObject({ status: 400, code: 'HPB-00101' });
     expect(
       expectError(await h.call('R4Observation.create', { body: observation({ subject: { reference: `Patient/${IDS.otherOrgPatient}` } }) })),
