@@ -224,6 +224,8 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   // Another resource type the spec does not name, published with read, create and update (OpenAPI and CapabilityStatement):
   // the generated checks write it with a body derived from the HL7 FHIR R4 schema, and derive its invalid variants from the same.
   { label: 'r4Observation=writes', modes: { r4Observation: 'writes' } },
+  // The same type published through a servers-relative OpenAPI document ($ref'd request bodies, path-level parameters).
+  { label: 'r4Observation=writes, openapiForm=servers-relative', modes: { r4Observation: 'writes', openapiForm: 'servers-relative' } },
   {
     label: 'other limits',
     profile: 'full',

@@ -384,7 +384,9 @@ function serversRelativeDocument(init: DiscoveryInit): object {
   const requestBodies: Record<string, object> = {};
   const responses: Record<string, object> = {};
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const op of [...operationsFor('R4'), ...operationsFor('R5')]) {
+  // The extra R4 types a mode serves, but for R4 DocumentReference, whose relative paths are the R5 surface's (not written in this form).
+  const extra = extraOperations(init.modes).filter((o) => o.resource !== 'DocumentReference');
+  for (const op of [...operationsFor('R4', extra), ...operationsFor('R5')]) {
     const full = operationPath(op, init.modes);
     const relative = full.slice(`/fhir/${op.release}`.length);
     const written = openApiOperation(op, init.modes) as Record<string, unknown>;
