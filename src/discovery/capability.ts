@@ -62,6 +62,7 @@ export function operationsFromCapability(cs: Json, release: Release, note: (p: s
         method: route.method,
         path: route.path,
         ...(scope ? { scope } : {}),
+        ...(typeof resource.profile === 'string' && resource.profile !== '' ? { profile: resource.profile } : {}),
         searchParams: interaction === 'search-type' ? params : [],
         errorStatuses: [],
         errorCodes: [],

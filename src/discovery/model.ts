@@ -21,6 +21,8 @@ export interface ModelOperation {
   searchParams: Array<{ name: string; type?: string; required?: boolean }>;
   /** Dereferenced request body schema (OpenAPI). */
   requestSchema?: object;
+  /** CapabilityStatement `rest.resource.profile`: the canonical URL of the profile the target holds the type to. */
+  profile?: string;
   /** Media types of the request body (OpenAPI `requestBody.content` keys). */
   requestMediaTypes?: string[];
   /**

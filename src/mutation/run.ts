@@ -221,6 +221,11 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'r4DocumentReference=writes', modes: { r4DocumentReference: 'writes' } },
   // The same with a published request schema that names only resourceType: the bodies come from the HL7 FHIR R4 schema.
   { label: 'r4DocumentReference=writes-untyped', modes: { r4DocumentReference: 'writes-untyped' } },
+  // Another resource type the spec does not name, published with read, create and update (OpenAPI and CapabilityStatement):
+  // the generated checks write it with a body derived from the HL7 FHIR R4 schema, and derive its invalid variants from the same.
+  { label: 'r4Observation=writes', modes: { r4Observation: 'writes' } },
+  // The same type published through a servers-relative OpenAPI document ($ref'd request bodies, path-level parameters).
+  { label: 'r4Observation=writes, openapiForm=servers-relative', modes: { r4Observation: 'writes', openapiForm: 'servers-relative' } },
   {
     label: 'other limits',
     profile: 'full',

@@ -6,7 +6,7 @@
  */
 import { SIGNING_ALGS } from '../auth/algorithms.js';
 import type { JWK } from 'jose';
-import { OPERATIONS, operationsFor, R4_DOCUMENT_REFERENCE_OPERATIONS } from '../service/api.js';
+import { OPERATIONS, operationsFor, R4_DOCUMENT_REFERENCE_OPERATIONS, R4_OBSERVATION_OPERATIONS } from '../service/api.js';
 import type { FhirRelease, OperationDef, SearchParamDef } from '../service/api.js';
 import { catalogEntry } from '../service/catalog.js';
 import { COMPONENT_SCHEMAS, writeSchemaName } from '../service/schemas.js';
@@ -28,9 +28,17 @@ export interface DiscoveryInit {
   startedAt: string;
 }
 
-/** Operations the reference publishes besides the spec's, per its modes (`r4DocumentReference=writes`). */
+/** Operations the reference publishes besides the spec's, per its modes (`r4DocumentReference=writes`, `r4Observation=writes`). */
 export function extraOperations(modes: ReferenceModes): readonly OperationDef[] {
-  return modes.r4DocumentReference === 'none' ? [] : R4_DOCUMENT_REFERENCE_OPERATIONS;
+  return [
+    ...(modes.r4DocumentReference === 'none' ? [] : R4_DOCUMENT_REFERENCE_OPERATIONS),
+    ...(modes.r4Observation === 'none' ? [] : R4_OBSERVATION_OPERATIONS),
+  ];
+}
+
+/** Scopes of the extra operations (the fixture clients are granted them when the mode serves them). */
+export function extraScopes(modes: ReferenceModes): string[] {
+  return [...new Set(extraOperations(modes).map((op) => op.scope))];
 }
 
 /** Every operation the reference serves under its modes. */
@@ -72,6 +80,50 @@ function r4DocumentReferenceComponent(modes: ReferenceModes): Record<string, obj
       description: 'A FHIR R4 DocumentReference.',
       required: ['resourceType'],
       properties: { resourceType: { type: 'string', enum: ['DocumentReference'] } },
+    },
+  };
+}
+
+/**
+ * The `Observation` component (mode `r4Observation=writes`): a schema that names only the
+ * resourceType, as a generic generator writes one; the client derives the rest from the HL7 FHIR R4 schema.
+ */
+function r4ObservationComponent(modes: ReferenceModes): Record<string, object> {
+  if (modes.r4Observation === 'none') return {};
+  return {
+    Observation: {
+      type: 'object',
+      description: 'A FHIR R4 Observation (http://hl7.org/fhir/R4/observation.html).',
+      required: ['resourceType'],
+      properties: { resourceType: { type: 'string', enum: ['Observation'] } },
+    },
+  };
+}
+
+/** Where the Observation profile is served (mode `r4Observation=writes`); its canonical URL is under the base URL. */
+export const OBSERVATION_PROFILE_PATH = '/fhir/R4/StructureDefinition/conformance-observation';
+/** Top-level elements the Observation profile requires beyond the base (`code`): what the handler refuses without. */
+export const OBSERVATION_PROFILE_REQUIRED = ['status', 'category', 'subject', 'effective[x]'];
+
+/** The profile the R4 CapabilityStatement names for Observation (mode `r4Observation=writes`), as a StructureDefinition. */
+export function observationProfile(baseUrl: string): object {
+  return {
+    resourceType: 'StructureDefinition',
+    id: 'conformance-observation',
+    url: `${baseUrl}${OBSERVATION_PROFILE_PATH}`,
+    name: 'ConformanceObservation',
+    status: 'active',
+    fhirVersion: '4.0.1',
+    kind: 'resource',
+    abstract: false,
+    type: 'Observation',
+    baseDefinition: 'http://hl7.org/fhir/StructureDefinition/Observation',
+    derivation: 'constraint',
+    differential: {
+      element: [
+        { id: 'Observation', path: 'Observation' },
+        ...OBSERVATION_PROFILE_REQUIRED.map((e) => ({ id: `Observation.${e}`, path: `Observation.${e}`, min: 1 })),
+      ],
     },
   };
 }
@@ -256,7 +308,7 @@ export function openApiDocument(init: DiscoveryInit): object {
     servers: [{ url: init.baseUrl }],
     paths,
     components: {
-      schemas: { ...COMPONENT_SCHEMAS, ...r4DocumentReferenceComponent(init.modes) },
+      schemas: { ...COMPONENT_SCHEMAS, ...r4DocumentReferenceComponent(init.modes), ...r4ObservationComponent(init.modes) },
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
       parameters: {
         id: { name: 'id', in: 'path', required: true, description: 'Resource id (UUID).', schema: { type: 'string' } },
@@ -332,7 +384,9 @@ function serversRelativeDocument(init: DiscoveryInit): object {
   const requestBodies: Record<string, object> = {};
   const responses: Record<string, object> = {};
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const op of [...operationsFor('R4'), ...operationsFor('R5')]) {
+  // The extra R4 types a mode serves, but for R4 DocumentReference, whose relative paths are the R5 surface's (not written in this form).
+  const extra = extraOperations(init.modes).filter((o) => o.resource !== 'DocumentReference');
+  for (const op of [...operationsFor('R4', extra), ...operationsFor('R5')]) {
     const full = operationPath(op, init.modes);
     const relative = full.slice(`/fhir/${op.release}`.length);
     const written = openApiOperation(op, init.modes) as Record<string, unknown>;
@@ -432,6 +486,7 @@ function resourceEntry(resource: string, ops: OperationDef[], modes: ReferenceMo
   }
   return {
     type: resource,
+    ...(resource === 'Observation' ? { profile: `${baseUrl}${OBSERVATION_PROFILE_PATH}` } : {}),
     interaction: interactions.map((o) => ({ code: o.interaction, extension: scopeExtension(o.scope) })),
     ...(searchParams.length ? { searchParam: searchParams.map((p) => ({ name: p.name, type: searchParamType(p), documentation: p.description })) } : {}),
     ...(operations.length

@@ -19,7 +19,10 @@ import { toClientRecord } from './clients.js';
 import type { ClientRecord } from './auth.js';
 import {
   capabilityStatement,
+  extraScopes,
   jwks,
+  OBSERVATION_PROFILE_PATH,
+  observationProfile,
   openApiDocument,
   operationDefinition,
   OPERATION_DEFINITION_PATH,
@@ -101,7 +104,7 @@ export interface TargetConfig {
   fixtures: Record<string, string>;
 }
 
-type RouteKind = 'token' | 'openapi' | 'metadata' | 'definition' | 'smart' | 'jwks' | 'fhir';
+type RouteKind = 'token' | 'openapi' | 'metadata' | 'definition' | 'profile' | 'smart' | 'jwks' | 'fhir';
 interface Route {
   kind: RouteKind;
   method: string;
@@ -139,6 +142,7 @@ function buildRoutes(modes: ReferenceModes): Route[] {
     fixed('metadata', 'GET', '/fhir/R4/metadata', 'R4'),
     fixed('metadata', 'GET', '/fhir/R5/metadata', 'R5'),
     fixed('definition', 'GET', OPERATION_DEFINITION_PATH, 'R5'),
+    ...(modes.r4Observation === 'writes' ? [fixed('profile', 'GET', OBSERVATION_PROFILE_PATH, 'R4')] : []),
     fixed('smart', 'GET', '/fhir/.well-known/smart-configuration'),
     fixed('jwks', 'GET', '/fhir/.well-known/jwks.json'),
     ...servedOperations(modes).map((op): Route => ({ kind: 'fhir', method: op.method, pattern: templatePattern(operationPath(op, modes)), op })),
@@ -365,6 +369,9 @@ class HttpCore {
         if (!definition) throw catalogError('SVC-00002', { message: `Resource not found: no endpoint at ${path}` });
         return { status: 200, headers: { 'Content-Type': FHIR_JSON }, body: definition };
       }
+      case 'profile':
+        this.gateAnonymous(ex);
+        return { status: 200, headers: { 'Content-Type': FHIR_JSON }, body: observationProfile(this.cfg.baseUrl) };
       case 'fhir':
         return this.fhir(req, ex, route, path, query);
     }
@@ -575,7 +582,9 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
   const [clients, fixtureIds] = await Promise.all([
     loadClients(fixturesDir)
       .then((c) => withMainKeyAlg(c, modes, fixturesDir))
-      .then((c) => configureClients(c, modes, opts.clientJwksUris)),
+      .then((c) => configureClients(c, modes, opts.clientJwksUris))
+      // The extra resource types a mode serves are granted to every fixture client.
+      .then((c) => c.map((x) => ({ ...x, scopes: [...new Set([...x.scopes, ...extraScopes(modes)])] }))),
     readFile(join(fixturesDir, 'fixture-ids.json'), 'utf8').then((t) => JSON.parse(t) as Record<string, string>),
   ]);
   // Before listening: a client that cannot be registered leaves no server behind.

@@ -201,6 +201,12 @@ export interface ReferenceModes {
    */
   r4DocumentReference: 'none' | 'writes' | 'writes-untyped';
   /**
+   * Observation on R4 (not in the spec): not served, or served with read, create and update,
+   * published in the OpenAPI document (a request schema naming only the resourceType) and the R4
+   * CapabilityStatement, with scopes `system/Observation.rs` / `.cru` granted to every fixture client.
+   */
+  r4Observation: 'none' | 'writes';
+  /**
    * Claims of issued access tokens (the token's content is not shown; jwks.json verifies it):
    * `full` states the grant (scope, client_id, org, key_kind); `minimal` only iss, sub, aud, iat,
    * exp and jti, the grant kept on the server by jti.
@@ -264,6 +270,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   jsonLayout: 'compact',
   contentEncoding: 'identity',
   r4DocumentReference: 'none',
+  r4Observation: 'none',
   accessTokenClaims: 'full',
   accessTokenFormat: 'jwt',
   resourceIndicator: 'release',
@@ -404,6 +411,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   jsonLayout: ['compact', 'pretty'],
   contentEncoding: ['identity', 'gzip'],
   r4DocumentReference: ['none', 'writes', 'writes-untyped'],
+  r4Observation: ['none', 'writes'],
   accessTokenClaims: ['full', 'minimal'],
   accessTokenFormat: ['jwt', 'opaque'],
   resourceIndicator: ['release', 'ignored'],

@@ -8,7 +8,8 @@
  */
 export type FhirRelease = 'R4' | 'R5';
 export type Interaction = 'read' | 'search-type' | 'create' | 'update' | 'operation';
-export type ResourceType = 'MedicationRequest' | 'Encounter' | 'DocumentReference';
+/** The spec's resource types, and Observation, which a target may publish besides them (the reference's mode `r4Observation`). */
+export type ResourceType = 'MedicationRequest' | 'Encounter' | 'DocumentReference' | 'Observation';
 
 export interface SearchParamDef {
   name: string;
@@ -262,6 +263,43 @@ export const R4_DOCUMENT_REFERENCE_OPERATIONS: readonly OperationDef[] = [
     path: '/fhir/R4/DocumentReference/{id}',
     scope: 'system/DocumentReference.cru',
     errors: [E400, E401, E403, E(404, 'HPB-00118'), E422, E429],
+  },
+];
+
+/**
+ * Not in the spec: Observation on R4 with read, create and update, as a server may publish a
+ * resource type besides the spec's. The reference serves them in mode `r4Observation=writes`.
+ */
+export const R4_OBSERVATION_OPERATIONS: readonly OperationDef[] = [
+  {
+    operationId: 'R4Observation.read',
+    release: 'R4',
+    resource: 'Observation',
+    interaction: 'read',
+    method: 'GET',
+    path: '/fhir/R4/Observation/{id}',
+    scope: 'system/Observation.rs',
+    errors: [E401, E403, E(404, 'HPB-00102'), E429],
+  },
+  {
+    operationId: 'R4Observation.create',
+    release: 'R4',
+    resource: 'Observation',
+    interaction: 'create',
+    method: 'POST',
+    path: '/fhir/R4/Observation',
+    scope: 'system/Observation.cru',
+    errors: [E400, E401, E403, E422, E429],
+  },
+  {
+    operationId: 'R4Observation.update',
+    release: 'R4',
+    resource: 'Observation',
+    interaction: 'update',
+    method: 'PUT',
+    path: '/fhir/R4/Observation/{id}',
+    scope: 'system/Observation.cru',
+    errors: [E400, E401, E403, E(404, 'HPB-00102'), E422, E429],
   },
 ];
 

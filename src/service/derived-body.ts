@@ -27,6 +27,81 @@ export interface BodySource {
   resource: string;
   /** The dereferenced request schema the target published for the write, if any. */
   requestSchema?: object;
+  /** The CapabilityStatement's profile of the type (a canonical URL), if it names one. */
+  profile?: string;
+}
+
+/** The canonical URL of the HL7 base profile of a type: a body of the base schema conforms to it. */
+export const baseProfileUrl = (type: string) => `http://hl7.org/fhir/StructureDefinition/${type}`;
+
+/**
+ * The top-level elements a StructureDefinition of `type` requires (`min` >= 1 at `<type>.<name>`,
+ * from its snapshot, else its differential); a choice `value[x]` is returned as written.
+ */
+export function profileRequiredElements(structureDefinition: unknown, type: string): string[] {
+  if (!isObject(structureDefinition) || structureDefinition.resourceType !== 'StructureDefinition') return [];
+  const holder = isObject(structureDefinition.snapshot) ? structureDefinition.snapshot : structureDefinition.differential;
+  const elements = isObject(holder) && Array.isArray(holder.element) ? holder.element : [];
+  const out = new Set<string>();
+  for (const e of elements) {
+    if (!isObject(e) || typeof e.path !== 'string' || typeof e.min !== 'number' || e.min < 1) continue;
+    const m = new RegExp(`^${type}\\.([A-Za-z][A-Za-z0-9]*(?:\\[x\\])?)$`).exec(e.path);
+    if (m) out.add(m[1]!);
+  }
+  return [...out];
+}
+
+/**
+ * The profile's StructureDefinition, where the target serves it: the canonical URL under the
+ * target's base URL (no other host is called). Undefined otherwise.
+ */
+async function servedProfile(ctx: CheckContext, profile: string): Promise<unknown> {
+  const base = ctx.config.baseUrl.replace(/\/+$/, '');
+  if (!profile.startsWith(`${base}/`)) return undefined;
+  // Read once a run: the checks that derive a body of the type share it.
+  const cache = (ctx.shared.get(PROFILES) as Map<string, Promise<unknown>> | undefined) ?? new Map<string, Promise<unknown>>();
+  ctx.shared.set(PROFILES, cache);
+  let sd = cache.get(profile);
+  if (!sd) {
+    sd = ctx
+      .request({ url: profile.slice(base.length), headers: { accept: 'application/fhir+json' } })
+      .then((res) => (res.status === 200 && isObject(res.json) && res.json.resourceType === 'StructureDefinition' ? res.json : undefined));
+    cache.set(profile, sd);
+  }
+  return sd;
+}
+
+const PROFILES = 'derived-body.profiles';
+
+/** The body of `src` with the profile's required elements the base schema left out, as the FHIR schema types them. */
+async function withProfile(ctx: CheckContext, src: BodySource, body: Json, seed: number): Promise<Json> {
+  if (!src.profile || src.profile === baseProfileUrl(src.resource)) return body;
+  const sd = await servedProfile(ctx, src.profile);
+  const required = sd ? profileRequiredElements(sd, src.resource) : [];
+  ctx.observe(
+    'body.profile',
+    sd ? { profile: src.profile, requiredElements: required } : { profile: src.profile, derivedFrom: 'the base schema' },
+    sd
+      ? "the body derived from the schema holds the required elements of the target's StructureDefinition"
+      : 'the profile is neither served by the target as a StructureDefinition nor known to the suite: the body is from the base schema',
+  );
+  const fhir = fhirDefinition(src.release, src.resource);
+  if (!fhir) return body;
+  const properties = (isObject(fhir.definition.properties) ? fhir.definition.properties : {}) as Record<string, unknown>;
+  const out: Json = { ...body };
+  for (const element of required) {
+    const choices = element.endsWith('[x]') ? Object.keys(properties).filter((k) => k.startsWith(element.slice(0, -3)) && !k.startsWith('_')) : [element];
+    if (choices.some((k) => k in out)) continue;
+    const key = choices.find((k) => ['String', 'CodeableConcept', 'DateTime', 'Reference'].some((t) => k.endsWith(t))) ?? choices[0];
+    const property = key ? properties[key] : undefined;
+    if (!key || !isObject(property)) continue;
+    const type = refName(property);
+    const many = property.type === 'array';
+    const value =
+      meaningful(ctx, key, type) ?? (await generate({ ...property, definitions: fhir.definitions } as JsonSchema, { seed, optionalsProbability: 0 }));
+    out[key] = many && !Array.isArray(value) ? [value] : value;
+  }
+  return out;
 }
 
 /** Statuses the spec names for writes, preferred when the schema allows them (else the schema's first). */
@@ -182,7 +257,7 @@ export async function derivedBody(ctx: CheckContext, src: BodySource): Promise<R
     ? await generate({ $ref: `#/definitions/${src.resource}`, definitions: fhir.definitions } as JsonSchema, { seed, optionalsProbability: 0 })
     : {};
   const published = src.requestSchema ? await generate(src.requestSchema as JsonSchema, { seed, optionalsProbability: 0 }) : {};
-  const body = withMeaning(ctx, src, { ...(isObject(fromFhir) ? fromFhir : {}), ...(isObject(published) ? published : {}) });
+  const body = await withProfile(ctx, src, withMeaning(ctx, src, { ...(isObject(fromFhir) ? fromFhir : {}), ...(isObject(published) ? published : {}) }), seed);
   const problems = bodyProblems(src, body);
   if (problems.length > 0) {
     throw new Error(

@@ -135,7 +135,15 @@ export {
 } from './compare.js';
 export { checkSameMeaning } from './compare-check.js';
 export { DOCUMENT_TYPES, documentOf, notOf, smallDocument, type DocumentType } from './documents.js';
-export { bodyProblems, derivedBody, fhirResourceSchema, writeBody, type BodySource } from './derived-body.js';
+export {
+  baseProfileUrl,
+  bodyProblems,
+  derivedBody,
+  fhirResourceSchema,
+  profileRequiredElements,
+  writeBody,
+  type BodySource,
+} from './derived-body.js';
 export { grantedScopes, tokenFor } from './tokens.js';
 export { DISCOVERY_SCOPE, discoveryDocument, type DiscoveryDocument } from './discovery-documents.js';
 

@@ -423,7 +423,12 @@ export async function createResource(ctx: CheckContext, resource: string, releas
     url: create.path,
     token,
     client: 'main',
-    body: await writeBody(ctx, { release, resource, ...(create.requestSchema ? { requestSchema: create.requestSchema } : {}) }),
+    body: await writeBody(ctx, {
+      release,
+      resource,
+      ...(create.requestSchema ? { requestSchema: create.requestSchema } : {}),
+      ...(create.profile ? { profile: create.profile } : {}),
+    }),
     headers: FHIR_HEADERS,
   });
   const what = `a valid ${release} ${resource} create with its published scope ${create.scope}`;

@@ -52,9 +52,11 @@ function scopeOutsideGrant(ctx: CheckContext, grant: readonly string[]): { scope
   };
   const op = ctx.model.operations.find((o) => o.method === 'GET' && typeof o.scope === 'string' && !held(o.scope));
   if (op?.scope) return { scope: op.scope, op };
-  // Observation is named by the error catalog but has no operation in the spec: outside any grant it describes.
-  const fallback = 'system/Observation.rs';
-  if (held(fallback)) ctx.skip(`every scope the target's operations name, and ${fallback}, is in the declared grant`);
+  // Resource types with no operation in the spec (Observation is named by the error catalog): outside any grant it
+  // describes, unless the target publishes and grants them too (then the next one).
+  const fallbacks = ['system/Observation.rs', 'system/AllergyIntolerance.rs', 'system/Immunization.rs'];
+  const fallback = fallbacks.find((s) => !held(s));
+  if (!fallback) ctx.skip(`every scope the target's operations name, and ${fallbacks.join(', ')}, is in the declared grant`);
   return { scope: fallback };
 }
 

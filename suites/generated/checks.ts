@@ -21,7 +21,7 @@ import type { ModelOperation, OperationModel } from '../../src/discovery/model.j
 import type { HttpResponse } from '../../src/http/index.js';
 import { requirementById } from '../../src/requirements/index.js';
 import { applyVariant, type InvalidVariant, invalidVariants, seedOf, validShapedInstance, variantSlug } from './invalid-variants.js';
-import { isWrite, kebab, prepareCall, send } from './support.js';
+import { isWrite, kebab, prepareCall, readsCreated, send } from './support.js';
 
 const area = 'generated';
 
@@ -63,7 +63,7 @@ function resourceScopeIds(op: ModelOperation): (string | undefined)[] {
 }
 
 const describeOp = (op: ModelOperation) => `${op.method} ${op.path}`;
-const tagsOf = (op: ModelOperation): CheckTag[] | undefined => (isWrite(op) ? ['writes'] : undefined);
+const tagsOf = (op: ModelOperation): CheckTag[] | undefined => (isWrite(op) || readsCreated(op) ? ['writes'] : undefined);
 
 /** Resources the run creates by accident (a faulty target accepting a refused create) go to the ledger too. */
 function recordCreated(ctx: CheckContext, op: ModelOperation, res: HttpResponse): void {
@@ -262,7 +262,12 @@ function invalidPayloadCheck(op: ModelOperation, slug: string, schema: object, v
       const instance = await validShapedInstance(
         schema,
         seedOf(id),
-        await writeBody(ctx, { release: op.release, resource: op.resource, requestSchema: op.requestSchema }),
+        await writeBody(ctx, {
+          release: op.release,
+          resource: op.resource,
+          requestSchema: op.requestSchema,
+          ...(op.profile ? { profile: op.profile } : {}),
+        }),
       );
       const call = await prepareCall(ctx, op, applyVariant(instance, variant));
       // The first answer is the verdict: a 5xx here is the failure, not something to retry (an error, not a fail, when the target is down).
@@ -285,13 +290,36 @@ function invalidPayloadCheck(op: ModelOperation, slug: string, schema: object, v
   });
 }
 
+type ObjectSchema = { required?: unknown; properties?: Record<string, unknown>; definitions?: Record<string, unknown> };
+const requiredOf = (s: ObjectSchema | undefined): string[] => (Array.isArray(s?.required) ? s.required.filter((f): f is string => typeof f === 'string') : []);
+
+/**
+ * The schema the invalid variants of a write come from: the one its valid body comes from
+ * (src/service/derived-body.ts). The published request schema, and where it leaves out a field
+ * the HL7 FHIR schema of the release and type requires (a schema naming only `resourceType`),
+ * HL7's required fields besides; with no published schema, HL7's.
+ */
+function variantSchemaOf(op: ModelOperation): object | undefined {
+  const fhir = fhirResourceSchema(op.release, op.resource) as ObjectSchema | undefined;
+  if (!op.requestSchema) return fhir;
+  const published = op.requestSchema as ObjectSchema;
+  const extra = requiredOf(fhir).filter((f) => !requiredOf(published).includes(f));
+  if (!fhir || extra.length === 0) return op.requestSchema;
+  const fhirProperties = Object.fromEntries(extra.map((f) => [f, fhir.properties?.[f]]).filter(([, p]) => p !== undefined));
+  return {
+    ...published,
+    required: [...requiredOf(published), ...extra],
+    properties: { ...fhirProperties, ...(published.properties ?? {}) },
+    definitions: { ...(fhir.definitions ?? {}), ...(published.definitions ?? {}) },
+  };
+}
+
 function checksFor(model: OperationModel, op: ModelOperation, slug: string): CheckDefinition[] {
   const checks = [noTokenCheck(op, slug), otherResourceCheck(model, op, slug)];
   for (const letters of otherLetterSets(model, op)) checks.push(lettersCheck(op, slug, letters));
   checks.push(requiredScopeCheck(op, slug));
   if (op.interaction === 'create' || op.interaction === 'update') {
-    // The variants come from the schema the valid body comes from: the published one, else HL7's.
-    const schema = op.requestSchema ?? fhirResourceSchema(op.release, op.resource);
+    const schema = variantSchemaOf(op);
     if (schema) for (const variant of invalidVariants(schema)) checks.push(invalidPayloadCheck(op, slug, schema, variant));
   }
   return checks;

@@ -4,6 +4,7 @@
  * src/service/tokens.ts; creating a resource through a published create is
  * src/service/resources.ts.
  */
+import { FIXTURE_KEYS } from '../../src/config/fixture-keys.js';
 import type { CheckContext } from '../../src/engine/index.js';
 import type { ModelOperation } from '../../src/discovery/model.js';
 import type { HttpResponse } from '../../src/http/index.js';
@@ -26,6 +27,13 @@ export function fixtureKeyOf(resource: string): string {
 export const hasIdParam = (op: ModelOperation) => op.path.includes('{id}');
 export const isWrite = (op: ModelOperation) => op.method !== 'GET';
 
+/**
+ * A read of one resource of a type no config can name a fixture of (the spec names none, e.g. an
+ * Observation the target publishes besides the spec's types): it reads a resource this run creates
+ * through the target's published create, so it writes.
+ */
+export const readsCreated = (op: ModelOperation) => !isWrite(op) && hasIdParam(op) && !FIXTURE_KEYS.includes(fixtureKeyOf(op.resource));
+
 const WRITE_TARGETS = 'generated.write-targets';
 
 /** One resource per type and release created by this run, shared by the checks that write to an existing id. */
@@ -40,9 +48,9 @@ async function writeTarget(ctx: CheckContext, op: ModelOperation): Promise<strin
   return id;
 }
 
-/** The id an operation with `{id}` is called with: a fixture for reads, a resource of this run for writes. */
+/** The id an operation with `{id}` is called with: a fixture for reads, a resource of this run for writes (and reads of a type without fixtures). */
 export async function targetIdFor(ctx: CheckContext, op: ModelOperation): Promise<string> {
-  return isWrite(op) ? writeTarget(ctx, op) : ctx.fixture(fixtureKeyOf(op.resource));
+  return isWrite(op) || readsCreated(op) ? writeTarget(ctx, op) : ctx.fixture(fixtureKeyOf(op.resource));
 }
 
 /** A search query the target must answer: the fixture patient when `patient` is a parameter, one entry a page. */
@@ -75,7 +83,13 @@ export async function prepareCall(ctx: CheckContext, op: ModelOperation, body?: 
   if (op.interaction === 'operation')
     return { method: op.method, url, body: 'fhir-conformance upload', headers: { ...FHIR_HEADERS, 'content-type': 'text/plain' } };
   const resource =
-    body ?? (await writeBody(ctx, { release: op.release, resource: op.resource, ...(op.requestSchema ? { requestSchema: op.requestSchema } : {}) }));
+    body ??
+    (await writeBody(ctx, {
+      release: op.release,
+      resource: op.resource,
+      ...(op.requestSchema ? { requestSchema: op.requestSchema } : {}),
+      ...(op.profile ? { profile: op.profile } : {}),
+    }));
   return { method: op.method, url, body: op.interaction === 'update' && id !== undefined ? { ...resource, id } : resource, headers: FHIR_HEADERS };
 }
 

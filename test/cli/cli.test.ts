@@ -433,7 +433,7 @@ describe('fhir-conformance CLI', () => {
       await serve.stop();
     }, 300_000);
 
-    test('init --alg X for each of the ten algorithms -> serve --client with each key -> run --config with the EdDSA key passes (the auth and discovery areas)', async () => {
+    test('init --alg X for each of the ten algorithms -> serve --client with each key -> run --config with each key passes (EdDSA: the auth and discovery areas; the others: the negative token matrix)', async () => {
       const dir = await tempDir('cli-algs');
       const first = await startServe(['--port', '0'], dir);
       const port = new URL(first.url).port;
@@ -465,7 +465,8 @@ describe('fhir-conformance CLI', () => {
       );
       for (const alg of SIGNING_ALGS) expect(serve.out).toContain(`Registered client "vendor-${alg}": 1 public key(s)`);
       const ready = JSON.parse(await readFile(served, 'utf8')) as { fixtures: Record<string, string>; limits: Record<string, number> };
-      for (const alg of ['EdDSA'] as const) {
+      // EdDSA runs the auth and discovery areas; every other algorithm its preflight and the negative token matrix.
+      for (const alg of SIGNING_ALGS) {
         const configPath = join(dir, alg, 'target.json');
         const config = JSON.parse(await readFile(configPath, 'utf8')) as { clients: Array<{ clientId: string }>; fixtures: object; limits?: object };
         config.clients[0]!.clientId = `vendor-${alg}`;
@@ -473,7 +474,8 @@ describe('fhir-conformance CLI', () => {
         config.limits = ready.limits;
         await writeFile(configPath, JSON.stringify(config, null, 2));
         const reports = join(dir, alg, 'reports');
-        const run = await runCli(['run', '--config', configPath, '--profile', 'quick', '--only', '^(auth|discovery)\\.', '--report-dir', reports], {
+        const only = alg === 'EdDSA' ? '^(auth|discovery)\\.' : '^auth\\.assertion-(alg-none|hs256-public-key|foreign-key|unknown-kid|corrupted-signature)$';
+        const run = await runCli(['run', '--config', configPath, '--profile', 'quick', '--only', only, '--report-dir', reports], {
           timeoutMs: 120_000,
         });
         expect(run.code, run.stderr.slice(-2500)).toBe(0);
@@ -485,6 +487,6 @@ describe('fhir-conformance CLI', () => {
           expect([slug, report.checks.find((c) => c.id === `auth.assertion-${slug}`)?.outcome]).toEqual([slug, 'pass']);
       }
       await serve.stop();
-    }, 420_000);
+    }, 600_000);
   });
 });

@@ -74,3 +74,25 @@ describe('operationsFromCapability: published operation paths, absolute or relat
     });
   });
 });
+
+describe('operationsFromCapability: the profile of a resource', () => {
+  it('is kept on each of its operations (the derived bodies honour it)', () => {
+    const profile = 'http://127.0.0.1:8080/fhir/R4/StructureDefinition/obs';
+    const cs = {
+      rest: [
+        {
+          resource: [
+            { type: 'Observation', profile, interaction: [{ code: 'create' }, { code: 'read' }] },
+            { type: 'Encounter', interaction: [{ code: 'read' }] },
+          ],
+        },
+      ],
+    };
+    const ops = operationsFromCapability(cs, 'R4', () => {});
+    expect(ops.map((o) => [o.resource, o.interaction, o.profile])).toEqual([
+      ['Observation', 'create', profile],
+      ['Observation', 'read', profile],
+      ['Encounter', 'read', undefined],
+    ]);
+  });
+});

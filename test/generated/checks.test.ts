@@ -149,4 +149,31 @@ describe('generatedChecks', () => {
       'generated.observation-read.required-scope',
     ]);
   });
+  it('a read of a type no config can name a fixture of reads a resource the run creates: tagged writes (the read-only profile leaves it out)', () => {
+    expect(byId.get('generated.observation-read.no-token')!.tags).toEqual(['writes']);
+    expect(byId.get('generated.medication-request-read.no-token')!.tags).toBeUndefined();
+  });
+
+  it('a published request schema that names only resourceType gets the HL7 required fields as variants too (the valid body derives from both)', () => {
+    const untyped = { type: 'object', required: ['resourceType'], properties: { resourceType: { type: 'string', enum: ['Observation'] } } };
+    const obs = generatedChecks({
+      ...model,
+      operations: [
+        op({
+          operationId: 'R4Observation.create',
+          resource: 'Observation',
+          interaction: 'create',
+          method: 'POST',
+          path: '/fhir/R4/Observation',
+          scope: 'system/Observation.cru',
+          requestSchema: untyped,
+        }),
+      ],
+    });
+    expect(obs.filter((c) => c.id.includes('.invalid-')).map((c) => c.id)).toEqual([
+      'generated.r4-observation-create.invalid-missing-resource-type',
+      'generated.r4-observation-create.invalid-missing-code',
+      'generated.r4-observation-create.invalid-wrong-resource-type',
+    ]);
+  });
 });

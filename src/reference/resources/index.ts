@@ -10,6 +10,7 @@ import { documentReferenceHandlers } from './document-reference.js';
 import { encounterHandlers } from './encounter.js';
 import type { ResourceEnv } from './env.js';
 import { medicationRequestHandlers } from './medication-request.js';
+import { observationHandlers } from './observation.js';
 import { loadFixtures, Store } from './store.js';
 import { uploadHandler } from './upload.js';
 
@@ -43,6 +44,7 @@ export async function createResources(init: ResourceInit): Promise<Resources> {
     ...documentReferenceHandlers(env),
     ...documentReferenceHandlers(env, 'R4'),
     'DocumentReference.upload': uploadHandler(env),
+    ...observationHandlers(env),
   };
   const missing = OPERATIONS.filter((op) => !handlers[op.operationId]).map((op) => op.operationId);
   if (missing.length > 0) throw new Error(`no resource handler for ${missing.join(', ')}`);

@@ -1,7 +1,7 @@
 /** Calls resource handlers directly with a fabricated HandlerContext (no HTTP). */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { OPERATIONS, R4_DOCUMENT_REFERENCE_OPERATIONS } from '../../../src/service/api.js';
+import { OPERATIONS, R4_DOCUMENT_REFERENCE_OPERATIONS, R4_OBSERVATION_OPERATIONS } from '../../../src/service/api.js';
 import { createResources, type Resources } from '../../../src/reference/resources/index.js';
 import { DEFAULT_LIMITS, DEFAULT_MODES, FhirError, type HandlerResponse, type ReferenceLimits, type ReferenceModes } from '../../../src/reference/types.js';
 
@@ -40,7 +40,7 @@ export async function harness(opts: { modes?: Partial<ReferenceModes>; limits?: 
     now: () => NOW,
   });
   async function call(operationId: string, c: Call = {}): Promise<Outcome> {
-    const op = [...OPERATIONS, ...R4_DOCUMENT_REFERENCE_OPERATIONS].find((o) => o.operationId === operationId);
+    const op = [...OPERATIONS, ...R4_DOCUMENT_REFERENCE_OPERATIONS, ...R4_OBSERVATION_OPERATIONS].find((o) => o.operationId === operationId);
     if (!op) throw new Error(`unknown operation ${operationId}`);
     const handler = resources.handlers[operationId]!;
     const query = typeof c.query === 'string' ? new URLSearchParams(c.query) : new URLSearchParams(c.query ?? {});
