@@ -244,17 +244,48 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'accessTokenClaims=minimal', modes: { accessTokenClaims: 'minimal' } },
 ];
 
-export async function runMode(spec: ModeSpec): Promise<ModeRun> {
+/** The CLI arguments of a mode run (`--mode key=value`, `--limit key=value`, as a user would type them). */
+export function modeArgs(spec: ModeSpec): string[] {
   const args = ['--profile', spec.profile ?? 'quick'];
   for (const [k, v] of Object.entries(spec.modes ?? {})) args.push('--mode', `${k}=${String(v)}`);
   for (const [k, v] of Object.entries(spec.limits ?? {})) args.push('--limit', `${k}=${String(v)}`);
-  const r = await runCli(args);
+  return args;
+}
+
+/**
+ * One mode run: through the CLI (a child process: argument parsing, report files, exit code) or
+ * in-process (runConformance without report files: the same run path, and the run's own exit code,
+ * without paying a process start-up and the module compilation per mode).
+ */
+export async function runMode(spec: ModeSpec, via: 'cli' | 'in-process' = 'cli'): Promise<ModeRun> {
+  const r = via === 'cli' ? await runCli(modeArgs(spec)) : await runModeInProcess(spec);
   return {
     ...r,
     label: spec.label,
     failures: r.checks.filter((c) => c.outcome === 'fail').map((c) => `${c.id}: ${c.message ?? ''}`),
     errors: r.checks.filter((c) => c.outcome === 'error').map((c) => `${c.id}: ${c.message ?? ''}`),
   };
+}
+
+async function runModeInProcess(spec: ModeSpec): Promise<RunSummary> {
+  const t0 = Date.now();
+  try {
+    const { runConformance } = await import('../run/index.js');
+    const run = await runConformance(
+      {
+        profile: spec.profile ?? 'quick',
+        reference: { faults: [], modes: spec.modes ?? {}, limits: spec.limits ?? {} },
+        progress: false,
+        verdict: false,
+        writeReports: false,
+      },
+      () => {},
+    );
+    const checks = run.results.map((c) => ({ id: c.id, outcome: c.outcome, requirements: c.requirements, message: c.message, observations: c.observations }));
+    return { exitCode: run.exitCode, checks, durationMs: Date.now() - t0, stderr: run.setupError ?? '' };
+  } catch (e) {
+    return { exitCode: -1, checks: [], durationMs: Date.now() - t0, stderr: e instanceof Error ? (e.stack ?? e.message) : String(e) };
+  }
 }
 
 /** Runs `fn` over `items` with at most `concurrency` at a time, keeping order. */
