@@ -10,8 +10,8 @@ import { WINDOW_AREAS, mapPool, mutationScore, runFault, shard, type FaultRun } 
 const WINDOW_CONCURRENCY = 8;
 /**
  * The others are mostly a fraction of a second of CPU each, but some wait: a token lifetime, or the
- * spec's 5xx back-off (1 + 2 + 4 s) on every request a 500/503 fault answers (missing-token-503
- * waits over a minute): a few at a time, so the waits overlap.
+ * spec's 5xx back-off (1 + 2 + 4 s) on every request a 500/503 fault answers (empty-encounter-search-500
+ * about 30 s): a few at a time, so the waits overlap.
  */
 const OTHER_CONCURRENCY = 4;
 
