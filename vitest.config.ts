@@ -4,18 +4,19 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The longest files, longest first (seconds in a fresh-clone `CI=true npm test` on the
- * 2-core machine, beside each other: mutation 440, shards 281 and 234, episodes 271,
- * traceable-writes 96, cli 94). Two workers run
- * files in the order the sequencer gives; without a results cache (CI's fresh
- * `npm ci`) vitest orders by file size, which put the 3-line mutation shards last:
- * two ten-minute files starting after everything else. The rest keep vitest's order.
+ * The longest files, longest first (seconds: the last fresh-clone `CI=true npm test` on the 2-core
+ * machine measured mutation 440, shards 366 and 282, episodes 227, cli 139, traceable-writes 100;
+ * since then, each alone on the shared machine: mutation 197 (232 s CPU, in-process modes), the
+ * shards together 116 and 143 (158 s CPU), episodes 164 (16 s CPU: mostly waiting, so it goes early,
+ * beside the CPU-bound files). Two workers run files in the order the sequencer gives; without a
+ * results cache (CI's fresh `npm ci`) vitest orders by file size, which put the 3-line mutation
+ * shards last. The rest keep vitest's order.
  */
 const LONGEST_FIRST = [
   'test/mutation/mutation.test.ts',
-  'test/mutation/faults-1.test.ts',
-  'test/mutation/faults-2.test.ts',
   'test/scheduler/episodes.test.ts',
+  'test/mutation/faults-2.test.ts',
+  'test/mutation/faults-1.test.ts',
   'test/cli/cli.test.ts',
   'test/robustness/traceable-writes.test.ts',
 ];
@@ -43,7 +44,7 @@ export default defineConfig({
     pool: 'forks',
     // Both cores (the default leaves one idle on a 2-core machine).
     maxWorkers: 2,
-    // Mutation runs spawn CLI processes: two at a time, one per core.
+    // it.concurrent tests at a time per file (the mutation modes and the episodes' fault runs have their own pools).
     maxConcurrency: 2,
     sequence: { sequencer: LongestFirst },
   },

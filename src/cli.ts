@@ -383,7 +383,7 @@ async function cmdServe(opts: ServeFlags, io: Out): Promise<number> {
 }
 
 /** `KEY=VALUE` flags (--mode, --limit): numbers and booleans typed. */
-function parseKeyValues(flags: string[] | undefined, name: string): Record<string, string | number | boolean> {
+export function parseKeyValues(flags: string[] | undefined, name: string): Record<string, string | number | boolean> {
   const out: Record<string, string | number | boolean> = {};
   for (const m of flags ?? []) {
     const eq = m.indexOf('=');
