@@ -149,6 +149,13 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
     return pending;
   }
 
+  /** Whether `token(role, scopes)` would answer without a token request (a usable token is held, or one is on its way). */
+  holds(role: string, scopes: string[]): boolean {
+    const key = scopeKey(role, scopes);
+    const cached = this.cache.get(key);
+    return (cached !== undefined && this.usable(cached, 0)) || this.pending.has(key);
+  }
+
   /** A token `token()` handed out, while it outlives its refresh point by the send margin (and `validForMs`). */
   private usable(entry: CachedToken, validForMs: number): boolean {
     const margin = Math.min(this.opts.sendMarginMs ?? 0, (entry.expiresAt - entry.issuedAt) * MAX_SEND_MARGIN_SHARE);

@@ -256,19 +256,29 @@ export class Runtime {
 
   /**
    * The key a paced request without an explicit role uses: `main`, or with a declared
-   * organization ceiling the one of `spreadRoles` that can send soonest (the fewest requests
-   * in its window for its ceiling next; `main` on a tie). The pacer keeps each key and the
+   * organization ceiling one of `spreadRoles`. Of the keys that can send now, the first (in
+   * `spreadRoles` order: `main` first) that already holds a token for these scopes, else the first
+   * while the issuance window has room for its token request: the keys fill one after another, so
+   * each scope set costs a token request on as few keys as possible and identical reads are shared
+   * on one key. When none can send now, the one that can send soonest (a token held, then the
+   * fewest requests in its window for its ceiling, on a tie). The pacer keeps each key and the
    * organization within its ceiling whichever is chosen.
    */
   spreadKey(scopes: readonly string[]): string {
     const roles = spreadRoles(this.config, scopes);
     if (roles.length === 1) return roles[0]!;
     const ceiling = ratesByRole(this.config);
-    const load = (r: string) => {
+    const keys = roles.map((r) => {
       const l = this.http.keyLoad(r);
-      return { wait: l.waitMs, share: l.inWindow / (ceiling[r] ?? 60) };
-    };
-    return roles.map((r) => ({ r, ...load(r) })).reduce((a, b) => (b.wait < a.wait || (b.wait === a.wait && b.share < a.share) ? b : a)).r;
+      return { r, wait: l.waitMs, share: l.inWindow / (ceiling[r] ?? 60), held: this.tokens.holds(r, [...scopes]) };
+    });
+    const ready = keys.filter((k) => k.wait <= 0);
+    const warm = ready.find((k) => k.held);
+    if (warm) return warm.r;
+    if (ready.length && this.tokens.issuanceRoom() > 0) return ready[0]!.r;
+    const soonest = (a: (typeof keys)[number], b: (typeof keys)[number]) =>
+      b.wait < a.wait || (b.wait === a.wait && (b.held && !a.held ? true : b.held === a.held && b.share < a.share)) ? b : a;
+    return keys.reduce(soonest).r;
   }
 
   /** The keys that carried paced requests, and why (every report's `budget.keys`). */
@@ -518,28 +528,42 @@ async function sleepWithinRun(ms: number, deadline: number, signal: AbortSignal)
 
 /**
  * The roles whose requests count against the main organization's ceiling: every role but
- * `second-org` (another organization). A `production` key's organization is not declared;
- * counting it can only keep the run further below the ceiling.
+ * `second-org` (another organization), and the client id of every `extra` client after the first
+ * (spreadRoles). A `production` key's organization is not declared; counting it can only keep the
+ * run further below the ceiling.
  */
 export function organizationRoles(config: ResolvedConfig): string[] {
-  return [...new Set(config.clients.map((c) => c.role as string))].filter((r) => r !== 'second-org');
+  return [...new Set([...config.clients.map((c) => c.role as string), ...moreExtraKeys(config)])].filter((r) => r !== 'second-org');
+}
+
+/** Client ids of the `extra` clients after the first: each is a key of its own (the broker and the pacer know a client by its id too). */
+function moreExtraKeys(config: ResolvedConfig): string[] {
+  return config.clients
+    .filter((c) => c.role === 'extra')
+    .slice(1)
+    .map((c) => c.clientId);
 }
 
 /**
  * The keys paced requests may spread over: `main`, and with a declared organization ceiling
- * the `extra` key when it is declared to hold `scopes` (clients[].scopes). Several `extra`
- * clients act as one key (the first), as everywhere in the suite.
+ * each `extra` client declared to hold `scopes` (clients[].scopes): the first by its role
+ * `extra`, the others by their client id.
  */
 export function spreadRoles(config: ResolvedConfig, scopes: readonly string[]): string[] {
   if (!config.organization) return ['main'];
-  const extra = config.clients.find((c) => c.role === 'extra');
-  const holds = extra?.scopes !== undefined && scopes.every((s) => extra.scopes!.includes(s));
-  return holds ? ['main', 'extra'] : ['main'];
+  const extras = config.clients.filter((c) => c.role === 'extra');
+  const holding = extras
+    .map((c, i) => ({ key: i === 0 ? 'extra' : c.clientId, holds: c.scopes !== undefined && scopes.every((s) => c.scopes!.includes(s)) }))
+    .filter((k) => k.holds)
+    .map((k) => k.key);
+  return ['main', ...holding];
 }
 
-/** Pacing is keyed by role; several `extra` keys share the lowest ceiling. */
+/** Pacing is keyed by role, and by client id for the `extra` clients after the first. */
 function ratesByRole(config: ResolvedConfig): Record<string, number> {
   const rates: Record<string, number> = {};
   for (const c of config.clients) rates[c.role] = Math.min(rates[c.role] ?? Infinity, c.rateLimitPerMinute);
+  const more = new Set(moreExtraKeys(config));
+  for (const c of config.clients) if (more.has(c.clientId)) rates[c.clientId] = c.rateLimitPerMinute;
   return rates;
 }

@@ -73,6 +73,20 @@ export interface ReferenceServer {
   resources: Resources;
   /** The audit trail so far (not part of the public API, as the spec says). */
   audit(): readonly AuditRecord[];
+  /** What the per-key and per-organization windows counted so far (not part of the public API): for benchmarks. */
+  rateCounts(): RateCounts;
+}
+
+/** A window's ceiling, the most requests it held at once, and the requests it refused. */
+export interface RateCount {
+  limit: number;
+  peak: number;
+  refused: number;
+}
+
+export interface RateCounts {
+  keys: Record<string, RateCount>;
+  organizations: Record<string, RateCount>;
 }
 
 export interface TargetConfig {
@@ -215,6 +229,8 @@ class HttpCore {
   private readonly audit = new AuditLog();
   private readonly routes: Route[];
   private readonly keyWindows: SlidingWindowLog;
+  /** What the per-key and per-organization windows counted (ReferenceServer.rateCounts). */
+  readonly counts: RateCounts = { keys: {}, organizations: {} };
   private readonly orgWindows: SlidingWindowLog;
   private readonly anonymousWindows: SlidingWindowLog;
   private readonly issuance: FixedWindowCounter;
@@ -238,7 +254,11 @@ class HttpCore {
   ) {
     const { limits, modes } = cfg;
     this.routes = buildRoutes(modes);
-    this.keyWindows = keyWindowLog(cfg.faults, limits.windowMs, { reset: modes.rateLimitReset, retryAfterPadS: modes.retryAfter === 'plus-one' ? 1 : 0 });
+    this.keyWindows = keyWindowLog(cfg.faults, limits.windowMs, {
+      reset: modes.rateLimitReset,
+      retryAfterPadS: modes.retryAfter === 'plus-one' ? 1 : 0,
+      wholeSeconds: modes.keyWindowAccounting === 'coarse',
+    });
     this.keyWindows.prematureRetry = modes.prematureRetry;
     this.orgWindows = new SlidingWindowLog(limits.windowMs);
     this.anonymousWindows = new SlidingWindowLog(limits.windowMs);
@@ -380,6 +400,10 @@ class HttpCore {
     const keyed = keyWindowKey(this.cfg.faults, caller.clientId, authorization);
     const key = this.keyWindows.hit(keyed, client?.rateLimitPerMinute ?? limits.perKeyPerWindow, ex.now);
     const org = this.orgWindows.hit(caller.org, limits.perOrgPerWindow, ex.now);
+    if (limits.enforceRateLimits) {
+      tally(this.counts.keys, caller.clientId, key);
+      tally(this.counts.organizations, caller.org, org);
+    }
     // Fault rate-limit-headers-missing-production: a production key's responses carry no X-RateLimit-* headers.
     if (caller.keyKind !== 'production' || !this.cfg.faults.has('rate-limit-headers-missing-production'))
       ex.headers = { ...ex.headers, ...rateLimitHeaders(key) };
@@ -405,7 +429,15 @@ class HttpCore {
     }
     const body = await readBody(req, this.cfg.limits.maxBodyBytes, () => plainError(413, 'Token request body too large', 'too-long', afterRefusal(req)));
     const text = body.toString('utf8');
-    const response = await this.cfg.authority.issue(json ? jsonAsForm(text) : new URLSearchParams(text));
+    const form = json ? jsonAsForm(text) : new URLSearchParams(text);
+    const response = await this.cfg.authority.issue(form);
+    // Mode keyWindowAccounting=coarse: the token request, authenticated by the key's assertion, counts against the key.
+    if (this.cfg.modes.keyWindowAccounting === 'coarse') {
+      const clientId = assertionIssuer(form.get('client_assertion'));
+      const client = clientId === undefined ? undefined : this.cfg.authority.client(clientId);
+      if (client)
+        this.keyWindows.record(keyWindowKey(this.cfg.faults, client.clientId, undefined), client.rateLimitPerMinute ?? this.cfg.limits.perKeyPerWindow, ex.now);
+    }
     return { status: 200, headers: { 'Content-Type': PLAIN_JSON }, body: response };
   }
 
@@ -603,6 +635,7 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
     fixtureIds,
     resources,
     audit: () => core!.auditRecords(),
+    rateCounts: () => structuredClone(core!.counts),
     targetConfig: () => ({
       baseUrl,
       tokenUrl: authority.tokenUrl,
@@ -623,4 +656,21 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
         server.closeAllConnections();
       }),
   };
+}
+
+/** The `iss` of a (verified) client assertion, unchecked: which client's key a token request used. */
+function assertionIssuer(assertion: string | null): string | undefined {
+  try {
+    const payload = JSON.parse(Buffer.from(assertion?.split('.')[1] ?? '', 'base64url').toString('utf8')) as { iss?: unknown };
+    return typeof payload.iss === 'string' ? payload.iss : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Adds a window's decision to its count: the requests it held (allowed) or one more refusal. */
+function tally(counts: Record<string, RateCount>, name: string, d: RateDecision): void {
+  const c = (counts[name] ??= { limit: d.limit, peak: 0, refused: 0 });
+  if (d.allowed) c.peak = Math.max(c.peak, d.limit - d.remaining);
+  else c.refused++;
 }

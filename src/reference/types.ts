@@ -141,6 +141,14 @@ export interface ReferenceModes {
   /** Per-key 429 Retry-After: the wait rounded up to whole seconds, or one second more (the key is held that long). */
   retryAfter: 'exact' | 'plus-one';
   /**
+   * What the per-key window counts ("every authenticated request", a "1-minute sliding window"; how
+   * it is kept is not shown): each request with a bearer token, at the millisecond; or `coarse`:
+   * also each token issued on the key's client assertion (a request the key authenticated), with
+   * times kept to the whole second (a request stays counted until the end of the second a minute
+   * after it). A client that paces by its own count meets a window fuller than it thinks.
+   */
+  keyWindowAccounting: 'exact' | 'coarse';
+  /**
    * The time search results are ordered by ("Ordering is by time and UUID", which time not shown): the
    * creation time (immutable, not exposed), the resource's own time (authoredOn, period.start, date; the
    * creation time when absent), or meta.lastUpdated.
@@ -229,6 +237,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   genericErrors: 'coded',
   rateLimitReset: 'slot-frees',
   retryAfter: 'exact',
+  keyWindowAccounting: 'exact',
   orderBy: 'created',
   orderDirection: 'ascending',
   diagnosisOrder: 'stored',
@@ -365,6 +374,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   genericErrors: ['coded', 'plain-text'],
   rateLimitReset: ['slot-frees', 'window-free'],
   retryAfter: ['exact', 'plus-one'],
+  keyWindowAccounting: ['exact', 'coarse'],
   orderBy: ['created', 'resource-time', 'last-updated'],
   orderDirection: ['ascending', 'descending'],
   diagnosisOrder: ['stored', 'reversed'],
