@@ -120,6 +120,11 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
     return this.section ? 0 : this.limiter.room();
   }
 
+  /** How long a token request would wait now for the issuance window (0 when it has room; a whole section's length is not known: 0 then too). */
+  issuanceWait(): number {
+    return this.limiter.waitMs();
+  }
+
   /** The configured client for a role (or client id); a missing role skips the check that needs it. */
   client(role: string): ResolvedClient {
     const client = this.opts.clients.find((c) => c.role === role) ?? this.opts.clients.find((c) => c.clientId === role);

@@ -256,29 +256,23 @@ export class Runtime {
 
   /**
    * The key a paced request without an explicit role uses: `main`, or with a declared
-   * organization ceiling one of `spreadRoles`. Of the keys that can send now, the first (in
-   * `spreadRoles` order: `main` first) that already holds a token for these scopes, else the first
-   * while the issuance window has room for its token request: the keys fill one after another, so
-   * each scope set costs a token request on as few keys as possible and identical reads are shared
-   * on one key. When none can send now, the one that can send soonest (a token held, then the
-   * fewest requests in its window for its ceiling, on a tie). The pacer keeps each key and the
-   * organization within its ceiling whichever is chosen.
+   * organization ceiling one of `spreadRoles`: the one that can send soonest, counting for a key
+   * that holds no token for these scopes the wait of its token request (the issuance window);
+   * on a tie a key holding a token, then the first in `spreadRoles` order (`main` first). So the
+   * keys fill one after another, each scope set costs a token request on as few keys as possible,
+   * and identical reads are shared on one key. The pacer keeps each key and the organization
+   * within its ceiling whichever is chosen.
    */
   spreadKey(scopes: readonly string[]): string {
     const roles = spreadRoles(this.config, scopes);
     if (roles.length === 1) return roles[0]!;
-    const ceiling = ratesByRole(this.config);
+    const issuance = this.tokens.issuanceWait();
     const keys = roles.map((r) => {
-      const l = this.http.keyLoad(r);
-      return { r, wait: l.waitMs, share: l.inWindow / (ceiling[r] ?? 60), held: this.tokens.holds(r, [...scopes]) };
+      const held = this.tokens.holds(r, [...scopes]);
+      const wait = this.http.keyLoad(r).waitMs;
+      return { r, held, wait: held ? wait : Math.max(wait, issuance) };
     });
-    const ready = keys.filter((k) => k.wait <= 0);
-    const warm = ready.find((k) => k.held);
-    if (warm) return warm.r;
-    if (ready.length && this.tokens.issuanceRoom() > 0) return ready[0]!.r;
-    const soonest = (a: (typeof keys)[number], b: (typeof keys)[number]) =>
-      b.wait < a.wait || (b.wait === a.wait && (b.held && !a.held ? true : b.held === a.held && b.share < a.share)) ? b : a;
-    return keys.reduce(soonest).r;
+    return keys.reduce((a, b) => (b.wait < a.wait || (b.wait === a.wait && b.held && !a.held) ? b : a)).r;
   }
 
   /** The keys that carried paced requests, and why (every report's `budget.keys`). */

@@ -83,16 +83,6 @@ export class SlidingWindowLog {
     return decision;
   }
 
-  /**
-   * Counts a request against `key` without deciding it (reference mode `keyWindowAccounting: coarse`:
-   * a token request, authenticated by the key's client assertion, counts against the key).
-   */
-  record(key: string, limit: number, now: number): void {
-    const log = this.live(key, now);
-    log.push(this.stamp(now));
-    if (log.length > limit) log.shift();
-  }
-
   private stamp(now: number): number {
     return this.options.wholeSeconds ? Math.ceil(now / 1000) * 1000 : now;
   }

@@ -431,13 +431,6 @@ class HttpCore {
     const text = body.toString('utf8');
     const form = json ? jsonAsForm(text) : new URLSearchParams(text);
     const response = await this.cfg.authority.issue(form);
-    // Mode keyWindowAccounting=coarse: the token request, authenticated by the key's assertion, counts against the key.
-    if (this.cfg.modes.keyWindowAccounting === 'coarse') {
-      const clientId = assertionIssuer(form.get('client_assertion'));
-      const client = clientId === undefined ? undefined : this.cfg.authority.client(clientId);
-      if (client)
-        this.keyWindows.record(keyWindowKey(this.cfg.faults, client.clientId, undefined), client.rateLimitPerMinute ?? this.cfg.limits.perKeyPerWindow, ex.now);
-    }
     return { status: 200, headers: { 'Content-Type': PLAIN_JSON }, body: response };
   }
 
@@ -656,16 +649,6 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
         server.closeAllConnections();
       }),
   };
-}
-
-/** The `iss` of a (verified) client assertion, unchecked: which client's key a token request used. */
-function assertionIssuer(assertion: string | null): string | undefined {
-  try {
-    const payload = JSON.parse(Buffer.from(assertion?.split('.')[1] ?? '', 'base64url').toString('utf8')) as { iss?: unknown };
-    return typeof payload.iss === 'string' ? payload.iss : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Adds a window's decision to its count: the requests it held (allowed) or one more refusal. */

@@ -141,11 +141,10 @@ export interface ReferenceModes {
   /** Per-key 429 Retry-After: the wait rounded up to whole seconds, or one second more (the key is held that long). */
   retryAfter: 'exact' | 'plus-one';
   /**
-   * What the per-key window counts ("every authenticated request", a "1-minute sliding window"; how
-   * it is kept is not shown): each request with a bearer token, at the millisecond; or `coarse`:
-   * also each token issued on the key's client assertion (a request the key authenticated), with
-   * times kept to the whole second (a request stays counted until the end of the second a minute
-   * after it). A client that paces by its own count meets a window fuller than it thinks.
+   * How the per-key window keeps time (a "1-minute sliding window"; its resolution is not shown):
+   * to the millisecond, or `coarse`: to the whole second, rounded up (a request stays counted until
+   * the end of its second a minute later), so a slot frees up to a second after a client's own
+   * count says it does.
    */
   keyWindowAccounting: 'exact' | 'coarse';
   /**
