@@ -74,8 +74,6 @@ interface BucketState {
   reconciled: boolean;
   /** With `reconciled`: the target's reset after a response left at most one slot (a slot is free then); taken by one request. */
   slotAt?: number;
-  /** Requests of the bucket sent and not yet answered (acquired, not observed). */
-  inFlight: number;
 }
 
 /** Extra slack on a header-driven wait beyond the window. */
@@ -108,7 +106,6 @@ export class Pacer {
         limited: false,
         headerResets: false,
         reconciled: false,
-        inFlight: 0,
       };
       this.buckets.set(name, b);
     }
@@ -143,10 +140,7 @@ export class Pacer {
       if (paced) {
         b.sent = b.sent.filter((t) => t > now - this.windowMs);
         headerWait = urgent && (b.lastRemaining ?? 0) >= 1 ? 0 : b.blockedUntil - now;
-        // The one request of headroom covers what the target counts that we do not know of yet; when the
-        // last answer's count stood for the target's and nothing is in flight, the count is exact.
-        const exact = limited && b.reconciled && b.inFlight === 0;
-        const allowed = Math.max(1, b.ceiling - (urgent || exact ? 0 : 1));
+        const allowed = Math.max(1, b.ceiling - (urgent ? 0 : 1));
         const counted = this.counted(b, now);
         limiterWait = limited && counted.length >= allowed ? counted[counted.length - allowed]! + this.windowMs - now : 0;
         // The limiter holds the target's count: a slot frees when its oldest request leaves, or at the
@@ -175,7 +169,6 @@ export class Pacer {
     if (this.isMember(name)) this.orgSent.push(this.opts.now());
     b.all = b.all.filter((t) => t > this.opts.now() - this.windowMs);
     b.all.push(this.opts.now());
-    b.inFlight++;
     if (!paced) return;
     b.slotAt = undefined;
     b.sent.push(this.opts.now());
@@ -225,7 +218,6 @@ export class Pacer {
   /** Takes the rate-limit hints of a response of `bucket` (its headers, read by HttpProtocol.rateLimit) into account. */
   observe(name: string, { limit, remaining, reset }: RateLimitHints): void {
     const b = this.bucket(name);
-    b.inFlight = Math.max(0, b.inFlight - 1);
     if (limit !== undefined && limit > 0 && limit < b.ceiling) b.ceiling = limit;
     if (remaining !== undefined) b.lastRemaining = remaining;
     if (remaining !== undefined) b.reconciled = this.reconcile(b, limit, remaining);

@@ -84,11 +84,10 @@ describe('Pacer: header-driven', () => {
     clock.state.t += 50_000;
     await send(3); // the target counts a request this client did not send (a token request on the key)
     clock.state.t += 1_000;
-    await send(4); // Remaining 1: the count is exact (nothing in flight), the last slot may be used
-    await send(5);
+    await send(4); // Remaining 1
     expect(waits).toEqual([]);
     await p.acquire('main', true);
-    // Five counted (four sent, one unseen): the sixth waits for the first (t0) to leave, not for the reset (t0 + 111 s).
+    // Four counted (three sent, one unseen): the fifth waits for the first (t0) to leave, not for the reset (t0 + 111 s).
     expect(waits).toEqual([{ ms: t0 + 60_000 - (t0 + 51_000), reason: 'client-side pacing at 5 per 60 s', bucket: 'main' }]);
   });
 

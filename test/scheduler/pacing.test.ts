@@ -33,9 +33,9 @@ const headers = (limit: number, remaining: number, resetAt: number) => ({
 });
 
 describe('pacing from headers (fake clock)', () => {
-  it('a run of responses counting down holds the key only once Remaining reaches 0 (the count is exact: nothing in flight), until the announced reset', async () => {
+  it('a run of responses counting down holds the key only once Remaining reaches 1, until the announced reset', async () => {
     const { p, clock, waits } = pacer();
-    for (let remaining = 5; remaining >= 0; remaining--) {
+    for (let remaining = 5; remaining >= 1; remaining--) {
       await p.acquire('main', true);
       p.observe('main', rateLimitHints(headers(60, remaining, 30_000)));
       clock.t += 100;
