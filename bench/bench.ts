@@ -182,7 +182,8 @@ const covered = (r: Report) => r.requirements.filter((q) => q.outcome !== 'untes
 function outcomes(checks: CheckResult[]): string {
   const counts = new Map<string, number>();
   for (const c of checks) counts.set(c.outcome, (counts.get(c.outcome) ?? 0) + 1);
-  return [...counts].map(([o, n]) => `${o} ${n}`).join(', ');
+  const bad = checks.filter((c) => c.outcome === 'fail' || c.outcome === 'error').map((c) => `${c.id} ${c.outcome}`);
+  return [...counts].map(([o, n]) => `${o} ${n}`).join(', ') + (bad.length ? `; ${bad.join(', ')}` : '');
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'fhirc-bench-'));
