@@ -120,6 +120,11 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
     return this.section ? 0 : this.limiter.room();
   }
 
+  /** How long a token request would wait now for the issuance window (0 when it has room; a whole section's length is not known: 0 then too). */
+  issuanceWait(): number {
+    return this.limiter.waitMs();
+  }
+
   /** The configured client for a role (or client id); a missing role skips the check that needs it. */
   client(role: string): ResolvedClient {
     const client = this.opts.clients.find((c) => c.role === role) ?? this.opts.clients.find((c) => c.clientId === role);
@@ -147,6 +152,13 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
       this.pending.set(key, pending);
     }
     return pending;
+  }
+
+  /** Whether `token(role, scopes)` would answer without a token request (a usable token is held, or one is on its way). */
+  holds(role: string, scopes: string[]): boolean {
+    const key = scopeKey(role, scopes);
+    const cached = this.cache.get(key);
+    return (cached !== undefined && this.usable(cached, 0)) || this.pending.has(key);
   }
 
   /** A token `token()` handed out, while it outlives its refresh point by the send margin (and `validForMs`). */

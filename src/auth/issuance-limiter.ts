@@ -69,6 +69,16 @@ export class IssuanceLimiter {
     return Math.max(0, this.opts.limit - this.slots.length);
   }
 
+  /** How long a token request would wait now for a slot (0 when there is room; an in-flight slot counts as freeing after a window). */
+  waitMs(): number {
+    const now = this.opts.now();
+    if (this.blockedUntil > now) return this.blockedUntil - now;
+    this.prune(now);
+    if (this.slots.length < this.opts.limit) return 0;
+    const earliest = Math.min(...this.slots.map((s) => (s.end === Infinity ? now : s.end)));
+    return Math.max(0, earliest + this.holdMs - now);
+  }
+
   private prune(now: number): void {
     for (let i = this.slots.length - 1; i >= 0; i--) {
       if (this.slots[i]!.end + this.holdMs <= now) this.slots.splice(i, 1);

@@ -289,19 +289,23 @@ export class Runtime {
 
   /**
    * The key a paced request without an explicit role uses: `main`, or with a declared
-   * organization ceiling the one of `spreadRoles` that can send soonest (the fewest requests
-   * in its window for its ceiling next; `main` on a tie). The pacer keeps each key and the
-   * organization within its ceiling whichever is chosen.
+   * organization ceiling one of `spreadRoles`: the one that can send soonest, counting for a key
+   * that holds no token for these scopes the wait of its token request (the issuance window);
+   * on a tie a key holding a token, then the first in `spreadRoles` order (`main` first). So the
+   * keys fill one after another, each scope set costs a token request on as few keys as possible,
+   * and identical reads are shared on one key. The pacer keeps each key and the organization
+   * within its ceiling whichever is chosen.
    */
   spreadKey(scopes: readonly string[]): string {
     const roles = spreadRoles(this.config, scopes);
     if (roles.length === 1) return roles[0]!;
-    const ceiling = ratesByRole(this.config);
-    const load = (r: string) => {
-      const l = this.http.keyLoad(r);
-      return { wait: l.waitMs, share: l.inWindow / (ceiling[r] ?? 60) };
-    };
-    return roles.map((r) => ({ r, ...load(r) })).reduce((a, b) => (b.wait < a.wait || (b.wait === a.wait && b.share < a.share) ? b : a)).r;
+    const issuance = this.tokens.issuanceWait();
+    const keys = roles.map((r) => {
+      const held = this.tokens.holds(r, [...scopes]);
+      const wait = this.http.keyLoad(r).waitMs;
+      return { r, held, wait: held ? wait : Math.max(wait, issuance) };
+    });
+    return keys.reduce((a, b) => (b.wait < a.wait || (b.wait === a.wait && b.held && !a.held) ? b : a)).r;
   }
 
   /** The keys that carried paced requests, and why (every report's `budget.keys`). */
@@ -551,28 +555,42 @@ async function sleepWithinRun(ms: number, deadline: number, signal: AbortSignal)
 
 /**
  * The roles whose requests count against the main organization's ceiling: every role but
- * `second-org` (another organization). A `production` key's organization is not declared;
- * counting it can only keep the run further below the ceiling.
+ * `second-org` (another organization), and the client id of every `extra` client after the first
+ * (spreadRoles). A `production` key's organization is not declared; counting it can only keep the
+ * run further below the ceiling.
  */
 export function organizationRoles(config: ResolvedConfig): string[] {
-  return [...new Set(config.clients.map((c) => c.role as string))].filter((r) => r !== 'second-org');
+  return [...new Set([...config.clients.map((c) => c.role as string), ...moreExtraKeys(config)])].filter((r) => r !== 'second-org');
+}
+
+/** Client ids of the `extra` clients after the first: each is a key of its own (the broker and the pacer know a client by its id too). */
+function moreExtraKeys(config: ResolvedConfig): string[] {
+  return config.clients
+    .filter((c) => c.role === 'extra')
+    .slice(1)
+    .map((c) => c.clientId);
 }
 
 /**
  * The keys paced requests may spread over: `main`, and with a declared organization ceiling
- * the `extra` key when it is declared to hold `scopes` (clients[].scopes). Several `extra`
- * clients act as one key (the first), as everywhere in the suite.
+ * each `extra` client declared to hold `scopes` (clients[].scopes): the first by its role
+ * `extra`, the others by their client id.
  */
 export function spreadRoles(config: ResolvedConfig, scopes: readonly string[]): string[] {
   if (!config.organization) return ['main'];
-  const extra = config.clients.find((c) => c.role === 'extra');
-  const holds = extra?.scopes !== undefined && scopes.every((s) => extra.scopes!.includes(s));
-  return holds ? ['main', 'extra'] : ['main'];
+  const extras = config.clients.filter((c) => c.role === 'extra');
+  const holding = extras
+    .map((c, i) => ({ key: i === 0 ? 'extra' : c.clientId, holds: c.scopes !== undefined && scopes.every((s) => c.scopes!.includes(s)) }))
+    .filter((k) => k.holds)
+    .map((k) => k.key);
+  return ['main', ...holding];
 }
 
-/** Pacing is keyed by role; several `extra` keys share the lowest ceiling. */
+/** Pacing is keyed by role, and by client id for the `extra` clients after the first. */
 function ratesByRole(config: ResolvedConfig): Record<string, number> {
   const rates: Record<string, number> = {};
   for (const c of config.clients) rates[c.role] = Math.min(rates[c.role] ?? Infinity, c.rateLimitPerMinute);
+  const more = new Set(moreExtraKeys(config));
+  for (const c of config.clients) if (more.has(c.clientId)) rates[c.clientId] = c.rateLimitPerMinute;
   return rates;
 }

@@ -26,6 +26,11 @@ export interface SlidingWindowOptions {
   reset?: 'slot-frees' | 'window-free';
   /** Seconds a 429's Retry-After (and the hold on the key) adds beyond the rounded-up wait. */
   retryAfterPadS?: number;
+  /**
+   * Timestamps kept to the whole second, rounded up (reference mode `keyWindowAccounting: coarse`):
+   * a request stays in the window until the end of the second a window after it.
+   */
+  wholeSeconds?: boolean;
 }
 
 const SWEEP_THRESHOLD = 10_000;
@@ -58,7 +63,7 @@ export class SlidingWindowLog {
     const blocked = this.blockedUntil.get(key);
     const early = blocked !== undefined && now < blocked;
     const allowed = !early && log.length < limit;
-    log.push(now);
+    log.push(this.stamp(now));
     if (log.length > limit) log.shift();
     let resetMs = log[0]! + this.windowMs;
     if (allowed) {
@@ -76,6 +81,10 @@ export class SlidingWindowLog {
       if (!allowed) decision.retryAtMs = resetMs;
     }
     return decision;
+  }
+
+  private stamp(now: number): number {
+    return this.options.wholeSeconds ? Math.ceil(now / 1000) * 1000 : now;
   }
 
   private live(key: string, now: number): number[] {

@@ -87,6 +87,20 @@ export interface ReferenceServer {
   resources: Resources;
   /** The audit trail so far (not part of the public API, as the spec says). */
   audit(): readonly AuditRecord[];
+  /** What the per-key and per-organization windows counted so far (not part of the public API): for benchmarks. */
+  rateCounts(): RateCounts;
+}
+
+/** A window's ceiling, the most requests it held at once, and the requests it refused. */
+export interface RateCount {
+  limit: number;
+  peak: number;
+  refused: number;
+}
+
+export interface RateCounts {
+  keys: Record<string, RateCount>;
+  organizations: Record<string, RateCount>;
 }
 
 export interface TargetConfig {
@@ -230,6 +244,8 @@ class HttpCore {
   private readonly audit = new AuditLog();
   private readonly routes: Route[];
   private readonly keyWindows: SlidingWindowLog;
+  /** What the per-key and per-organization windows counted (ReferenceServer.rateCounts). */
+  readonly counts: RateCounts = { keys: {}, organizations: {} };
   private readonly orgWindows: SlidingWindowLog;
   private readonly anonymousWindows: SlidingWindowLog;
   private readonly issuance: FixedWindowCounter;
@@ -253,7 +269,11 @@ class HttpCore {
   ) {
     const { limits, modes } = cfg;
     this.routes = buildRoutes(modes);
-    this.keyWindows = keyWindowLog(cfg.faults, limits.windowMs, { reset: modes.rateLimitReset, retryAfterPadS: modes.retryAfter === 'plus-one' ? 1 : 0 });
+    this.keyWindows = keyWindowLog(cfg.faults, limits.windowMs, {
+      reset: modes.rateLimitReset,
+      retryAfterPadS: modes.retryAfter === 'plus-one' ? 1 : 0,
+      wholeSeconds: modes.keyWindowAccounting === 'coarse',
+    });
     this.keyWindows.prematureRetry = modes.prematureRetry;
     this.orgWindows = new SlidingWindowLog(limits.windowMs);
     this.anonymousWindows = new SlidingWindowLog(limits.windowMs);
@@ -404,6 +424,10 @@ class HttpCore {
     const keyed = keyWindowKey(this.cfg.faults, caller.clientId, authorization);
     const key = this.keyWindows.hit(keyed, client?.rateLimitPerMinute ?? limits.perKeyPerWindow, ex.now);
     const org = this.orgWindows.hit(caller.org, limits.perOrgPerWindow, ex.now);
+    if (limits.enforceRateLimits) {
+      tally(this.counts.keys, caller.clientId, key);
+      tally(this.counts.organizations, caller.org, org);
+    }
     // Fault rate-limit-headers-missing-production: a production key's responses carry no X-RateLimit-* headers.
     if (caller.keyKind !== 'production' || !this.cfg.faults.has('rate-limit-headers-missing-production'))
       ex.headers = { ...ex.headers, ...rateLimitHeaders(key) };
@@ -432,7 +456,8 @@ class HttpCore {
     }
     const body = await readBody(req, this.cfg.limits.maxBodyBytes, () => plainError(413, 'Token request body too large', 'too-long', afterRefusal(req)));
     const text = body.toString('utf8');
-    const response = await this.cfg.authority.issue(json ? jsonAsForm(text) : new URLSearchParams(text));
+    const form = json ? jsonAsForm(text) : new URLSearchParams(text);
+    const response = await this.cfg.authority.issue(form);
     return { status: 200, headers: { 'Content-Type': PLAIN_JSON }, body: response };
   }
 
@@ -634,6 +659,7 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
     fixtureIds,
     resources,
     audit: () => core!.auditRecords(),
+    rateCounts: () => structuredClone(core!.counts),
     targetConfig: () => ({
       baseUrl,
       tokenUrl: authority.tokenUrl,
@@ -654,4 +680,11 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
         server.closeAllConnections();
       }),
   };
+}
+
+/** Adds a window's decision to its count: the requests it held (allowed) or one more refusal. */
+function tally(counts: Record<string, RateCount>, name: string, d: RateDecision): void {
+  const c = (counts[name] ??= { limit: d.limit, peak: 0, refused: 0 });
+  if (d.allowed) c.peak = Math.max(c.peak, d.limit - d.remaining);
+  else c.refused++;
 }

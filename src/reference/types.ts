@@ -141,6 +141,13 @@ export interface ReferenceModes {
   /** Per-key 429 Retry-After: the wait rounded up to whole seconds, or one second more (the key is held that long). */
   retryAfter: 'exact' | 'plus-one';
   /**
+   * How the per-key window keeps time (a "1-minute sliding window"; its resolution is not shown):
+   * to the millisecond, or `coarse`: to the whole second, rounded up (a request stays counted until
+   * the end of its second a minute later), so a slot frees up to a second after a client's own
+   * count says it does.
+   */
+  keyWindowAccounting: 'exact' | 'coarse';
+  /**
    * The time search results are ordered by ("Ordering is by time and UUID", which time not shown): the
    * creation time (immutable, not exposed), the resource's own time (authoredOn, period.start, date; the
    * creation time when absent), or meta.lastUpdated.
@@ -257,6 +264,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   genericErrors: 'coded',
   rateLimitReset: 'slot-frees',
   retryAfter: 'exact',
+  keyWindowAccounting: 'exact',
   orderBy: 'created',
   orderDirection: 'ascending',
   diagnosisOrder: 'stored',
@@ -398,6 +406,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   genericErrors: ['coded', 'plain-text'],
   rateLimitReset: ['slot-frees', 'window-free'],
   retryAfter: ['exact', 'plus-one'],
+  keyWindowAccounting: ['exact', 'coarse'],
   orderBy: ['created', 'resource-time', 'last-updated'],
   orderDirection: ['ascending', 'descending'],
   diagnosisOrder: ['stored', 'reversed'],

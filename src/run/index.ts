@@ -76,6 +76,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Extra subscribers of the run's events. */
   subscribers?: readonly Subscriber[];
+  /** Embedded reference only: called with the reference once it listens (benchmarks read what its windows counted). */
+  onReference?: (server: ReferenceServer) => void;
 }
 
 export interface RunOutcome {
@@ -439,6 +441,7 @@ async function resolveTarget(options: RunOptions): Promise<Target> {
   // Everyday runs use short windows (declared in the generated config); certification the spec's defaults.
   const limits = profile === 'certification' ? {} : embeddedLimits(options.reference?.limits);
   const { server, jwks, rawConfig } = await startEmbeddedTarget({ ...options.reference, host: '127.0.0.1', port: 0 }, limits);
+  options.onReference?.(server);
   try {
     const overlay = options.configOverlay;
     const config = await resolveConfig(

@@ -5,7 +5,10 @@
  * windows, whose per-organization limit is the declared ceiling (a 429 would show an excess).
  * Nothing here is timed: the windows are counted over the run's own send times.
  */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../src/paths.js';
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { Exchange } from '../../src/engine/types.js';
 import { runConformance } from '../../src/run/index.js';
@@ -43,26 +46,63 @@ const checks: CheckDefinition[] = Array.from({ length: 10 }, (_, i) =>
   }),
 );
 
-async function run(organization?: number) {
+/** A third key of the main organization: registered with the reference, a second `extra` client in the config. */
+const THIRD_KEY_FILE = resolve(PROJECT_ROOT, 'fixtures/reference/keys/conformance-main.rs256.test-key.private.jwk.json');
+const SCOPES = ['system/MedicationRequest.rs'];
+function thirdKey(perKey: number) {
+  const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...pub } = JSON.parse(readFileSync(THIRD_KEY_FILE, 'utf8')) as Record<string, string>;
+  return {
+    extraClient: {
+      clientId: 'conformance-main-3',
+      org: 'org-a',
+      keyKind: 'sandbox' as const,
+      scopes: SCOPES,
+      jwks: { keys: [pub] },
+      rateLimitPerMinute: perKey,
+    },
+    configClient: {
+      role: 'extra',
+      clientId: 'conformance-main-3',
+      alg: 'RS256',
+      keyKind: 'sandbox',
+      scopes: SCOPES,
+      privateKey: { file: THIRD_KEY_FILE },
+      rateLimitPerMinute: perKey,
+    },
+  };
+}
+
+async function run(organization?: number, third = false, windowLimits: Partial<typeof limits> = {}) {
   const sent: Exchange[] = [];
   const outcome = await runConformance({
     checks,
     profile: 'full',
     progress: false,
     writeReports: false,
-    reference: { limits },
-    ...(organization ? { configOverlay: { organization: { requestsPerMinute: organization } } } : {}),
+    reference: {
+      limits: { ...limits, perOrgPerWindow: organization ?? PER_ORG, ...windowLimits },
+      ...(third ? { extraClients: [thirdKey(windowLimits.perKeyPerWindow ?? PER_KEY).extraClient] } : {}),
+    },
+    ...(organization
+      ? {
+          configOverlay: (raw: Record<string, unknown>) => ({
+            ...raw,
+            organization: { requestsPerMinute: organization },
+            ...(third ? { clients: [...(raw.clients as object[]), thirdKey(windowLimits.perKeyPerWindow ?? PER_KEY).configClient] } : {}),
+          }),
+        }
+      : {}),
     subscribers: [(e) => void (e.type === 'exchange' && e.exchange.client && sent.push(e.exchange))],
   });
   return { outcome, sent };
 }
 
 /** The most requests among `sent` within any window (by their send times). */
-function mostInAWindow(sent: readonly Exchange[]): number {
+function mostInAWindow(sent: readonly Exchange[], windowMs = WINDOW_MS): number {
   const t = sent.map((x) => Date.parse(x.startedAt)).sort((a, b) => a - b);
   let most = 0;
   for (let i = 0, j = 0; i < t.length; i++) {
-    while (t[i]! - t[j]! >= WINDOW_MS) j++;
+    while (t[i]! - t[j]! >= windowMs) j++;
     most = Math.max(most, i - j + 1);
   }
   return most;
@@ -89,6 +129,28 @@ describe("paced requests over the organization's keys", () => {
     // One check, one key: every check's reads went out with one key.
     for (const r of outcome.results) expect(new Set(r.evidence.filter((x) => x.client).map((x) => x.client)).size, r.id).toBe(1);
   });
+
+  it('a second extra client is a key of its own: three keys carry requests, each within its ceiling and the organization within its own', async () => {
+    // One check's three reads fill a key's window (4, less one of headroom), and a window outlasts a few checks.
+    const perOrg = 20;
+    const perKey = 4;
+    const windowMs = 6000;
+    const { outcome, sent } = await run(perOrg, true, { perKeyPerWindow: perKey, windowMs, tokenWindowMs: windowMs });
+    for (const r of outcome.results) expect(r.outcome, `${r.id}: ${r.message}`).toBe('pass');
+    const byKey = (role: string) => sent.filter((x) => x.client === role);
+    for (const key of ['main', 'extra', 'conformance-main-3']) {
+      expect(byKey(key).length, key).toBeGreaterThan(0);
+      expect(mostInAWindow(byKey(key), windowMs), key).toBeLessThanOrEqual(perKey);
+    }
+    expect(sent.filter((x) => x.response?.status === 429)).toEqual([]);
+    expect(
+      mostInAWindow(
+        sent.filter((x) => x.client !== 'second-org'),
+        windowMs,
+      ),
+    ).toBeLessThanOrEqual(perOrg);
+    expect(outcome.result.info.budget!.keys.roles).toEqual(['main', 'extra', 'conformance-main-3']);
+  }, 90_000);
 
   it('without it: one key, within its ceiling, and the report says why', async () => {
     const { outcome, sent } = await run();

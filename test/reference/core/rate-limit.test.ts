@@ -19,6 +19,22 @@ describe('SlidingWindowLog', () => {
     expect(retryAfterSeconds(refused.resetMs, T0 + 30_000)).toBe(40);
   });
 
+  test('whole seconds (mode keyWindowAccounting=coarse): a request stays counted until the end of its second a window later', () => {
+    const coarse = new SlidingWindowLog(60_000, { wholeSeconds: true });
+    const exact = new SlidingWindowLog(60_000);
+    for (const log of [coarse, exact]) {
+      log.hit('k', 2, T0 + 200);
+      log.hit('k', 2, T0 + 300);
+    }
+    // The window is full; the first request leaves at T0+60.2 s (exact) or at T0+61 s (coarse).
+    expect(exact.hit('k', 2, T0 + 60_500).allowed).toBe(true);
+    const refused = coarse.hit('k', 2, T0 + 60_500);
+    expect(refused).toMatchObject({ allowed: false, remaining: 0 });
+    // Retry-After 1 s: the first request leaves at T0+61 s, rounded up to whole seconds from now.
+    expect(refused.resetMs).toBe(T0 + 61_500);
+    expect(coarse.hit('k', 2, T0 + 62_000).allowed).toBe(true);
+  });
+
   test('an early retry extends the reset; waiting Retry-After recovers', () => {
     const log = new SlidingWindowLog(60_000);
     for (let i = 0; i < 2; i++) log.hit('k', 2, T0 + i * 1000);
