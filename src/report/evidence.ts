@@ -75,7 +75,24 @@ export function storeExchanges<C extends Pick<CheckResult, 'evidence' | 'finding
  * the curls a reader rebuilds. Idempotent; run it again after anything that
  * rewrites strings (secret scrubbing, PHI masking) so that keys match texts.
  */
-export function internBodies(doc: ReportDocument, passingCap = PASSING_BODY_CAP): ReportDocument {
+/** Headers of the connection, not of the service's answer (RFC 9110 7.6.1): left out of every report. */
+const HOP_BY_HOP = ['connection', 'keep-alive'];
+/**
+ * report.html leaves these out of the exchanges only passing checks cite (report.json keeps them): the
+ * same on every request (the suite's user-agent and accept-encoding) or of no weight to a pass (date).
+ * A curl rebuilt without them still reproduces the request.
+ */
+export const PAGE_PASSING_OMITTED_REQUEST_HEADERS = ['user-agent', 'accept-encoding'];
+export const PAGE_PASSING_OMITTED_RESPONSE_HEADERS = ['date'];
+
+const without = (headers: Record<string, string> | undefined, names: readonly string[]): Record<string, string> | undefined => {
+  if (!headers || !names.some((n) => n in headers)) return headers;
+  const out = { ...headers };
+  for (const n of names) delete out[n];
+  return out;
+};
+
+export function internBodies(doc: ReportDocument, passingCap = PASSING_BODY_CAP, opts: { slimPassing?: boolean } = {}): ReportDocument {
   const failing = new Set(doc.checks.filter((c) => c.outcome === 'fail' || c.outcome === 'error').flatMap((c) => c.evidence));
   const bodies: Record<string, string> = {};
   const exchanges: Record<string, ReportExchange> = {};
@@ -97,12 +114,19 @@ export function internBodies(doc: ReportDocument, passingCap = PASSING_BODY_CAP)
     const cap = failing.has(id) ? FAILING_BODY_CAP : passingCap;
     const before = x.curl ?? curlOf(x, doc.bodies);
     const { curl: _curl, ...rest } = x;
+    const slim = opts.slimPassing === true && !failing.has(id);
     const request = store(x.request, cap);
-    const response = x.response ? store(x.response, cap).part : undefined;
+    if (slim) request.part = { ...request.part, headers: without(request.part.headers, PAGE_PASSING_OMITTED_REQUEST_HEADERS) ?? {} };
+    let response = x.response ? store(x.response, cap).part : undefined;
+    if (response?.headers) {
+      const headers = without(without(response.headers, HOP_BY_HOP), slim ? PAGE_PASSING_OMITTED_RESPONSE_HEADERS : []);
+      if (headers !== response.headers) response = { ...response, headers: headers ?? {} };
+    }
     const out: ReportExchange = { ...rest, request: request.part, ...(response ? { response } : {}) };
     const rebuilt = curlOf(out, bodies);
-    // A cut request body cannot be sent as recorded: its curl is the rebuilt one, which says so.
-    const after = request.cut ? rebuilt : before;
+    // A cut request body cannot be sent as recorded: its curl is the rebuilt one, which says so. The same
+    // for a request whose constant headers the page leaves out.
+    const after = request.cut || (slim && before !== rebuilt && before === curlOf(x, doc.bodies)) ? rebuilt : before;
     if (after !== rebuilt) out.curl = after;
     exchanges[id] = out;
     curls.set(id, { before, after });

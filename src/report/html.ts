@@ -262,7 +262,7 @@ ${timing.length ? `<h3>Timing checks (${timing.length})</h3><ul class="tl-checks
  */
 export function pageData(doc: ReportDocument): Pick<ReportDocument, 'formatVersion' | 'run' | 'phiMasked' | 'summary' | 'checks' | 'exchanges' | 'bodies'> {
   // Bodies only passing checks cite are cut shorter than in report.json (which the page says); failures' evidence is whole.
-  const { formatVersion, run, phiMasked, summary, checks, exchanges, bodies } = internBodies(doc, PAGE_PASSING_BODY_CAP);
+  const { formatVersion, run, phiMasked, summary, checks, exchanges, bodies } = internBodies(doc, PAGE_PASSING_BODY_CAP, { slimPassing: true });
   return { formatVersion, run, ...(phiMasked === undefined ? {} : { phiMasked }), summary, checks, exchanges, bodies };
 }
 

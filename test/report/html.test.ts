@@ -26,10 +26,36 @@ describe('renderHtml', () => {
     const data = JSON.parse(embedded);
     expect(data).toEqual(JSON.parse(JSON.stringify(pageData(doc))));
     // The page cuts bodies only passing checks cite at PAGE_PASSING_BODY_CAP; the rest is the document's.
-    const page = internBodies(doc, PAGE_PASSING_BODY_CAP);
+    const page = internBodies(doc, PAGE_PASSING_BODY_CAP, { slimPassing: true });
     expect(data.checks).toEqual(JSON.parse(JSON.stringify(page.checks)));
     expect(data.exchanges).toEqual(JSON.parse(JSON.stringify(page.exchanges)));
     expect(data.bodies).toEqual(page.bodies);
+    // Exchanges only passing checks cite leave out the constant request headers and the response's date;
+    // those of failed or errored checks keep every header report.json has.
+    const failing = new Set(doc.checks.filter((c) => c.outcome === 'fail' || c.outcome === 'error').flatMap((c) => c.evidence));
+    const passingOnly = Object.keys(doc.exchanges).filter((id) => !failing.has(id));
+    expect(passingOnly.length).toBeGreaterThan(0);
+    for (const id of passingOnly) {
+      expect(Object.keys(data.exchanges[id].request.headers ?? {})).not.toContain('user-agent');
+      expect(Object.keys(data.exchanges[id].response?.headers ?? {})).not.toContain('date');
+    }
+    for (const id of failing) expect(data.exchanges[id].request.headers).toEqual(doc.exchanges[id]!.request.headers);
+    // With those headers recorded: gone from a passing-only exchange of the page, kept for a failing one; hop-by-hop ones gone from both.
+    const withHeaders = structuredClone(doc);
+    const [pass, fail] = [passingOnly[0]!, [...failing][0]!];
+    for (const id of [pass, fail]) {
+      const x = withHeaders.exchanges[id]!;
+      x.request.headers = { ...x.request.headers, 'user-agent': 'fhir-conformance/0.1', 'accept-encoding': 'gzip' };
+      if (x.response) x.response.headers = { ...x.response.headers, date: 'Sat, 28 Nov 2026 12:00:00 GMT', connection: 'keep-alive' };
+    }
+    const slim = pageData(withHeaders).exchanges;
+    expect(slim[pass]!.request.headers).not.toHaveProperty('user-agent');
+    expect(slim[pass]!.request.headers).not.toHaveProperty('accept-encoding');
+    expect(slim[pass]!.response?.headers).not.toHaveProperty('date');
+    expect(slim[fail]!.request.headers).toHaveProperty('user-agent');
+    expect(slim[fail]!.response?.headers).toHaveProperty('date');
+    for (const id of [pass, fail]) expect(slim[id]!.response?.headers).not.toHaveProperty('connection');
+    expect(internBodies(withHeaders).exchanges[pass]!.request.headers).toHaveProperty('user-agent');
     // The rest is in the page as HTML, not embedded a second time.
     expect(Object.keys(data)).not.toContain('requirements');
   });
