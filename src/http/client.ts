@@ -148,10 +148,7 @@ export class HttpClient {
       const retryAfter = this.protocol.retryAfterMs ? this.protocol.retryAfterMs(attempt.headers) : parseRetryAfterMs(attempt.headers['retry-after']);
       // Retry rule 1 for every request of the key, not only this one: nothing leaves before Retry-After.
       if (kind === '429' && retryAfter !== undefined && bucket !== PER_SOURCE_BUCKET) this.pacer.hold(bucket, this.now() + retryAfter);
-      if (kind === '429' && !opts.expect429) {
-        this.stats.unplanned429++;
-        if (bucket !== PER_SOURCE_BUCKET) this.pacer.refused(bucket);
-      }
+      if (kind === '429' && !opts.expect429) this.stats.unplanned429++;
       if (!reissued && bearer !== undefined && this.protocol.tokenExpired?.(attempt)) {
         const fresh = await this.opts.tokens?.replaceExpired(bearer);
         if (fresh) {

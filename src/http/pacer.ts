@@ -9,15 +9,6 @@
  *   service's `X-RateLimit-*`) say `remaining` <= 1, the next request of that bucket waits
  *   until `reset` (bounded by window + 5 s). A `limit` lower than the ceiling is adopted.
  *
- * On a limited bucket the target's count wins over ours, not its reset: when a response's
- * `limit` is the bucket's ceiling, `limit - remaining` is what the target counts in its window.
- * Requests it counts that we did not send (token requests counted against the key, a window
- * that keeps a request a second longer, requests of another process) become placeholder sends
- * at the time we learn of them, so the sliding-window limiter waits until a slot frees by that
- * count, not until a `reset` that may name the moment the whole window is free (a whole window
- * later). Only when the target refuses a request this count said had room does the bucket go
- * back to waiting for `reset` on `remaining` <= 1.
- *
  * And one rule above both: after a 429 with Retry-After, nothing of that bucket leaves
  * before Retry-After has elapsed (spec Retry rule 1: "retrying sooner gives another 429
  * and extends the reset time"), paced or not, urgent or not. Only an `earlyRetry`
@@ -62,18 +53,6 @@ interface BucketState {
   heldUntil: number;
   /** X-RateLimit-Remaining of the last response that had one. */
   lastRemaining?: number;
-  /** Send times of every request of the bucket within the window, paced or not (what the target counts). */
-  all: number[];
-  /** Placeholder sends: requests the target counted that this client did not send (see the module comment). */
-  unseen: number[];
-  /** Whether the bucket is paced by the sliding-window limiter (set by `acquire`). */
-  limited: boolean;
-  /** The target refused a request the reconciled count said had room: wait for `reset` again. */
-  headerResets: boolean;
-  /** The last response's count was taken into the limiter's (see `reconcile`). */
-  reconciled: boolean;
-  /** With `reconciled`: the target's reset after a response left at most one slot (a slot is free then); taken by one request. */
-  slotAt?: number;
 }
 
 /** Extra slack on a header-driven wait beyond the window. */
@@ -96,17 +75,7 @@ export class Pacer {
   private bucket(name: string): BucketState {
     let b = this.buckets.get(name);
     if (!b) {
-      b = {
-        ceiling: this.opts.ceilings?.[name] ?? this.opts.defaultCeiling,
-        sent: [],
-        blockedUntil: 0,
-        heldUntil: 0,
-        all: [],
-        unseen: [],
-        limited: false,
-        headerResets: false,
-        reconciled: false,
-      };
+      b = { ceiling: this.opts.ceilings?.[name] ?? this.opts.defaultCeiling, sent: [], blockedUntil: 0, heldUntil: 0 };
       this.buckets.set(name, b);
     }
     return b;
@@ -130,7 +99,6 @@ export class Pacer {
    */
   async acquire(name: string, limited: boolean, urgent = false, opts: AcquireOptions = {}): Promise<void> {
     const b = this.bucket(name);
-    if (limited) b.limited = true;
     const paced = opts.paced !== false;
     for (let round = 0; round < MAX_ACQUIRE_ROUNDS; round++) {
       const now = this.opts.now();
@@ -141,17 +109,7 @@ export class Pacer {
         b.sent = b.sent.filter((t) => t > now - this.windowMs);
         headerWait = urgent && (b.lastRemaining ?? 0) >= 1 ? 0 : b.blockedUntil - now;
         const allowed = Math.max(1, b.ceiling - (urgent ? 0 : 1));
-        const counted = this.counted(b, now);
-        limiterWait = limited && counted.length >= allowed ? counted[counted.length - allowed]! + this.windowMs - now : 0;
-        // The limiter holds the target's count: a slot frees when its oldest request leaves, or at the
-        // target's reset if sooner (a slot is free then, whichever moment the reset names).
-        if (limited && b.reconciled) {
-          headerWait = 0;
-          if (limiterWait > 0 && b.slotAt !== undefined && b.slotAt - now < limiterWait) {
-            headerWait = b.slotAt - now;
-            limiterWait = 0;
-          }
-        }
+        limiterWait = limited && b.sent.length >= allowed ? b.sent[b.sent.length - allowed] + this.windowMs - now : 0;
         if (limited && this.isMember(name)) limiterWait = Math.max(limiterWait, this.orgWait(now, urgent));
       }
       if (holdWait <= 0 && headerWait <= 0 && limiterWait <= 0) break;
@@ -167,19 +125,9 @@ export class Pacer {
     }
     // The organization counts every request of its keys, the deliberately unpaced ones too.
     if (this.isMember(name)) this.orgSent.push(this.opts.now());
-    b.all = b.all.filter((t) => t > this.opts.now() - this.windowMs);
-    b.all.push(this.opts.now());
     if (!paced) return;
-    b.slotAt = undefined;
     b.sent.push(this.opts.now());
     if (limited) this.limitedCounts.set(name, (this.limitedCounts.get(name) ?? 0) + 1);
-  }
-
-  /** The paced sends and the placeholder sends within the window, oldest first (what the limiter counts). */
-  private counted(b: BucketState, now: number): number[] {
-    b.unseen = b.unseen.filter((t) => t > now - this.windowMs);
-    if (b.unseen.length === 0) return b.sent;
-    return [...b.sent, ...b.unseen].sort((x, y) => x - y);
   }
 
   private isMember(name: string): boolean {
@@ -202,8 +150,7 @@ export class Pacer {
   waitFor(name: string): number {
     const b = this.bucket(name);
     const now = this.opts.now();
-    b.sent = b.sent.filter((t) => t > now - this.windowMs);
-    const sent = this.counted(b, now);
+    const sent = b.sent.filter((t) => t > now - this.windowMs);
     const allowed = Math.max(1, b.ceiling - 1);
     const limiter = sent.length >= allowed ? sent[sent.length - allowed]! + this.windowMs - now : 0;
     return Math.max(0, b.heldUntil - now, b.blockedUntil - now, limiter);
@@ -220,39 +167,7 @@ export class Pacer {
     const b = this.bucket(name);
     if (limit !== undefined && limit > 0 && limit < b.ceiling) b.ceiling = limit;
     if (remaining !== undefined) b.lastRemaining = remaining;
-    if (remaining !== undefined) b.reconciled = this.reconcile(b, limit, remaining);
-    if (b.reconciled && remaining !== undefined) {
-      b.slotAt = remaining <= 1 && reset !== undefined ? Math.min(reset * 1000, this.opts.now() + this.windowMs + HEADER_WAIT_SLACK_MS) : undefined;
-      return;
-    }
     if (remaining !== undefined && remaining <= 1 && reset !== undefined) this.blockUntil(name, reset * 1000);
-  }
-
-  /**
-   * On a limited bucket whose response states its own window (`limit` is the bucket's ceiling):
-   * takes the target's count (`limit - remaining`) as the truth, adding placeholder sends for
-   * requests it counts that this client did not send. None is dropped before its window ends: a
-   * response counts none of the requests still in flight, so a lower count proves nothing.
-   * True when the limiter's count now stands for the target's, so `reset` need not be waited for.
-   */
-  private reconcile(b: BucketState, limit: number | undefined, remaining: number): boolean {
-    if (!b.limited || b.headerResets || limit === undefined || limit !== b.ceiling) return false;
-    const now = this.opts.now();
-    b.all = b.all.filter((t) => t > now - this.windowMs);
-    b.unseen = b.unseen.filter((t) => t > now - this.windowMs);
-    const theirs = limit - Math.max(0, remaining);
-    const missing = theirs - b.all.length;
-    for (let i = b.unseen.length; i < missing; i++) b.unseen.push(now);
-    return true;
-  }
-
-  /** A 429 of `bucket`: when the limiter's count said there was room, it does not stand for the target's; wait for `reset` again. */
-  refused(name: string): void {
-    const b = this.bucket(name);
-    if (b.limited) {
-      b.headerResets = true;
-      b.reconciled = false;
-    }
   }
 
   /**

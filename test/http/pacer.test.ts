@@ -65,44 +65,6 @@ describe('Pacer: header-driven', () => {
     expect(waits.map((w) => w.ms)).toEqual([65_000]);
   });
 
-  it("on a paced key takes the target's count, not a reset a whole window away: a slot frees when the oldest counted request leaves", async () => {
-    const { p, clock, waits } = pacer({ ceilings: { main: 5 } });
-    const t0 = clock.now();
-    const send = async (theirs: number) => {
-      await p.acquire('main', true);
-      // X-RateLimit-Reset names the moment the whole window is free (the newest request leaves).
-      p.observe(
-        'main',
-        rateLimitHints({
-          'x-ratelimit-limit': '5',
-          'x-ratelimit-remaining': String(5 - theirs),
-          'x-ratelimit-reset': String(Math.ceil((clock.now() + 60_000) / 1000)),
-        }),
-      );
-    };
-    await send(1);
-    clock.state.t += 50_000;
-    await send(3); // the target counts a request this client did not send (a token request on the key)
-    clock.state.t += 1_000;
-    await send(4); // Remaining 1
-    expect(waits).toEqual([]);
-    await p.acquire('main', true);
-    // Four counted (three sent, one unseen): the fifth waits for the first (t0) to leave, not for the reset (t0 + 111 s).
-    expect(waits).toEqual([{ ms: t0 + 60_000 - (t0 + 51_000), reason: 'client-side pacing at 5 per 60 s', bucket: 'main' }]);
-  });
-
-  it('goes back to waiting for the reset once the target refused a request its count said had room', async () => {
-    const { p, clock, waits } = pacer({ ceilings: { main: 5 } });
-    const resetS = Math.ceil((clock.now() + 60_000) / 1000);
-    await p.acquire('main', true);
-    p.refused('main');
-    p.observe('main', rateLimitHints({ 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '1', 'x-ratelimit-reset': String(resetS) }));
-    await p.acquire('main', true);
-    expect(waits.map((w) => [w.ms, w.reason])).toEqual([
-      [resetS * 1000 - clock.now() + waits[0]!.ms, 'rate-limit headers: remaining exhausted, waiting for reset'],
-    ]);
-  });
-
   it('adopts a header limit lower than the configured ceiling, never a higher one', () => {
     const { p } = pacer();
     p.observe('main', rateLimitHints({ 'x-ratelimit-limit': '10' }));
