@@ -74,14 +74,12 @@ const R4_DOCUMENT_REFERENCE_SCHEMA = {
 function r4DocumentReferenceComponent(modes: ReferenceModes): Record<string, object> {
   if (modes.r4DocumentReference === 'none') return {};
   if (modes.r4DocumentReference === 'writes') return { DocumentReference: R4_DOCUMENT_REFERENCE_SCHEMA };
-  return {
-    DocumentReference: {
-      type: 'object',
-      description: 'A FHIR R4 DocumentReference.',
-      required: ['resourceType'],
-      properties: { resourceType: { type: 'string', enum: ['DocumentReference'] } },
-    },
-  };
+  return { DocumentReference: typeOnlySchema('DocumentReference', 'A FHIR R4 DocumentReference.') };
+}
+
+/** A request schema that names only the resourceType, as a generic generator writes one. */
+function typeOnlySchema(type: string, description: string): object {
+  return { type: 'object', description, required: ['resourceType'], properties: { resourceType: { type: 'string', enum: [type] } } };
 }
 
 /**
@@ -90,14 +88,7 @@ function r4DocumentReferenceComponent(modes: ReferenceModes): Record<string, obj
  */
 function r4ObservationComponent(modes: ReferenceModes): Record<string, object> {
   if (modes.r4Observation === 'none') return {};
-  return {
-    Observation: {
-      type: 'object',
-      description: 'A FHIR R4 Observation (http://hl7.org/fhir/R4/observation.html).',
-      required: ['resourceType'],
-      properties: { resourceType: { type: 'string', enum: ['Observation'] } },
-    },
-  };
+  return { Observation: typeOnlySchema('Observation', 'A FHIR R4 Observation (http://hl7.org/fhir/R4/observation.html).') };
 }
 
 /** Where the Observation profile is served (mode `r4Observation=writes`); its canonical URL is under the base URL. */
