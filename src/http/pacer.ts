@@ -7,7 +7,8 @@
  *   (only for buckets created with `limited: true`);
  * - header-driven pacing: after a response whose rate-limit hints (HttpProtocol.rateLimit: the
  *   service's `X-RateLimit-*`) say `remaining` <= 1, the next request of that bucket waits
- *   until `reset` (bounded by window + 5 s). A `limit` lower than the ceiling is adopted.
+ *   until `reset` (bounded by window + 5 s), or sooner when the bucket's own log explains the
+ *   target's count (`slotsFreeAt`). A `limit` lower than the ceiling is adopted.
  *
  * And one rule above both: after a 429 with Retry-After, nothing of that bucket leaves
  * before Retry-After has elapsed (spec Retry rule 1: "retrying sooner gives another 429
@@ -57,6 +58,12 @@ interface BucketState {
 
 /** Extra slack on a header-driven wait beyond the window. */
 const HEADER_WAIT_SLACK_MS = 5_000;
+/**
+ * How much longer than the window a target may keep counting one of our requests: a window kept to
+ * the whole second, rounded up (up to 1 s), plus the request's way to the target (the log holds
+ * when it left this process).
+ */
+const WINDOW_RESOLUTION_SLACK_MS = 1_500;
 /** Bound on acquire iterations (each one waits a positive time). */
 const MAX_ACQUIRE_ROUNDS = 1_000;
 
@@ -106,10 +113,12 @@ export class Pacer {
       let headerWait = 0;
       let limiterWait = 0;
       if (paced) {
-        b.sent = b.sent.filter((t) => t > now - this.windowMs);
+        // Kept a little past the window: `slotsFreeAt` reads what a coarser target may still count.
+        b.sent = b.sent.filter((t) => t > now - this.windowMs - WINDOW_RESOLUTION_SLACK_MS);
         headerWait = urgent && (b.lastRemaining ?? 0) >= 1 ? 0 : b.blockedUntil - now;
         const allowed = Math.max(1, b.ceiling - (urgent ? 0 : 1));
-        limiterWait = limited && b.sent.length >= allowed ? b.sent[b.sent.length - allowed] + this.windowMs - now : 0;
+        const inWindow = b.sent.filter((t) => t > now - this.windowMs);
+        limiterWait = limited && inWindow.length >= allowed ? inWindow[inWindow.length - allowed]! + this.windowMs - now : 0;
         if (limited && this.isMember(name)) limiterWait = Math.max(limiterWait, this.orgWait(now, urgent));
       }
       if (holdWait <= 0 && headerWait <= 0 && limiterWait <= 0) break;
@@ -167,7 +176,30 @@ export class Pacer {
     const b = this.bucket(name);
     if (limit !== undefined && limit > 0 && limit < b.ceiling) b.ceiling = limit;
     if (remaining !== undefined) b.lastRemaining = remaining;
-    if (remaining !== undefined && remaining <= 1 && reset !== undefined) this.blockUntil(name, reset * 1000);
+    if (remaining !== undefined && remaining <= 1 && reset !== undefined)
+      this.blockUntil(name, Math.min(reset * 1000, this.slotsFreeAt(b, limit ?? b.ceiling, remaining) ?? Number.POSITIVE_INFINITY));
+  }
+
+  /**
+   * When the target will have two slots left again (one to send, one of headroom) by this
+   * bucket's own log: the spec's window is sliding, so a slot frees when a counted request is a
+   * window old. Read only when the log explains the target's count (limit - remaining requests
+   * within a window and the resolution slack): a target that counts requests this run did not
+   * pace (another client of the key, an unpaced burst, refused requests) is waited out to its
+   * X-RateLimit-Reset. This matters where Reset names the moment the whole window is free (a
+   * reading the spec leaves open: "at which the window resets"): waiting for it idles the key a
+   * whole window when the oldest requests leave within a second.
+   */
+  private slotsFreeAt(b: BucketState, limit: number, remaining: number): number | undefined {
+    const reach = this.windowMs + WINDOW_RESOLUTION_SLACK_MS;
+    const now = this.opts.now();
+    const log = b.sent.filter((t) => t > now - reach);
+    const used = limit - remaining;
+    if (used <= 0 || used > log.length) return undefined;
+    // The requests the target counts are at most the newest `used` of the log; the oldest of them leave first.
+    const counted = log.slice(log.length - used);
+    const mustLeave = Math.max(1, used - (limit - 2));
+    return counted[Math.min(mustLeave, counted.length) - 1]! + reach;
   }
 
   /**

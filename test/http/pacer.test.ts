@@ -54,6 +54,34 @@ describe('Pacer: header-driven', () => {
     expect(waits).toEqual([{ ms: resetS * 1000 - 1_700_000_000_000, reason: 'rate-limit headers: remaining exhausted, waiting for reset', bucket: 'main' }]);
   });
 
+  it('a Reset that names the whole window free: waits only until its own log says two slots are free (slack for a whole-second window)', async () => {
+    const { p, clock, waits } = pacer();
+    const t0 = clock.now();
+    // 59 requests within the first 590 ms, then the 60th when the first left the window by our count.
+    for (let i = 0; i < 59; i++) {
+      await p.acquire('main', true);
+      clock.state.t += 10;
+    }
+    clock.state.t = t0 + 60_100;
+    await p.acquire('main', true);
+    expect(waits).toEqual([]);
+    // The target still counts all 60 (whole seconds) and names the moment its newest leaves.
+    const resetS = Math.ceil((clock.now() + 60_000) / 1000);
+    p.observe('main', rateLimitHints({ 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(resetS) }));
+    await p.acquire('main', true);
+    // Two must leave: the second request of the log (t0 + 10 ms) a window and the slack (1.5 s) later.
+    expect(waits).toEqual([{ ms: t0 + 10 + 61_500 - (t0 + 60_100), reason: 'rate-limit headers: remaining exhausted, waiting for reset', bucket: 'main' }]);
+  });
+
+  it('a target counting more than its own log (another client, an unpaced burst) is waited out to its Reset', async () => {
+    const { p, clock, waits } = pacer();
+    for (let i = 0; i < 10; i++) await p.acquire('main', true);
+    const resetS = Math.floor(clock.now() / 1000) + 50;
+    p.observe('main', rateLimitHints({ 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '1', 'x-ratelimit-reset': String(resetS) }));
+    await p.acquire('main', true);
+    expect(waits).toEqual([{ ms: resetS * 1000 - 1_700_000_000_000, reason: 'rate-limit headers: remaining exhausted, waiting for reset', bucket: 'main' }]);
+  });
+
   it('does not wait while Remaining > 1, and bounds a hostile Reset by window + 5 s', async () => {
     const { p, clock, waits } = pacer();
     const nowS = Math.floor(clock.now() / 1000);
