@@ -166,6 +166,8 @@ export {
   possiblyBefore,
   refusedBy,
   served,
+  leaveBand,
+  leaveLateMs,
   windowSlackMs,
   type BurstFigures,
   type ThrottledFigures,

@@ -37,6 +37,8 @@ import type { ModelOperation } from '../../src/discovery/index.js';
 import {
   encounterBody,
   judgeThrottled,
+  leaveBand,
+  leaveLateMs,
   mayLeaveWithin,
   newMedicationRequest,
   rateHeaders,
@@ -186,8 +188,9 @@ const MAX_TRIES = 3;
  * most half a window, so a window holds two groups or more.
  */
 export function throttlePlan(probe: Probe, rttMs: number, operations: number): ThrottlePlan {
-  const slack = windowSlackMs(probe.windowMs);
-  const tickMs = Math.round(Math.min(probe.windowMs / 2, Math.max(1100, 2 * slack) + 5 * rttMs + 300));
+  // A group's leave spans the step slack before a window after its send to `leaveLateMs` after a window after its answer.
+  const band = windowSlackMs(probe.windowMs) + leaveLateMs(probe.windowMs);
+  const tickMs = Math.round(Math.min(probe.windowMs / 2, Math.max(1100, band) + 5 * rttMs + 300));
   const ticks = Math.max(2, Math.floor(probe.windowMs / tickMs));
   return { tickMs, ticks, budgetMs: 2 * probe.windowMs + operations * 3 * (tickMs + 1000), rttMs };
 }
@@ -198,9 +201,8 @@ export function throttlePlan(probe: Probe, rttMs: number, operations: number): T
  * way) to `end` (when the next request may leave; Infinity when none is due). Leaves as in mayLeaveWithin.
  */
 export function leaveGap(requests: readonly Timed[], now: number, windowMs: number, needMs: number): { start: number; end: number } {
-  const slack = windowSlackMs(windowMs);
   const bands = requests
-    .map((r) => [r.sentAt + windowMs - slack, r.receivedAt + windowMs + slack] as const)
+    .map((r) => leaveBand(r, windowMs))
     .filter(([, end]) => end >= now)
     .sort((a, b) => a[0] - b[0]);
   let t = now;

@@ -319,23 +319,24 @@ describe('judgeThrottled (an operation sent on a full key)', () => {
 
 describe("placing a fill and an operation between the key's leaves (mayLeaveWithin, leaveGap, throttlePlan)", () => {
   const slack = 300; // windowSlackMs(6 s)
+  const late = 1_000; // leaveLateMs(6 s): a whole-second window may count a request up to a second longer
   const a = { sentAt: T0, receivedAt: T0 + 10, status: 200 };
   const b = { sentAt: T0 + 2_000, receivedAt: T0 + 2_010, status: 200 };
 
-  it('a request may leave a window after its send, give or take the slack, until a window after its answer', () => {
+  it('a request may leave a window after its send, less the slack, until a window and a whole second after its answer', () => {
     expect(mayLeaveWithin([a], T0 + W - slack - 50, T0 + W - slack - 1, W)).toEqual([]);
     expect(mayLeaveWithin([a], T0 + W - slack - 50, T0 + W - slack, W)).toEqual([a]);
-    expect(mayLeaveWithin([a], T0 + W + 10 + slack, T0 + W + 1_000, W)).toEqual([a]);
-    expect(mayLeaveWithin([a], T0 + W + 11 + slack, T0 + W + 1_000, W)).toEqual([]);
+    expect(mayLeaveWithin([a], T0 + W + 10 + late, T0 + W + 2_000, W)).toEqual([a]);
+    expect(mayLeaveWithin([a], T0 + W + 11 + late, T0 + W + 2_000, W)).toEqual([]);
   });
 
   it('finds the first gap between leaves wide enough for a fill and an operation: past a leave under way, or a gap too narrow, the next one', () => {
     // From now to a's leave.
     expect(leaveGap([a, b], T0 + 5_000, W, 400)).toEqual({ start: T0 + 5_000, end: T0 + W - slack });
     // Inside a's leave: from its end to b's leave.
-    expect(leaveGap([a, b], T0 + W, W, 400)).toEqual({ start: T0 + 10 + W + slack + 1, end: T0 + 2_000 + W - slack });
-    // A gap of 1.4 s between the two leaves is too narrow for 1.5 s: after b's, with nothing left to leave.
-    expect(leaveGap([a, b], T0 + W, W, 1_500)).toEqual({ start: T0 + 2_010 + W + slack + 1, end: Infinity });
+    expect(leaveGap([a, b], T0 + W, W, 400)).toEqual({ start: T0 + 10 + W + late + 1, end: T0 + 2_000 + W - slack });
+    // A gap of 0.69 s between the two leaves is too narrow for 0.7 s: after b's, with nothing left to leave.
+    expect(leaveGap([a, b], T0 + W, W, 700)).toEqual({ start: T0 + 2_010 + W + late + 1, end: Infinity });
     expect(leaveGap([], T0, W, 400)).toEqual({ start: T0, end: Infinity });
   });
 
@@ -345,7 +346,7 @@ describe("placing a fill and an operation between the key's leaves (mayLeaveWith
       ticks: 21,
       budgetMs: 120_000 + 8 * 3 * 3_800,
     });
-    expect(throttlePlan({ role: 'extra', url: '/x', limit: 1_000, windowMs: 5_000 }, 2, 8)).toMatchObject({ tickMs: 1_410, ticks: 3 });
+    expect(throttlePlan({ role: 'extra', url: '/x', limit: 1_000, windowMs: 5_000 }, 2, 8)).toMatchObject({ tickMs: 1_560, ticks: 3 });
     expect(throttlePlan({ role: 'extra', url: '/x', limit: 30, windowMs: 2_000 }, 2, 8)).toMatchObject({ tickMs: 1_000, ticks: 2 });
   });
 });

@@ -71,6 +71,21 @@ export function windowSlackMs(windowMs: number): number {
   return Math.min(1000, windowMs / 20);
 }
 
+/**
+ * How much later than a window after its arrival a conforming target may still count a request:
+ * a window kept to the whole second, rounded up (reference mode `keyWindowAccounting: coarse`),
+ * holds it up to a second longer whatever the window's length, so a judgement that "nothing can
+ * have left" allows the whole second even where `windowSlackMs` is smaller (short windows).
+ */
+export function leaveLateMs(windowMs: number): number {
+  return Math.max(1000, windowSlackMs(windowMs));
+}
+
+/** When a request of the key may leave the window: from a window after its send (less the slack) to a window and `leaveLateMs` after its answer. */
+export function leaveBand(r: Timed, windowMs: number): readonly [number, number] {
+  return [r.sentAt + windowMs - windowSlackMs(windowMs), r.receivedAt + windowMs + leaveLateMs(windowMs)];
+}
+
 /** `+x ms` relative to `t0`. */
 const at = (t: number, t0: number) => `+${Math.round(t - t0)} ms`;
 
@@ -670,8 +685,10 @@ export function judgeIssuanceBurst(input: {
  * give or take the slack of a target that counts in steps.
  */
 export function mayLeaveWithin(requests: readonly Timed[], from: number, to: number, windowMs: number): Timed[] {
-  const slack = windowSlackMs(windowMs);
-  return requests.filter((r) => r.sentAt + windowMs - slack <= to && r.receivedAt + windowMs + slack >= from);
+  return requests.filter((r) => {
+    const [earliest, latest] = leaveBand(r, windowMs);
+    return earliest <= to && latest >= from;
+  });
 }
 
 export interface ThrottledInput {
