@@ -188,9 +188,10 @@ const MAX_TRIES = 3;
  * most half a window, so a window holds two groups or more.
  */
 export function throttlePlan(probe: Probe, rttMs: number, operations: number): ThrottlePlan {
-  // A group's leave spans the step slack before a window after its send to `leaveLateMs` after a window after its answer.
-  const band = windowSlackMs(probe.windowMs) + leaveLateMs(probe.windowMs);
-  const tickMs = Math.round(Math.min(probe.windowMs / 2, Math.max(1100, band) + 5 * rttMs + 300));
+  // A group's leave spans the step slack before a window after its send to `leaveLateMs` after a window after its answer:
+  // the groups are spaced by what a leave may run late beyond the step slack too, so the gap between leaves stays as wide.
+  const slack = windowSlackMs(probe.windowMs);
+  const tickMs = Math.round(Math.min(probe.windowMs / 2, Math.max(1100, 2 * slack) + (leaveLateMs(probe.windowMs) - slack) + 5 * rttMs + 300));
   const ticks = Math.max(2, Math.floor(probe.windowMs / tickMs));
   return { tickMs, ticks, budgetMs: 2 * probe.windowMs + operations * 3 * (tickMs + 1000), rttMs };
 }
