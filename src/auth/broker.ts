@@ -154,6 +154,29 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
     return pending;
   }
 
+  /**
+   * A usable token the role already holds (or has on its way) for a set of scopes that includes
+   * these; else `token(role, scopes)`. For a request whose point is not its token's exact scopes
+   * (one sampled exchange on a surface): it costs no token request when a wider token is held,
+   * so it does not wait for an issuance window another check exhausted.
+   */
+  covering(role: string, scopes: string[], opts: { validForMs?: number } = {}): Promise<string> {
+    const wanted = new Set(scopes);
+    const covers = (key: string) => {
+      const [r, list = ''] = key.split('\n');
+      if (r !== role) return false;
+      const held = new Set(list.split(' '));
+      return [...wanted].every((s) => held.has(s));
+    };
+    let best: CachedToken | undefined;
+    for (const [key, entry] of this.cache) {
+      if (covers(key) && this.usable(entry, opts.validForMs ?? 0) && (!best || entry.refreshAt > best.refreshAt)) best = entry;
+    }
+    if (best) return Promise.resolve(best.token);
+    for (const [key, pending] of this.pending) if (covers(key)) return pending;
+    return this.token(role, scopes, opts);
+  }
+
   /** Whether `token(role, scopes)` would answer without a token request (a usable token is held, or one is on its way). */
   holds(role: string, scopes: string[]): boolean {
     const key = scopeKey(role, scopes);

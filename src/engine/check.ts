@@ -106,8 +106,10 @@ export interface CheckContext {
   /**
    * An authenticated FHIR request with a token for these scopes. `share: true`: a GET that
    * may be answered with the exchange another check of the run made for the same request.
+   * `coveringToken: true`: any usable token the key holds whose scopes include these (no token
+   * request when one is held), for a request whose point is not its token's exact scopes.
    */
-  fhir(opts: RequestOptions & { scopes: string[]; role?: string; share?: boolean }): Promise<HttpResponse>;
+  fhir(opts: RequestOptions & { scopes: string[]; role?: string; share?: boolean; coveringToken?: boolean }): Promise<HttpResponse>;
   /** The target's published operation, or a skip when it publishes none. */
   operation(resource: string, interaction: ModelOperation['interaction'], release?: 'R4' | 'R5'): ModelOperation;
   findOperation(resource: string, interaction: ModelOperation['interaction'], release?: 'R4' | 'R5'): ModelOperation | undefined;

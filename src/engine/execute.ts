@@ -218,14 +218,14 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
     },
     async fhir(opts): Promise<HttpResponse> {
       open();
-      const { scopes, role: asked, share, ...rest } = opts;
+      const { scopes, role: asked, share, coveringToken, ...rest } = opts;
       const logical = asked ?? 'main';
       ctx.client(logical);
       const role = asked === undefined ? keyOf(scopes, rest) : logical;
       const request: RequestOptions = {
         ...rest,
         // Taken when the request leaves (after pacing, holds and back-off), never before a wait.
-        token: () => rt.tokens.token(role, scopes),
+        token: () => (coveringToken ? rt.tokens.covering(role, scopes) : rt.tokens.token(role, scopes)),
         client: role,
         headers: { accept: 'application/fhir+json', ...(rest.headers ?? {}) },
       };

@@ -4,7 +4,7 @@
  * the evidence is the first violating exchanges.
  */
 import { type CheckContext, type CheckDefinition, type CheckSurfaces, defineCheck } from '../../src/engine/index.js';
-import { PATHS, FHIR_BODY_REQUIREMENT, INVARIANTS, keyProbeScopes, surfaceLabel, surfaceProbeUrl, surfacesOf } from '../../src/service/index.js';
+import { PATHS, FHIR_BODY_REQUIREMENT, INVARIANTS, surfaceLabel, surfaceProbeUrl, surfacesOf } from '../../src/service/index.js';
 
 const RUN_WIDE = [
   ...INVARIANTS,
@@ -73,20 +73,27 @@ const NO_SUCH_ID = '00000000-0000-4000-8000-000000000000';
  * One authenticated exchange (a 404) on every published surface (release and resource family, from the
  * operation model) and one with a key of each declared kind besides main's, whatever else ran: a rule of
  * every exchange may break on one surface or for one kind of key only. Shared reads of fixed URLs: the
- * first invariants check sends them, the others reuse its exchanges.
+ * first invariants check sends them, the others reuse its exchanges. Any token the key holds whose
+ * scopes include the surface's serves (no token request after the issuance episode exhausted the window).
  */
 async function sampleSurfaces(ctx: CheckContext): Promise<string[]> {
   const reached: string[] = [];
   for (const s of surfacesOf(ctx.model)) {
     if (!s.probe.scope) continue;
     const url = s.probe.interaction === 'read' ? ctx.path(s.probe.path, { id: NO_SUCH_ID }) : surfaceProbeUrl(s);
-    await ctx.fhir({ url, scopes: [s.probe.scope], share: true });
+    await ctx.fhir({ url, scopes: [s.probe.scope], share: true, coveringToken: true });
     reached.push(surfaceLabel(s));
   }
   const mainKind = ctx.config.clients.find((c) => c.role === 'main')?.keyKind ?? 'sandbox';
   const other = ctx.config.clients.find((c) => (c.keyKind ?? 'sandbox') !== mainKind);
   if (other) {
-    await ctx.fhir({ role: other.role, url: `/fhir/R4/MedicationRequest/${NO_SUCH_ID}`, scopes: keyProbeScopes(surfacesOf(ctx.model)), share: true });
+    await ctx.fhir({
+      role: other.role,
+      url: `/fhir/R4/MedicationRequest/${NO_SUCH_ID}`,
+      scopes: ['system/MedicationRequest.rs'],
+      share: true,
+      coveringToken: true,
+    });
     reached.push(`${other.keyKind ?? 'sandbox'} key (${other.role})`);
   }
   return reached;

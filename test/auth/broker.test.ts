@@ -159,6 +159,37 @@ describe('TokenBroker.token', () => {
   });
 });
 
+describe('TokenBroker.covering', () => {
+  it('answers with a usable token of the role whose scopes include the asked ones, else issues one for exactly those', async () => {
+    const clock = new FakeClock();
+    const { http, sent } = fakeHttp(clock);
+    const b = broker(clock, http, { tokenLifetimeSec: 100 });
+    const wide = await clock.run(b.token('main', ['a', 'b', 'c']));
+    expect(await clock.run(b.covering('main', ['b', 'a']))).toBe(wide);
+    expect(sent.length).toBe(1);
+    // Another role's token never serves; a scope the held token lacks gets its own token.
+    const other = await clock.run(b.covering('second-org', ['a']));
+    expect(other).not.toBe(wide);
+    const narrow = await clock.run(b.covering('main', ['a', 'd']));
+    expect(sent.map((s) => s.opts.form?.scope)).toEqual(['a b c', 'a', 'a d']);
+    expect(narrow).not.toBe(wide);
+    // Past its refresh point the wide token no longer serves: the newest covering one does.
+    clock.t += 280_000;
+    const fresh = await clock.run(b.covering('main', ['a']));
+    expect([wide, narrow]).not.toContain(fresh);
+    expect(sent.length).toBe(4);
+  });
+
+  it('waits for a covering token on its way instead of sending a second request', async () => {
+    const clock = new FakeClock();
+    const { http, sent } = fakeHttp(clock, (n) => okReply(n), 500);
+    const b = broker(clock, http);
+    const [wide, covered] = await clock.run(Promise.all([b.token('main', ['x', 'y']), b.covering('main', ['y'])]));
+    expect(covered).toBe(wide);
+    expect(sent.length).toBe(1);
+  });
+});
+
 describe('TokenBroker.alone: the token endpoint to one section', () => {
   it('starts after the token request in flight ends, holds later ones until it ends, and sends its own at once', async () => {
     const clock = new FakeClock();
