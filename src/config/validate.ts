@@ -1,8 +1,11 @@
 /** JSON Schema validation of a raw config; every problem names the field and the fix. */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Ajv, type ErrorObject } from 'ajv';
+import { createRequire } from 'node:module';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { ConformanceError } from '../errors.js';
+import { cachedValidator } from '../validator-cache.js';
 import type { Profile } from '../engine/types.js';
 import type { Limits } from './limits.js';
 import type { SigningAlg } from '../auth/algorithms.js';
@@ -73,9 +76,32 @@ export interface UploadContract {
 export const CONFIG_SCHEMA_URL = new URL('./config.schema.json', import.meta.url);
 export const CONFIG_SCHEMA: Record<string, unknown> = JSON.parse(readFileSync(CONFIG_SCHEMA_URL, 'utf8'));
 
-const ajv = new Ajv({ allErrors: true, strict: true });
-addFormats.default(ajv);
-const validateSchema = ajv.compile<RawConfig>(CONFIG_SCHEMA);
+const moduleRequire = createRequire(import.meta.url);
+let configValidator: ValidateFunction<RawConfig> | undefined;
+
+/**
+ * The config schema's validator: ajv's standalone code kept between processes (src/validator-cache.ts,
+ * keyed by the schema and the ajv version), compiled on a miss. Compiling it took about 60 ms of
+ * every start.
+ */
+function validateSchema(raw: unknown): raw is RawConfig {
+  if (!configValidator) {
+    const version = (moduleRequire('ajv/package.json') as { version: string }).version;
+    const key = createHash('sha256')
+      .update(`${version}\0${JSON.stringify(CONFIG_SCHEMA)}`)
+      .digest('hex')
+      .slice(0, 16);
+    configValidator = cachedValidator<ValidateFunction<RawConfig>>(`config-${key}`, moduleRequire, () => {
+      const ajv = new Ajv({ allErrors: true, strict: true, code: { source: true } });
+      addFormats.default(ajv);
+      const validate = ajv.compile<RawConfig>(CONFIG_SCHEMA);
+      return { validate, code: () => standaloneCode(ajv, validate) };
+    });
+  }
+  return configValidator(raw);
+}
+const standaloneCode = (ajv: Ajv, validate: ValidateFunction<RawConfig>): string =>
+  (moduleRequire('ajv/dist/standalone/index.js') as (a: Ajv, v: ValidateFunction<RawConfig>) => string)(ajv, validate);
 
 /** `/clients/1/alg` -> `clients[1].alg`. */
 export function fieldPath(pointer: string, child?: string): string {
@@ -184,7 +210,7 @@ export function configError(problems: Problem[], source: string): ConformanceErr
 export function validateConfig(raw: unknown, source = ''): RawConfig {
   if (validateSchema(raw)) return raw;
   const seen = new Set<string>();
-  const problems = (validateSchema.errors ?? [])
+  const problems = (configValidator?.errors ?? [])
     .filter((e) => e.keyword !== 'if')
     .map(describe)
     .filter((p) => !seen.has(p.field + p.message) && seen.add(p.field + p.message))
