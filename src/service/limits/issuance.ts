@@ -7,7 +7,7 @@
  * waits overlap); the issuance-limit checks judge it with judge.ts.
  */
 import type { CheckContext, CheckTag } from '../../engine/index.js';
-import { episode, renewExpiredProbe } from '../../engine/index.js';
+import { episode, excludedBy, planned, renewExpiredProbe } from '../../engine/index.js';
 import type { HttpResponse } from '../../http/index.js';
 import { retryAfterMs } from '../../auth/token-response.js';
 import { isObject } from '../errors.js';
@@ -195,7 +195,9 @@ async function firstBurst(ctx: CheckContext): Promise<IssuanceEpisode> {
   const windowMs = ctx.limits.windowSec * 1000;
   const attempts: IssuanceEpisode['attempts'] = [];
   let result: IssuanceEpisode | undefined;
-  for (const spread of [true, false]) {
+  // The spread only leaves room for the second burst: a run that judges no recovery (the quick
+  // profile, --only) sends the first at once, as the spread one's fallback does.
+  for (const spread of recoveryJudged(ctx) ? [true, false] : [false]) {
     const b = await burst(ctx, 2 * limit + 1, spread ? (SPREAD * windowMs) / (2 * limit + 1) : 0);
     const verdict = judgeIssuanceBurst({ limit, windowMs, requests: b.hits, concurrency: b.concurrency });
     attempts.push({ spread, figures: verdict.figures, ...(verdict.verdict === 'pass' ? {} : { message: verdict.message }) });
@@ -221,6 +223,14 @@ async function firstBurst(ctx: CheckContext): Promise<IssuanceEpisode> {
     }
   }
   return result!;
+}
+
+/** The checks that judge the wait and the second burst (issuanceRecovery). */
+const RECOVERY_CHECKS = ['issuance-limit.window-recovers', 'issuance-limit.at-most-limit-per-window'];
+
+/** Whether this run executes a check that judges the recovery (its profile runs such checks, and it selected one). */
+function recoveryJudged(ctx: CheckContext): boolean {
+  return !excludedBy(ctx.profile, { tags: [...ISSUANCE_RECOVERY_TAGS] }) && RECOVERY_CHECKS.some((id) => planned(ctx.shared, id));
 }
 
 /** When a refusal's Retry-After elapses (client clock); one window without a readable one. */
