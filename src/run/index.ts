@@ -444,8 +444,11 @@ async function resolveTarget(options: RunOptions): Promise<Target> {
   options.onReference?.(server);
   try {
     const overlay = options.configOverlay;
+    // Quick runs declare the reference's document maximum: the size checks then send a document of
+    // exactly that size and one a byte larger each way (1 MiB), not a 32 MiB probe.
+    const declared = profile === 'quick' ? { ...rawConfig, documentReference: { maxBytes: server.options.limits.documentMaxBytes } } : rawConfig;
     const config = await resolveConfig(
-      typeof overlay === 'function' ? overlay(rawConfig as Record<string, unknown>) : { ...rawConfig, ...overlay },
+      typeof overlay === 'function' ? overlay(declared as Record<string, unknown>) : { ...declared, ...overlay },
       PROJECT_ROOT,
       { profile },
     );
