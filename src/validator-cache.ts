@@ -4,8 +4,10 @@
  * (schema, ajv version, options). Compiling the FHIR types and the OpenAPI 3.0 schema took
  * about 2 s of every run; loading their code takes a few tens of milliseconds.
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Ajv, ValidateFunction } from 'ajv';
 import { PROJECT_ROOT } from './paths.js';
 
 /**
@@ -56,4 +58,23 @@ export function cachedValidator<F extends (...args: never[]) => unknown>(
     }
   }
   return validate;
+}
+
+/**
+ * The validator of a fixed JSON schema, kept like `cachedValidator` under `name` and a key made of
+ * the schema, the ajv version and `options` (what `make` configures: the caller states it). `make`
+ * builds the ajv instance (with `code.source` set) only on a miss.
+ */
+export function keptSchemaValidator<T>(name: string, schema: object, require: (id: string) => unknown, options: string, make: () => Ajv): ValidateFunction<T> {
+  const version = (require('ajv/package.json') as { version: string }).version;
+  const key = createHash('sha256')
+    .update(`${version}\0${options}\0${JSON.stringify(schema)}`)
+    .digest('hex')
+    .slice(0, 16);
+  return cachedValidator<ValidateFunction<T>>(`${name}-${key}`, require, () => {
+    const ajv = make();
+    const validate = ajv.compile<T>(schema);
+    const standalone = require('ajv/dist/standalone/index.js') as (a: Ajv, v: ValidateFunction<T>) => string;
+    return { validate, code: () => standalone(ajv, validate) };
+  });
 }

@@ -1,11 +1,10 @@
 /** JSON Schema validation of a raw config; every problem names the field and the fix. */
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { ConformanceError } from '../errors.js';
-import { cachedValidator } from '../validator-cache.js';
+import { keptSchemaValidator } from '../validator-cache.js';
 import type { Profile } from '../engine/types.js';
 import type { Limits } from './limits.js';
 import type { SigningAlg } from '../auth/algorithms.js';
@@ -80,28 +79,17 @@ const moduleRequire = createRequire(import.meta.url);
 let configValidator: ValidateFunction<RawConfig> | undefined;
 
 /**
- * The config schema's validator: ajv's standalone code kept between processes (src/validator-cache.ts,
- * keyed by the schema and the ajv version), compiled on a miss. Compiling it took about 60 ms of
- * every start.
+ * The config schema's validator: ajv's standalone code kept between processes (src/validator-cache.ts),
+ * compiled on a miss. Compiling it took about 60 ms of every start.
  */
 function validateSchema(raw: unknown): raw is RawConfig {
-  if (!configValidator) {
-    const version = (moduleRequire('ajv/package.json') as { version: string }).version;
-    const key = createHash('sha256')
-      .update(`${version}\0${JSON.stringify(CONFIG_SCHEMA)}`)
-      .digest('hex')
-      .slice(0, 16);
-    configValidator = cachedValidator<ValidateFunction<RawConfig>>(`config-${key}`, moduleRequire, () => {
-      const ajv = new Ajv({ allErrors: true, strict: true, code: { source: true } });
-      addFormats.default(ajv);
-      const validate = ajv.compile<RawConfig>(CONFIG_SCHEMA);
-      return { validate, code: () => standaloneCode(ajv, validate) };
-    });
-  }
+  configValidator ??= keptSchemaValidator<RawConfig>('config', CONFIG_SCHEMA, moduleRequire, 'allErrors strict formats', () => {
+    const ajv = new Ajv({ allErrors: true, strict: true, code: { source: true } });
+    addFormats.default(ajv);
+    return ajv;
+  });
   return configValidator(raw);
 }
-const standaloneCode = (ajv: Ajv, validate: ValidateFunction<RawConfig>): string =>
-  (moduleRequire('ajv/dist/standalone/index.js') as (a: Ajv, v: ValidateFunction<RawConfig>) => string)(ajv, validate);
 
 /** `/clients/1/alg` -> `clients[1].alg`. */
 export function fieldPath(pointer: string, child?: string): string {
