@@ -79,6 +79,21 @@ describe('judgeKeyBurst (per-key sliding window)', () => {
     ).toBe('fail');
   });
 
+  it('a window kept to the whole second may count a request up to a second past its window: not judged early', () => {
+    // 15 requests answered 6.6..6.75 s before the 429 was sent: past the 300 ms slack, within the whole second
+    const earlier = sequence(15, { from: T0 + 450 - 6_750, gap: 10, rtt: 5 });
+    const v = judgeKeyBurst({ limit: 60, windowMs: W, requests: sequence(46, { status: (i) => (i === 45 ? 429 : 200) }), earlier, orgOthers: [] });
+    expect(v).toMatchObject({ verdict: 'pass', figures: { possiblyInWindow: 60 } });
+    // ... but not answered more than a second past the window
+    const older = sequence(15, { from: T0 + 450 - 7_200, gap: 10, rtt: 5 });
+    expect(
+      judgeKeyBurst({ limit: 60, windowMs: W, requests: sequence(46, { status: (i) => (i === 45 ? 429 : 200) }), earlier: older, orgOthers: [] }),
+    ).toMatchObject({
+      verdict: 'fail',
+      rule: 'early',
+    });
+  });
+
   it('gives a target that counts in steps (per-second buckets) a little more than a window', () => {
     // 15 requests answered 6.05..6.2 s before the 429 was sent: out of a 6 s window, within its 300 ms of slack
     const earlier = sequence(15, { from: T0 + 450 - 6_200, gap: 10, rtt: 5 });

@@ -194,8 +194,9 @@ export function judgeKeyBurst(input: KeyBurstInput): Verdict {
   const first = requests[firstIndex]!;
   figures.refusedAt = firstIndex + 1;
   figures.refusedStatus = first.status;
-  // Possibly counted: within a window and the slack before the refusal.
-  figures.possiblyInWindow = Math.max(...candidates.map((c) => possiblyBefore(c, all, windowMs + slack)));
+  // Possibly counted: within a window before the refusal and as late as a target may still count
+  // a request (leaveLateMs: a window kept to the whole second holds one up to a second longer).
+  figures.possiblyInWindow = Math.max(...candidates.map((c) => possiblyBefore(c, all, windowMs + leaveLateMs(windowMs))));
   figures.certainlyInWindow = Math.min(...candidates.map((c) => certainlyBefore(c, all, windowMs - slack)));
 
   if (candidates.some((c) => c.status !== 429)) {
