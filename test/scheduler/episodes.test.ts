@@ -63,7 +63,9 @@ describe('exhaustion episodes (certification schedule)', () => {
     expect(String(judgedOn?.value)).toMatch(/^[1-9]\d* refill\(s\) of the throttled operations/);
   }, 120_000);
 
-  it("without a second organization, the episodes drive another key of main's organization, and the organization ceiling is observed", async () => {
+  // The two variants mostly wait out windows, each on its own reference: they run together (the run
+  // above and the operation faults' runs below each run apart from them).
+  it.concurrent("without a second organization, the episodes drive another key of main's organization, and the organization ceiling is observed", async () => {
     const results = await runInProcess([...exhaustionChecks, ...issuanceChecks], { limits: LIMITS, profile: 'full', config: withoutSecondOrg });
     expect(describeResults(results).filter((l) => !/: (pass|observation)\b/.test(l))).toEqual([]);
     for (const r of results.values()) expect(r.stats?.unplanned429, r.id).toBe(0);
@@ -77,7 +79,7 @@ describe('exhaustion episodes (certification schedule)', () => {
     expect(org.evidence.map((x) => x.client)).toEqual(['main']);
   }, 180_000);
 
-  it('a target that doubles the wait on every early request: no request but the one early retry leaves on a key before its Retry-After, and every check passes', async () => {
+  it.concurrent('a target that doubles the wait on every early request: no request but the one early retry leaves on a key before its Retry-After, and every check passes', async () => {
     const exchanges: Exchange[] = [];
     const results = await runInProcess([...exhaustionChecks, ...issuanceChecks], {
       limits: LIMITS,
