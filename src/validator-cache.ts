@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Ajv, ValidateFunction } from 'ajv';
+import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import { PROJECT_ROOT } from './paths.js';
 
 /**
@@ -62,17 +62,24 @@ export function cachedValidator<F extends (...args: never[]) => unknown>(
 
 /**
  * The validator of a fixed JSON schema, kept like `cachedValidator` under `name` and a key made of
- * the schema, the ajv version and `options` (what `make` configures: the caller states it). `make`
- * builds the ajv instance (with `code.source` set) only on a miss.
+ * the schema, the ajv version, the ajv options and the plugins' names; ajv (with `plugins` applied)
+ * compiles it only on a miss.
  */
-export function keptSchemaValidator<T>(name: string, schema: object, require: (id: string) => unknown, options: string, make: () => Ajv): ValidateFunction<T> {
+export function keptSchemaValidator<T>(
+  name: string,
+  schema: object,
+  require: (id: string) => unknown,
+  options: Options,
+  plugins: ReadonlyArray<(ajv: Ajv) => unknown> = [],
+): ValidateFunction<T> {
   const version = (require('ajv/package.json') as { version: string }).version;
   const key = createHash('sha256')
-    .update(`${version}\0${options}\0${JSON.stringify(schema)}`)
+    .update(`${version}\0${JSON.stringify(options)}\0${plugins.map((p) => p.name).join(',')}\0${JSON.stringify(schema)}`)
     .digest('hex')
     .slice(0, 16);
   return cachedValidator<ValidateFunction<T>>(`${name}-${key}`, require, () => {
-    const ajv = make();
+    const ajv = new Ajv({ ...options, code: { ...options.code, source: true } });
+    for (const plugin of plugins) plugin(ajv);
     const validate = ajv.compile<T>(schema);
     const standalone = require('ajv/dist/standalone/index.js') as (a: Ajv, v: ValidateFunction<T>) => string;
     return { validate, code: () => standalone(ajv, validate) };

@@ -84,6 +84,13 @@ function scopeKey(role: string, scopes: string[]): string {
   return `${role}\n${[...new Set(scopes)].sort().join(' ')}`;
 }
 
+/** Whether a `scopeKey` is the role's, for a scope set that includes every one of `scopes`. */
+function keyCovers(key: string, role: string, scopes: readonly string[]): boolean {
+  const [keyRole, list = ''] = key.split('\n');
+  const held = new Set(list.split(' '));
+  return keyRole === role && scopes.every((s) => held.has(s));
+}
+
 export class TokenBroker implements TokenBrokerApi, TokenRenewal {
   private readonly limiter: IssuanceLimiter;
   private readonly now: () => number;
@@ -161,19 +168,12 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
    * so it does not wait for an issuance window another check exhausted.
    */
   covering(role: string, scopes: string[], opts: { validForMs?: number } = {}): Promise<string> {
-    const wanted = new Set(scopes);
-    const covers = (key: string) => {
-      const [r, list = ''] = key.split('\n');
-      if (r !== role) return false;
-      const held = new Set(list.split(' '));
-      return [...wanted].every((s) => held.has(s));
-    };
     let best: CachedToken | undefined;
     for (const [key, entry] of this.cache) {
-      if (covers(key) && this.usable(entry, opts.validForMs ?? 0) && (!best || entry.refreshAt > best.refreshAt)) best = entry;
+      if (keyCovers(key, role, scopes) && this.usable(entry, opts.validForMs ?? 0) && (!best || entry.refreshAt > best.refreshAt)) best = entry;
     }
     if (best) return Promise.resolve(best.token);
-    for (const [key, pending] of this.pending) if (covers(key)) return pending;
+    for (const [key, pending] of this.pending) if (keyCovers(key, role, scopes)) return pending;
     return this.token(role, scopes, opts);
   }
 

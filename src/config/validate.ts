@@ -1,7 +1,7 @@
 /** JSON Schema validation of a raw config; every problem names the field and the fix. */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { ConformanceError } from '../errors.js';
 import { keptSchemaValidator } from '../validator-cache.js';
@@ -83,11 +83,7 @@ let configValidator: ValidateFunction<RawConfig> | undefined;
  * compiled on a miss. Compiling it took about 60 ms of every start.
  */
 function validateSchema(raw: unknown): raw is RawConfig {
-  configValidator ??= keptSchemaValidator<RawConfig>('config', CONFIG_SCHEMA, moduleRequire, 'allErrors strict formats', () => {
-    const ajv = new Ajv({ allErrors: true, strict: true, code: { source: true } });
-    addFormats.default(ajv);
-    return ajv;
-  });
+  configValidator ??= keptSchemaValidator<RawConfig>('config', CONFIG_SCHEMA, moduleRequire, { allErrors: true, strict: true }, [addFormats.default]);
   return configValidator(raw);
 }
 

@@ -4,7 +4,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import { Ajv } from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { ConformanceError } from '../errors.js';
 import { keptSchemaValidator } from '../validator-cache.js';
@@ -17,13 +16,7 @@ const moduleRequire = createRequire(import.meta.url);
 let fileValidator: ValidateFunction | undefined;
 /** The catalog schema's validator, kept between processes (src/validator-cache.ts): compiling it took about 50 ms of every start. */
 function validateFile(json: unknown): boolean {
-  fileValidator ??= keptSchemaValidator(
-    'requirements',
-    requirementsFileSchema,
-    moduleRequire,
-    'allErrors',
-    () => new Ajv({ allErrors: true, code: { source: true } }),
-  );
+  fileValidator ??= keptSchemaValidator('requirements', requirementsFileSchema, moduleRequire, { allErrors: true });
   return fileValidator(json);
 }
 

@@ -5,8 +5,9 @@
  * The window is fixed, but its alignment is open: to the clock minute, from the first
  * request, or anywhere else. One episode per run, in two bursts:
  * - the first sends up to 2 x limit + 1 valid token requests spread over most of one
- *   window (at once when the run judges no recovery: the quick profile), until a 429. Within less than a window at most two fixed windows are met, so
- *   more than 2 x limit tokens is a limit too loose whatever the alignment;
+ *   window (at once when the run judges no recovery: the quick profile), until a 429.
+ *   Within less than a window at most two fixed windows are met, so more than 2 x limit
+ *   tokens is a limit too loose whatever the alignment;
  * - once every 429's Retry-After has elapsed, one request (it must get a token: the wait
  *   was long enough), then `limit` more at once. The window that follows a 429
  *   lasts at least until that 429's send + one window, so the tokens issued inside that

@@ -305,34 +305,36 @@ export const exhaustionChecks: CheckDefinition[] = [
       expectError(retry.res, { status: 429, code: 'HPB-00105', requirement: 'rate-limit.early-retry-429' });
       const before = refused.headers;
       const after = retry.headers;
-      const bothResets = before.reset !== undefined && after.reset !== undefined;
-      const bothWaits = before.retryAfter !== undefined && after.retryAfter !== undefined;
+      const { reset: resetBefore, retryAfter: waitBefore } = before;
+      const { reset: resetAfter, retryAfter: waitAfter } = after;
+      const bothWaits = waitBefore !== undefined && waitAfter !== undefined;
       // A reset kept as "when the window's newest request leaves" moves by the time between the
       // 429 and the retry: under a second when Retry-After was 1 s, which whole seconds may not
       // show. Then the Retry-After wait judges the extension instead.
       const subSecond = retry.sentAt - refused.receivedAt < 1000;
-      if (bothResets && (after.reset! > before.reset! || !subSecond || !bothWaits)) {
+      if (resetBefore !== undefined && resetAfter !== undefined && (resetAfter > resetBefore || !subSecond || !bothWaits)) {
         const firstInWindow = refused.receivedAt < s.spaced[0]!.sentAt + s.probe.windowMs;
-        if (after.reset! <= before.reset! && !firstInWindow)
+        if (resetAfter <= resetBefore && !firstInWindow)
           ctx.skip(
             `the key could not be filled within one window (${refused.receivedAt - s.spaced[0]!.sentAt} ms), so a moved reset cannot show in whole seconds`,
           );
-        ctx.check(after.reset! > before.reset!, `X-RateLimit-Reset did not move later after an early retry (${before.reset} then ${after.reset})`, {
+        ctx.check(resetAfter > resetBefore, `X-RateLimit-Reset did not move later after an early retry (${resetBefore} then ${resetAfter})`, {
           requirement: 'rate-limit.early-retry-extends-reset',
-          expected: `> ${before.reset}`,
-          actual: after.reset,
+          expected: `> ${resetBefore}`,
+          actual: resetAfter,
           exchange: retry.res.exchange.id,
         });
-      } else if (bothWaits) {
+      } else if (waitBefore !== undefined && waitAfter !== undefined) {
         // Whole seconds round up: only a gain of more than one second shows an extension.
-        const gainMs = retry.receivedAt + after.retryAfter! * 1000 - (refused.receivedAt + before.retryAfter! * 1000);
+        const gainMs = retry.receivedAt + waitAfter * 1000 - (refused.receivedAt + waitBefore * 1000);
+        const resets = resetBefore !== undefined && resetAfter !== undefined;
         ctx.check(
           gainMs > 1000,
-          `the wait did not move later after an early retry (Retry-After ${before.retryAfter} s, then ${after.retryAfter} s ${retry.receivedAt - refused.receivedAt} ms later${bothResets ? `; X-RateLimit-Reset ${before.reset} then ${after.reset}` : ''})`,
+          `the wait did not move later after an early retry (Retry-After ${waitBefore} s, then ${waitAfter} s ${retry.receivedAt - refused.receivedAt} ms later${resets ? `; X-RateLimit-Reset ${resetBefore} then ${resetAfter}` : ''})`,
           {
             requirement: 'rate-limit.early-retry-extends-reset',
             expected: 'a later reset',
-            actual: { before: before.retryAfter, after: after.retryAfter, ...(bothResets ? { resetBefore: before.reset, resetAfter: after.reset } : {}) },
+            actual: { before: waitBefore, after: waitAfter, ...(resets ? { resetBefore, resetAfter } : {}) },
             exchange: retry.res.exchange.id,
           },
         );

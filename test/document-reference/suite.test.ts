@@ -14,6 +14,29 @@ const LIMITS = { ...EMBEDDED_LIMITS, documentMaxBytes: MAX };
 const DOCREF = /^document-reference\./;
 const outcome = (results: Map<string, CheckResult>, id: string) => `${id}: ${results.get(id)?.outcome}`;
 
+describe('quick runs against the embedded reference', () => {
+  const SIZE = /^document-reference\.size-(limit-(create|update|upload)|maximum)$/;
+  const declaredMax = (results: Map<string, CheckResult>) =>
+    results.get('document-reference.size-maximum')?.observations.find((o) => o.key === 'document-reference.size-maximum')?.value;
+
+  it("declare the reference's document maximum: the size checks judge it exactly (no 32 MiB probe) and pass", async () => {
+    const results = await runInProcess('all', { only: SIZE, profile: 'quick', limits: LIMITS });
+    expect(nonConforming(results)).toEqual([]);
+    expect(declaredMax(results)).toEqual({ bytes: MAX, from: 'config documentReference.maxBytes' });
+  }, 300_000);
+
+  it.concurrent.each([['document-reference-inline-size-not-enforced'], ['document-reference-oversize-500']] as const)(
+    'fault %s still fails the size checks it names',
+    async (fault) => {
+      const results = await runInProcess('all', { only: SIZE, profile: 'quick', limits: LIMITS, faults: [fault] });
+      expect(declaredMax(results)).toMatchObject({ bytes: MAX });
+      for (const way of ['create', 'update'])
+        expect(outcome(results, `document-reference.size-limit-${way}`)).toBe(`document-reference.size-limit-${way}: fail`);
+    },
+    300_000,
+  );
+});
+
 describe('declared in the config (documentReference)', () => {
   it('a matching declaration: every document check runs and passes, the maximum itself is accepted', async () => {
     const results = await runInProcess('all', {

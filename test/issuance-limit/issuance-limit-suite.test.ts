@@ -66,6 +66,29 @@ describe('issuance-limit suite', () => {
     expect(r.observations.find((o) => o.key === 'issuance-limit.forwarded-requests')?.value).toMatchObject({ withForwardingHeaders: 0 });
   }, 120_000);
 
+  // Quick runs judge no recovery, so the first burst goes out at once (not spread over a window).
+  const EXCESS = 'issuance-limit.excess-429';
+  const burstOf = (r: { observations: { key: string; value: unknown }[] }) =>
+    r.observations.find((o) => o.key === 'issuance-limit.burst')?.value as { spread: boolean } | undefined;
+  it.concurrent.each([['first-request'], ['clock']] as const)(
+    'quick profile: the burst goes out at once and passes the clean reference with the window aligned to the %s',
+    async (issuanceWindow) => {
+      const results = await runChecks(pick(checks, [EXCESS]), { profile: 'quick', modes: { issuanceWindow } });
+      expect(results.get(EXCESS)!.outcome).toBe('pass');
+      expect(burstOf(results.get(EXCESS)!)).toMatchObject({ spread: false });
+    },
+    120_000,
+  );
+  it.concurrent.each(Object.entries(CAUGHT_BY).filter(([, ids]) => ids.includes(EXCESS)))(
+    'quick profile: fault %s still fails the burst sent at once',
+    async (fault) => {
+      const results = await runChecks(pick(checks, [EXCESS]), { profile: 'quick', faults: [fault] });
+      expect(results.get(EXCESS)!.outcome).toBe('fail');
+      expect(burstOf(results.get(EXCESS)!)).toMatchObject({ spread: false });
+    },
+    120_000,
+  );
+
   it('without enforcement the recovery check skips with a reason instead of passing', async () => {
     const results = await runChecks(pick(checks, ['issuance-limit.window-recovers']), { faults: ['issuance-limit-not-enforced'] });
     expect(results.get('issuance-limit.window-recovers')).toMatchObject({ outcome: 'skip', message: expect.stringContaining('no 429') });

@@ -20,11 +20,12 @@ const SCOPE = scopeOf('MedicationRequest', 'rs');
 
 /** The tags of the check that needs the whole episode (burst, wait, second burst): whoever starts it beside other work asks whether the profile runs such a check. */
 export const ISSUANCE_RECOVERY_TAGS: readonly CheckTag[] = ['exhausts-issuance-limit', 'waits'];
+/** The checks that judge the wait and the second burst (issuanceRecovery). */
+const ISSUANCE_RECOVERY_CHECKS: readonly string[] = ['issuance-limit.window-recovers', 'issuance-limit.at-most-limit-per-window'];
 /** The checks that judge the issuance episode: another suite starts it beside its own only when the run executes one. */
 export const ISSUANCE_EPISODE_CHECKS: readonly string[] = [
   'issuance-limit.excess-429',
-  'issuance-limit.window-recovers',
-  'issuance-limit.at-most-limit-per-window',
+  ...ISSUANCE_RECOVERY_CHECKS,
   'issuance-limit.forwarding-headers-not-trusted',
 ];
 
@@ -225,12 +226,9 @@ async function firstBurst(ctx: CheckContext): Promise<IssuanceEpisode> {
   return result!;
 }
 
-/** The checks that judge the wait and the second burst (issuanceRecovery). */
-const RECOVERY_CHECKS = ['issuance-limit.window-recovers', 'issuance-limit.at-most-limit-per-window'];
-
 /** Whether this run executes a check that judges the recovery (its profile runs such checks, and it selected one). */
 function recoveryJudged(ctx: CheckContext): boolean {
-  return !excludedBy(ctx.profile, { tags: [...ISSUANCE_RECOVERY_TAGS] }) && RECOVERY_CHECKS.some((id) => planned(ctx.shared, id));
+  return !excludedBy(ctx.profile, { tags: [...ISSUANCE_RECOVERY_TAGS] }) && ISSUANCE_RECOVERY_CHECKS.some((id) => planned(ctx.shared, id));
 }
 
 /** When a refusal's Retry-After elapses (client clock); one window without a readable one. */
