@@ -21,6 +21,42 @@ export function validatorCacheDir(): string | undefined {
 }
 
 /**
+ * The exports of the standalone module kept under `name` (a file name), or undefined when none is
+ * kept or it does not load. `require` resolves the code's imports (ajv's runtime helpers) as the
+ * compiling ajv would.
+ */
+export function keptModule(name: string, require: (id: string) => unknown, dir: string | undefined = validatorCacheDir()): unknown {
+  if (dir === undefined) return undefined;
+  let code: string;
+  try {
+    code = readFileSync(join(dir, `${name}.cjs`), 'utf8');
+  } catch {
+    return undefined; // not kept yet
+  }
+  const module = { exports: {} as unknown };
+  try {
+    new Function('require', 'module', 'exports', code)(require, module, module.exports);
+  } catch {
+    return undefined; // a damaged file: compiled again and written over
+  }
+  return module.exports;
+}
+
+/** Keeps `code` under `name` for the next process; a cache that cannot be written is left alone. */
+export function keepModule(name: string, code: string, dir: string | undefined = validatorCacheDir()): void {
+  if (dir === undefined) return;
+  const file = join(dir, `${name}.cjs`);
+  try {
+    mkdirSync(dir, { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, code);
+    renameSync(tmp, file);
+  } catch {
+    // no cache: the next process compiles again
+  }
+}
+
+/**
  * The validator kept under `name` (a file name, the key in it), else `compile()`'s, whose
  * standalone code is then written for the next process. `require` resolves the code's imports
  * (ajv's runtime helpers) as the compiling ajv would. A cache that cannot be written is left alone.
@@ -31,33 +67,12 @@ export function cachedValidator<F extends (...args: never[]) => unknown>(
   compile: () => { validate: F; code: () => string },
   dir: string | undefined = validatorCacheDir(),
 ): F {
-  const file = dir === undefined ? undefined : join(dir, `${name}.cjs`);
-  if (file) {
-    let code: string | undefined;
-    try {
-      code = readFileSync(file, 'utf8');
-    } catch {
-      // not kept yet
-    }
-    if (code !== undefined) {
-      const module = { exports: {} as unknown };
-      new Function('require', 'module', 'exports', code)(require, module, module.exports);
-      const validate = (module.exports as { default?: unknown }).default ?? module.exports;
-      if (typeof validate === 'function') return validate as F;
-    }
-  }
-  const { validate, code } = compile();
-  if (file) {
-    try {
-      mkdirSync(dir!, { recursive: true });
-      const tmp = `${file}.${process.pid}.tmp`;
-      writeFileSync(tmp, code());
-      renameSync(tmp, file);
-    } catch {
-      // no cache: the next process compiles again
-    }
-  }
-  return validate;
+  const kept = keptModule(name, require, dir) as { default?: unknown } | undefined;
+  const validate = kept?.default ?? kept;
+  if (typeof validate === 'function') return validate as F;
+  const compiled = compile();
+  if (dir !== undefined) keepModule(name, compiled.code(), dir);
+  return compiled.validate;
 }
 
 /**

@@ -6,7 +6,7 @@ import { _, Ajv } from 'ajv';
 import type { ErrorObject, KeywordCxt, ValidateFunction } from 'ajv';
 import { strConcat } from 'ajv/dist/compile/codegen/index.js';
 import draft06 from 'ajv/dist/refs/json-schema-draft-06.json' with { type: 'json' };
-import { cachedValidator } from '../validator-cache.js';
+import { keepModule, keptModule, validatorCacheDir } from '../validator-cache.js';
 import { NESTED_RESOURCE_KEYWORD } from './schema-source.js';
 import type { ReleaseSchema } from './schema-source.js';
 
@@ -32,7 +32,7 @@ interface CallContext {
 const moduleRequire = createRequire(import.meta.url);
 // CommonJS parts of ajv, required as they are (their ESM default is the whole module object).
 const names = (moduleRequire('ajv/dist/compile/names.js') as typeof import('ajv/dist/compile/names.js')).default;
-const standaloneCode = moduleRequire('ajv/dist/standalone/index.js') as (ajv: Ajv, validate: ValidateFunction) => string;
+const standaloneCode = moduleRequire('ajv/dist/standalone/index.js') as (ajv: Ajv, refs: Record<string, string>) => string;
 const AJV_VERSION = (moduleRequire('ajv/package.json') as { version: string }).version;
 /** This file's text: a change to the options or the keyword below makes new cache keys. */
 const COMPILER_SOURCE = readFileSync(fileURLToPath(import.meta.url), 'utf8');
@@ -46,6 +46,10 @@ export class ReleaseCompiler {
   private ajvInstance: Ajv | undefined;
   private readonly checks = new Map<string, TypeCheck>();
   private schemaKey: string | undefined;
+  /** The kept module's validators by type (empty when none is kept); undefined until first needed. */
+  private kept: Record<string, ValidateFunction> | undefined;
+  /** Types compiled by this process's ajv (absent from the kept module when it was read). */
+  private readonly compiledHere = new Set<string>();
 
   constructor(private readonly schema: ReleaseSchema) {}
 
@@ -93,19 +97,39 @@ export class ReleaseCompiler {
   }
 
   private compile(resourceType: string): TypeCheck {
-    this.schemaKey ??= createHash('sha256')
-      .update(`${AJV_VERSION}\0${COMPILER_SOURCE}\0${this.schema.id}\0${JSON.stringify(this.schema.definitions)}`)
-      .digest('hex')
-      .slice(0, 32);
-    const validate = cachedValidator(`fhir-${this.schema.release}-${resourceType}-${this.schemaKey}`, moduleRequire, () => {
-      const compiled = this.ajv.getSchema(`${this.schema.id}#/definitions/${resourceType}`) as ValidateFunction | undefined;
-      if (!compiled) throw new Error(`FHIR ${this.schema.release} schema has no definition for ${resourceType}`);
-      return { validate: compiled, code: () => standaloneCode(this.ajv, compiled) };
-    });
+    const validate = this.validator(resourceType);
     return (resource) => {
       const context: CallContext = { nested: [] };
       const valid = validate.call(context, resource);
       return { errors: valid ? [] : [...(validate.errors ?? [])], nested: context.nested };
     };
+  }
+
+  /**
+   * The release's validators are kept between processes as one standalone module exporting a
+   * validator per type a run has used: the types share most of their definitions, which a module a
+   * type repeated (about 400 kB each, 5.5 MB for the 13 types a quick run uses, all parsed at load).
+   * A type the kept module lacks is compiled here and the module written again with it.
+   */
+  private validator(resourceType: string): ValidateFunction {
+    this.schemaKey ??= createHash('sha256')
+      .update(`${AJV_VERSION}\0${COMPILER_SOURCE}\0${this.schema.id}\0${JSON.stringify(this.schema.definitions)}`)
+      .digest('hex')
+      .slice(0, 32);
+    const name = `fhir-${this.schema.release}-${this.schemaKey}`;
+    if (this.kept === undefined) {
+      const exports = keptModule(name, moduleRequire, validatorCacheDir());
+      this.kept = exports !== null && typeof exports === 'object' ? (exports as Record<string, ValidateFunction>) : {};
+    }
+    const kept = this.kept[resourceType];
+    if (typeof kept === 'function') return kept;
+    const ref = (type: string) => `${this.schema.id}#/definitions/${type}`;
+    const compiled = this.ajv.getSchema(ref(resourceType)) as ValidateFunction | undefined;
+    if (!compiled) throw new Error(`FHIR ${this.schema.release} schema has no definition for ${resourceType}`);
+    this.compiledHere.add(resourceType);
+    const types = [...new Set([...Object.keys(this.kept), ...this.compiledHere])].filter((t) => this.schema.resourceTypes.has(t)).sort();
+    const dir = validatorCacheDir();
+    if (dir !== undefined) keepModule(name, standaloneCode(this.ajv, Object.fromEntries(types.map((t) => [t, ref(t)]))), dir);
+    return compiled;
   }
 }

@@ -9,7 +9,7 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleepTimer } from 'node:timers/promises';
 import { targetTimeout, timeoutCapMs } from './target-timeout.js';
-import { request as undiciRequest, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { createDispatcher, proxyFor } from './dispatcher.js';
 import { ConformanceError } from '../errors.js';
 import { redactHeaders, redactString, registerSecret } from '../redact.js';
@@ -344,8 +344,10 @@ export class HttpClient {
     // When the answer arrived: the time its headers (X-RateLimit-Reset...) describe, not after a long upload's evidence is built.
     let answeredAt = started;
     try {
-      const res = await undiciRequest(req.url, {
-        dispatcher: this.agent,
+      // Dispatcher.request, as undici's `request(url, {dispatcher})` calls it (src/http/undici.ts).
+      const res = await this.agent.request({
+        origin: req.url.origin,
+        path: `${req.url.pathname}${req.url.search}`,
         method: req.method as 'GET',
         // A body in parts goes out with its length, as a whole one does.
         headers: isParts(req.body) ? { ...req.headers, 'content-length': String(req.body.bytes) } : req.headers,

@@ -8,7 +8,8 @@
  * turns certificate checking off: a CA is added to Node's own roots, never put in their place.
  */
 import { rootCertificates } from 'node:tls';
-import { Agent, EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import type { Dispatcher, EnvHttpProxyAgent as EnvHttpProxyAgentClass } from 'undici';
+import { Agent, EnvHttpProxyAgent } from './undici.js';
 import { registerSecret } from '../redact.js';
 
 /** TLS settings for the target's connections (the config's `tls` block, read). */
@@ -144,5 +145,5 @@ export function createDispatcher(network: NetworkSettings | undefined, capMs: nu
     // The origin's TLS inside the tunnel; the proxy's own TLS (an https:// proxy) trusts the same CAs.
     requestTls: { timeout: capMs, ...tls },
     proxyTls: { timeout: capMs, ...(network?.tls?.ca ? { ca: [...rootCertificates, network.tls.ca] } : {}) },
-  } as EnvHttpProxyAgent.Options);
+  } as EnvHttpProxyAgentClass.Options);
 }
