@@ -112,10 +112,7 @@ export class ReleaseCompiler {
    * A type the kept module lacks is compiled here and the module written again with it.
    */
   private validator(resourceType: string): ValidateFunction {
-    this.schemaKey ??= createHash('sha256')
-      .update(`${AJV_VERSION}\0${COMPILER_SOURCE}\0${this.schema.id}\0${JSON.stringify(this.schema.definitions)}`)
-      .digest('hex')
-      .slice(0, 32);
+    this.schemaKey ??= createHash('sha256').update(`${AJV_VERSION}\0${COMPILER_SOURCE}\0${this.schema.id}\0${this.schema.digest}`).digest('hex').slice(0, 32);
     const name = `fhir-${this.schema.release}-${this.schemaKey}`;
     if (this.kept === undefined) {
       const exports = keptModule(name, moduleRequire, validatorCacheDir());

@@ -1,11 +1,32 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { loadReleaseSchema, NESTED_RESOURCE_KEYWORD } from '../../src/fhir/schema-source.js';
+import { loadReleaseSchema, NESTED_RESOURCE_KEYWORD, readReleaseSchema, schemaFile } from '../../src/fhir/schema-source.js';
 
 describe.each(['R4', 'R5'] as const)('%s schema source', (release) => {
   const schema = loadReleaseSchema(release);
 
   test('is loaded once per process', () => {
     expect(loadReleaseSchema(release)).toBe(schema);
+  });
+
+  test('its digest (the kept validators\' key) follows the file\'s text: the same text, the same digest; one definition changed, another', () => {
+    const text = readFileSync(schemaFile(release), 'utf8');
+    const dir = mkdtempSync(join(tmpdir(), 'fhirc-schema-'));
+    try {
+      const same = join(dir, 'same.json');
+      const changed = join(dir, 'changed.json');
+      writeFileSync(same, text);
+      const doc = JSON.parse(text) as { definitions: Record<string, { pattern?: string }> };
+      doc.definitions.id = { ...doc.definitions.id, pattern: '^[A-Za-z0-9]{1,64}$' };
+      writeFileSync(changed, JSON.stringify(doc));
+      expect(schema.digest).toMatch(/^[0-9a-f]{64}$/);
+      expect(readReleaseSchema(release, same).digest).toBe(schema.digest);
+      expect(readReleaseSchema(release, changed).digest).not.toBe(schema.digest);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('keeps the HL7 root id and draft-06', () => {
