@@ -147,7 +147,27 @@ export class ExchangeCache {
 
 /** Each check gets its own copy of the parsed body: a check that edits it (an update body) changes no other's. */
 function copyOf(res: HttpResponse): HttpResponse {
-  return { ...res, headers: { ...res.headers }, json: res.json === undefined ? undefined : copyJson(res) };
+  const copy: HttpResponse = { ...res, headers: { ...res.headers }, json: undefined };
+  if (res.json === undefined) return copy;
+  // Made when the check first reads it: many read only the status and the headers.
+  let json: unknown;
+  let made = false;
+  Object.defineProperty(copy, 'json', {
+    enumerable: true,
+    configurable: true,
+    get() {
+      if (!made) {
+        json = copyJson(res);
+        made = true;
+      }
+      return json;
+    },
+    set(value: unknown) {
+      json = value;
+      made = true;
+    },
+  });
+  return copy;
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The run's shared exchanges (src/engine/exchange-cache.ts): every check receives its own copy of
  * a shared answer's parsed body, equal to the answer, so a check that edits it (an update body)
- * changes no other's; the first sender's copy too.
+ * changes no other's; the first sender's copy too. The copy is made when first read.
  */
 import { describe, expect, it } from 'vitest';
 import { ExchangeCache } from '../../src/engine/exchange-cache.js';
@@ -50,6 +50,9 @@ describe('ExchangeCache copies', () => {
     expect(third.res.json).toEqual(BODY);
     expect(third.res.headers).toEqual({ etag: 'W/"1"' });
     expect(third.res.headers).not.toBe(second.res.headers);
+    expect({ ...third.res }.json).toEqual(BODY);
+    third.res.json = { replaced: true };
+    expect(third.res.json).toEqual({ replaced: true });
   });
 
   it('a body its text does not give (not JSON text) is cloned instead', async () => {

@@ -11,7 +11,7 @@ describe.each(['R4', 'R5'] as const)('%s schema source', (release) => {
     expect(loadReleaseSchema(release)).toBe(schema);
   });
 
-  test('its digest (the kept validators\' key) follows the file\'s text: the same text, the same digest; one definition changed, another', () => {
+  test("its digest (the kept validators' key) follows the file's text: the same text, the same digest; one definition changed, another", () => {
     const text = readFileSync(schemaFile(release), 'utf8');
     const dir = mkdtempSync(join(tmpdir(), 'fhirc-schema-'));
     try {

@@ -56,6 +56,7 @@ const REFUSED_LETTERS = new Map(OPERATIONS.map((op) => [op.operationId, refusedL
 
 /** The scope decision a per-operation fault forces for this call, or undefined. */
 export function perOperationScopeOverride(planted: ReadonlySet<string>, held: readonly string[], op: OperationDef): boolean | undefined {
+  if (planted.size === 0) return undefined; // the clean reference: no fault names to make (every request)
   if (planted.has(scopeNotEnforced(op))) return true;
   if (planted.has(requiredScopeRefused(op))) return false;
   for (const letters of refusedLetterSets(op)) {
@@ -147,7 +148,11 @@ export interface BodyLeniency {
   skips(field: string, value: unknown): boolean;
 }
 
+/** No body rule switched off (the clean reference). */
+const STRICT: BodyLeniency = { skips: () => false };
+
 export function bodyLeniency(planted: ReadonlySet<string>, operationId: string): BodyLeniency {
+  if (planted.size === 0) return STRICT;
   const op = OPERATIONS.find((o) => o.operationId === operationId);
   const off = op ? bodyRules(op).filter((r) => planted.has(bodyRuleNotEnforced(op, r))) : [];
   return {
