@@ -47,15 +47,17 @@ export function storeExchanges<C extends Pick<CheckResult, 'evidence' | 'finding
   checks: C[],
 ): { checks: Array<Omit<C, 'evidence'> & { evidence: string[] }>; exchanges: Record<string, ReportExchange> } {
   const exchanges: Record<string, ReportExchange> = {};
-  const text = new Map<string, string>();
+  // Each stored exchange and, once another exchange claims its id, its text. The same exchange
+  // object in the evidence of several checks is known without serializing it.
+  const stored = new Map<string, { x: Exchange; json?: string }>();
+  const same = (entry: { x: Exchange; json?: string }, x: Exchange) => entry.x === x || (entry.json ??= JSON.stringify(entry.x)) === JSON.stringify(x);
   const out = checks.map((c) => {
     const renamed = new Map<string, string>();
     const ids = c.evidence.map((x) => {
-      const json = JSON.stringify(x);
       let id = x.id;
-      for (let n = 2; text.has(id) && text.get(id) !== json; n++) id = `${x.id}~${n}`;
-      if (!text.has(id)) {
-        text.set(id, json);
+      for (let n = 2; stored.has(id) && !same(stored.get(id)!, x); n++) id = `${x.id}~${n}`;
+      if (!stored.has(id)) {
+        stored.set(id, { x });
         exchanges[id] = id === x.id ? x : { ...x, id };
       }
       if (id !== x.id) renamed.set(x.id, id);
