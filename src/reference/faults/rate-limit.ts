@@ -34,6 +34,7 @@ const WINDOW_FAULTS = {
   'rate-limit-throttles-early': 'early',
   'rate-limit-allows-150-percent': 'loose',
   'early-retry-served': 'forgives-early',
+  'early-retry-500': 'errors-early',
 } as const;
 type WindowFault = (typeof WINDOW_FAULTS)[keyof typeof WINDOW_FAULTS];
 
@@ -46,7 +47,9 @@ type WindowFault = (typeof WINDOW_FAULTS)[keyof typeof WINDOW_FAULTS];
  * - `early`: refuses at three quarters of the ceiling (headers still count against the full ceiling);
  * - `loose`: refuses only at one and a half times the ceiling (headers count down to 0 at the ceiling);
  * - `forgives-early`: the first request after a 429 that comes before its Retry-After is served
- *   (the reference's window otherwise: later early requests are refused and extend the reset).
+ *   (the reference's window otherwise: later early requests are refused and extend the reset);
+ * - `errors-early`: a request a throttled key sends before its Retry-After elapses fails with 500
+ *   SVC-00001 (the limiter throws) instead of 429; the window is the reference's otherwise.
  */
 class FaultyKeyWindow extends SlidingWindowLog {
   private readonly recent = new Map<string, number[]>();
@@ -72,6 +75,14 @@ class FaultyKeyWindow extends SlidingWindowLog {
       const d = super.hit(key, limit, now);
       if (d.allowed) this.retryAt.delete(key);
       else if (!r || now >= r.at) this.retryAt.set(key, { at: d.resetMs, forgiven: false });
+      return d;
+    }
+    if (this.fault === 'errors-early') {
+      const at = this.retryAt.get(key)?.at;
+      if (at !== undefined && now < at) throw new Error('planted fault early-retry-500: the limiter fails on a request before Retry-After');
+      const d = super.hit(key, limit, now);
+      if (d.allowed) this.retryAt.delete(key);
+      else this.retryAt.set(key, { at: d.retryAtMs ?? d.resetMs, forgiven: false });
       return d;
     }
     if (this.fault === 'early' || this.fault === 'loose') {
@@ -222,6 +233,13 @@ export const faults: FaultDef[] = [
     area: 'rate-limit',
     violates: ['rate-limit.early-retry-429'],
     symptom: 'The first request a throttled key sends before its Retry-After elapses is served instead of refused (later early ones are refused).',
+    checks: ['rate-limit.early-retry-refused-and-extends-reset'],
+  },
+  {
+    name: 'early-retry-500',
+    area: 'rate-limit',
+    violates: ['rate-limit.early-retry-429'],
+    symptom: 'A request a throttled key sends before its Retry-After elapses fails with 500 SVC-00001 instead of 429 (the limiter throws).',
     checks: ['rate-limit.early-retry-refused-and-extends-reset'],
   },
   {
