@@ -12,7 +12,7 @@ import { excludedBy, type CheckDefinition } from './check.js';
 import { CheckRecorder, throwSkip, type CheckContext } from './context.js';
 import { controlPath, decideOutcome, normalElsewhere, type Ending, type Health } from './outcome.js';
 import { spreadRoles, type Runtime } from './runtime.js';
-import { slotOf } from './plan.js';
+import { type Slot, slotOf } from './plan.js';
 import { shareKey } from './exchange-cache.js';
 import { plannedRequests } from './budget.js';
 import { DETACH_KEY } from './schedule.js';
@@ -155,6 +155,9 @@ export function startEarlyWork(check: CheckDefinition, rt: Runtime): Promise<unk
   return work.catch(() => undefined);
 }
 
+/** Slots whose requests without a role may go out with any key of the organization (see keyOf). */
+const SPREAD_SLOTS: ReadonlySet<Slot> = new Set(['paced', 'last']);
+
 function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecorder): CheckContext {
   const config = rt.config;
   /** A check past its budget sends nothing more. */
@@ -163,17 +166,21 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
   };
   /**
    * The key of a request that names no role: `main`; with a declared organization ceiling, a
-   * paced request of a check in the paced slot goes out with the organization key that can
-   * send soonest (Runtime.spreadKey), and the check keeps that key for its other requests
-   * while it holds their scopes (one check, one key: its answers follow one key's window).
+   * paced request of a check in the paced or the last slot goes out with the organization key
+   * that can send soonest (Runtime.spreadKey). The check keeps that key for its other requests
+   * while it holds their scopes and no other key could send sooner (Runtime.keepOrSpread); else
+   * the request goes out with the key that can, which the check keeps from then on. A
+   * check kept on `main` waited out main's whole window (58 s of a three-key gate) while the
+   * organization's other keys were free. The last slot's run-wide invariants sample surfaces
+   * with any key of the organization too: on `main` alone they waited out its window at the end
+   * of a gate (56 s).
    */
   let pinned: string | undefined;
+  const spreads = SPREAD_SLOTS.has(slotOf(check));
   const keyOf = (scopes: string[], o: RequestOptions): string => {
-    if (!rt.config.organization || o.pace === false || slotOf(check) !== 'paced') return 'main';
-    if (pinned !== undefined && spreadRoles(rt.config, scopes).includes(pinned)) return pinned;
-    const chosen = rt.spreadKey(scopes);
-    pinned ??= chosen;
-    return chosen;
+    if (!rt.config.organization || o.pace === false || !spreads) return 'main';
+    pinned = pinned !== undefined && spreadRoles(rt.config, scopes).includes(pinned) ? rt.keepOrSpread(pinned, scopes) : rt.spreadKey(scopes);
+    return pinned;
   };
   /** A shareable request: another check's exchange for the same key, or sent (and kept for the next). */
   const sharedRequest = async (key: string, request: RequestOptions): Promise<HttpResponse> => {

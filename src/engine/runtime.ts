@@ -297,15 +297,33 @@ export class Runtime {
    * within its ceiling whichever is chosen.
    */
   spreadKey(scopes: readonly string[]): string {
+    const keys = this.keyWaits(scopes);
+    if (keys.length === 1) return keys[0]!.r;
+    return keys.reduce((a, b) => (b.wait < a.wait || (b.wait === a.wait && b.held && !a.held) ? b : a)).r;
+  }
+
+  /**
+   * The key a check that went out with `kept` sends its next request with (scopes `scopes`):
+   * `kept` while no other organization key could send sooner (spreadKey's measure); else the one
+   * spreadKey chooses. So a check stays on one key until that key's window (or its token's
+   * issuance) would hold it back while another key is free.
+   */
+  keepOrSpread(kept: string, scopes: readonly string[]): string {
+    const keys = this.keyWaits(scopes);
+    const own = keys.find((k) => k.r === kept);
+    if (!own) return this.spreadKey(scopes);
+    return keys.some((k) => k.wait < own.wait) ? this.spreadKey(scopes) : kept;
+  }
+
+  /** Each key paced requests for `scopes` may spread over: whether it holds a token for them, and how long it would wait now. */
+  private keyWaits(scopes: readonly string[]): Array<{ r: string; held: boolean; wait: number }> {
     const roles = spreadRoles(this.config, scopes);
-    if (roles.length === 1) return roles[0]!;
-    const issuance = this.tokens.issuanceWait();
-    const keys = roles.map((r) => {
+    const issuance = roles.length === 1 ? 0 : this.tokens.issuanceWait();
+    return roles.map((r) => {
       const held = this.tokens.holds(r, [...scopes]);
       const wait = this.http.keyLoad(r).waitMs;
       return { r, held, wait: held ? wait : Math.max(wait, issuance) };
     });
-    return keys.reduce((a, b) => (b.wait < a.wait || (b.wait === a.wait && b.held && !a.held) ? b : a)).r;
   }
 
   /** The keys that carried paced requests, and why (every report's `budget.keys`). */
