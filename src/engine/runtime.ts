@@ -297,9 +297,7 @@ export class Runtime {
    * within its ceiling whichever is chosen.
    */
   spreadKey(scopes: readonly string[]): string {
-    const keys = this.keyWaits(scopes);
-    if (keys.length === 1) return keys[0]!.r;
-    return keys.reduce((a, b) => (b.wait < a.wait || (b.wait === a.wait && b.held && !a.held) ? b : a)).r;
+    return soonest(this.keyWaits(scopes));
   }
 
   /**
@@ -311,12 +309,11 @@ export class Runtime {
   keepOrSpread(kept: string, scopes: readonly string[]): string {
     const keys = this.keyWaits(scopes);
     const own = keys.find((k) => k.r === kept);
-    if (!own) return this.spreadKey(scopes);
-    return keys.some((k) => k.wait < own.wait) ? this.spreadKey(scopes) : kept;
+    return own && !keys.some((k) => k.wait < own.wait) ? kept : soonest(keys);
   }
 
   /** Each key paced requests for `scopes` may spread over: whether it holds a token for them, and how long it would wait now. */
-  private keyWaits(scopes: readonly string[]): Array<{ r: string; held: boolean; wait: number }> {
+  private keyWaits(scopes: readonly string[]): KeyWait[] {
     const roles = spreadRoles(this.config, scopes);
     const issuance = roles.length === 1 ? 0 : this.tokens.issuanceWait();
     return roles.map((r) => {
@@ -569,6 +566,18 @@ async function sleepWithinRun(ms: number, deadline: number, signal: AbortSignal)
   } catch {
     throw new ConformanceError('ERR_INTERRUPTED', 'the run was interrupted');
   }
+}
+
+/** A key paced requests may spread over, as Runtime.spreadKey weighs it. */
+interface KeyWait {
+  r: string;
+  held: boolean;
+  wait: number;
+}
+
+/** The key that can send soonest; on a tie one holding a token, then the first (`main` first). */
+function soonest(keys: readonly KeyWait[]): string {
+  return keys.reduce((a, b) => (b.wait < a.wait || (b.wait === a.wait && b.held && !a.held) ? b : a)).r;
 }
 
 /**

@@ -114,8 +114,9 @@ export class ReleaseCompiler {
   private validator(resourceType: string): ValidateFunction {
     this.schemaKey ??= createHash('sha256').update(`${AJV_VERSION}\0${COMPILER_SOURCE}\0${this.schema.id}\0${this.schema.digest}`).digest('hex').slice(0, 32);
     const name = `fhir-${this.schema.release}-${this.schemaKey}`;
+    const dir = validatorCacheDir();
     if (this.kept === undefined) {
-      const exports = keptModule(name, moduleRequire, validatorCacheDir());
+      const exports = keptModule(name, moduleRequire, dir);
       this.kept = exports !== null && typeof exports === 'object' ? (exports as Record<string, ValidateFunction>) : {};
     }
     const kept = this.kept[resourceType];
@@ -125,7 +126,6 @@ export class ReleaseCompiler {
     if (!compiled) throw new Error(`FHIR ${this.schema.release} schema has no definition for ${resourceType}`);
     this.compiledHere.add(resourceType);
     const types = [...new Set([...Object.keys(this.kept), ...this.compiledHere])].filter((t) => this.schema.resourceTypes.has(t)).sort();
-    const dir = validatorCacheDir();
     if (dir !== undefined) keepModule(name, standaloneCode(this.ajv, Object.fromEntries(types.map((t) => [t, ref(t)]))), dir);
     return compiled;
   }

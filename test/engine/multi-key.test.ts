@@ -10,6 +10,8 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
+import type { CheckContext } from '../../src/engine/context.js';
+import type { HttpResponse } from '../../src/http/types.js';
 import type { Exchange } from '../../src/engine/types.js';
 import { runConformance } from '../../src/run/index.js';
 
@@ -25,25 +27,30 @@ const limits = {
   tokenLifetimeSec: 60,
 };
 
-/** Ten checks of three reads each (distinct URLs: nothing is shared). */
-const checks: CheckDefinition[] = Array.from({ length: 10 }, (_, i) =>
-  defineCheck({
-    id: `demo.reads-${i}`,
-    title: `three reads (${i})`,
+/** A check of `count` reads of the fixture (distinct URLs, `_probe=<tag>-<j>`: nothing is shared), each judged by `judge`. */
+function readsCheck(id: string, title: string, count: number, tag: string, judge: (ctx: CheckContext, res: HttpResponse, j: number) => void): CheckDefinition {
+  return defineCheck({
+    id,
+    title,
     area: 'medication-request',
     level: 'MUST',
     requirements: ['medication-request.read-returns-resource'],
     fixtures: ['medicationRequest'],
     async run(ctx) {
-      for (let j = 0; j < 3; j++) {
+      for (let j = 0; j < count; j++) {
         const res = await ctx.fhir({
           scopes: ['system/MedicationRequest.rs'],
-          url: `/fhir/R4/MedicationRequest/${ctx.fixture('medicationRequest')}?_probe=${i}-${j}`,
+          url: `/fhir/R4/MedicationRequest/${ctx.fixture('medicationRequest')}?_probe=${tag}-${j}`,
         });
-        ctx.check(res.status !== 429, `429 on ${res.exchange.client}`);
+        judge(ctx, res, j);
       }
     },
-  }),
+  });
+}
+
+/** Ten checks of three reads each. */
+const checks: CheckDefinition[] = Array.from({ length: 10 }, (_, i) =>
+  readsCheck(`demo.reads-${i}`, `three reads (${i})`, 3, String(i), (ctx, res) => ctx.check(res.status !== 429, `429 on ${res.exchange.client}`)),
 );
 
 /** A third key of the main organization: registered with the reference, a second `extra` client in the config. */
@@ -169,23 +176,9 @@ describe("paced requests over the organization's keys", () => {
 
   it("a check whose key's window fills goes on with the organization's other key instead of waiting for it", async () => {
     // Twelve reads: more than one key's window holds (8, less one of headroom), well within the organization's (30).
-    const many = defineCheck({
-      id: 'demo.twelve-reads',
-      title: 'twelve reads',
-      area: 'medication-request',
-      level: 'MUST',
-      requirements: ['medication-request.read-returns-resource'],
-      fixtures: ['medicationRequest'],
-      async run(ctx) {
-        for (let j = 0; j < 12; j++) {
-          const res = await ctx.fhir({
-            scopes: ['system/MedicationRequest.rs'],
-            url: `/fhir/R4/MedicationRequest/${ctx.fixture('medicationRequest')}?_many=${j}`,
-          });
-          ctx.check(res.status === 200, `read ${j}: ${res.status} on ${res.exchange.client}`);
-        }
-      },
-    });
+    const many = readsCheck('demo.twelve-reads', 'twelve reads', 12, 'many', (ctx, res, j) =>
+      ctx.check(res.status === 200, `read ${j}: ${res.status} on ${res.exchange.client}`),
+    );
     const waits: Array<{ reason: string; ms: number; client?: string }> = [];
     const sent: Exchange[] = [];
     const windowMs = 30_000;
