@@ -244,11 +244,11 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
     profile: 'full',
     limits: { windowMs: 3000, tokenLifetimeSec: 7, tokenWindowMs: 4000, perKeyPerWindow: 700, tokenIssuancePerWindow: 60 },
   },
-  // The main client's key in each family of algorithms the spec leaves open (ES384 is the clean reference's): the
+  // The main client's key in each family of algorithms the spec leaves open (ES256 is the clean reference's): the
   // negative token matrix (alg none, HS256 with the public key, a foreign key, ...) runs in that algorithm.
   { label: 'mainKeyAlg=RS256', modes: { mainKeyAlg: 'RS256' } },
   { label: 'mainKeyAlg=PS384', modes: { mainKeyAlg: 'PS384' } },
-  { label: 'mainKeyAlg=ES256', modes: { mainKeyAlg: 'ES256' } },
+  { label: 'mainKeyAlg=ES384', modes: { mainKeyAlg: 'ES384' } },
   { label: 'mainKeyAlg=ES512', modes: { mainKeyAlg: 'ES512' } },
   { label: 'mainKeyAlg=EdDSA', modes: { mainKeyAlg: 'EdDSA' } },
   // The OpenAPI document as another generator writes it: relative servers with a variable, $ref'd components, path-level extensions.

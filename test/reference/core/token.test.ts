@@ -91,7 +91,7 @@ describe('token endpoint refusals', () => {
     [
       'foreign key',
       async () => {
-        const { privateKey } = await generateKeyPair('ES384');
+        const { privateKey } = await generateKeyPair(main.alg);
         return form(await signAssertion(server, { ...main, key: privateKey as CryptoKey }));
       },
       401,
@@ -418,8 +418,8 @@ describe('client keys in every algorithm the spec leaves open', () => {
 });
 
 describe('mode mainKeyAlg: the main client registered with its test key of another algorithm', () => {
-  test.each(['RS256', 'PS384', 'ES256', 'ES512', 'EdDSA'] as const)(
-    '%s: the target config names that key and algorithm; a token for it, none for the fixture ES384 key',
+  test.each(['RS256', 'PS384', 'ES384', 'ES512', 'EdDSA'] as const)(
+    '%s: the target config names that key and algorithm; a token for it, none for the default ES256 key',
     async (alg) => {
       const s = await startStub({ modes: { mainKeyAlg: alg } });
       try {
@@ -427,13 +427,14 @@ describe('mode mainKeyAlg: the main client registered with its test key of anoth
         expect([c.clientId, c.alg, c.privateKey.file.split('/').at(-1)]).toEqual([
           'conformance-main',
           alg,
-          `conformance-main.${alg.toLowerCase()}.test-key.private.jwk.json`,
+          // ES384 is the fixture key's own algorithm: that file, no test key.
+          alg === 'ES384' ? 'conformance-main.test-key.private.jwk.json' : `conformance-main.${alg.toLowerCase()}.test-key.private.jwk.json`,
         ]);
         const jwk = JSON.parse(await readFile(c.privateKey.file, 'utf8')) as { kid: string; alg: string };
         expect([c.kid, jwk.alg]).toEqual([jwk.kid, alg]);
         const r = await getToken(s, 'main');
         expect(r.status).toBe(200);
-        // The fixture ES384 key no longer authenticates the main client.
+        // The default mode's ES256 key no longer authenticates the main client.
         const fixture = await clientKey(server, 'main');
         const old = await tokenRequest(s, form(await signAssertion(s, fixture)));
         expect([old.status, codeOf(old)]).toEqual([401, 'HPB-00106']);
