@@ -117,7 +117,7 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
   };
   const events = new RunEvents();
   const progress = options.progress !== false;
-  const live = progress && options.liveProgress ? liveProgress() : undefined;
+  const live = progress && options.liveProgress ? await liveProgress() : undefined;
   if (live) events.subscribe(live.subscriber);
   else if (progress) events.subscribe(progressLines(out));
   const say = (line: string) => (live ? live.print(line) : out(line));

@@ -8,7 +8,6 @@
  *   and an ETA; failures and errors are printed above it as they happen.
  * Then the closing lines: counts, pacing figures, a setup problem, the reports, the verdict.
  */
-import { createLogUpdate } from 'log-update';
 import type { PlannedCheck, RunEvent, Subscriber } from '../engine/events.js';
 import { OUTCOMES, type Outcome, type RunResult } from '../engine/types.js';
 import { renderPacing } from '../engine/schedule.js';
@@ -110,8 +109,14 @@ export class Eta {
   }
 }
 
-/** The live status line of a terminal run, and a way to print lines above it. */
-export function liveProgress(stream: NodeJS.WriteStream = process.stderr): { subscriber: Subscriber; print: (line: string) => void; stop: () => void } {
+/**
+ * The live status line of a terminal run, and a way to print lines above it. log-update (and the
+ * terminal packages it pulls in, about 60 ms to load) is loaded here, by a terminal run only.
+ */
+export async function liveProgress(
+  stream: NodeJS.WriteStream = process.stderr,
+): Promise<{ subscriber: Subscriber; print: (line: string) => void; stop: () => void }> {
+  const { createLogUpdate } = await import('log-update');
   const log = createLogUpdate(stream);
   const started = Date.now();
   const counts = zero();

@@ -71,7 +71,7 @@ describe('the live status line', () => {
   test('done/total, outcomes, the current check, a wait countdown, elapsed and ETA; failures printed above it', async () => {
     let written = '';
     const stream = { isTTY: true, columns: 200, rows: 30, write: (s: string) => ((written += s), true) } as unknown as NodeJS.WriteStream;
-    const live = liveProgress(stream);
+    const live = await liveProgress(stream);
     live.subscriber({ type: 'run-started', runId: 'r', profile: 'quick', baseUrl: 'http://x', embedded: true, planned });
     live.subscriber(started(0));
     live.subscriber(finished(0, 'pass'));

@@ -133,10 +133,14 @@ export function searchBundle<T extends RecordMeta>(env: PagingEnv, req: SearchRe
   const compare = faults.has('pagination-ordered-by-id-only') ? compareIdsOnly : createComparator(env.modes);
   // Fault pagination-patient-search-empty: every search by patient finds nothing.
   const matches = faults.has('pagination-patient-search-empty') && ctx.query.has('patient') ? [] : req.matches;
-  const inSnapshot = matches.filter((row) => row.seq <= snapshot || faults.has('pagination-snapshot-not-honoured')).sort((a, b) => compare(keyOf(a), keyOf(b)));
+  // Each row's ordering key computed once (a sort would compute it twice per comparison).
+  const keyed = matches
+    .filter((row) => row.seq <= snapshot || faults.has('pagination-snapshot-not-honoured'))
+    .map((row) => ({ row, key: keyOf(row) }))
+    .sort((a, b) => compare(a.key, b.key));
+  const inSnapshot = keyed.map((k) => k.row);
   const resumeShift = faults.has('pagination-duplicate-across-pages') ? -1 : faults.has('pagination-gap-across-pages') ? 1 : 0;
-  const start =
-    state === undefined ? offset : countWhile(inSnapshot, (row) => compare(keyOf(row), { time: state.afterTime, id: state.afterId }) <= 0) + resumeShift;
+  const start = state === undefined ? offset : countWhile(keyed, (k) => compare(k.key, { time: state.afterTime, id: state.afterId }) <= 0) + resumeShift;
   const page = inSnapshot.slice(start, start + count);
   const last = page[page.length - 1];
   // Fault pagination-next-to-empty-page: the last page still links to a next (empty) page.
