@@ -4,11 +4,34 @@
  * the service does"; issue: every returned resource validates).
  */
 import type { Exchange, Finding } from '../engine/types.js';
-import type { FhirValidator } from '../fhir/index.js';
+import type { FhirValidator, SchemaIssue } from '../fhir/index.js';
 
 export const FHIR_BODY_REQUIREMENT = 'general.fhir-json-resources';
 
+/** Characters of JSON text the validation memo keeps (its oldest entries leave first). */
+const MEMO_MAX_CHARS = 8_000_000;
+
 export function fhirBodyValidator(validator: FhirValidator) {
+  // The same body often comes back again (a record read by several checks, the same search): about
+  // 45 % of a quick run's validations. A parsed body's JSON text is exact (JSON.parse makes no
+  // undefined or NaN), so equal texts validate alike.
+  const memo = new Map<string, readonly SchemaIssue[]>();
+  let memoChars = 0;
+  const validate = (release: 'R4' | 'R5', body: object): readonly SchemaIssue[] => {
+    const key = `${release}\0${JSON.stringify(body)}`;
+    const known = memo.get(key);
+    if (known) return known;
+    const issues = validator.validate(release, body);
+    if (key.length > MEMO_MAX_CHARS / 8) return issues;
+    memo.set(key, issues);
+    memoChars += key.length;
+    for (const [old] of memo) {
+      if (memoChars <= MEMO_MAX_CHARS) break;
+      memo.delete(old);
+      memoChars -= old.length;
+    }
+    return issues;
+  };
   return (res: { path: string; status: number; json: unknown; truncated: boolean }, ex: Exchange): Finding[] => {
     const release = /^\/fhir\/(R4|R5)\//.exec(res.path)?.[1] as 'R4' | 'R5' | undefined;
     if (!release || res.status < 200 || res.status >= 300 || res.truncated) return [];
@@ -25,7 +48,7 @@ export function fhirBodyValidator(validator: FhirValidator) {
       ];
     }
     if (!validator.supports(release, body.resourceType)) return [];
-    const issues = validator.validate(release, body);
+    const issues = validate(release, body);
     if (issues.length === 0) return [];
     return [
       {
