@@ -75,6 +75,32 @@ export function redactedPrefix(
   return { text: whole.length > cap ? whole.slice(0, cap) : whole, cut: whole.length > cap };
 }
 
+/** JSON text of a secret field's key (SECRET_JSON_FIELDS), as it opens a member. */
+const SECRET_KEY_TEXT = new RegExp(`"(?:${[...SECRET_JSON_FIELDS].join('|')})"\\s*:`);
+/** A character JSON text may escape: a secret holding one may not appear in the text as it is. */
+const JSON_ESCAPED = /["\\\u0000-\u001f]/;
+
+/**
+ * Whether `redactJson(JSON.parse(text), extraFields)` could differ from the parsed value, and
+ * `redactString(text)` from the text, judged on the text alone: false only when the text holds no
+ * registered secret, no JWT or PEM marker, no key of a secret field, and no `\u` or `\/` escape that
+ * could spell any of them (a registered secret JSON escapes is looked for in its escaped form). Conservative:
+ * true sends the caller the whole way.
+ */
+export function jsonTextMayHoldSecret(text: string, extraFields: readonly string[] = []): boolean {
+  if (text.includes('eyJ') || text.includes('PRIVATE KEY-----') || text.includes('\\u') || text.includes('\\/') || SECRET_KEY_TEXT.test(text)) return true;
+  for (const f of extraFields) if (text.includes(`"${f}"`)) return true;
+  const registered = pattern();
+  if (!registered) return false;
+  // A secret holding a character JSON escapes appears in the text in its escaped form: JSON has one
+  // short form for a quote, a backslash, \n and the like; the other forms use \u or \/ (sent the whole way above).
+  for (const s of secrets) if (JSON_ESCAPED.test(s) && text.includes(JSON.stringify(s).slice(1, -1))) return true;
+  registered.lastIndex = 0;
+  const found = registered.test(text);
+  registered.lastIndex = 0;
+  return found;
+}
+
 /** Replaces registered secrets, JWT-shaped strings and PEM private key blocks. */
 export function redactString(s: string): string {
   let out = s;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactForm, redactHeaders, redactJson, redactString, redactedPrefix, registerSecret } from '../src/redact.js';
+import { jsonTextMayHoldSecret, redactForm, redactHeaders, redactJson, redactString, redactedPrefix, registerSecret } from '../src/redact.js';
 
 const JWT = 'eyJhbGciOiJFUzM4NCIsImtpZCI6ImsxIn0.eyJpc3MiOiJjb25mb3JtYW5jZS1tYWluIn0.MEUCIQDabc-_def';
 
@@ -115,5 +115,42 @@ describe('redact', () => {
       expect(out.text).toBe('[redacted]'.repeat(100));
       expect(out.text).not.toContain('prefix-secret');
     });
+  });
+});
+
+describe('jsonTextMayHoldSecret: the evidence fast path for JSON bodies', () => {
+  const jwt = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln';
+  registerSecret('opaque-token-1234');
+  /** The texts and whether redaction changes them; `false` answers must be exact. */
+  const cases: Array<[string, string, boolean]> = [
+    ['a plain FHIR resource', '{"resourceType":"Encounter","id":"e1","status":"finished"}', false],
+    ['narrative with ordinary escapes', '{"resourceType":"Patient","text":{"div":"<div>a\\nb \\"q\\"</div>"}}', false],
+    ['a JWT in a value', `{"resourceType":"Basic","note":"${jwt}"}`, true],
+    ['a registered opaque token', '{"x":"Bearer opaque-token-1234"}', true],
+    ['an access_token member', '{"access_token":"abc","token_type":"Bearer"}', true],
+    ['a private JWK member, spaced', '{"kty":"EC","d" : "secretbits"}', true],
+    ['a key spelled with a unicode escape', '{"kty":"EC","\\u0064":"secretbits"}', true],
+    ['a registered token behind an escaped slash', '{"x":"opaque\\/token"}', true],
+    ['a PEM private key', '{"key":"-----BEGIN PRIVATE KEY-----\\nMIIB\\n-----END PRIVATE KEY-----"}', true],
+  ];
+  it.each(cases)('%s', (_name, text, expected) => {
+    expect(jsonTextMayHoldSecret(text)).toBe(expected);
+    if (!expected) {
+      const parsed = JSON.parse(text) as unknown;
+      expect(redactJson(parsed)).toBe(parsed);
+      expect(redactString(text)).toBe(text);
+    } else {
+      expect(JSON.stringify(redactJson(JSON.parse(text) as unknown)) !== text || redactString(text) !== text || text.includes('\\')).toBe(true);
+    }
+  });
+
+  it('a field the caller names is a secret too; a registered secret JSON escapes is found in its escaped form', () => {
+    expect(jsonTextMayHoldSecret('{"resourceType":"Basic","client_secret":"x"}', ['client_secret'])).toBe(true);
+    const secret = 'pass"word\\with\nescapes';
+    registerSecret(secret);
+    expect(jsonTextMayHoldSecret('{"resourceType":"Basic"}')).toBe(false);
+    const text = JSON.stringify({ resourceType: 'Basic', note: `x ${secret} y` });
+    expect(jsonTextMayHoldSecret(text)).toBe(true);
+    expect(JSON.stringify(redactJson(JSON.parse(text) as unknown))).not.toContain('with');
   });
 });

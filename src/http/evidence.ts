@@ -3,7 +3,7 @@
  * Nothing built here contains a secret (see src/redact.ts).
  */
 import { isUtf8 } from 'node:buffer';
-import { redactForm, redactJson, redactedPrefix } from '../redact.js';
+import { jsonTextMayHoldSecret, redactForm, redactJson, redactedPrefix } from '../redact.js';
 import type { PartedText } from './json-body.js';
 
 /** Bodies kept in evidence are cut at this many characters. */
@@ -28,6 +28,10 @@ export function bodyExcerpt(
   if (opts.form) {
     redacted = redactForm(text.toString(), opts.secretFields);
   } else if (opts.json !== undefined) {
+    // Most bodies hold nothing to redact, which their text shows without walking the parsed value.
+    if (typeof text === 'string' && text.length <= EVIDENCE_BODY_CAP && !jsonTextMayHoldSecret(text, opts.secretFields)) {
+      return { body: text, truncated: !!opts.alreadyTruncated };
+    }
     const clean = redactJson(opts.json, opts.secretFields, { keep: EVIDENCE_BODY_CAP });
     if (clean === opts.json) return prefixExcerpt(text, opts.alreadyTruncated);
     redacted = JSON.stringify(clean);

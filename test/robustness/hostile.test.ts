@@ -383,8 +383,8 @@ describe.concurrent('the preflight stops a run that cannot work, within 30 s', (
     const dir = await tempDir('early-stop');
     const config = await configAt(dir, reference.url, (doc) => {
       doc.clients[1]!.clientId = 'conformance-org-x';
-      // The production client signs with another client's key: its assertion does not verify.
-      doc.clients[2]!.privateKey = doc.clients[0]!.privateKey;
+      // The production client signs with another client's key (of its own algorithm): its assertion does not verify.
+      doc.clients[2]!.privateKey = doc.clients[1]!.privateKey;
     });
     const run = await runIt(config, dir);
     expect(run.code, run.stderr.slice(-1500)).toBe(2);
