@@ -4,34 +4,31 @@
 // source changed (size or mtime) are transpiled again, and outputs of deleted sources are removed, so
 // an edit still takes effect on the next run without a build. Loading plain JavaScript instead of
 // registering tsx's loader hooks saves about a second of every `npm start` (see README, "Speed").
-// The modules a run imports are then bundled over those outputs (bundle below): the CLI, each
-// suite's checks and each fault module are entries at their own paths, the rest in shared chunks,
-// so a process loads a few dozen files instead of some 240 (about 0.1 s of start-up).
+// The modules a run imports are then bundled (bundleRun below) into a directory of their own: the
+// CLI, each suite's checks and each fault module are entries at their own paths, the rest in shared
+// chunks, so a process loads a few dozen files instead of some 240 (about 0.1 s of start-up).
 // Type errors are `npm run typecheck`'s business, as with tsx.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const DIRS = ['src', 'suites', 'scripts/extract-fhir-schemas.ts'];
 /** Bump when the way outputs are made changes: every output is made again. */
-const FORMAT = 3;
+const FORMAT = 4;
 
-/** The cache directory under `root` (the checkout), ready to import: `<dir>/src/cli.js`. */
+/**
+ * The cache directory under `root` (the checkout), ready to import: `<dir>/src/cli.js`. That is the
+ * run's bundle (bundleRun) when it could be made, else the per-file outputs.
+ */
 export async function prepareRunCache(root) {
   const dir = join(root, 'node_modules', '.cache', 'fhir-conformance', 'run');
   const manifestFile = join(dir, 'manifest.json');
   let manifest = {};
-  let keptBundle;
-  let superseded = {};
   try {
     const kept = JSON.parse(readFileSync(manifestFile, 'utf8'));
-    if (kept.format === FORMAT) {
-      manifest = kept.files;
-      keptBundle = kept.bundle;
-      superseded = kept.superseded ?? {};
-    }
+    if (kept.format === FORMAT) manifest = kept.files;
   } catch {
     // first run, or a manifest of another format: everything is made
   }
@@ -55,53 +52,55 @@ export async function prepareRunCache(root) {
   }
   // Outputs of sources that are gone (a deleted check folder must not load).
   for (const rel of Object.keys(manifest)) if (!(rel in next)) rmSync(join(dir, outName(rel)), { force: true });
-  // The bundle answers to every source: made again when any changed (or the last attempt failed).
-  const bundleStamp = createHash('sha256').update(JSON.stringify(next)).digest('hex');
-  if (changed > 0 || Object.keys(manifest).length !== Object.keys(next).length || keptBundle !== bundleStamp) {
-    const bundled = await bundleRun(root, dir, Object.keys(next), superseded);
-    writeAtomically(manifestFile, JSON.stringify({ format: FORMAT, files: next, ...(bundled ? { bundle: bundleStamp } : {}), superseded }));
-  }
+  if (changed > 0 || Object.keys(manifest).length !== Object.keys(next).length) writeAtomically(manifestFile, JSON.stringify({ format: FORMAT, files: next }));
   await extractSchemas(root, dir);
-  return dir;
+  return (await bundleRun(root, dir, next)) ?? dir;
 }
 
 /**
- * A chunk an earlier bundle wrote and the current one does not use is removed this long after it
- * was superseded: a run started before may still import it (its reports, say, at its end).
+ * A bundle is removed once no process has started from it for this long (a process marks the one it
+ * runs at its start; a run started before the sources changed may still import from an older one).
  */
-const SUPERSEDED_CHUNK_MS = 24 * 3600_000;
+const UNUSED_BUNDLE_MS = 6 * 3600_000;
 
 /**
- * Bundles the run's modules over the per-file outputs in `dir`: every module a run imports by a
- * computed path (src/cli.ts, suites/<folder>/checks.ts, src/reference/faults/*.ts) is an entry
- * written at its own path, the modules they share go into `chunks/`, packages stay external. Each
- * module's `import.meta.url` is its per-file output's URL, so what it finds beside itself (assets,
- * schemas, its own text, the suites folder) it finds as before. Returns false, with the per-file
- * entries written back, when esbuild cannot bundle. `superseded` (chunk name -> when a bundle
- * first left it out) is updated, and chunks superseded long enough ago removed.
+ * The run's modules bundled (esbuild, code splitting), in a directory of their own named after
+ * every source's stamp and the extracted schemas': `<cache>/bundles/<key>/`, a copy of the per-file
+ * outputs (assets, schemas, the modules that read their own text) with the bundle written over
+ * them. Every module a run imports by a computed path (src/cli.ts, suites/<folder>/checks.ts,
+ * src/reference/faults/*.ts) is an entry at its own path, the modules they share are in `chunks/`,
+ * packages stay external; each module's `import.meta.url` is its path in that layout, so what it
+ * finds beside itself it finds as before. The directory is made under a temporary name and renamed
+ * when complete, so a process sees a whole bundle or none (never one bundle's entries with another
+ * one's modules). Undefined (the per-file outputs run) when esbuild cannot bundle.
  */
-async function bundleRun(root, dir, rels, superseded) {
-  const entries = rels.filter(
-    (rel) => rel === 'src/cli.ts' || /^suites\/[^/]+\/checks\.ts$/.test(rel) || /^src\/reference\/faults\/[^/]+\.ts$/.test(rel),
-  );
-  const esbuild = createRequire(join(root, 'package.json'))('esbuild');
-  const metaUrl = {
-    name: 'per-file-import-meta-url',
-    setup(build) {
-      build.onLoad({ filter: /\.ts$/ }, (args) => {
-        const rel = relative(root, args.path);
-        const url = pathToFileURL(join(dir, outName(rel))).href;
-        return { contents: readFileSync(args.path, 'utf8').replaceAll('import.meta.url', JSON.stringify(url)), loader: 'ts' };
-      });
-    },
-  };
-  let result;
+async function bundleRun(root, dir, stamps) {
+  const schemasStamp = existsSync(join(dir, 'fhir-schemas', 'stamp')) ? readFileSync(join(dir, 'fhir-schemas', 'stamp'), 'utf8') : '';
+  const key = createHash('sha256').update(`${FORMAT}\0${JSON.stringify(stamps)}\0${schemasStamp}`).digest('hex').slice(0, 24);
+  const bundles = join(dirname(dir), 'bundles');
+  const target = join(bundles, key);
+  if (existsSync(join(target, 'src', 'cli.js'))) return markUsed(target);
+  const tmp = `${target}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   try {
-    result = await esbuild.build({
+    mkdirSync(tmp, { recursive: true });
+    for (const part of ['src', 'suites', 'scripts', 'fhir-schemas']) if (existsSync(join(dir, part))) cpSync(join(dir, part), join(tmp, part), { recursive: true });
+    const rels = Object.keys(stamps);
+    const entries = rels.filter((rel) => rel === 'src/cli.ts' || /^suites\/[^/]+\/checks\.ts$/.test(rel) || /^src\/reference\/faults\/[^/]+\.ts$/.test(rel));
+    const esbuild = createRequire(join(root, 'package.json'))('esbuild');
+    const metaUrl = {
+      name: 'layout-import-meta-url',
+      setup(build) {
+        build.onLoad({ filter: /\.ts$/ }, (args) => {
+          const url = pathToFileURL(join(target, outName(relative(root, args.path)))).href;
+          return { contents: readFileSync(args.path, 'utf8').replaceAll('import.meta.url', JSON.stringify(url)), loader: 'ts' };
+        });
+      },
+    };
+    const result = await esbuild.build({
       absWorkingDir: root,
       entryPoints: entries,
       outbase: '.',
-      outdir: dir,
+      outdir: target,
       entryNames: '[dir]/[name]',
       chunkNames: 'chunks/[name]-[hash]',
       bundle: true,
@@ -114,36 +113,38 @@ async function bundleRun(root, dir, rels, superseded) {
       logLevel: 'silent',
       plugins: [metaUrl],
     });
+    for (const f of result.outputFiles) {
+      const file = join(tmp, relative(target, f.path));
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, f.contents);
+    }
+    try {
+      renameSync(tmp, target);
+    } catch {
+      rmSync(tmp, { recursive: true, force: true }); // another process put its copy there first
+    }
   } catch (e) {
+    rmSync(tmp, { recursive: true, force: true });
     if (process.env.FHIR_CONFORMANCE_DEBUG) process.stderr.write(`fhir-conformance: no bundle (${e.message}); per-file modules\n`);
-    for (const rel of entries) {
-      const data = esbuild.transformSync(readFileSync(join(root, rel), 'utf8'), { loader: 'ts', format: 'esm', target: 'node20.19', sourcefile: rel }).code;
-      writeAtomically(join(dir, outName(rel)), data);
-    }
-    return false;
+    return undefined;
   }
-  const written = new Set();
-  // Chunks first: an entry is written once everything it imports is there.
-  const files = [...result.outputFiles].sort((a, b) => Number(!a.path.includes('/chunks/')) - Number(!b.path.includes('/chunks/')));
-  for (const f of files) {
-    written.add(f.path);
-    if (existsSync(f.path) && f.path.includes('/chunks/')) continue; // content-hashed: already there
-    writeAtomically(f.path, f.contents);
-  }
-  const chunks = join(dir, 'chunks');
   const now = Date.now();
-  for (const name of existsSync(chunks) ? readdirSync(chunks) : []) {
-    if (written.has(join(chunks, name))) {
-      delete superseded[name];
-      continue;
-    }
-    superseded[name] ??= now;
-    if (now - superseded[name] > SUPERSEDED_CHUNK_MS) {
-      rmSync(join(chunks, name), { force: true });
-      delete superseded[name];
-    }
+  for (const name of readdirSync(bundles)) {
+    const path = join(bundles, name);
+    if (path !== target && now - statSync(path).mtimeMs > UNUSED_BUNDLE_MS) rmSync(path, { recursive: true, force: true });
   }
-  return true;
+  return existsSync(join(target, 'src', 'cli.js')) ? markUsed(target) : undefined;
+}
+
+/** Marks a bundle as run from now (its directory's mtime), which keeps it from removal (UNUSED_BUNDLE_MS). */
+function markUsed(bundle) {
+  try {
+    const now = new Date();
+    utimesSync(bundle, now, now);
+  } catch {
+    // a read-only cache: nothing is removed from it either
+  }
+  return bundle;
 }
 
 /** `src/a.ts` -> `src/a.js`; assets keep their names. */

@@ -2,18 +2,22 @@
  * Locations inside the installed package. The code runs either from the sources
  * (`<root>/src/paths.ts`, through tsx or vitest) or from the build
  * (`<root>/dist/src/paths.js`), or from a checkout's run cache (bin/run-cache.js,
- * `<root>/node_modules/.cache/fhir-conformance/run/src/paths.js`); all resolve to the same package root.
+ * `<root>/node_modules/.cache/fhir-conformance/run/src/paths.js`, or its bundle's
+ * `bundles/<key>/src/paths.js`); all resolve to the same package root.
  */
-import { dirname, extname, resolve, sep } from 'node:path';
+import { dirname, extname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** Extension of this project's modules as they run: `.ts` from the sources, `.js` from `dist/`. */
 export const MODULE_EXT = extname(fileURLToPath(import.meta.url)) === '.ts' ? '.ts' : '.js';
-/** A checkout's run cache (bin/run-cache.js): `<root>/node_modules/.cache/fhir-conformance/run/src`. */
-const RUN_CACHE = `${sep}node_modules${sep}.cache${sep}fhir-conformance${sep}run${sep}src`;
+/**
+ * A checkout's run cache (bin/run-cache.js): `<root>/node_modules/.cache/fhir-conformance/run/src`,
+ * or a bundle of it, `<root>/node_modules/.cache/fhir-conformance/bundles/<key>/src`.
+ */
+const RUN_CACHE = /[\\/]node_modules[\\/]\.cache[\\/]fhir-conformance[\\/](?:run|bundles[\\/][^\\/]+)[\\/]src$/;
 /** The package root (where package.json, bin/ and fixtures/ are). */
-export const PROJECT_ROOT = MODULE_EXT === '.ts' ? resolve(HERE, '..') : HERE.endsWith(RUN_CACHE) ? HERE.slice(0, -RUN_CACHE.length) : resolve(HERE, '../..');
+export const PROJECT_ROOT = MODULE_EXT === '.ts' ? resolve(HERE, '..') : RUN_CACHE.test(HERE) ? HERE.replace(RUN_CACHE, '') : resolve(HERE, '../..');
 /** The root of the running code: the package root, or `<root>/dist` for the build. */
 export const CODE_ROOT = resolve(HERE, '..');
 export const SUITES_DIR = resolve(CODE_ROOT, 'suites');

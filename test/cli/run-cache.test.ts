@@ -1,8 +1,9 @@
 /**
  * bin/run-cache.js: a checkout runs its sources transpiled into node_modules/.cache/fhir-conformance/run,
- * with the modules a run imports bundled over them. The bundle must keep one instance of every
- * module (no import reaches a per-file output that is also inside a chunk), and each module must
- * find what lies beside its source (its `import.meta.url` is its per-file output's).
+ * and the modules a run imports bundled into a directory of their own (bundles/<key>). The bundle must
+ * keep one instance of every module (nothing it imports is outside it; it is made under a temporary
+ * name and renamed whole), and each module must find what lies beside its source (its `import.meta.url` is its
+ * path in the bundle's layout).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -11,32 +12,34 @@ import { describe, expect, it } from 'vitest';
 import { prepareRunCache } from '../../bin/run-cache.js';
 
 const ROOT = resolve(new URL('../..', import.meta.url).pathname);
+const CACHE = join(ROOT, 'node_modules', '.cache', 'fhir-conformance');
 
-/** Relative module specifiers a file imports (static and dynamic string literals). */
+/** Relative module specifiers a file imports (static and dynamic string literals), resolved. */
 function relativeImports(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  const specs = [...text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)].map((m) => m[1]!);
-  return specs.map((s) => resolve(dirname(file), s));
+  return [...text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)].map((m) => resolve(dirname(file), m[1]!));
+}
+
+/** What a run imports by computed paths: the CLI, each suite's checks, each fault module. */
+function entries(dir: string): string[] {
+  return [
+    'src/cli.js',
+    ...readdirSync(join(ROOT, 'suites'))
+      .filter((f) => existsSync(join(ROOT, 'suites', f, 'checks.ts')))
+      .map((f) => `suites/${f}/checks.js`),
+    ...readdirSync(join(ROOT, 'src/reference/faults'))
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => `src/reference/faults/${f.replace(/\.ts$/, '.js')}`),
+  ].map((rel) => join(dir, rel));
 }
 
 describe('the run cache of a checkout', () => {
-  it('bundles the run: entries at their own paths, the shared modules in chunks, nothing imported twice', async () => {
+  it('runs a bundle of its own directory: the entries at their own paths, the shared modules in its chunks, nothing imported from outside', async () => {
     const dir = (await prepareRunCache(ROOT)) as string;
-    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { bundle?: string; files: Record<string, string> };
-    expect(manifest.bundle).toMatch(/^[0-9a-f]{64}$/);
-    // Entries: what a run imports by a computed path.
-    const entries = [
-      'src/cli.js',
-      ...readdirSync(join(ROOT, 'suites'))
-        .filter((f) => existsSync(join(ROOT, 'suites', f, 'checks.ts')))
-        .map((f) => `suites/${f}/checks.js`),
-      ...readdirSync(join(ROOT, 'src/reference/faults'))
-        .filter((f) => f.endsWith('.ts'))
-        .map((f) => `src/reference/faults/${f.replace(/\.ts$/, '.js')}`),
-    ].map((rel) => join(dir, rel));
-    // Everything reachable from the entries by relative imports is an entry or a chunk of this bundle.
+    expect(relative(CACHE, dir)).toMatch(/^bundles\/[0-9a-f]{24}$/);
+    const roots = entries(dir);
     const seen = new Set<string>();
-    const queue = [...entries];
+    const queue = [...roots];
     while (queue.length) {
       const file = queue.pop()!;
       if (seen.has(file)) continue;
@@ -44,17 +47,30 @@ describe('the run cache of a checkout', () => {
       expect(existsSync(file), relative(dir, file)).toBe(true);
       queue.push(...relativeImports(file));
     }
-    const strays = [...seen].filter((f) => !entries.includes(f) && !relative(dir, f).startsWith('chunks/'));
+    const strays = [...seen].filter((f) => !roots.includes(f) && !relative(dir, f).startsWith('chunks/'));
     expect(strays.map((f) => relative(dir, f))).toEqual([]);
     expect([...seen].filter((f) => f.includes('/chunks/')).length).toBeGreaterThan(5);
+    // The per-file outputs stay as they were (they run when there is no bundle): the CLI there imports its modules one by one.
+    expect(readFileSync(join(CACHE, 'run', 'src', 'cli.js'), 'utf8')).toContain('from "./errors.js"');
+    // What modules read beside themselves is in the bundle's layout: assets, schemas, their own text.
+    for (const rel of ['src/report/assets/report.css', 'src/config/config.schema.json', 'fhir-schemas/r4.schema.json', 'src/fhir/schema-source.js']) {
+      expect(existsSync(join(dir, rel)), rel).toBe(true);
+    }
   });
 
-  it("each bundled module's import.meta.url is its per-file output's: no chunk asks for its own URL", async () => {
+  it("each bundled module's import.meta.url is its path in the bundle's layout: no chunk asks for its own URL", async () => {
     const dir = (await prepareRunCache(ROOT)) as string;
     const chunks = readdirSync(join(dir, 'chunks')).map((f) => join(dir, 'chunks', f));
     for (const file of chunks) expect(readFileSync(file, 'utf8').includes('import.meta.url'), relative(dir, file)).toBe(false);
-    // paths.ts as bundled knows the run cache's src/ folder (its per-file location), hence the package root.
     const all = chunks.map((f) => readFileSync(f, 'utf8')).join('\n');
     expect(all).toContain(JSON.stringify(`file://${join(dir, 'src', 'paths.js')}`));
+  });
+
+  it('the same sources give the same bundle directory, made again by nobody', async () => {
+    const a = (await prepareRunCache(ROOT)) as string;
+    const made = readFileSync(join(a, 'src', 'cli.js'), 'utf8');
+    const b = (await prepareRunCache(ROOT)) as string;
+    expect(b).toBe(a);
+    expect(readFileSync(join(b, 'src', 'cli.js'), 'utf8')).toBe(made);
   });
 });
