@@ -23,8 +23,8 @@ const GRANT = [
 const CLIENTS = [
   { clientId: 'conformance-main', role: 'main', org: 'org-a', keyKind: 'sandbox', alg: 'ES384' },
   { clientId: 'conformance-main-2', role: 'extra', org: 'org-a', keyKind: 'sandbox', alg: 'RS384' },
-  { clientId: 'conformance-org-b', role: 'second-org', org: 'org-b', keyKind: 'sandbox', alg: 'ES384' },
-  { clientId: 'conformance-production', role: 'production', org: 'org-a', keyKind: 'production', alg: 'ES384' },
+  { clientId: 'conformance-org-b', role: 'second-org', org: 'org-b', keyKind: 'sandbox', alg: 'ES256' },
+  { clientId: 'conformance-production', role: 'production', org: 'org-a', keyKind: 'production', alg: 'ES256' },
 ] as const;
 
 const dir = fileURLToPath(new URL('../fixtures/reference/', import.meta.url));

@@ -101,8 +101,8 @@ export async function readReportFiles(reportDir: string): Promise<Record<string,
 /** The reference's clients as it registers them by default (the main client with its ES256 test key: mode mainKeyAlg). */
 export const TEST_CLIENTS = [
   { role: 'main', clientId: 'conformance-main', alg: 'ES256', keyFile: 'conformance-main.es256.test-key.private.jwk.json' },
-  { role: 'second-org', clientId: 'conformance-org-b', alg: 'ES384' },
-  { role: 'production', clientId: 'conformance-production', alg: 'ES384' },
+  { role: 'second-org', clientId: 'conformance-org-b', alg: 'ES256' },
+  { role: 'production', clientId: 'conformance-production', alg: 'ES256' },
   { role: 'extra', clientId: 'conformance-main-2', alg: 'RS384' },
 ].map(({ keyFile, ...c }) => ({ ...c, privateKey: { file: join(KEYS_DIR, keyFile ?? `${c.clientId}.test-key.private.jwk.json`) } }));
 
