@@ -22,6 +22,19 @@ function walk(dir: string, out: string[] = []): string[] {
 const IMPORT =
   /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)|(?:^|\n)\s*import\s+['"](\.{1,2}\/[^'"]+)['"]/g;
 
+/** Every file `from` reaches through its imports (itself included; a file the graph lacks has no imports). */
+export function reach(g: Graph, from: readonly string[]): Set<string> {
+  const seen = new Set<string>();
+  const stack = [...from];
+  while (stack.length) {
+    const f = stack.pop()!;
+    if (seen.has(f)) continue;
+    seen.add(f);
+    stack.push(...(g.get(f) ?? []));
+  }
+  return seen;
+}
+
 /** Files (relative to the project root, `.ts`) and the project files each imports. */
 export function importGraph(roots: readonly string[] = ['src', 'suites']): Graph {
   const graph: Graph = new Map();

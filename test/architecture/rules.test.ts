@@ -17,22 +17,9 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/paths.js';
-import { crossings, cycles, importGraph, type Graph } from './graph.js';
+import { crossings, cycles, importGraph, reach } from './graph.js';
 
 const graph = importGraph(['src', 'suites']);
-
-/** Every file `from` reaches through its imports (itself included). */
-function reach(g: Graph, from: readonly string[]): Set<string> {
-  const seen = new Set<string>();
-  const stack = [...from];
-  while (stack.length) {
-    const f = stack.pop()!;
-    if (seen.has(f)) continue;
-    seen.add(f);
-    stack.push(...(g.get(f) ?? []));
-  }
-  return seen;
-}
 
 const filesUnder = (dir: string) => [...graph.keys()].filter((f) => f.startsWith(`${dir}/`));
 const under = (file: string, dirs: readonly string[]) => dirs.some((d) => file === d || file.startsWith(`${d}/`));

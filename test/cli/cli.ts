@@ -97,8 +97,7 @@ export async function readReportFiles(reportDir: string): Promise<Record<string,
   return Object.fromEntries(entries);
 }
 
-/** The reference's client roles and their test keys (absolute paths). */
-/** The reference's clients as it registers them by default (the main client with its ES256 test key: mode mainKeyAlg). */
+/** The reference's clients as it registers them by default, with their test keys (absolute paths; the main client's ES256 test key: mode mainKeyAlg). */
 export const TEST_CLIENTS = [
   { role: 'main', clientId: 'conformance-main', alg: 'ES256', keyFile: 'conformance-main.es256.test-key.private.jwk.json' },
   { role: 'second-org', clientId: 'conformance-org-b', alg: 'ES256' },

@@ -8,16 +8,26 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { type Graph, reach } from '../architecture/graph.js';
 // @ts-expect-error plain JavaScript module of the bin, without types
 import { prepareRunCache } from '../../bin/run-cache.js';
 
 const ROOT = resolve(new URL('../..', import.meta.url).pathname);
 const CACHE = join(ROOT, 'node_modules', '.cache', 'fhir-conformance');
 
-/** Relative module specifiers a file imports (static and dynamic string literals), resolved. */
-function relativeImports(file: string): string[] {
-  const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)].map((m) => resolve(dirname(file), m[1]!));
+/** Every JavaScript file of the bundle directory and what it imports by a relative specifier (static and dynamic string literals), as absolute paths. */
+function bundleGraph(dir: string): Graph {
+  const graph: Graph = new Map();
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.js')) continue;
+    const file = join(entry.parentPath, entry.name);
+    const text = readFileSync(file, 'utf8');
+    graph.set(
+      file,
+      [...text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)].map((m) => resolve(dirname(file), m[1]!)),
+    );
+  }
+  return graph;
 }
 
 /** What a run imports by computed paths: the CLI, each suite's checks, each fault module. */
@@ -38,15 +48,8 @@ describe('the run cache of a checkout', () => {
     const dir = (await prepareRunCache(ROOT)) as string;
     expect(relative(CACHE, dir)).toMatch(/^bundles\/[0-9a-f]{24}$/);
     const roots = entries(dir);
-    const seen = new Set<string>();
-    const queue = [...roots];
-    while (queue.length) {
-      const file = queue.pop()!;
-      if (seen.has(file)) continue;
-      seen.add(file);
-      expect(existsSync(file), relative(dir, file)).toBe(true);
-      queue.push(...relativeImports(file));
-    }
+    const seen = reach(bundleGraph(dir), roots);
+    for (const file of seen) expect(existsSync(file), relative(dir, file)).toBe(true);
     const strays = [...seen].filter((f) => !roots.includes(f) && !relative(dir, f).startsWith('chunks/'));
     expect(strays.map((f) => relative(dir, f))).toEqual([]);
     expect([...seen].filter((f) => f.includes('/chunks/')).length).toBeGreaterThan(5);
