@@ -177,11 +177,19 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
     return this.token(role, scopes, opts);
   }
 
-  /** Whether `token(role, scopes)` would answer without a token request (a usable token is held, or one is on its way). */
-  holds(role: string, scopes: string[]): boolean {
-    const key = scopeKey(role, scopes);
-    const cached = this.cache.get(key);
-    return (cached !== undefined && this.usable(cached, 0)) || this.pending.has(key);
+  /**
+   * Whether `token(role, scopes)` (`covering`: `covering(role, scopes)`) would answer without a
+   * token request (a usable token is held, or one is on its way).
+   */
+  holds(role: string, scopes: string[], opts: { covering?: boolean } = {}): boolean {
+    if (!opts.covering) {
+      const key = scopeKey(role, scopes);
+      const cached = this.cache.get(key);
+      return (cached !== undefined && this.usable(cached, 0)) || this.pending.has(key);
+    }
+    for (const [key, entry] of this.cache) if (keyCovers(key, role, scopes) && this.usable(entry, 0)) return true;
+    for (const key of this.pending.keys()) if (keyCovers(key, role, scopes)) return true;
+    return false;
   }
 
   /** A token `token()` handed out, while it outlives its refresh point by the send margin (and `validForMs`). */

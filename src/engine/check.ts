@@ -55,6 +55,16 @@ export interface CheckDefinition {
    */
   shareReads?: boolean;
   /**
+   * Its requests' point is not their token's exact scopes (it judges no scope rule, on purpose or
+   * by the way): every `ctx.fhir` and `ctx.token` of it takes any usable token its key holds whose
+   * scopes include the ones asked (TokenBroker.covering), so it costs no token request when the
+   * key holds a wider one (the preflight's, of the client's declared scopes). A request may still
+   * ask for the exact scopes with `coveringToken: false`. Set it with `coveringTokens(checks)` for
+   * an area whose checks all qualify; never on a check that judges scopes (suites/scopes, auth,
+   * generated, errors' insufficient-scope samples).
+   */
+  coveringTokens?: boolean;
+  /**
    * Work the check rests on that may start before its turn, beside the checks scheduled before
    * it: the rate-limit suite's key episodes on another organization's key, which run while the
    * main key is paced. `roles(config)`: the keys the work drives ([]: it cannot start early).
@@ -96,7 +106,7 @@ export interface CheckContext {
   hasFixture(key: string): boolean;
   /** The client with this role; the check skips when the config has none. */
   client(role?: string): ResolvedClient;
-  /** A cached access token for the role (default `main`) and scopes. */
+  /** A cached access token for the role (default `main`) and scopes (any wider one the role holds when the check declares `coveringTokens`). */
   token(scopes: string[], role?: string): Promise<string>;
   /**
    * A raw request (no token unless `opts.token`). `share: true` with a token `token()` handed
@@ -107,7 +117,8 @@ export interface CheckContext {
    * An authenticated FHIR request with a token for these scopes. `share: true`: a GET that
    * may be answered with the exchange another check of the run made for the same request.
    * `coveringToken: true`: any usable token the key holds whose scopes include these (no token
-   * request when one is held), for a request whose point is not its token's exact scopes.
+   * request when one is held), for a request whose point is not its token's exact scopes;
+   * default: the check's `coveringTokens`.
    */
   fhir(opts: RequestOptions & { scopes: string[]; role?: string; share?: boolean; coveringToken?: boolean }): Promise<HttpResponse>;
   /** The target's published operation, or a skip when it publishes none. */
@@ -151,6 +162,17 @@ export interface CheckContext {
     /** Every completed token endpoint request of the run, oldest first. */
     tokenRequestLog(): readonly KeyRequest[];
   };
+}
+
+/**
+ * Marks each check of an area whose requests' point is not their token's exact scopes
+ * (CheckDefinition.coveringTokens), but those named in `exceptIds` (a check that judges the
+ * scopes of its requests' tokens).
+ */
+export function coveringTokens(checks: readonly CheckDefinition[], exceptIds: readonly string[] = []): CheckDefinition[] {
+  const unknown = exceptIds.filter((id) => !checks.some((c) => c.id === id));
+  if (unknown.length) throw new Error(`coveringTokens: no check ${unknown.join(', ')} to leave out`);
+  return checks.map((c) => (exceptIds.includes(c.id) ? c : { ...c, coveringTokens: true }));
 }
 
 export function defineCheck(def: CheckDefinition): CheckDefinition {

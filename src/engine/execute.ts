@@ -155,6 +155,9 @@ export function startEarlyWork(check: CheckDefinition, rt: Runtime): Promise<unk
   return work.catch(() => undefined);
 }
 
+/** Marks the share key of a covering request (a scope no target grants: it has no `system/` form). */
+const COVERING_MARK = '(any token covering)';
+
 /** Slots whose requests without a role may go out with any key of the organization (see keyOf). */
 const SPREAD_SLOTS: ReadonlySet<Slot> = new Set(['paced', 'last']);
 
@@ -177,11 +180,13 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
    */
   let pinned: string | undefined;
   const spreads = SPREAD_SLOTS.has(slotOf(check));
-  const keyOf = (scopes: string[], o: RequestOptions): string => {
+  const keyOf = (scopes: string[], o: RequestOptions, covering: boolean): string => {
     if (!rt.config.organization || o.pace === false || !spreads) return 'main';
-    pinned = pinned !== undefined && spreadRoles(rt.config, scopes).includes(pinned) ? rt.keepOrSpread(pinned, scopes) : rt.spreadKey(scopes);
+    pinned =
+      pinned !== undefined && spreadRoles(rt.config, scopes).includes(pinned) ? rt.keepOrSpread(pinned, scopes, covering) : rt.spreadKey(scopes, covering);
     return pinned;
   };
+  const tokenOf = (role: string, scopes: string[], covering: boolean) => (covering ? rt.tokens.covering(role, scopes) : rt.tokens.token(role, scopes));
   /** A shareable request: another check's exchange for the same key, or sent (and kept for the next). */
   const sharedRequest = async (key: string, request: RequestOptions): Promise<HttpResponse> => {
     const { res, shared } = await rt.exchanges.get(
@@ -214,7 +219,7 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
       if (!c) throwSkip(`no client with role ${role} in the config`);
       return c;
     },
-    token: (scopes, role = 'main') => (open(), rt.tokens.token(role, scopes)),
+    token: (scopes, role = 'main') => (open(), tokenOf(role, scopes, check.coveringTokens === true)),
     async request(opts) {
       open();
       const { share, ...rest } = opts;
@@ -228,16 +233,20 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
       const { scopes, role: asked, share, coveringToken, ...rest } = opts;
       const logical = asked ?? 'main';
       ctx.client(logical);
-      const role = asked === undefined ? keyOf(scopes, rest) : logical;
+      const covering = coveringToken ?? check.coveringTokens === true;
+      const role = asked === undefined ? keyOf(scopes, rest, covering) : logical;
       const request: RequestOptions = {
         ...rest,
         // Taken when the request leaves (after pacing, holds and back-off), never before a wait.
-        token: () => (coveringToken ? rt.tokens.covering(role, scopes) : rt.tokens.token(role, scopes)),
+        token: () => tokenOf(role, scopes, covering),
         client: role,
         headers: { accept: 'application/fhir+json', ...(rest.headers ?? {}) },
       };
       // Keys of one organization holding the same scopes get the same answer: shared by the role asked for.
-      const key = (share ?? check.shareReads) && shareableOptions(rest) ? shareKey({ ...request, role: logical, scopes }) : undefined;
+      // A covering request's token may hold more scopes than asked: shared only with covering requests,
+      // never with one whose point is the exact scopes (a scope check must not see a wider token's answer).
+      const shared = covering ? [COVERING_MARK, ...scopes] : scopes;
+      const key = (share ?? check.shareReads) && shareableOptions(rest) ? shareKey({ ...request, role: logical, scopes: shared }) : undefined;
       return key === undefined ? rt.http.request(request) : sharedRequest(key, request);
     },
     findOperation: (resource, interaction, release) => findOperation(rt, resource, interaction, release),

@@ -4,6 +4,7 @@
  * modules themselves; everything else imports from here.
  */
 export {
+  coveringTokens,
   defineCheck,
   excludedBy,
   SURFACE_DIMENSIONS,

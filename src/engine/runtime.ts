@@ -296,30 +296,35 @@ export class Runtime {
    * and identical reads are shared on one key. The pacer keeps each key and the organization
    * within its ceiling whichever is chosen.
    */
-  spreadKey(scopes: readonly string[]): string {
-    return soonest(this.keyWaits(scopes));
+  spreadKey(scopes: readonly string[], covering = false): string {
+    return soonest(this.keyWaits(scopes, covering));
   }
 
   /**
    * The key a check that went out with `kept` sends its next request with (scopes `scopes`):
    * `kept` while no other organization key could send sooner (spreadKey's measure); else the one
    * spreadKey chooses. So a check stays on one key until that key's window (or its token's
-   * issuance) would hold it back while another key is free.
+   * issuance) would hold it back while another key is free. `covering`: the request takes any
+   * token of the key whose scopes include these (TokenBroker.covering).
    */
-  keepOrSpread(kept: string, scopes: readonly string[]): string {
-    const keys = this.keyWaits(scopes);
+  keepOrSpread(kept: string, scopes: readonly string[], covering = false): string {
+    const keys = this.keyWaits(scopes, covering);
     const own = keys.find((k) => k.r === kept);
     return own && !keys.some((k) => k.wait < own.wait) ? kept : soonest(keys);
   }
 
   /** Each key paced requests for `scopes` may spread over: whether it holds a token for them, and how long it would wait now. */
-  private keyWaits(scopes: readonly string[]): KeyWait[] {
+  private keyWaits(scopes: readonly string[], covering: boolean): KeyWait[] {
     const roles = spreadRoles(this.config, scopes);
     const issuance = roles.length === 1 ? 0 : this.tokens.issuanceWait();
+    // A token request spends one of the issuance limit's requests, which every key and check of the
+    // run share (20 a minute at the spec's limits): a key without the token counts as waiting one
+    // issuance interval more, so a key holding it is kept unless its own wait is longer than that.
+    const tokenCost = (this.config.limits.windowSec * 1000) / Math.max(1, this.config.limits.tokenIssuancePerMinute);
     return roles.map((r) => {
-      const held = this.tokens.holds(r, [...scopes]);
+      const held = this.tokens.holds(r, [...scopes], { covering });
       const wait = this.http.keyLoad(r).waitMs;
-      return { r, held, wait: held ? wait : Math.max(wait, issuance) };
+      return { r, held, wait: held ? wait : Math.max(wait, issuance) + tokenCost };
     });
   }
 

@@ -34,6 +34,15 @@ export const PROBE_PATHS = [PATHS.openapi, PATHS.metadata.R4, PATHS.smartConfigu
 /** A scope every client of the service reads with (the spec's own example). */
 const PROBE_SCOPE = scopeOf('MedicationRequest', 'rs');
 
+/**
+ * The scopes of a client's preflight token: the ones the config declares it holds (clients[].scopes),
+ * so the run's checks that judge no scope use this one token (CheckDefinition.coveringTokens);
+ * PROBE_SCOPE when it declares none.
+ */
+export function probeScopes(client: { scopes?: readonly string[] }): string[] {
+  return client.scopes?.length ? [...new Set(client.scopes)] : [PROBE_SCOPE];
+}
+
 /** The run cannot work: the exit code and one paragraph of what to fix. */
 export class SetupStop extends Error {
   constructor(
@@ -165,7 +174,7 @@ export async function probeTokens(rt: Runtime, opts: { startedAt: number }): Pro
     config.clients.map(async (client, index) => {
       const timeoutMs = Math.max(1000, Math.min(config.timeouts.requestMs, PROBE_TIMEOUT_MS, left()));
       try {
-        return { client, index, res: await rt.tokens.request(client.clientId, { scopes: [PROBE_SCOPE], timeoutMs }) };
+        return { client, index, res: await rt.tokens.request(client.clientId, { scopes: probeScopes(client), timeoutMs }) };
       } catch (e) {
         return { client, index, error: e instanceof ConformanceError ? e : new ConformanceError('ERR_PROTOCOL', String(e)) };
       }
@@ -202,7 +211,11 @@ export async function probeTokens(rt: Runtime, opts: { startedAt: number }): Pro
   }
   const ok = results.filter((r) => r.res && r.res.status < 300 && typeof (r.res.json as { access_token?: unknown } | undefined)?.access_token === 'string');
   // The run uses these tokens instead of spending another token request on each (the issuance limit is 20 a minute).
-  for (const r of ok) if (rt.tokens.client(r.client.role).clientId === r.client.clientId) rt.tokens.adopt(r.client.role, [PROBE_SCOPE], r.res!);
+  // A client whose role another client of the config takes first is spread to by its client id (spreadRoles).
+  for (const r of ok) {
+    const key = rt.tokens.client(r.client.role).clientId === r.client.clientId ? r.client.role : r.client.clientId;
+    rt.tokens.adopt(key, probeScopes(r.client), r.res!);
+  }
   return `tokens issued for ${ok.length} of ${results.length} client(s)${ok.length ? ` (${ok.map((r) => r.client.role).join(', ')})` : ''}`;
 }
 

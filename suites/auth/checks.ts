@@ -508,11 +508,12 @@ const bearerChecks: CheckDefinition[] = [
     async run(ctx) {
       const role = declaredKey(ctx, 'production');
       // Every surface the target publishes (release and resource family, from the operation model), with one
-      // token holding each surface's read scope, so a refusal for want of scope cannot stand in for HPB-00124.
+      // token holding each surface's read scope (any of the key's tokens that does: the preflight's serves), so a
+      // refusal for want of scope cannot stand in for HPB-00124.
       const surfaces = surfacesOf(ctx.model);
       const scopes = keyProbeScopes(surfaces);
       const url = protectedUrl(ctx);
-      const plain = await ctx.fhir({ role, scopes, url, headers: FHIR_JSON });
+      const plain = await ctx.fhir({ role, scopes, url, headers: FHIR_JSON, coveringToken: true });
       ctx.check(plain.status !== 401 && plain.status !== 403, `without Origin the production key's (${role}) request was refused with ${plain.status}`, {
         requirement: 'auth.production-key-browser-origin-403',
         expected: 'not refused (404 for a random id)',
@@ -523,7 +524,7 @@ const bearerChecks: CheckDefinition[] = [
         ? surfaces.map((s) => ({ surface: surfaceLabel(s), url: surfaceProbeUrl(s) }))
         : [{ surface: 'R4 MedicationRequest', url }];
       for (const p of probes) {
-        const res = await ctx.fhir({ role, scopes, url: p.url, headers: { ...FHIR_JSON, origin: BROWSER_ORIGIN } });
+        const res = await ctx.fhir({ role, scopes, url: p.url, headers: { ...FHIR_JSON, origin: BROWSER_ORIGIN }, coveringToken: true });
         onSurface(p.surface, () => expectError(res, { status: 403, code: 'HPB-00124', requirement: 'auth.production-key-browser-origin-403' }));
       }
       ctx.observe('surfaces', { checked: probes.map((p) => p.surface) });
@@ -541,7 +542,7 @@ const bearerChecks: CheckDefinition[] = [
       // A record of the key's own organization: the main organization's, or the second's.
       const id = ctx.fixture(role === 'second-org' ? 'otherOrgMedicationRequest' : 'medicationRequest');
       const url = ctx.path(ctx.operation('MedicationRequest', 'read', 'R4').path, { id });
-      const res = await ctx.fhir({ role, scopes: [READ_SCOPE], url, headers: { ...FHIR_JSON, origin: BROWSER_ORIGIN } });
+      const res = await ctx.fhir({ role, scopes: [READ_SCOPE], url, headers: { ...FHIR_JSON, origin: BROWSER_ORIGIN }, coveringToken: true });
       expectStatus(res, 200, 'auth.production-key-browser-origin-403', `sandbox key (${role}) from a browser origin: status`);
     },
   }),

@@ -4,7 +4,7 @@
  * scopes are the spec's wherever the target publishes none (src/discovery/spec.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { type CheckContext, type CheckDefinition, defineCheck, coveringTokens } from '../../src/engine/index.js';
 import {
   bundleResources,
   catalogCodeOf,
@@ -103,7 +103,7 @@ function tokenCheck(param: 'type' | 'category'): CheckDefinition {
   });
 }
 
-export const checks: CheckDefinition[] = [
+export const checks: CheckDefinition[] = coveringTokens([
   defineCheck({
     id: 'document-reference.r4-and-r5-served',
     title: 'resources are served under /fhir/R4 (Encounter) and /fhir/R5 (DocumentReference)',
@@ -134,7 +134,7 @@ export const checks: CheckDefinition[] = [
     title: 'a DocumentReference read on /fhir/R5 with .rs answers the DocumentReference',
     area,
     level: 'MUST',
-    requirements: ['document-reference.read', 'document-reference.scope-rs'],
+    requirements: ['document-reference.read'],
     quote: 'read (`GET /fhir/R5/DocumentReference/{id}`)',
     fixtures: ['documentReference'],
     async run(ctx) {
@@ -176,7 +176,7 @@ export const checks: CheckDefinition[] = [
     title: 'a DocumentReference read of an unknown id gives 404 HPB-00102 or HPB-00118',
     area,
     level: 'MUST',
-    requirements: ['document-reference.read-404', 'document-reference.mirror-r4', 'catalog.hpb-00118', 'document-reference.not-found-code'],
+    requirements: ['document-reference.read-404', 'catalog.hpb-00118', 'document-reference.not-found-code'],
     quote: 'The R5 operations mirror the R4 ones',
     async run(ctx) {
       const op = ctx.operation('DocumentReference', 'read', 'R5');
@@ -209,7 +209,7 @@ export const checks: CheckDefinition[] = [
     title: 'a DocumentReference search on /fhir/R5 answers a searchset Bundle of DocumentReferences',
     area,
     level: 'MUST',
-    requirements: ['document-reference.search', 'document-reference.scope-rs'],
+    requirements: ['document-reference.search'],
     quote: 'search (`GET /fhir/R5/DocumentReference`)',
     fixtures: ['documentReference'],
     async run(ctx) {
@@ -334,7 +334,14 @@ export const checks: CheckDefinition[] = [
           ['date', `${prefix}${day}`],
         ]);
         const filter = dateFilter(prefix === '' ? 'eq' : prefix, day, dateOf);
-        checkFiltered(ctx, { what: `date=${prefix}${day}`, requirement: 'document-reference.search-date', results, base: b.base, ...filter, describe: dateOf });
+        checkFiltered(ctx, {
+          what: `date=${prefix}${day}`,
+          requirement: 'document-reference.search-date',
+          results,
+          base: b.base,
+          ...filter,
+          describe: dateOf,
+        });
       }
     },
   }),
@@ -370,7 +377,7 @@ export const checks: CheckDefinition[] = [
     title: 'a DocumentReference create on /fhir/R5 with .cru answers the DocumentReference with its server-assigned id',
     area,
     level: 'MUST',
-    requirements: ['document-reference.create', 'document-reference.scope-cru'],
+    requirements: ['document-reference.create'],
     quote: 'create (`POST /fhir/R5/DocumentReference`)',
     tags: ['writes'],
     fixtures: ['patient'],
@@ -404,7 +411,7 @@ export const checks: CheckDefinition[] = [
     title: 'a DocumentReference update on /fhir/R5 with the same .cru token answers and keeps the updated DocumentReference',
     area,
     level: 'MUST',
-    requirements: ['document-reference.update', 'document-reference.scope-cru', 'document-reference.mirror-r4'],
+    requirements: ['document-reference.update'],
     quote: 'The R5 operations mirror the R4 ones and are called with the same token and scopes.',
     tags: ['writes'],
     fixtures: ['patient'],
@@ -441,6 +448,6 @@ export const checks: CheckDefinition[] = [
   ...documentChecks,
   ...uploadChecks,
   ...uploadTenancyChecks,
-];
+]);
 
 export default checks;

@@ -3,7 +3,7 @@
  * on MedicationRequests, and the create/update success statuses the spec leaves
  * open (Endpoints > Pagination, Gaps).
  */
-import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { type CheckContext, type CheckDefinition, coveringTokens, defineCheck } from '../../src/engine/index.js';
 import {
   createdIdOf,
   createOwn,
@@ -256,4 +256,4 @@ export const conventionChecks: CheckDefinition[] = [
   }),
 ];
 
-export default [...conventionChecks, ...blockedPatientChecks];
+export default coveringTokens([...conventionChecks, ...blockedPatientChecks]);

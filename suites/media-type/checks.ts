@@ -4,7 +4,7 @@
  * application/fhir+json`. Reads may send `Accept: application/fhir+json`.").
  */
 import { randomUUID } from 'node:crypto';
-import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { type CheckContext, type CheckDefinition, defineCheck, coveringTokens } from '../../src/engine/index.js';
 import { PATHS, discoveryDocument, expectStatus, formatFindings, isObject, minimalResource, pathOf, reportFindings } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 
@@ -30,7 +30,7 @@ function createdId(res: HttpResponse): string | undefined {
   return isObject(res.json) && typeof res.json.id === 'string' ? res.json.id : undefined;
 }
 
-export const checks: CheckDefinition[] = [
+export const checks: CheckDefinition[] = coveringTokens([
   defineCheck({
     id: 'media-type.fhir-responses-are-fhir-json',
     title: 'FHIR responses (success and error, R4 and R5, and the CapabilityStatement) are application/fhir+json',
@@ -169,6 +169,6 @@ export const checks: CheckDefinition[] = [
       ctx.observe('versioning.capability-statement-version', cs ?? null);
     },
   }),
-];
+]);
 
 export default checks;

@@ -5,7 +5,7 @@
  * Each rule is checked on MedicationRequest (R4), Encounter (R4) and
  * DocumentReference (R5) searches by the fixture patient.
  */
-import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { type CheckContext, type CheckDefinition, defineCheck, coveringTokens } from '../../src/engine/index.js';
 import {
   bundleLink,
   catalogCodeOf,
@@ -827,6 +827,6 @@ const offsetCheck = defineCheck({
   },
 });
 
-export const checks: CheckDefinition[] = [...ENDPOINTS.flatMap(endpointChecks), ...medicationRequestChecks, offsetCheck];
+export const checks: CheckDefinition[] = coveringTokens([...ENDPOINTS.flatMap(endpointChecks), ...medicationRequestChecks, offsetCheck]);
 
 export default checks;

@@ -50,9 +50,10 @@ async function authenticatedSamples(ctx: CheckContext): Promise<HttpResponse[]> 
   const search = pathOf(ctx, 'R4', 'MedicationRequest', 'search-type');
   const encounterRead = pathOf(ctx, 'R4', 'Encounter', 'read');
   return [
-    await ctx.fhir({ scopes: PROBE_SCOPES, url: ctx.path(read, { id: ctx.fixture('medicationRequest') }) }),
-    await ctx.fhir({ scopes: PROBE_SCOPES, url: `${search}?patient=${encodeURIComponent(ctx.fixture('patient'))}&_count=1` }),
-    await ctx.fhir({ scopes: PROBE_SCOPES, url: ctx.path(read, { id: randomUUID() }) }),
+    await ctx.fhir({ scopes: PROBE_SCOPES, url: ctx.path(read, { id: ctx.fixture('medicationRequest') }), coveringToken: true }),
+    await ctx.fhir({ scopes: PROBE_SCOPES, url: `${search}?patient=${encodeURIComponent(ctx.fixture('patient'))}&_count=1`, coveringToken: true }),
+    await ctx.fhir({ scopes: PROBE_SCOPES, url: ctx.path(read, { id: randomUUID() }), coveringToken: true }),
+    // Its token's exact scopes are the point: the read is outside them.
     await ctx.fhir({ scopes: PROBE_SCOPES, url: ctx.path(encounterRead, { id: ctx.fixture('encounter') }) }),
   ];
 }
@@ -107,7 +108,10 @@ export const headerChecks: CheckDefinition[] = [
         );
         if (!other) continue;
         kinds.push(`${kind} (${other.role})`);
-        samples.push({ res: await ctx.fhir({ scopes: PROBE_SCOPES, role: other.role, url: ctx.path(read, { id: randomUUID() }) }), role: other.role });
+        samples.push({
+          res: await ctx.fhir({ scopes: PROBE_SCOPES, role: other.role, url: ctx.path(read, { id: randomUUID() }), coveringToken: true }),
+          role: other.role,
+        });
       }
       ctx.observe('surfaces', { keyKinds: kinds });
       for (const { res, role } of samples) {

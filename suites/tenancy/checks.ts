@@ -4,7 +4,7 @@
  * 404."). Both directions: the second organization's client against the main
  * organization's fixtures, and the main client against the `otherOrg*` fixtures.
  */
-import { type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { type CheckDefinition, defineCheck, coveringTokens } from '../../src/engine/index.js';
 import { bundleResources, catalogCodeOf, expectError, idOf, isObject, referencedId, searchUrl } from '../../src/service/index.js';
 import { channelChecks } from './channel-checks.js';
 import { DIRECTIONS, FIXTURES, ownerRead, scope, skipUnverified } from './support.js';
@@ -14,7 +14,7 @@ const area = 'tenancy';
 /** The search parameters that reach a record through a reference or its id (those the search publishes; `patient` always). */
 const REFERENCE_PARAMS = ['patient', 'subject', 'encounter', '_id'] as const;
 
-export const checks: CheckDefinition[] = [
+export const checks: CheckDefinition[] = coveringTokens([
   defineCheck({
     id: 'tenancy.foreign-read-404',
     surfaces: {
@@ -141,6 +141,6 @@ export const checks: CheckDefinition[] = [
     },
   }),
   ...channelChecks,
-];
+]);
 
 export default checks;

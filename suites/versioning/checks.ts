@@ -3,7 +3,7 @@
  * ETag and Last-Modified on reads and updates, conditional updates with
  * If-Match, and release selection by path prefix.
  */
-import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import { type CheckContext, type CheckDefinition, defineCheck, coveringTokens } from '../../src/engine/index.js';
 import {
   PATHS,
   createOwn,
@@ -61,7 +61,7 @@ function expectUpdateAccepted(ctx: CheckContext, res: HttpResponse, requirement:
   return expectResource(ctx, res, 'MedicationRequest', requirement);
 }
 
-export const checks: CheckDefinition[] = [
+export const checks: CheckDefinition[] = coveringTokens([
   defineCheck({
     id: 'versioning.read-etag',
     title: 'reads return an ETag',
@@ -341,6 +341,6 @@ export const checks: CheckDefinition[] = [
       ctx.observe('versioning.capability-version', cs?.version ?? null);
     },
   }),
-];
+]);
 
 export default checks;

@@ -190,6 +190,23 @@ describe('TokenBroker.covering', () => {
   });
 });
 
+describe('TokenBroker.holds', () => {
+  it('exact: a token of exactly these scopes; covering: any usable token of the role whose scopes include them', async () => {
+    const clock = new FakeClock();
+    const { http } = fakeHttp(clock);
+    const b = broker(clock, http, { tokenLifetimeSec: 100 });
+    await clock.run(b.token('main', ['a', 'b']));
+    expect(b.holds('main', ['b', 'a'])).toBe(true);
+    expect(b.holds('main', ['a'])).toBe(false);
+    expect(b.holds('main', ['a'], { covering: true })).toBe(true);
+    expect(b.holds('main', ['a', 'c'], { covering: true })).toBe(false);
+    expect(b.holds('second-org', ['a'], { covering: true })).toBe(false);
+    // Past its refresh point the token no longer counts.
+    clock.t += 280_000;
+    expect(b.holds('main', ['a'], { covering: true })).toBe(false);
+  });
+});
+
 describe('TokenBroker.alone: the token endpoint to one section', () => {
   it('starts after the token request in flight ends, holds later ones until it ends, and sends its own at once', async () => {
     const clock = new FakeClock();

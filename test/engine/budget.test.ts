@@ -48,6 +48,35 @@ async function run(checks: CheckDefinition[], extra: { reportsRoot?: string } = 
 const reads = (sent: Exchange[], path: string) => sent.filter((x) => x.request.method === 'GET' && new URL(x.request.url).pathname === path);
 
 describe('shared exchanges', () => {
+  it("a covering check sends with the key's wider token and never shares a read with a check asking for the exact scopes", async () => {
+    const seen: Record<string, string> = {};
+    const reader = (id: string, over: Partial<CheckDefinition>, wideFirst: boolean) =>
+      check(
+        id,
+        async (ctx) => {
+          if (wideFirst) await ctx.fhir({ scopes: [...READ, ...WRITE], url: fixtureUrl(ctx), coveringToken: false });
+          const res = await ctx.fhir({ scopes: READ, url: fixtureUrl(ctx), share: true });
+          ctx.check(res.status === 200, `status ${res.status}`);
+          seen[id] = res.exchange.id;
+        },
+        over,
+      );
+    const tokenScopes = (sent: Exchange[]) =>
+      sent.filter((x) => x.request.url.endsWith('/auth/token')).map((x) => new URLSearchParams(x.request.body ?? '').get('scope'));
+    const covering = () => reader('demo.b-covering', { coveringTokens: true }, true);
+    // Alone, the covering check asks for one token (READ and WRITE) and reads with it: no token of exactly READ.
+    const alone = await run([covering()]);
+    expect(alone.byId.get('demo.b-covering')!.outcome).toBe('pass');
+    expect(tokenScopes(alone.sent)).toContain([...READ, ...WRITE].join(' '));
+    expect(tokenScopes(alone.sent)).not.toContain(READ.join(' '));
+    // Beside a check after it asking for exactly READ: that one gets a token of its own and its own exchange.
+    const { sent, byId } = await run([covering(), reader('demo.c-exact', { tags: ['last'] }, false)]);
+    expect([...byId.values()].map((r) => r.outcome)).toEqual(['pass', 'pass']);
+    expect(tokenScopes(sent).filter((s) => s === READ.join(' '))).toHaveLength(1);
+    expect(seen['demo.c-exact']).not.toBe(seen['demo.b-covering']);
+    expect(byId.get('demo.c-exact')!.stats?.shared ?? 0).toBe(0);
+  });
+
   it('two checks that read the same fixture share one exchange, and each cites it', async () => {
     const seen: Record<string, string> = {};
     const reader = (id: string) =>

@@ -1,0 +1,122 @@
+/**
+ * The preflight's token of each client is for all the scopes the config declares it holds, and the
+ * run keeps it: checks that judge no scope (CheckDefinition.coveringTokens) send with it on every key
+ * of the organization, the third key (a second `extra` client, spread to by its client id) included,
+ * without a token request of their own. A target of its own (not embedded: the preflight runs).
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { coveringTokens, defineCheck, type CheckDefinition } from '../../src/engine/check.js';
+import type { Exchange } from '../../src/engine/types.js';
+import { PROJECT_ROOT } from '../../src/paths.js';
+import { createReferenceServer, type ReferenceServer } from '../../src/reference/index.js';
+import { runConformance } from '../../src/run/index.js';
+
+const WINDOW_MS = 6000;
+const PER_KEY = 4;
+const PER_ORG = 20;
+const THIRD_KEY_FILE = resolve(PROJECT_ROOT, 'fixtures/reference/keys/conformance-main.rs256.test-key.private.jwk.json');
+const READ = ['system/MedicationRequest.rs'];
+
+/** Three checks of three reads of the fixture each (distinct URLs: nothing is shared): one window of three keys at 4 a window, less one of headroom each. */
+const reads: CheckDefinition[] = Array.from({ length: 3 }, (_, i) =>
+  defineCheck({
+    id: `demo.reads-${i}`,
+    title: `three reads (${i})`,
+    area: 'medication-request',
+    level: 'MUST',
+    requirements: ['medication-request.read-returns-resource'],
+    fixtures: ['medicationRequest'],
+    async run(ctx) {
+      for (let j = 0; j < 3; j++) {
+        const res = await ctx.fhir({ scopes: READ, url: `/fhir/R4/MedicationRequest/${ctx.fixture('medicationRequest')}?_probe=${i}-${j}` });
+        ctx.check(res.status === 200, `read ${j}: ${res.status} on ${res.exchange.client}`);
+      }
+    },
+  }),
+);
+
+let reference: ReferenceServer;
+let dir: string;
+let configPath: string;
+let declared: Map<string, string[]>;
+
+beforeAll(async () => {
+  const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...pub } = JSON.parse(readFileSync(THIRD_KEY_FILE, 'utf8')) as Record<string, string>;
+  const scopes = ['system/MedicationRequest.rs', 'system/MedicationRequest.cru', 'system/Encounter.rs'];
+  reference = await createReferenceServer({
+    host: '127.0.0.1',
+    port: 0,
+    limits: {
+      perKeyPerWindow: PER_KEY,
+      perOrgPerWindow: PER_ORG,
+      windowMs: WINDOW_MS,
+      tokenWindowMs: WINDOW_MS,
+      tokenIssuancePerWindow: 100,
+      tokenLifetimeSec: 60,
+    },
+    extraClients: [{ clientId: 'conformance-main-3', org: 'org-a', keyKind: 'sandbox', scopes, jwks: { keys: [pub] }, rateLimitPerMinute: PER_KEY }],
+  });
+  const raw = reference.targetConfig();
+  const clients = [
+    ...raw.clients.map((c) => ({ ...c, rateLimitPerMinute: PER_KEY })),
+    {
+      role: 'extra',
+      clientId: 'conformance-main-3',
+      alg: 'RS256',
+      keyKind: 'sandbox',
+      scopes,
+      privateKey: { file: THIRD_KEY_FILE },
+      rateLimitPerMinute: PER_KEY,
+    },
+  ];
+  declared = new Map(clients.map((c) => [c.clientId, [...c.scopes]]));
+  dir = await mkdtemp(join(tmpdir(), 'fc-preflight-tokens-'));
+  configPath = join(dir, 'target.json');
+  const config = {
+    ...raw,
+    clients,
+    organization: { requestsPerMinute: PER_ORG },
+    limits: { windowSec: WINDOW_MS / 1000, tokenLifetimeSec: 60, tokenIssuancePerMinute: 100 },
+  };
+  await writeFile(configPath, JSON.stringify(config, null, 2));
+}, 30_000);
+
+afterAll(async () => {
+  await reference?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+async function run(checks: CheckDefinition[]) {
+  const sent: Exchange[] = [];
+  const outcome = await runConformance({
+    configPath,
+    checks,
+    profile: 'quick',
+    progress: false,
+    writeReports: false,
+    subscribers: [(e) => void (e.type === 'exchange' && sent.push(e.exchange))],
+  });
+  const tokenScopes = sent.filter((x) => x.request.url.endsWith('/auth/token')).map((x) => new URLSearchParams(x.request.body ?? '').get('scope'));
+  return { outcome, sent, tokenScopes };
+}
+
+describe("the preflight's tokens", () => {
+  it("are for each client's declared scopes, and covering checks on three keys send no token request of their own", async () => {
+    const { outcome, sent, tokenScopes } = await run(coveringTokens(reads));
+    for (const r of outcome.results) expect(r.outcome, `${r.id}: ${r.message}`).toBe('pass');
+    // One token request per client, the preflight's, each for the scopes the client declares.
+    expect(tokenScopes.sort()).toEqual([...declared.values()].map((s) => s.join(' ')).sort());
+    for (const key of ['main', 'extra', 'conformance-main-3']) expect(sent.filter((x) => x.client === key).length, key).toBeGreaterThan(0);
+    expect(sent.filter((x) => x.response?.status === 429)).toEqual([]);
+  }, 120_000);
+
+  it('checks asking for exactly their scopes send token requests of their own beside them', async () => {
+    const { outcome, tokenScopes } = await run(reads);
+    for (const r of outcome.results) expect(r.outcome, `${r.id}: ${r.message}`).toBe('pass');
+    expect(tokenScopes.filter((s) => s === READ.join(' ')).length).toBeGreaterThan(0);
+  }, 120_000);
+});
