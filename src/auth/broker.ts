@@ -98,6 +98,8 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
   private readonly handed = new Map<string, Handed>();
   /** Roles for which a re-issued token was refused as expired too: re-issuing does not help. */
   private readonly futile = new Set<string>();
+  /** Roles whose token for all their declared scopes was not issued: covering tokens are asked for exactly. */
+  private readonly wideRefused = new Set<string>();
   private readonly pending = new Map<string, Promise<string>>();
   private sent = 0;
   /** Token requests on the wire now (those of an `alone` section excepted). */
@@ -163,9 +165,11 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
 
   /**
    * A usable token the role already holds (or has on its way) for a set of scopes that includes
-   * these; else `token(role, scopes)`. For a request whose point is not its token's exact scopes
-   * (one sampled exchange on a surface): it costs no token request when a wider token is held,
-   * so it does not wait for an issuance window another check exhausted.
+   * these; else a token for all the scopes the client declares it holds (clients[].scopes), when
+   * they include these, so the next covering request of the role costs no token request either;
+   * else (none declared, or the target did not issue that one) `token(role, scopes)`. For a
+   * request whose point is not its token's exact scopes: it costs no token request when a wider
+   * token is held, so it does not wait for an issuance window another check exhausted.
    */
   covering(role: string, scopes: string[], opts: { validForMs?: number } = {}): Promise<string> {
     let best: CachedToken | undefined;
@@ -174,6 +178,13 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
     }
     if (best) return Promise.resolve(best.token);
     for (const [key, pending] of this.pending) if (keyCovers(key, role, scopes)) return pending;
+    const declared = this.wideRefused.has(role) ? undefined : this.client(role).scopes;
+    if (declared?.length && scopes.every((s) => declared.includes(s))) {
+      return this.token(role, [...new Set(declared)], opts).catch(() => {
+        this.wideRefused.add(role);
+        return this.token(role, scopes, opts);
+      });
+    }
     return this.token(role, scopes, opts);
   }
 

@@ -180,6 +180,29 @@ describe('TokenBroker.covering', () => {
     expect(sent.length).toBe(4);
   });
 
+  it('with nothing held, asks for all the scopes the client declares (when they include these); refused, for exactly these from then on', async () => {
+    const clock = new FakeClock();
+    const { http, sent } = fakeHttp(clock);
+    const declared = { ...main, scopes: ['a', 'b', 'c'] };
+    const b = broker(clock, http, { clients: [declared, orgB] });
+    const wide = await clock.run(b.covering('main', ['b']));
+    expect(await clock.run(b.covering('main', ['a', 'c']))).toBe(wide);
+    // A scope it does not declare: exactly the asked ones.
+    await clock.run(b.covering('main', ['d']));
+    expect(sent.map((x) => x.opts.form?.scope)).toEqual(['a b c', 'd']);
+
+    // An endpoint that refuses the declared set as a whole (one scope of it not granted with the other).
+    const { http: http2, sent: sent2 } = fakeHttp(clock, (n, opts) =>
+      opts.form?.scope === 'a z' ? { status: 403, body: { resourceType: 'OperationOutcome', issue: [{ code: 'forbidden' }] } } : okReply(n),
+    );
+    const b2 = broker(clock, http2, { clients: [{ ...main, scopes: ['a', 'z'] }, orgB] });
+    expect(await clock.run(b2.covering('main', ['a']))).toMatch(/^access-token-number-/);
+    await clock.run(b2.covering('main', ['a']));
+    await clock.run(b2.covering('main', ['z']));
+    // The declared set refused once: the asked scopes alone, and never the declared set again.
+    expect(sent2.map((x) => x.opts.form?.scope)).toEqual(['a z', 'a', 'z']);
+  });
+
   it('waits for a covering token on its way instead of sending a second request', async () => {
     const clock = new FakeClock();
     const { http, sent } = fakeHttp(clock, (n) => okReply(n), 500);
