@@ -33,19 +33,33 @@ export interface TokenBrokerOptions {
   onWait?: (info: { reason: string; ms: number; client?: string }) => void;
   /** A token endpoint answer that issued a token: the client's role, the exchange, when the token expires (epoch ms). No token. */
   onIssued?: (info: { client: string; exchange: Exchange; expiresAt: number }) => void;
+  /** The run sends no writes (the read-only profile): a covering token is asked for the client's declared read scopes only. */
+  readOnly?: boolean;
 }
 
-/** The broker options a target config decides: its clients and its declared issuance limit, window and token lifetime. */
+/** The broker options a target config decides: its clients, its declared issuance limit, window and token lifetime, and a read-only profile. */
 export function brokerOptionsOf(config: {
   clients: ResolvedClient[];
   limits: { tokenIssuancePerMinute: number; windowSec: number; tokenLifetimeSec: number };
-}): Pick<TokenBrokerOptions, 'clients' | 'issuancePerMinute' | 'windowSec' | 'tokenLifetimeSec'> {
+  profile?: string;
+}): Pick<TokenBrokerOptions, 'clients' | 'issuancePerMinute' | 'windowSec' | 'tokenLifetimeSec' | 'readOnly'> {
   return {
     clients: config.clients,
     issuancePerMinute: config.limits.tokenIssuancePerMinute,
     windowSec: config.limits.windowSec,
     tokenLifetimeSec: config.limits.tokenLifetimeSec,
+    ...(config.profile === 'read-only' ? { readOnly: true } : {}),
   };
+}
+
+/**
+ * The scopes a client declares it holds (clients[].scopes), once each; with `readOnly` only those
+ * that grant no write (letters `r` and `s` alone): a read-only run never holds a token that could
+ * write. Undefined when none remain.
+ */
+export function declaredScopes(client: { scopes?: readonly string[] }, readOnly = false): string[] | undefined {
+  const scopes = [...new Set(client.scopes ?? [])].filter((s) => !readOnly || /\.[rs]+$/.test(s));
+  return scopes.length ? scopes : undefined;
 }
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -165,8 +179,8 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
 
   /**
    * A usable token the role already holds (or has on its way) for a set of scopes that includes
-   * these; else a token for all the scopes the client declares it holds (clients[].scopes), when
-   * they include these, so the next covering request of the role costs no token request either;
+   * these; else a token for all the scopes the client declares it holds (clients[].scopes; its read
+   * scopes in a read-only run), when they include these, so the next covering request of the role costs no token request either;
    * else (none declared, or the target did not issue that one) `token(role, scopes)`. For a
    * request whose point is not its token's exact scopes: it costs no token request when a wider
    * token is held, so it does not wait for an issuance window another check exhausted.
@@ -178,9 +192,9 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
     }
     if (best) return Promise.resolve(best.token);
     for (const [key, pending] of this.pending) if (keyCovers(key, role, scopes)) return pending;
-    const declared = this.wideRefused.has(role) ? undefined : this.client(role).scopes;
-    if (declared?.length && scopes.every((s) => declared.includes(s))) {
-      return this.token(role, [...new Set(declared)], opts).catch(() => {
+    const declared = this.wideRefused.has(role) ? undefined : declaredScopes(this.client(role), this.opts.readOnly);
+    if (declared && scopes.every((s) => declared.includes(s))) {
+      return this.token(role, declared, opts).catch(() => {
         this.wideRefused.add(role);
         return this.token(role, scopes, opts);
       });

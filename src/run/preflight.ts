@@ -21,7 +21,7 @@ import { scopeOf } from '../service/scopes.js';
 import type { HttpResponse } from '../http/types.js';
 import type { Runtime } from '../engine/runtime.js';
 import { redactString, registerSecret } from '../redact.js';
-import { brokerOptionsOf, TokenBroker } from '../auth/broker.js';
+import { brokerOptionsOf, declaredScopes, TokenBroker } from '../auth/broker.js';
 import { SERVICE_BINDING } from '../service/run.js';
 import { classifyNetworkFailure, networkFix } from './network-advice.js';
 
@@ -37,10 +37,10 @@ const PROBE_SCOPE = scopeOf('MedicationRequest', 'rs');
 /**
  * The scopes of a client's preflight token: the ones the config declares it holds (clients[].scopes),
  * so the run's checks that judge no scope use this one token (CheckDefinition.coveringTokens);
- * PROBE_SCOPE when it declares none.
+ * PROBE_SCOPE when it declares none. A read-only run asks for the read scopes only (declaredScopes).
  */
-export function probeScopes(client: { scopes?: readonly string[] }): string[] {
-  return client.scopes?.length ? [...new Set(client.scopes)] : [PROBE_SCOPE];
+export function probeScopes(client: { scopes?: readonly string[] }, readOnly = false): string[] {
+  return declaredScopes(client, readOnly) ?? [PROBE_SCOPE];
 }
 
 /** The run cannot work: the exit code and one paragraph of what to fix. */
@@ -174,7 +174,7 @@ export async function probeTokens(rt: Runtime, opts: { startedAt: number }): Pro
     config.clients.map(async (client, index) => {
       const timeoutMs = Math.max(1000, Math.min(config.timeouts.requestMs, PROBE_TIMEOUT_MS, left()));
       try {
-        return { client, index, res: await rt.tokens.request(client.clientId, { scopes: probeScopes(client), timeoutMs }) };
+        return { client, index, res: await rt.tokens.request(client.clientId, { scopes: probeScopes(client, config.profile === 'read-only'), timeoutMs }) };
       } catch (e) {
         return { client, index, error: e instanceof ConformanceError ? e : new ConformanceError('ERR_PROTOCOL', String(e)) };
       }
@@ -214,7 +214,7 @@ export async function probeTokens(rt: Runtime, opts: { startedAt: number }): Pro
   // A client whose role another client of the config takes first is spread to by its client id (spreadRoles).
   for (const r of ok) {
     const key = rt.tokens.client(r.client.role).clientId === r.client.clientId ? r.client.role : r.client.clientId;
-    rt.tokens.adopt(key, probeScopes(r.client), r.res!);
+    rt.tokens.adopt(key, probeScopes(r.client, config.profile === 'read-only'), r.res!);
   }
   return `tokens issued for ${ok.length} of ${results.length} client(s)${ok.length ? ` (${ok.map((r) => r.client.role).join(', ')})` : ''}`;
 }

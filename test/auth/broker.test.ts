@@ -203,6 +203,18 @@ describe('TokenBroker.covering', () => {
     expect(sent2.map((x) => x.opts.form?.scope)).toEqual(['a z', 'a', 'z']);
   });
 
+  it('in a read-only run asks for the declared read scopes only', async () => {
+    const clock = new FakeClock();
+    const { http, sent } = fakeHttp(clock);
+    const declared = { ...main, scopes: ['x/A.rs', 'x/A.cru', 'x/B.rs', 'x/B.c'] };
+    const b = broker(clock, http, { clients: [declared, orgB], readOnly: true });
+    await clock.run(b.covering('main', ['x/A.rs']));
+    await clock.run(b.covering('main', ['x/B.rs']));
+    // A write scope (never asked in a read-only run): exactly the asked one.
+    await clock.run(b.covering('main', ['x/A.cru']));
+    expect(sent.map((x) => x.opts.form?.scope)).toEqual(['x/A.rs x/B.rs', 'x/A.cru']);
+  });
+
   it('waits for a covering token on its way instead of sending a second request', async () => {
     const clock = new FakeClock();
     const { http, sent } = fakeHttp(clock, (n) => okReply(n), 500);

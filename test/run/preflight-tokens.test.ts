@@ -90,12 +90,12 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-async function run(checks: CheckDefinition[]) {
+async function run(checks: CheckDefinition[], profile: 'quick' | 'read-only' = 'quick') {
   const sent: Exchange[] = [];
   const outcome = await runConformance({
     configPath,
     checks,
-    profile: 'quick',
+    profile,
     progress: false,
     writeReports: false,
     subscribers: [(e) => void (e.type === 'exchange' && sent.push(e.exchange))],
@@ -112,6 +112,17 @@ describe("the preflight's tokens", () => {
     expect(tokenScopes.sort()).toEqual([...declared.values()].map((s) => s.join(' ')).sort());
     for (const key of ['main', 'extra', 'conformance-main-3']) expect(sent.filter((x) => x.client === key).length, key).toBeGreaterThan(0);
     expect(sent.filter((x) => x.response?.status === 429)).toEqual([]);
+  }, 120_000);
+
+  it('in a read-only run are for the declared read scopes only: no token of the run could write', async () => {
+    const { outcome, tokenScopes } = await run(coveringTokens(reads), 'read-only');
+    for (const r of outcome.results) expect(r.outcome, `${r.id}: ${r.message}`).toBe('pass');
+    // The preflight's, one per client, for its declared read scopes (the reference's clients hold every read
+    // scope, the third key two); beside them only the expiry probe's token (the read scopes of every surface).
+    const readScopes = (scopes: string[]) => scopes.filter((s) => /\.[rs]+$/.test(s)).join(' ');
+    for (const scopes of declared.values()) expect(tokenScopes).toContain(readScopes(scopes));
+    expect(tokenScopes.length).toBeLessThanOrEqual(declared.size + 1);
+    expect(tokenScopes.flatMap((s) => (s ?? '').split(' ')).filter((s) => !/\.[rs]+$/.test(s))).toEqual([]);
   }, 120_000);
 
   it('checks asking for exactly their scopes send token requests of their own beside them', async () => {
