@@ -5,79 +5,23 @@
  * windows, whose per-organization limit is the declared ceiling (a 429 would show an excess).
  * Nothing here is timed: the windows are counted over the run's own send times.
  */
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../src/paths.js';
-import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
-import type { CheckContext } from '../../src/engine/context.js';
-import type { HttpResponse } from '../../src/http/types.js';
+import type { CheckDefinition } from '../../src/engine/check.js';
 import type { Exchange } from '../../src/engine/types.js';
 import { runConformance } from '../../src/run/index.js';
+import { keyLimits, readsCheck, thirdKey } from './keys-support.js';
 
 const WINDOW_MS = 2000;
 const PER_KEY = 8;
 const PER_ORG = 12;
-const limits = {
-  perKeyPerWindow: PER_KEY,
-  perOrgPerWindow: PER_ORG,
-  windowMs: WINDOW_MS,
-  tokenWindowMs: WINDOW_MS,
-  tokenIssuancePerWindow: 100,
-  tokenLifetimeSec: 60,
-};
-
-/** A check of `count` reads of the fixture (distinct URLs, `_probe=<tag>-<j>`: nothing is shared), each judged by `judge`. */
-function readsCheck(id: string, title: string, count: number, tag: string, judge: (ctx: CheckContext, res: HttpResponse, j: number) => void): CheckDefinition {
-  return defineCheck({
-    id,
-    title,
-    area: 'medication-request',
-    level: 'MUST',
-    requirements: ['medication-request.read-returns-resource'],
-    fixtures: ['medicationRequest'],
-    async run(ctx) {
-      for (let j = 0; j < count; j++) {
-        const res = await ctx.fhir({
-          scopes: ['system/MedicationRequest.rs'],
-          url: `/fhir/R4/MedicationRequest/${ctx.fixture('medicationRequest')}?_probe=${tag}-${j}`,
-        });
-        judge(ctx, res, j);
-      }
-    },
-  });
-}
+const limits = keyLimits(PER_KEY, PER_ORG, WINDOW_MS);
 
 /** Ten checks of three reads each. */
 const checks: CheckDefinition[] = Array.from({ length: 10 }, (_, i) =>
   readsCheck(`demo.reads-${i}`, `three reads (${i})`, 3, String(i), (ctx, res) => ctx.check(res.status !== 429, `429 on ${res.exchange.client}`)),
 );
 
-/** A third key of the main organization: registered with the reference, a second `extra` client in the config. */
-const THIRD_KEY_FILE = resolve(PROJECT_ROOT, 'fixtures/reference/keys/conformance-main.rs256.test-key.private.jwk.json');
 const SCOPES = ['system/MedicationRequest.rs'];
-function thirdKey(perKey: number) {
-  const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...pub } = JSON.parse(readFileSync(THIRD_KEY_FILE, 'utf8')) as Record<string, string>;
-  return {
-    extraClient: {
-      clientId: 'conformance-main-3',
-      org: 'org-a',
-      keyKind: 'sandbox' as const,
-      scopes: SCOPES,
-      jwks: { keys: [pub] },
-      rateLimitPerMinute: perKey,
-    },
-    configClient: {
-      role: 'extra',
-      clientId: 'conformance-main-3',
-      alg: 'RS256',
-      keyKind: 'sandbox',
-      scopes: SCOPES,
-      privateKey: { file: THIRD_KEY_FILE },
-      rateLimitPerMinute: perKey,
-    },
-  };
-}
 
 async function run(organization?: number, third = false, windowLimits: Partial<typeof limits> = {}) {
   const sent: Exchange[] = [];
@@ -88,14 +32,14 @@ async function run(organization?: number, third = false, windowLimits: Partial<t
     writeReports: false,
     reference: {
       limits: { ...limits, perOrgPerWindow: organization ?? PER_ORG, ...windowLimits },
-      ...(third ? { extraClients: [thirdKey(windowLimits.perKeyPerWindow ?? PER_KEY).extraClient] } : {}),
+      ...(third ? { extraClients: [thirdKey(windowLimits.perKeyPerWindow ?? PER_KEY, SCOPES).extraClient] } : {}),
     },
     ...(organization
       ? {
           configOverlay: (raw: Record<string, unknown>) => ({
             ...raw,
             organization: { requestsPerMinute: organization },
-            ...(third ? { clients: [...(raw.clients as object[]), thirdKey(windowLimits.perKeyPerWindow ?? PER_KEY).configClient] } : {}),
+            ...(third ? { clients: [...(raw.clients as object[]), thirdKey(windowLimits.perKeyPerWindow ?? PER_KEY, SCOPES).configClient] } : {}),
           }),
         }
       : {}),

@@ -5,38 +5,25 @@
  * without a token request of their own. A target of its own (not embedded: the preflight runs).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { coveringTokens, defineCheck, type CheckDefinition } from '../../src/engine/check.js';
+import { coveringTokens, type CheckDefinition } from '../../src/engine/check.js';
 import type { Exchange } from '../../src/engine/types.js';
-import { PROJECT_ROOT } from '../../src/paths.js';
 import { createReferenceServer, type ReferenceServer } from '../../src/reference/index.js';
 import { runConformance } from '../../src/run/index.js';
+import { keyLimits, readsCheck, thirdKey } from '../engine/keys-support.js';
 
 const WINDOW_MS = 6000;
 const PER_KEY = 4;
 const PER_ORG = 20;
-const THIRD_KEY_FILE = resolve(PROJECT_ROOT, 'fixtures/reference/keys/conformance-main.rs256.test-key.private.jwk.json');
 const READ = ['system/MedicationRequest.rs'];
 
 /** Three checks of three reads of the fixture each (distinct URLs: nothing is shared): one window of three keys at 4 a window, less one of headroom each. */
 const reads: CheckDefinition[] = Array.from({ length: 3 }, (_, i) =>
-  defineCheck({
-    id: `demo.reads-${i}`,
-    title: `three reads (${i})`,
-    area: 'medication-request',
-    level: 'MUST',
-    requirements: ['medication-request.read-returns-resource'],
-    fixtures: ['medicationRequest'],
-    async run(ctx) {
-      for (let j = 0; j < 3; j++) {
-        const res = await ctx.fhir({ scopes: READ, url: `/fhir/R4/MedicationRequest/${ctx.fixture('medicationRequest')}?_probe=${i}-${j}` });
-        ctx.check(res.status === 200, `read ${j}: ${res.status} on ${res.exchange.client}`);
-      }
-    },
-  }),
+  readsCheck(`demo.reads-${i}`, `three reads (${i})`, 3, String(i), (ctx, res, j) =>
+    ctx.check(res.status === 200, `read ${j}: ${res.status} on ${res.exchange.client}`),
+  ),
 );
 
 let reference: ReferenceServer;
@@ -45,34 +32,11 @@ let configPath: string;
 let declared: Map<string, string[]>;
 
 beforeAll(async () => {
-  const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...pub } = JSON.parse(readFileSync(THIRD_KEY_FILE, 'utf8')) as Record<string, string>;
   const scopes = ['system/MedicationRequest.rs', 'system/MedicationRequest.cru', 'system/Encounter.rs'];
-  reference = await createReferenceServer({
-    host: '127.0.0.1',
-    port: 0,
-    limits: {
-      perKeyPerWindow: PER_KEY,
-      perOrgPerWindow: PER_ORG,
-      windowMs: WINDOW_MS,
-      tokenWindowMs: WINDOW_MS,
-      tokenIssuancePerWindow: 100,
-      tokenLifetimeSec: 60,
-    },
-    extraClients: [{ clientId: 'conformance-main-3', org: 'org-a', keyKind: 'sandbox', scopes, jwks: { keys: [pub] }, rateLimitPerMinute: PER_KEY }],
-  });
+  const third = thirdKey(PER_KEY, scopes);
+  reference = await createReferenceServer({ host: '127.0.0.1', port: 0, limits: keyLimits(PER_KEY, PER_ORG, WINDOW_MS), extraClients: [third.extraClient] });
   const raw = reference.targetConfig();
-  const clients = [
-    ...raw.clients.map((c) => ({ ...c, rateLimitPerMinute: PER_KEY })),
-    {
-      role: 'extra',
-      clientId: 'conformance-main-3',
-      alg: 'RS256',
-      keyKind: 'sandbox',
-      scopes,
-      privateKey: { file: THIRD_KEY_FILE },
-      rateLimitPerMinute: PER_KEY,
-    },
-  ];
+  const clients = [...raw.clients.map((c) => ({ ...c, rateLimitPerMinute: PER_KEY })), third.configClient];
   declared = new Map(clients.map((c) => [c.clientId, [...c.scopes]]));
   dir = await mkdtemp(join(tmpdir(), 'fc-preflight-tokens-'));
   configPath = join(dir, 'target.json');
