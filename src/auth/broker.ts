@@ -62,6 +62,11 @@ export function declaredScopes(client: { scopes?: readonly string[] }, readOnly 
   return scopes.length ? scopes : undefined;
 }
 
+/** The name the broker and the pacer know a client by: its role for the first client of that role, else its client id. */
+export function clientKey(clients: readonly ResolvedClient[], client: Pick<ResolvedClient, 'role' | 'clientId'>): string {
+  return clients.find((c) => c.role === client.role)?.clientId === client.clientId ? client.role : client.clientId;
+}
+
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
 /** Token requests per `token()`/`freshToken()` call when the endpoint answers 429 (each waits Retry-After). */
@@ -186,12 +191,8 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
    * token is held, so it does not wait for an issuance window another check exhausted.
    */
   covering(role: string, scopes: string[], opts: { validForMs?: number } = {}): Promise<string> {
-    let best: CachedToken | undefined;
-    for (const [key, entry] of this.cache) {
-      if (keyCovers(key, role, scopes) && this.usable(entry, opts.validForMs ?? 0) && (!best || entry.refreshAt > best.refreshAt)) best = entry;
-    }
-    if (best) return Promise.resolve(best.token);
-    for (const [key, pending] of this.pending) if (keyCovers(key, role, scopes)) return pending;
+    const held = this.coveringHeld(role, scopes, opts.validForMs ?? 0);
+    if (held) return held;
     const declared = this.wideRefused.has(role) ? undefined : declaredScopes(this.client(role), this.opts.readOnly);
     if (declared && scopes.every((s) => declared.includes(s))) {
       return this.token(role, declared, opts).catch(() => {
@@ -207,14 +208,21 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
    * token request (a usable token is held, or one is on its way).
    */
   holds(role: string, scopes: string[], opts: { covering?: boolean } = {}): boolean {
-    if (!opts.covering) {
-      const key = scopeKey(role, scopes);
-      const cached = this.cache.get(key);
-      return (cached !== undefined && this.usable(cached, 0)) || this.pending.has(key);
+    if (opts.covering) return this.coveringHeld(role, scopes, 0) !== undefined;
+    const key = scopeKey(role, scopes);
+    const cached = this.cache.get(key);
+    return (cached !== undefined && this.usable(cached, 0)) || this.pending.has(key);
+  }
+
+  /** The newest usable token of the role whose scopes include these, else one on its way; undefined when neither. */
+  private coveringHeld(role: string, scopes: string[], validForMs: number): Promise<string> | undefined {
+    let best: CachedToken | undefined;
+    for (const [key, entry] of this.cache) {
+      if (keyCovers(key, role, scopes) && this.usable(entry, validForMs) && (!best || entry.refreshAt > best.refreshAt)) best = entry;
     }
-    for (const [key, entry] of this.cache) if (keyCovers(key, role, scopes) && this.usable(entry, 0)) return true;
-    for (const key of this.pending.keys()) if (keyCovers(key, role, scopes)) return true;
-    return false;
+    if (best) return Promise.resolve(best.token);
+    for (const [key, pending] of this.pending) if (keyCovers(key, role, scopes)) return pending;
+    return undefined;
   }
 
   /** A token `token()` handed out, while it outlives its refresh point by the send margin (and `validForMs`). */

@@ -60,7 +60,7 @@ export interface CheckDefinition {
    * scopes include the ones asked (TokenBroker.covering), so it costs no token request when the
    * key holds a wider one (the preflight's, of the client's declared scopes). A request may still
    * ask for the exact scopes with `coveringToken: false`. Set it with `coveringTokens(checks)` for
-   * an area whose checks all qualify; never on a check that judges scopes (suites/scopes, auth,
+   * an area whose checks all qualify, or on the check; never on a check that judges scopes (suites/scopes, auth,
    * generated, errors' insufficient-scope samples).
    */
   coveringTokens?: boolean;
@@ -164,15 +164,9 @@ export interface CheckContext {
   };
 }
 
-/**
- * Marks each check of an area whose requests' point is not their token's exact scopes
- * (CheckDefinition.coveringTokens), but those named in `exceptIds` (a check that judges the
- * scopes of its requests' tokens).
- */
-export function coveringTokens(checks: readonly CheckDefinition[], exceptIds: readonly string[] = []): CheckDefinition[] {
-  const unknown = exceptIds.filter((id) => !checks.some((c) => c.id === id));
-  if (unknown.length) throw new Error(`coveringTokens: no check ${unknown.join(', ')} to leave out`);
-  return checks.map((c) => (exceptIds.includes(c.id) ? c : { ...c, coveringTokens: true }));
+/** Marks each check of an area whose requests' point is not their token's exact scopes (CheckDefinition.coveringTokens). */
+export function coveringTokens(checks: readonly CheckDefinition[]): CheckDefinition[] {
+  return checks.map((c) => ({ ...c, coveringTokens: true }));
 }
 
 export function defineCheck(def: CheckDefinition): CheckDefinition {

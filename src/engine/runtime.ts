@@ -8,7 +8,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { HttpClient } from '../http/client.js';
-import { brokerOptionsOf, TokenBroker } from '../auth/broker.js';
+import { brokerOptionsOf, clientKey, TokenBroker } from '../auth/broker.js';
 import { networkOf, type ResolvedConfig } from '../config/index.js';
 import type { OperationModel } from '../discovery/model.js';
 import type { ExchangeFacts, HttpProtocol, HttpResponse } from '../http/types.js';
@@ -612,7 +612,7 @@ export function spreadRoles(config: ResolvedConfig, scopes: readonly string[]): 
   if (!config.organization) return ['main'];
   const extras = config.clients.filter((c) => c.role === 'extra');
   const holding = extras
-    .map((c, i) => ({ key: i === 0 ? 'extra' : c.clientId, holds: c.scopes !== undefined && scopes.every((s) => c.scopes!.includes(s)) }))
+    .map((c) => ({ key: clientKey(config.clients, c), holds: c.scopes !== undefined && scopes.every((s) => c.scopes!.includes(s)) }))
     .filter((k) => k.holds)
     .map((k) => k.key);
   return ['main', ...holding];

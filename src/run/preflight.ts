@@ -21,7 +21,7 @@ import { scopeOf } from '../service/scopes.js';
 import type { HttpResponse } from '../http/types.js';
 import type { Runtime } from '../engine/runtime.js';
 import { redactString, registerSecret } from '../redact.js';
-import { brokerOptionsOf, declaredScopes, TokenBroker } from '../auth/broker.js';
+import { brokerOptionsOf, clientKey, declaredScopes, TokenBroker } from '../auth/broker.js';
 import { SERVICE_BINDING } from '../service/run.js';
 import { classifyNetworkFailure, networkFix } from './network-advice.js';
 
@@ -173,10 +173,11 @@ export async function probeTokens(rt: Runtime, opts: { startedAt: number }): Pro
   const results = await Promise.all(
     config.clients.map(async (client, index) => {
       const timeoutMs = Math.max(1000, Math.min(config.timeouts.requestMs, PROBE_TIMEOUT_MS, left()));
+      const scopes = probeScopes(client, config.profile === 'read-only');
       try {
-        return { client, index, res: await rt.tokens.request(client.clientId, { scopes: probeScopes(client, config.profile === 'read-only'), timeoutMs }) };
+        return { client, index, scopes, res: await rt.tokens.request(client.clientId, { scopes, timeoutMs }) };
       } catch (e) {
-        return { client, index, error: e instanceof ConformanceError ? e : new ConformanceError('ERR_PROTOCOL', String(e)) };
+        return { client, index, scopes, error: e instanceof ConformanceError ? e : new ConformanceError('ERR_PROTOCOL', String(e)) };
       }
     }),
   );
@@ -211,11 +212,8 @@ export async function probeTokens(rt: Runtime, opts: { startedAt: number }): Pro
   }
   const ok = results.filter((r) => r.res && r.res.status < 300 && typeof (r.res.json as { access_token?: unknown } | undefined)?.access_token === 'string');
   // The run uses these tokens instead of spending another token request on each (the issuance limit is 20 a minute).
-  // A client whose role another client of the config takes first is spread to by its client id (spreadRoles).
-  for (const r of ok) {
-    const key = rt.tokens.client(r.client.role).clientId === r.client.clientId ? r.client.role : r.client.clientId;
-    rt.tokens.adopt(key, probeScopes(r.client, config.profile === 'read-only'), r.res!);
-  }
+  // Under the name the run's requests know the client by (a second `extra` client: its client id).
+  for (const r of ok) rt.tokens.adopt(clientKey(config.clients, r.client), r.scopes, r.res!);
   return `tokens issued for ${ok.length} of ${results.length} client(s)${ok.length ? ` (${ok.map((r) => r.client.role).join(', ')})` : ''}`;
 }
 

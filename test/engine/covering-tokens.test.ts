@@ -26,14 +26,14 @@ describe('coveringTokens', () => {
     expect(claims).toEqual([]);
     expect(covering.flatMap((c) => c.requirements).filter((id) => !known.has(id))).toEqual([]);
     expect(covering.filter((c) => SCOPE_AREAS.includes(c.area)).map((c) => c.id)).toEqual([]);
-    // The check about the scopes OpenAPI names keeps exact tokens (it uses none).
-    expect(catalog.find((c) => c.id === 'discovery.openapi-service-scope')?.coveringTokens).toBeUndefined();
+    // Discovery: only the check that verifies an issued token with the key set takes any token.
+    expect(catalog.filter((c) => c.area === 'discovery' && c.coveringTokens).map((c) => c.id)).toEqual(['discovery.jwks-verifies-access-tokens']);
   });
 
-  test('marks every check but the ones named, and refuses a name that is no check of the list', () => {
+  test('marks every check of the list, and leaves the checks it was given as they were', () => {
     const a = defineCheck({ id: 'x.a', title: 'a', area: 'x', requirements: ['x.r'], level: 'MUST', run: async () => undefined });
     const b = defineCheck({ id: 'x.b', title: 'b', area: 'x', requirements: ['x.r'], level: 'MUST', run: async () => undefined });
-    expect(coveringTokens([a, b], ['x.b']).map((c) => c.coveringTokens)).toEqual([true, undefined]);
-    expect(() => coveringTokens([a], ['x.c'])).toThrow('no check x.c to leave out');
+    expect(coveringTokens([a, b]).map((c) => c.coveringTokens)).toEqual([true, true]);
+    expect([a.coveringTokens, b.coveringTokens]).toEqual([undefined, undefined]);
   });
 });
