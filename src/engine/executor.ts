@@ -10,6 +10,10 @@
  * main key waits for its window, such checks (queued, or later in the slot) run in its wait.
  * Those checks use no key of early-started work, so moving them never changes what a key sees.
  * What is still queued runs at the end of the slot, before any check of a later slot.
+ *
+ * Work started early (CheckDefinition.startEarly) starts once the last paced check declaring one of
+ * its keys has run; those checks therefore run together, where the first of them stands in plan
+ * order (`gatherEarlyKeyUsers`), so one declared late in the slot does not hold the work back.
  */
 import type { CheckDefinition } from './check.js';
 import { executeCheck, startEarlyWork, whyNotRun } from './execute.js';
@@ -48,7 +52,7 @@ export async function executePlan(
   events: RunEvents,
   opts: ExecuteOptions = {},
 ): Promise<CheckResult[]> {
-  const planned = planChecks(checks, opts.arrange);
+  const planned = gatherEarlyKeyUsers(planChecks(checks, opts.arrange), earlyWorkRoles(checks, rt));
   // Episodes shared by several checks skip the parts no executed check judges.
   rt.shared.set(PLANNED_KEY, new Set(planned.map((c) => c.id)));
   const results: CheckResult[] = [];
@@ -89,9 +93,29 @@ function inOrder(n: number): () => Step | undefined {
   return () => (i < n ? { index: i, cursor: i++ } : undefined);
 }
 
+/** The keys of the early work that will run (CheckDefinition.startEarly of checks not skipped). */
+function earlyWorkRoles(checks: readonly CheckDefinition[], rt: Runtime): Set<string> {
+  return new Set(checks.flatMap((c) => (c.startEarly && !whyNotRun(c, rt) ? c.startEarly.roles(rt.config) : [])));
+}
+
+/**
+ * The plan with its paced checks that declare one of `roles` (and start no early work) moved up to
+ * the first of them, in their order: the early work on those keys starts once the last has run
+ * (exported for the tests). A check using such a key without declaring it still waits for the work
+ * to end (Runtime.reserveKeys), so moving never exposes it to a driven key.
+ */
+export function gatherEarlyKeyUsers<T extends CheckDefinition>(planned: readonly T[], roles: ReadonlySet<string>): T[] {
+  const uses = (c: T) => slotOf(c) === 'paced' && !c.startEarly && (c.clients ?? []).some((r) => roles.has(r));
+  const first = planned.findIndex(uses);
+  if (first === -1) return [...planned];
+  const later = planned.filter((c, i) => i > first && uses(c));
+  const rest = planned.filter((c, i) => i > first && !uses(c));
+  return [...planned.slice(0, first + 1), ...later, ...rest];
+}
+
 /** Plan order, with the paced slot's token-only checks moved as the module comment says. */
 function laneOrder(planned: readonly CheckDefinition[], rt: Runtime, lane: TokenLane): () => Step | undefined {
-  const earlyRoles = new Set(planned.flatMap((c) => (c.startEarly && !whyNotRun(c, rt) ? c.startEarly.roles(rt.config) : [])));
+  const earlyRoles = earlyWorkRoles(planned, rt);
   const movable = (c: CheckDefinition) => slotOf(c) === 'paced' && !c.startEarly && !whyNotRun(c, rt) && !(c.clients ?? []).some((r) => earlyRoles.has(r));
   return laneSequence(
     planned.map((c) => ({ paced: slotOf(c) === 'paced', tokens: movable(c) ? lane.tokensOf(c) : 0 })),

@@ -21,18 +21,21 @@ export const SCHEDULE = {
   slots: ['early', 'paced', 'exhausting', 'probe', 'last'] as readonly Slot[],
   /**
    * Suite folders in run order within a slot. A folder not listed runs after the listed
-   * ones, in name order. Tenancy (the other organization's key) comes well before the
-   * exhausting slot.
+   * ones, in name order. Tenancy (the other organization's key) comes right after auth: the
+   * key episodes on that key start beside the paced checks once the last check declaring it
+   * has run (src/engine/executor.ts, gatherEarlyKeyUsers), so early in the run they end well
+   * before the exhausting slot. Auth, whose checks use that key without declaring it (a
+   * declared role makes a check skip without it), stays before them.
    */
   folders: [
     'discovery',
     'rate-limit',
     'auth',
+    'tenancy',
     'scopes',
     'generated',
     'headers',
     'errors',
-    'tenancy',
     'medication-request',
     'general',
     'encounter',

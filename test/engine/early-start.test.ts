@@ -1,10 +1,13 @@
 /**
  * Work started early (CheckDefinition.startEarly): the executor starts it once no check still to
  * run before its own declares one of its keys, and holds back every other request on those keys
- * until it settles. Against the embedded reference; nothing here is timed, only ordered.
+ * until it settles. The paced checks declaring its keys run together, where the first of them
+ * stands (a later one would hold the work back). Against the embedded reference; nothing here is
+ * timed, only ordered.
  */
 import { describe, expect, it } from 'vitest';
 import { defineCheck, type CheckContext, type CheckDefinition } from '../../src/engine/check.js';
+import { gatherEarlyKeyUsers } from '../../src/engine/executor.js';
 import { runConformance } from '../../src/run/index.js';
 
 const READ = ['system/MedicationRequest.rs'];
@@ -14,6 +17,7 @@ interface Trace {
   earlyStart?: number;
   earlyEnd?: number;
   declaredEnd?: number;
+  lateDeclaredEnd?: number;
   pacedStart?: number;
   undeclaredSent?: number;
 }
@@ -41,6 +45,16 @@ function checksFor(trace: Trace): CheckDefinition[] {
       async run(ctx) {
         trace.pacedStart = Date.now();
         await ctx.fhir({ scopes: READ, url: `/fhir/R4/MedicationRequest/${ctx.fixture('medicationRequest')}` });
+      },
+    }),
+    defineCheck({
+      ...base,
+      id: 'demo.declares-second-org-later',
+      title: 'uses the second organization key (declared), later in the plan',
+      clients: ['second-org'],
+      async run(ctx) {
+        await otherOrgRead(ctx);
+        trace.lateDeclaredEnd = Date.now();
       },
     }),
     defineCheck({
@@ -76,7 +90,7 @@ function checksFor(trace: Trace): CheckDefinition[] {
 }
 
 describe('work started early', () => {
-  it('starts after the last check declaring its key, before the paced checks after it, and owns the key until it ends', async () => {
+  it('starts after the checks declaring its key (run together), before the paced checks after them, and owns the key until it ends', async () => {
     const trace: Trace = {};
     const early: string[] = [];
     const run = await runConformance({
@@ -90,17 +104,37 @@ describe('work started early', () => {
     expect(early).toEqual(['demo.exhausting']);
     expect(run.results.map((r) => `${r.id}: ${r.outcome}`)).toEqual([
       'demo.declares-second-org: pass',
+      'demo.declares-second-org-later: pass',
       'demo.paced: pass',
       'demo.undeclared-second-org: pass',
       'demo.exhausting: pass',
     ]);
-    expect(trace.earlyStart).toBeGreaterThanOrEqual(trace.declaredEnd!);
+    expect(trace.earlyStart).toBeGreaterThanOrEqual(trace.lateDeclaredEnd!);
     expect(trace.earlyStart).toBeLessThanOrEqual(trace.pacedStart!);
     // The undeclared user of the key waited until the early work was done with it.
     expect(trace.undeclaredSent).toBeGreaterThanOrEqual(trace.earlyEnd!);
     // The early work's requests count for the check that declared it.
     expect(run.result.info.budget?.episodes?.['demo.exhausting']?.requests).toBe(2);
   }, 60_000);
+
+  it('gathers the paced checks declaring an early key after the first of them, keeping every other order', () => {
+    const check = (id: string, more: Partial<CheckDefinition> = {}) => ({ id, clients: [], ...more }) as unknown as CheckDefinition;
+    const plan = [
+      check('a'),
+      check('tenancy-1', { clients: ['second-org'] }),
+      check('b'),
+      check('late', { tags: ['exhausts-key-limit'], clients: ['second-org'] }),
+      check('tenancy-2', { clients: ['main', 'second-org'] }),
+      check('c', { clients: ['extra'] }),
+      check('upload-tenancy', { clients: ['second-org'] }),
+      check('episode', { tags: ['exhausts-key-limit'], startEarly: { roles: () => ['second-org'], start: async () => undefined } }),
+    ];
+    const ids = (p: CheckDefinition[]) => p.map((c) => c.id);
+    expect(ids(gatherEarlyKeyUsers(plan, new Set(['second-org'])))).toEqual(['a', 'tenancy-1', 'tenancy-2', 'upload-tenancy', 'b', 'late', 'c', 'episode']);
+    // No early work on a key, or no paced user of it: the plan as it was.
+    expect(ids(gatherEarlyKeyUsers(plan, new Set()))).toEqual(ids(plan));
+    expect(ids(gatherEarlyKeyUsers(plan, new Set(['production'])))).toEqual(ids(plan));
+  });
 
   it('does not start when the profile leaves the check out', async () => {
     const trace: Trace = {};

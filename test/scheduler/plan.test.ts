@@ -63,6 +63,8 @@ describe('the schedule', () => {
         .filter((id) => id.startsWith('auth.') && !id.includes('expiry')),
     ).toEqual(['auth.b', 'auth.a']);
     expect(SCHEDULE.folders.indexOf('tenancy')).toBeLessThan(SCHEDULE.folders.indexOf('encounter'));
+    // Right after auth (which uses the second organization's key undeclared), before the generated checks' pinned main-key load.
+    expect(SCHEDULE.folders.indexOf('tenancy')).toBe(SCHEDULE.folders.indexOf('auth') + 1);
   });
 
   it("puts the catalog's discovery and header checks first and the invariants last", async () => {
