@@ -42,9 +42,12 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // Three workers on two cores: the files that mostly wait (episodes: 191 s wall, about 16 s of CPU;
-    // traceable-writes) hold a worker without holding a core, so two CPU-bound files still run beside them.
-    maxWorkers: 3,
+    // Four workers on two cores: the files that mostly wait (episodes: about 220 s wall, 16 s of CPU;
+    // traceable-writes; the mutation modes' full-profile CLI runs) hold a worker without holding a
+    // core. With three, the machine sat 2-60 % busy for about 150 s of a 606 s run (all three workers
+    // on waiting files) and then ran the small files alone at the end; with four (measured alone,
+    // 2026-11-29): 563 s, 181 % CPU against 159 %.
+    maxWorkers: 4,
     // it.concurrent tests at a time per file (the mutation modes and the episodes' fault runs have their own pools).
     maxConcurrency: 2,
     sequence: { sequencer: LongestFirst },
