@@ -71,8 +71,13 @@ export interface CheckDefinition {
    * The executor calls `start` with a context of this check once no check still to run before it
    * declares one of those roles (`clients`), and holds back every other request on those keys
    * until the promise `start` returns settles (src/engine/executor.ts).
+   * `afterTokens`: the work drives the token endpoint, not a key (the issuance episode, with `roles`
+   * returning []): the executor starts it in the paced slot once every paced check still to run
+   * takes covering tokens (`coveringTokens`) and none talks to the token endpoint itself (the token
+   * lane's estimate): the others would ask for tokens the work holds up. The work keeps the token
+   * endpoint to itself (TokenBroker.alone), so a token request meanwhile waits, never interferes.
    */
-  startEarly?: { roles(config: ResolvedConfig): readonly string[]; start(ctx: CheckContext): Promise<unknown> };
+  startEarly?: { roles(config: ResolvedConfig): readonly string[]; start(ctx: CheckContext): Promise<unknown>; afterTokens?: boolean };
   /**
    * For a rule that governs several surfaces: the surfaces this check judges it on, as data
    * (docs/surfaces-by-rule.md is generated from it), and any published surface it leaves out, with why.

@@ -56,8 +56,9 @@ export async function executePlan(
   // Episodes shared by several checks skip the parts no executed check judges.
   rt.shared.set(PLANNED_KEY, new Set(planned.map((c) => c.id)));
   const results: CheckResult[] = [];
-  const early = earlyStarter(planned, rt);
+  const early = earlyStarter(planned, rt, opts.lane);
   const next = opts.lane ? laneOrder(planned, rt, opts.lane) : inOrder(planned.length);
+  const ran = new Set<number>();
   for (let position = 0; ; position++) {
     if (rt.signal.aborted) break;
     const step = next();
@@ -65,7 +66,8 @@ export async function executePlan(
     const { index, cursor } = step;
     const check = planned[index]!;
     // Early work starts from the first check not run yet in plan order (moved checks use none of its keys).
-    early(cursor);
+    early(cursor, ran);
+    ran.add(index);
     const info = plannedCheck(check, slotOf(check));
     events.emit({ type: 'check-started', check: info, index: position, total: planned.length });
     const result = await executeCheck(check, rt, { timeoutMs: check.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS });
@@ -91,6 +93,14 @@ export type Step = { index: number; cursor: number };
 function inOrder(n: number): () => Step | undefined {
   let i = 0;
   return () => (i < n ? { index: i, cursor: i++ } : undefined);
+}
+
+/**
+ * Whether a check may ask for a token of its own: one that does not take covering tokens
+ * (CheckDefinition.coveringTokens), or one the token lane's estimate says talks to the token endpoint.
+ */
+export function tokenAsker(check: CheckDefinition, lane?: Pick<TokenLane, 'tokensOf'>): boolean {
+  return check.coveringTokens !== true || (lane?.tokensOf(check) ?? 0) > 0;
 }
 
 /** The keys of the early work that will run (CheckDefinition.startEarly of checks not skipped). */
@@ -169,21 +179,37 @@ export function laneSequence(
 /**
  * Starts the early work of the planned checks that declare some (CheckDefinition.startEarly)
  * and will run: before check `index` runs, once no check from it up to the declaring one
- * declares one of the work's roles. The work owns those keys until it settles.
+ * declares one of the work's roles. The work owns those keys until it settles. Work on the token
+ * endpoint (`afterTokens`) starts once no paced check still to run (`ran`: the plan indices run so
+ * far) may ask for a token (tokenAsker).
  */
 function earlyStarter(
   planned: readonly CheckDefinition[],
   rt: Runtime,
-): ((index: number) => void) & { startedBefore(check: CheckDefinition, index: number): boolean } {
+  lane?: Pick<TokenLane, 'tokensOf'>,
+): ((index: number, ran: ReadonlySet<number>) => void) & { startedBefore(check: CheckDefinition, index: number): boolean } {
   const pending = planned
-    .map((check, at) => ({ check, at, roles: check.startEarly && !whyNotRun(check, rt) ? check.startEarly.roles(rt.config) : [] }))
-    .filter((e) => e.roles.length > 0);
+    .map((check, at) => ({
+      check,
+      at,
+      roles: check.startEarly && !whyNotRun(check, rt) ? check.startEarly.roles(rt.config) : [],
+      afterTokens: check.startEarly?.afterTokens === true && !whyNotRun(check, rt),
+    }))
+    .filter((e) => e.roles.length > 0 || e.afterTokens);
+  const askers = planned.map((c) => slotOf(c) === 'paced' && tokenAsker(c, lane) && !whyNotRun(c, rt));
   /** Where each started work began: the index of the check about to run then. */
   const startedAt = new Map<CheckDefinition, number>();
-  const start = (index: number) => {
+  const start = (index: number, ran: ReadonlySet<number>) => {
     for (const e of [...pending]) {
       if (e.at < index) {
         pending.splice(pending.indexOf(e), 1); // its own turn has come: it starts its work as it runs
+        continue;
+      }
+      if (e.afterTokens) {
+        if (askers.some((asks, i) => asks && !ran.has(i))) continue;
+        pending.splice(pending.indexOf(e), 1);
+        startedAt.set(e.check, index);
+        void startEarlyWork(e.check, rt);
         continue;
       }
       if (planned.slice(index, e.at).some((c) => (c.clients ?? []).some((r) => e.roles.includes(r)))) continue;

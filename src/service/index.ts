@@ -189,6 +189,8 @@ export {
   issued,
   issuanceEpisode,
   issuanceRecovery,
+  issuanceAfter,
+  ISSUANCE_EARLY,
   timings,
   type IssuanceBurst,
   type IssuanceEpisode,

@@ -20,6 +20,7 @@
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
   expectError,
+  ISSUANCE_EARLY,
   ISSUANCE_RECOVERY_TAGS,
   issued,
   issuanceEpisode,
@@ -56,6 +57,7 @@ export const checks: CheckDefinition[] = [
     requirements: ['issuance-limit.twenty-per-minute', 'issuance-limit.excess-429', 'errors.throttled-code', 'catalog.hpb-00105', 'rate-limit.retry-after'],
     quote: LIMIT_QUOTE,
     tags: ['exhausts-issuance-limit'],
+    startEarly: ISSUANCE_EARLY,
     timeoutMs: 10 * 60_000,
     async run(ctx) {
       const ep = await issuanceEpisode(ctx);
@@ -99,6 +101,7 @@ export const checks: CheckDefinition[] = [
     requirements: ['issuance-limit.fixed-window', 'catalog.hpb-00105', 'rate-limit.retry-after'],
     quote: '20 requests per minute per source IP; 1-minute fixed window',
     tags: [...ISSUANCE_RECOVERY_TAGS],
+    startEarly: ISSUANCE_EARLY,
     waitWindows: 1,
     timeoutMs: 10 * 60_000,
     async run(ctx: CheckContext) {
@@ -144,6 +147,7 @@ export const checks: CheckDefinition[] = [
     requirements: ['issuance-limit.twenty-per-minute'],
     quote: '20 requests per minute per source IP; 1-minute fixed window',
     tags: ['exhausts-issuance-limit', 'waits'],
+    startEarly: ISSUANCE_EARLY,
     timeoutMs: 10 * 60_000,
     async run(ctx: CheckContext) {
       const recovery = await issuanceRecovery(ctx);
@@ -189,6 +193,7 @@ export const checks: CheckDefinition[] = [
     requirements: ['issuance-limit.twenty-per-minute', 'issuance-limit.excess-429'],
     quote: 'Token issuance is limited to 20 requests per minute per source IP.',
     tags: ['exhausts-issuance-limit'],
+    startEarly: ISSUANCE_EARLY,
     // Judges the issuance episode's burst (counted as the episode's requests): none of its own.
     requests: 0,
     timeoutMs: 10 * 60_000,

@@ -29,7 +29,7 @@
  */
 import type { ResolvedConfig } from '../../src/config/index.js';
 import { type CheckContext, type CheckDefinition, episode, excludedBy, planned } from '../../src/engine/index.js';
-import { ISSUANCE_EPISODE_CHECKS, ISSUANCE_RECOVERY_TAGS, issuanceEpisode, issuanceRecovery } from '../../src/service/index.js';
+import { ISSUANCE_EPISODE_CHECKS, ISSUANCE_RECOVERY_TAGS, issuanceAfter, issuanceEpisode, issuanceRecovery } from '../../src/service/index.js';
 import { type Refill, THROTTLED_OPERATIONS, operationTokens, sendThrottled, sendable, type ThrottledAnswer, type ThrottlePhase } from './operations.js';
 import { type BurstFigures, judgeKeyBurst, judgeSlide, type SlideFigures, type Timed, type Verdict, windowSlackMs } from '../../src/service/index.js';
 import {
@@ -185,7 +185,7 @@ function startKeys(ctx: CheckContext): void {
     return runExcess(ctx, excessProbe);
   });
   const sameKey = slidingProbe.role === excessProbe.role;
-  episode(ctx.shared, SLIDING_KEY, async () => {
+  const sliding = episode(ctx.shared, SLIDING_KEY, async () => {
     if (!sameKey) {
       await ready;
       return runSliding(ctx, slidingProbe);
@@ -196,6 +196,14 @@ function startKeys(ctx: CheckContext): void {
     const r = e.throttle && e.verdict.verdict !== 'inconclusive' ? slideOnRefills(keyTraffic(ctx, e.probe.role) ?? [], e.throttle.refills, e.probe) : undefined;
     return r ? onRefills(e, r) : runSliding(ctx, slidingProbe);
   });
+  // The issuance episode, wherever it starts (beside the paced checks, or startIssuance), first lets
+  // these episodes have their tokens; after the episodes themselves when those tokens would not outlive them.
+  issuanceAfter(ctx, tokensOutlive(ctx) ? ready : Promise.allSettled([excess, sliding]));
+}
+
+/** Whether the key episodes' tokens are asked valid for as long as the episodes last. */
+function tokensOutlive(ctx: CheckContext): boolean {
+  return validForMs(ctx, episodesMs(ctx)) >= episodesMs(ctx);
 }
 
 /**
@@ -206,8 +214,7 @@ function startKeys(ctx: CheckContext): void {
 function startIssuance(ctx: CheckContext): void {
   const keys = Promise.allSettled([ctx.shared.get(EXCESS_KEY), ctx.shared.get(SLIDING_KEY)]);
   const probes = [probeFor(ctx, throttleRole(ctx)), probeFor(ctx, slidingRole(ctx))];
-  const outlive = validForMs(ctx, episodesMs(ctx)) >= episodesMs(ctx);
-  const start = outlive ? (ctx.shared.get(TOKENS_KEY) as Promise<void>).then(() => episodeTokens(ctx, probes)) : keys;
+  const start = tokensOutlive(ctx) ? (ctx.shared.get(TOKENS_KEY) as Promise<void>).then(() => episodeTokens(ctx, probes)) : keys;
   void start.then(
     () => {
       issuanceEpisode(ctx);

@@ -136,6 +136,85 @@ describe('work started early', () => {
     expect(ids(gatherEarlyKeyUsers(plan, new Set(['production'])))).toEqual(ids(plan));
   });
 
+  it('starts token-endpoint work once no paced check still to run asks for tokens, and holds every other token request until it ends', async () => {
+    const t: { exactEnd?: number; workStart?: number; workEnd?: number; coveringStart?: number; otherTokenSent?: number } = {};
+    const base = { area: 'issuance-limit', level: 'MUST' as const, requirements: ['issuance-limit.excess-429'] };
+    const read = (ctx: CheckContext) => ctx.fhir({ scopes: READ, url: `/fhir/R4/MedicationRequest/${ctx.fixture('medicationRequest')}` });
+    let work: Promise<unknown> | undefined;
+    const checks: CheckDefinition[] = [
+      defineCheck({
+        ...base,
+        id: 'demo.covering-first',
+        title: 'a read with any covering token, before the exact one',
+        coveringTokens: true,
+        async run(ctx) {
+          await read(ctx);
+        },
+      }),
+      defineCheck({
+        ...base,
+        id: 'demo.exact-scopes',
+        title: 'a read with a token of exactly its scopes (may ask for one)',
+        async run(ctx) {
+          await read(ctx);
+          t.exactEnd = Date.now();
+        },
+      }),
+      defineCheck({
+        ...base,
+        id: 'demo.covering-after',
+        title: 'a read with any covering token, then a token request of its own',
+        coveringTokens: true,
+        async run(ctx) {
+          t.coveringStart = Date.now();
+          await read(ctx);
+          const res = await ctx.tokens.request('main', { scopes: READ });
+          t.otherTokenSent = Date.parse(res.exchange.startedAt);
+        },
+      }),
+      defineCheck({
+        ...base,
+        id: 'demo.issuance',
+        title: 'judges work on the token endpoint started early',
+        tags: ['exhausts-issuance-limit'],
+        startEarly: {
+          roles: () => [],
+          afterTokens: true,
+          start: (ctx) =>
+            (work ??= ctx.tokens.alone(async (send) => {
+              t.workStart = Date.now();
+              await send('main', { scopes: READ });
+              await ctx.sleep(300);
+              t.workEnd = Date.now();
+            })),
+        },
+        async run() {
+          await work;
+        },
+      }),
+    ];
+    const early: string[] = [];
+    const run = await runConformance({
+      checks,
+      profile: 'full',
+      progress: false,
+      writeReports: false,
+      subscribers: [(e) => void (e.type === 'check-finished' && e.startedEarly && early.push(e.check.id))],
+    });
+    expect(run.results.map((r) => `${r.id}: ${r.outcome}`)).toEqual([
+      'demo.covering-first: pass',
+      'demo.exact-scopes: pass',
+      'demo.covering-after: pass',
+      'demo.issuance: pass',
+    ]);
+    expect(early).toEqual(['demo.issuance']);
+    // Not before the check that may ask for a token (a covering one before it does not hold it back) ...
+    expect(t.workStart).toBeGreaterThanOrEqual(t.exactEnd!);
+    // ... and before the covering check after it, whose own token request waited for the work to end.
+    expect(t.workStart).toBeLessThanOrEqual(t.coveringStart!);
+    expect(t.otherTokenSent).toBeGreaterThanOrEqual(t.workEnd!);
+  }, 60_000);
+
   it('does not start when the profile leaves the check out', async () => {
     const trace: Trace = {};
     const run = await runConformance({ checks: checksFor(trace), profile: 'quick', progress: false, writeReports: false });

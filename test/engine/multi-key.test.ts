@@ -79,9 +79,13 @@ describe("paced requests over the organization's keys", () => {
     expect(keys.roles).toEqual(['main', 'extra']);
     expect(keys.reason).toContain(`organization ceiling ${PER_ORG} per window declared`);
     // A check keeps its key unless that key would have to wait while another is free: wherever a check's
-    // reads change key, the key it left had (about) filled its window (its ceiling less the pacer's one
-    // request of headroom; one more of slack for a request that left the window meanwhile).
+    // reads change key, the key it left had (about) filled its window, or the organization had (its wait
+    // then comes from the organization's ceiling, and another key's can be shorter by a few ms: seen on a
+    // loaded machine). About: the ceiling less the pacer's one request of headroom, one more of slack for
+    // a request that left the window meanwhile.
     let switches = 0;
+    const inWindowBefore = (xs: readonly Exchange[], at: number) =>
+      xs.filter((x) => Date.parse(x.startedAt) <= at && Date.parse(x.startedAt) > at - WINDOW_MS).length;
     for (const r of outcome.results) {
       const own = r.evidence.filter((x) => x.client);
       for (let i = 1; i < own.length; i++) {
@@ -89,8 +93,15 @@ describe("paced requests over the organization's keys", () => {
         if (own[i]!.client === left) continue;
         switches++;
         const at = Date.parse(own[i]!.startedAt);
-        const inWindow = byKey(left).filter((x) => Date.parse(x.startedAt) <= at && Date.parse(x.startedAt) > at - WINDOW_MS).length;
-        expect(inWindow, `${r.id} left ${left} with ${inWindow} of its requests in the window`).toBeGreaterThanOrEqual(PER_KEY - 2);
+        const inWindow = inWindowBefore(byKey(left), at);
+        const orgInWindow = inWindowBefore(
+          sent.filter((x) => x.client !== 'second-org' && x.id !== own[i]!.id),
+          at,
+        );
+        expect(
+          inWindow >= PER_KEY - 2 || orgInWindow >= PER_ORG - 2,
+          `${r.id} left ${left} with ${inWindow} of its requests and ${orgInWindow} of the organization's in the window`,
+        ).toBe(true);
       }
     }
     expect(switches).toBeLessThan(outcome.results.length);

@@ -6,7 +6,8 @@
  * check that needs it or by the rate-limit suite beside its own episodes (so the
  * waits overlap); the issuance-limit checks judge it with judge.ts.
  */
-import type { CheckContext, CheckTag } from '../../engine/index.js';
+import type { TokenRequestOptions } from '../../auth/types.js';
+import type { CheckContext, CheckDefinition, CheckTag } from '../../engine/index.js';
 import { episode, excludedBy, planned, renewExpiredProbe } from '../../engine/index.js';
 import type { HttpResponse } from '../../http/index.js';
 import { retryAfterMs } from '../../auth/token-response.js';
@@ -80,10 +81,13 @@ export function forwardingHeaders(ctx: CheckContext, n: number): Record<string, 
 /** The episode's requests so far (each one's forwarding headers differ). */
 let spoofCount = 0;
 
-async function tokenHit(ctx: CheckContext, role: string): Promise<TokenHit> {
+/** How the episode sends a token request: inside its section, the section's own request (TokenBroker.alone). */
+type Send = (role: string, opts: TokenRequestOptions) => Promise<HttpResponse>;
+
+async function tokenHit(ctx: CheckContext, role: string, send: Send): Promise<TokenHit> {
   const headers = forwardingHeaders(ctx, spoofCount++);
   const sentAt = Date.now();
-  const res = await ctx.tokens.request(role, { scopes: [SCOPE], pace: false, expect429: true, ...(headers ? { headers } : {}) });
+  const res = await send(role, { scopes: [SCOPE], pace: false, expect429: true, ...(headers ? { headers } : {}) });
   // "The response carries `access_token`": a success without one breaks the rule, in a burst as anywhere.
   if (res.status >= 200 && res.status < 300 && !issued(res))
     ctx.fail(`a valid token request of client ${role} (scope ${SCOPE}) in the issuance burst answered ${res.status} without an access_token string`, {
@@ -123,7 +127,7 @@ function summarize(hits: TokenHit[], concurrency: number, spread: boolean): Issu
  * flight when the 429 comes and none extends the window by retrying sooner than its
  * Retry-After.
  */
-async function burst(ctx: CheckContext, max: number, intervalMs: number): Promise<IssuanceBurst> {
+async function burst(ctx: CheckContext, max: number, intervalMs: number, send: Send): Promise<IssuanceBurst> {
   const roles = rolesOf(ctx);
   const hits: TokenHit[] = [];
   const start = Date.now();
@@ -135,7 +139,7 @@ async function burst(ctx: CheckContext, max: number, intervalMs: number): Promis
     if (hits.some(refusedBy)) break;
     const due = start + i * intervalMs - Date.now();
     if (due > 0) await ctx.sleep(due);
-    const p: Promise<TokenHit> = tokenHit(ctx, roles[i % roles.length]!).then((h) => {
+    const p: Promise<TokenHit> = tokenHit(ctx, roles[i % roles.length]!, send).then((h) => {
       hits[i] = h;
       inFlight.delete(p);
       room = h.remaining === undefined ? 1 : Math.max(1, Math.min(BATCH, h.remaining - 1));
@@ -171,27 +175,87 @@ export interface Recovery {
   second?: IssuanceBurst;
 }
 
-const BURST_KEY = 'issuance-limit.burst';
+const SECTION_KEY = 'issuance-limit.section';
+const SECTION_RUN_KEY = 'issuance-limit.section-run';
 const RECOVERY_KEY = 'issuance-limit.recovery';
 
 /**
- * The run's one issuance exhaustion: the first burst until 429, then (when a check or
- * the scheduler asks for it) the wait it advises and the second burst. Each part starts
- * once per run, by the first check that needs it or by the rate-limit suite beside its
- * own episodes, so the window is waited out once and overlaps the other waits.
+ * The run's one issuance exhaustion: the first burst until 429, then (when the run judges it)
+ * the wait it advises and the second burst. It starts once per run: beside the paced checks once
+ * none still to run may ask for a token (ISSUANCE_EARLY), else by the first check that needs it or
+ * by the rate-limit suite beside its own episodes, so the window is waited out once and overlaps
+ * the other waits. The token endpoint is the episode's from the first burst to the end of the
+ * second (TokenBroker.alone): a token request of anything else meanwhile waits, so none lands in
+ * a window the episode counts or retries sooner than its Retry-After.
  */
 export function issuanceEpisode(ctx: CheckContext): Promise<IssuanceEpisode> {
-  return episode(ctx.shared, BURST_KEY, () => firstBurst(ctx));
+  return startSection(ctx).first;
 }
 
 export function issuanceRecovery(ctx: CheckContext): Promise<Recovery | undefined> {
-  const first = issuanceEpisode(ctx);
-  return episode(ctx.shared, RECOVERY_KEY, async () => recover(ctx, await first));
+  const section = startSection(ctx);
+  // A recovery the section did not include (the run judged none when it started): after it, on its own.
+  return section.recovery ?? episode(ctx.shared, RECOVERY_KEY, async () => recover(ctx, await section.first, (role, opts) => ctx.tokens.request(role, opts)));
 }
 
-async function firstBurst(ctx: CheckContext): Promise<IssuanceEpisode> {
-  // The new token after the probe token's expiry, before the bursts exhaust issuance for a window.
-  await renewExpiredProbe(ctx);
+/** CheckDefinition.startEarly of the issuance checks: the whole episode beside the paced checks, when the run judges its recovery (else at its turn, as the quick profile's burst at once). */
+export const ISSUANCE_EARLY: NonNullable<CheckDefinition['startEarly']> = {
+  roles: () => [],
+  afterTokens: true,
+  start: async (ctx) => {
+    if (!recoveryJudged(ctx)) return;
+    const section = startSection(ctx);
+    await Promise.allSettled([section.first, section.recovery]);
+  },
+};
+
+const AFTER_KEY = 'issuance-limit.after';
+
+/**
+ * Makes the issuance episode, when it has not started yet, wait for `before` first: the tokens of
+ * the rate-limit suite's key episodes (else an exhausted endpoint would hold up their first requests).
+ */
+export function issuanceAfter(ctx: Pick<CheckContext, 'shared'>, before: Promise<unknown>): void {
+  const list = (ctx.shared.get(AFTER_KEY) as Promise<unknown>[] | undefined) ?? [];
+  list.push(before);
+  ctx.shared.set(AFTER_KEY, list);
+}
+
+interface Section {
+  first: Promise<IssuanceEpisode>;
+  /** Undefined when the section ends with the first burst. */
+  recovery?: Promise<Recovery | undefined>;
+}
+
+function startSection(ctx: CheckContext): Section {
+  const known = ctx.shared.get(SECTION_KEY) as Section | undefined;
+  if (known) return known;
+  const withRecovery = recoveryJudged(ctx);
+  let firstDone!: (p: Promise<IssuanceEpisode>) => void;
+  const first = new Promise<IssuanceEpisode>((resolve) => {
+    firstDone = resolve;
+  });
+  const run = episode(ctx.shared, SECTION_RUN_KEY, async () => {
+    // What other episodes need issued first (issuanceAfter), then the new token after the probe
+    // token's expiry, before the bursts exhaust issuance for a window.
+    await Promise.allSettled((ctx.shared.get(AFTER_KEY) as Promise<unknown>[] | undefined) ?? []);
+    await renewExpiredProbe(ctx);
+    return ctx.tokens.alone(async (send) => {
+      const burstDone = firstBurst(ctx, send);
+      firstDone(burstDone);
+      const ep = await burstDone;
+      return withRecovery ? recover(ctx, ep, send) : undefined;
+    });
+  });
+  // A failure before the first burst (the probe's renewal cannot fail: it settles undefined) reaches the burst's waiters too.
+  run.catch((e: unknown) => firstDone(Promise.reject(e)));
+  first.catch(() => undefined);
+  const section: Section = { first, ...(withRecovery ? { recovery: run } : {}) };
+  ctx.shared.set(SECTION_KEY, section);
+  return section;
+}
+
+async function firstBurst(ctx: CheckContext, send: Send): Promise<IssuanceEpisode> {
   const limit = ctx.limits.tokenIssuancePerMinute;
   const windowMs = ctx.limits.windowSec * 1000;
   const attempts: IssuanceEpisode['attempts'] = [];
@@ -199,7 +263,7 @@ async function firstBurst(ctx: CheckContext): Promise<IssuanceEpisode> {
   // The spread only leaves room for the second burst: a run that judges no recovery (the quick
   // profile, --only) sends the first at once, as the spread one's fallback does.
   for (const spread of recoveryJudged(ctx) ? [true, false] : [false]) {
-    const b = await burst(ctx, 2 * limit + 1, spread ? (SPREAD * windowMs) / (2 * limit + 1) : 0);
+    const b = await burst(ctx, 2 * limit + 1, spread ? (SPREAD * windowMs) / (2 * limit + 1) : 0, send);
     const verdict = judgeIssuanceBurst({ limit, windowMs, requests: b.hits, concurrency: b.concurrency });
     attempts.push({ spread, figures: verdict.figures, ...(verdict.verdict === 'pass' ? {} : { message: verdict.message }) });
     result = { first: b, verdict, attempts };
@@ -236,7 +300,7 @@ function advisedAt(r: TokenHit, windowMs: number): number {
   return r.receivedAt + (retryAfterMs(r.res.headers['retry-after'], r.receivedAt) ?? windowMs);
 }
 
-async function recover(ctx: CheckContext, ep: IssuanceEpisode): Promise<Recovery | undefined> {
+async function recover(ctx: CheckContext, ep: IssuanceEpisode, send: Send): Promise<Recovery | undefined> {
   const refusals = ep.first.refusals;
   if (refusals.length === 0) return undefined;
   const windowMs = ctx.limits.windowSec * 1000;
@@ -250,12 +314,12 @@ async function recover(ctx: CheckContext, ep: IssuanceEpisode): Promise<Recovery
   if (waitMs > 3 * windowMs + 5000) return { waitMs, header, advised, waitedFor };
   ctx.waiting('waiting out the token issuance window', waitMs);
   await ctx.sleep(waitMs);
-  const after = await tokenHit(ctx, 'main');
+  const after = await tokenHit(ctx, 'main', send);
   if (!issued(after.res)) return { waitMs, header, advised, waitedFor, res: after.res };
   // The limit at once: with the request after the wait, one more than a window may issue. A
   // conforming endpoint refuses only the last to arrive, so none of them retries sooner than a Retry-After.
   const roles = rolesOf(ctx);
-  const rest = await Promise.all(Array.from({ length: limit }, (_, i) => tokenHit(ctx, roles[(i + 1) % roles.length]!)));
+  const rest = await Promise.all(Array.from({ length: limit }, (_, i) => tokenHit(ctx, roles[(i + 1) % roles.length]!, send)));
   const second = summarize([after, ...rest], limit, false);
   return { waitMs, header, advised, waitedFor, res: after.res, second };
 }
