@@ -128,23 +128,32 @@ function laneOrder(planned: readonly CheckDefinition[], rt: Runtime, lane: Token
   const earlyRoles = earlyWorkRoles(planned, rt);
   const movable = (c: CheckDefinition) => slotOf(c) === 'paced' && !c.startEarly && !whyNotRun(c, rt) && !(c.clients ?? []).some((r) => earlyRoles.has(r));
   return laneSequence(
-    planned.map((c) => ({ paced: slotOf(c) === 'paced', tokens: movable(c) ? lane.tokensOf(c) : 0 })),
+    planned.map((c) => {
+      const tokens = movable(c) ? lane.tokensOf(c) : 0;
+      return { paced: slotOf(c) === 'paced', tokens, asks: tokens === 0 && slotOf(c) === 'paced' && c.coveringTokens !== true && !whyNotRun(c, rt) };
+    }),
     lane,
   );
 }
 
 /**
  * The order of `laneOrder` over plan entries (`paced`: in the paced slot; `tokens`: the token
- * requests of a movable token-only check, else 0), asking `lane` at each step: exported for the tests.
+ * requests of a movable token-only check, else 0; `asks`: a paced check that may ask for tokens of
+ * exact scopes, for which the reserve is kept), asking `lane` at each step: exported for the tests.
  */
 export function laneSequence(
-  entries: ReadonlyArray<{ paced: boolean; tokens: number }>,
+  entries: ReadonlyArray<{ paced: boolean; tokens: number; asks?: boolean }>,
   lane: Pick<TokenLane, 'room' | 'mainWaitMs' | 'reserve'>,
 ): () => Step | undefined {
   const done = new Set<number>();
   const queued: number[] = [];
   let cursor = 0;
-  const fits = (i: number) => lane.room() >= entries[i]!.tokens + lane.reserve;
+  // The reserve is kept for the tokens of the checks that may ask for one besides the token-only
+  // ones (`asks`: exact-scope checks); once none is left to run, token-only checks may use it all.
+  // (Unmarked, a paced check that is not token-only counts as one that may ask.)
+  const asks = (e: (typeof entries)[number]) => e.paced && e.tokens === 0 && e.asks !== false;
+  const reserve = () => (entries.some((e, i) => asks(e) && !done.has(i)) ? lane.reserve : 0);
+  const fits = (i: number) => lane.room() >= entries[i]!.tokens + reserve();
   const take = (i: number): Step => {
     done.add(i);
     const q = queued.indexOf(i);

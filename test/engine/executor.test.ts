@@ -62,6 +62,16 @@ describe('laneSequence', () => {
     expect(drain(entries, { room: () => 20, mainWaitMs: () => LANE_PULL_MS, reserve: 3 })).toEqual([0, 1]);
   });
 
+  it('keeps the reserve while a check that may ask for exact-scope tokens is left, and gives it to token-only checks after', () => {
+    const room = 3; // exactly the reserve
+    const asker = { paced: true, tokens: 0, asks: true };
+    const covering = { paced: true, tokens: 0, asks: false };
+    // A token-only check queues while the asker is still to run, and runs right after it.
+    expect(drain([auth, asker, covering, late], { room: () => room, mainWaitMs: () => 0, reserve: 3 })).toEqual([1, 0, 2, 3]);
+    // Without an asker left it fits at once.
+    expect(drain([auth, covering, late], { room: () => room, mainWaitMs: () => 0, reserve: 3 })).toEqual([0, 1, 2]);
+  });
+
   it('never moves a check outside the paced slot', () => {
     const entries = [late, { paced: false, tokens: 0 }, main];
     expect(drain(entries, { room: () => 0, mainWaitMs: () => 10_000, reserve: 3 })).toEqual([0, 1, 2]);
