@@ -103,6 +103,11 @@ export function tokenAsker(check: CheckDefinition, lane?: Pick<TokenLane, 'token
   return check.coveringTokens !== true || (lane?.tokensOf(check) ?? 0) > 0;
 }
 
+/** A paced check that will run and may ask for a token of its own (tokenAsker). */
+function pacedAsker(check: CheckDefinition, rt: Runtime, lane?: Pick<TokenLane, 'tokensOf'>): boolean {
+  return slotOf(check) === 'paced' && tokenAsker(check, lane) && !whyNotRun(check, rt);
+}
+
 /** The keys of the early work that will run (CheckDefinition.startEarly of checks not skipped). */
 function earlyWorkRoles(checks: readonly CheckDefinition[], rt: Runtime): Set<string> {
   return new Set(checks.flatMap((c) => (c.startEarly && !whyNotRun(c, rt) ? c.startEarly.roles(rt.config) : [])));
@@ -130,7 +135,7 @@ function laneOrder(planned: readonly CheckDefinition[], rt: Runtime, lane: Token
   return laneSequence(
     planned.map((c) => {
       const tokens = movable(c) ? lane.tokensOf(c) : 0;
-      return { paced: slotOf(c) === 'paced', tokens, asks: tokens === 0 && slotOf(c) === 'paced' && c.coveringTokens !== true && !whyNotRun(c, rt) };
+      return { paced: slotOf(c) === 'paced', tokens, asks: tokens === 0 && pacedAsker(c, rt) };
     }),
     lane,
   );
@@ -205,7 +210,7 @@ function earlyStarter(
       afterTokens: check.startEarly?.afterTokens === true && !whyNotRun(check, rt),
     }))
     .filter((e) => e.roles.length > 0 || e.afterTokens);
-  const askers = planned.map((c) => slotOf(c) === 'paced' && tokenAsker(c, lane) && !whyNotRun(c, rt));
+  const askers = planned.map((c) => pacedAsker(c, rt, lane));
   /** Where each started work began: the index of the check about to run then. */
   const startedAt = new Map<CheckDefinition, number>();
   const start = (index: number, ran: ReadonlySet<number>) => {
