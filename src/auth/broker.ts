@@ -31,6 +31,8 @@ export interface TokenBrokerOptions {
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
   onWait?: (info: { reason: string; ms: number; client?: string }) => void;
+  /** A token request (or section) about to wait for another's `alone` section to end: `section` settles then. */
+  onSectionWait?: (section: Promise<void>) => void;
   /** A token endpoint answer that issued a token: the client's role, the exchange, when the token expires (epoch ms). No token. */
   onIssued?: (info: { client: string; exchange: Exchange; expiresAt: number }) => void;
   /** The run sends no writes (the read-only profile): a covering token is asked for the client's declared read scopes only. */
@@ -148,9 +150,12 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
     return this.section ? 0 : this.limiter.room();
   }
 
-  /** How long a token request would wait now for the issuance window (0 when it has room; a whole section's length is not known: 0 then too). */
+  /**
+   * How long a token request would wait now for the issuance window (0 when it has room). During
+   * an `alone` section: Infinity (its length is not known, and it may outlast a check's budget).
+   */
   issuanceWait(): number {
-    return this.limiter.waitMs();
+    return this.section ? Number.POSITIVE_INFINITY : this.limiter.waitMs();
   }
 
   /** The configured client for a role (or client id); a missing role skips the check that needs it. */
@@ -285,7 +290,10 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
   }
 
   async request(role: string, opts: TokenRequestOptions = {}): Promise<HttpResponse> {
-    while (this.section) await this.section;
+    while (this.section) {
+      this.opts.onSectionWait?.(this.section);
+      await this.section;
+    }
     this.inFlight++;
     try {
       return await this.send(role, opts);
@@ -301,7 +309,10 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
    * client key set made unreachable): no other check's token request meets that moment.
    */
   async alone<T>(fn: (request: (role: string, opts?: TokenRequestOptions) => Promise<HttpResponse>) => Promise<T>): Promise<T> {
-    while (this.section) await this.section;
+    while (this.section) {
+      this.opts.onSectionWait?.(this.section);
+      await this.section;
+    }
     let end!: () => void;
     this.section = new Promise<void>((r) => {
       end = r;

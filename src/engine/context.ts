@@ -26,6 +26,8 @@ export class CheckRecorder {
   sharedMainKey = 0;
   /** Set when the check's time budget has passed: why it may send nothing more. */
   closed?: string;
+  /** Set while the check runs within a budget (src/engine/execute.ts): stops its clock for a wait of the run's own. */
+  budget?: { pauseFor(wait: Promise<unknown>): void };
   private readonly held = new Set<string>();
 
   /**

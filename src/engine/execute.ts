@@ -105,24 +105,51 @@ async function targetHealth(rt: Runtime, besides: readonly Exchange[]): Promise<
 /**
  * Runs `fn` within the check's budget. Past it the recorder is closed (the context
  * refuses further requests and waits, so the abandoned run stops at its next step)
- * and the check ends with ERR_TIMEOUT.
+ * and the check ends with ERR_TIMEOUT. The budget's clock stops while the check waits for
+ * the run's own coordination (`recorder.budget.pauseFor`: a token request held while another
+ * check has the token endpoint to itself), which says nothing of the target.
  */
 async function withinBudget(timeoutMs: number | undefined, recorder: CheckRecorder, fn: () => Promise<void>): Promise<void> {
   if (timeoutMs === undefined) return fn();
   let timer: NodeJS.Timeout | undefined;
+  let expire!: () => void;
   const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
+    expire = () => {
       recorder.closed = `the check did not finish within its time budget of ${Math.round(timeoutMs / 1000)} s`;
       reject(new ConformanceError('ERR_TIMEOUT', recorder.closed));
-    }, timeoutMs);
-    timer.unref();
+    };
   });
+  let remaining = timeoutMs;
+  let since = performance.now();
+  let pauses = 0;
+  let settled = false;
+  const arm = () => {
+    since = performance.now();
+    timer = setTimeout(expire, remaining);
+    timer.unref();
+  };
+  recorder.budget = {
+    pauseFor(wait) {
+      if (recorder.closed) return;
+      if (pauses++ === 0) {
+        clearTimeout(timer);
+        remaining = Math.max(0, remaining - (performance.now() - since));
+      }
+      const resume = () => {
+        if (--pauses === 0 && !recorder.closed && !settled) arm();
+      };
+      wait.then(resume, resume);
+    },
+  };
+  arm();
   const run = fn();
   run.catch(() => undefined); // an abandoned run's late rejection is not unhandled
   try {
     await Promise.race([run, expired]);
   } finally {
+    settled = true;
     clearTimeout(timer);
+    recorder.budget = undefined;
   }
 }
 

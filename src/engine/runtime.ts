@@ -320,6 +320,8 @@ export class Runtime {
     // A token request spends one of the issuance limit's requests, which every key and check of the
     // run share (20 a minute at the spec's limits): a key without the token counts as waiting one
     // issuance interval more, so a key holding it is kept unless its own wait is longer than that.
+    // While a section has the token endpoint to itself (TokenBroker.alone) such a key waits for
+    // as long as that lasts (issuanceWait is then Infinity): any key holding the token goes first.
     const tokenCost = (this.config.limits.windowSec * 1000) / Math.max(1, this.config.limits.tokenIssuancePerMinute);
     return roles.map((r) => {
       const held = this.tokens.holds(r, [...scopes], { covering });
@@ -427,6 +429,8 @@ export class Runtime {
       // Issuance waits end with the run: at its deadline and on interrupt.
       sleep: (ms) => sleepWithinRun(ms, spec.deadline, abort.signal),
       onWait: (w: WaitInfo) => runtime?.onWait(w),
+      // Waiting for another check's section is the run's own coordination: the waiting check's budget stops meanwhile.
+      onSectionWait: (section) => runtime?.als.getStore()?.recorder.budget?.pauseFor(section),
       onIssued: ({ client, exchange, expiresAt }) =>
         runtime?.events.emit({ type: 'token-issued', client, exchange: exchange.id, sentAt: Date.parse(exchange.startedAt), expiresAt }),
     }));

@@ -4,6 +4,7 @@ import { defineCheck, excludedBy, type CheckDefinition } from '../../src/engine/
 import { executeCheck } from '../../src/engine/execute.js';
 import type { Runtime } from '../../src/engine/runtime.js';
 import { ConformanceError } from '../../src/errors.js';
+import { runConformance } from '../../src/run/index.js';
 
 function fakeRuntime(profile: 'quick' | 'full' | 'read-only' = 'full', fixtures: Record<string, string> = {}): Runtime {
   return {
@@ -143,6 +144,28 @@ describe('the per-check time budget', () => {
     await new Promise((done) => setTimeout(done, 20));
     expect(requestsAfter).toBe(0);
   });
+
+  it("stops while the check's token request waits for another section of the token endpoint (the run's own wait), and runs on after it", async () => {
+    // The section lasts twice the budget; the check's own time is a token request and a read.
+    let sectionEnd = 0;
+    let tokenAt = 0;
+    const waiting = check({
+      id: 'demo.token-behind-a-section',
+      timeoutMs: 1500,
+      run: async (ctx) => {
+        const section = ctx.tokens.alone(async () => {
+          await new Promise((done) => setTimeout(done, 3000));
+          sectionEnd = Date.now();
+        });
+        await ctx.token(['system/Encounter.rs']);
+        tokenAt = Date.now();
+        await section;
+      },
+    });
+    const { results } = await runConformance({ checks: [waiting], profile: 'full', progress: false, writeReports: false });
+    expect(results[0]).toMatchObject({ id: 'demo.token-behind-a-section', outcome: 'pass' });
+    expect(tokenAt).toBeGreaterThanOrEqual(sectionEnd);
+  }, 30_000);
 
   it('a check within its budget is judged as usual', async () => {
     const r = await executeCheck(check({ run: async (ctx) => ctx.skip('fixture missing') }), fakeRuntime(), { timeoutMs: 5_000 });

@@ -6,7 +6,7 @@
  * Nothing here is timed: the windows are counted over the run's own send times.
  */
 import { describe, expect, it } from 'vitest';
-import type { CheckDefinition } from '../../src/engine/check.js';
+import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { Exchange } from '../../src/engine/types.js';
 import { runConformance } from '../../src/run/index.js';
 import { keyLimits, readsCheck, thirdKey } from './keys-support.js';
@@ -159,6 +159,52 @@ describe("paced requests over the organization's keys", () => {
     expect(sent.filter((x) => x.response?.status === 429)).toEqual([]);
     // No wait for a key's window (a 30 s window: one would show).
     expect(waits.filter((w) => w.ms > 1000)).toEqual([]);
+  }, 60_000);
+
+  it("while a section has the token endpoint to itself, a check stays on a key holding its token rather than wait for another key's", async () => {
+    // A key's window holds 7 (8, less one of headroom): twelve reads fill it, and the other key
+    // holds no token. Its token request would wait for the section (here 8 s, in a run the
+    // issuance episode's two minutes): the reads wait for main's window (2 s) instead.
+    const windowMs = 2000;
+    const sectionMs = 8000;
+    let sectionEnd: number | undefined;
+    const many = defineCheck({
+      id: 'demo.reads-beside-a-section',
+      title: 'twelve reads while the token endpoint is held',
+      area: 'medication-request',
+      level: 'MUST',
+      requirements: ['medication-request.read-returns-resource'],
+      fixtures: ['medicationRequest'],
+      async run(ctx) {
+        const read = (j: number) => ctx.fhir({ scopes: SCOPES, url: `/fhir/R4/MedicationRequest/${ctx.fixture('medicationRequest')}?_probe=section-${j}` });
+        ctx.check((await read(0)).status === 200, 'first read');
+        const section = ctx.tokens.alone(async () => {
+          await new Promise((r) => setTimeout(r, sectionMs));
+          sectionEnd = Date.now();
+        });
+        for (let j = 1; j < 12; j++) ctx.check((await read(j)).status === 200, `read ${j}`);
+        await section;
+      },
+    });
+    const sent: Exchange[] = [];
+    const outcome = await runConformance({
+      checks: [many],
+      profile: 'full',
+      progress: false,
+      writeReports: false,
+      reference: { limits: { ...limits, perOrgPerWindow: 30, windowMs, tokenWindowMs: windowMs } },
+      configOverlay: (raw: Record<string, unknown>) => ({ ...raw, organization: { requestsPerMinute: 30 } }),
+      subscribers: [(e) => void (e.type === 'exchange' && e.exchange.client && sent.push(e.exchange))],
+    });
+    const result = outcome.results.find((r) => r.id === 'demo.reads-beside-a-section')!;
+    expect(result.outcome, result.message).toBe('pass');
+    const reads = result.evidence.filter((x) => x.client);
+    expect(reads.map((x) => x.client)).toEqual(Array(12).fill('main'));
+    // Main's window was waited for (the reads span it), the section was not.
+    const last = Date.parse(reads[11]!.startedAt);
+    expect(last - Date.parse(reads[0]!.startedAt)).toBeGreaterThanOrEqual(windowMs - 100);
+    expect(last).toBeLessThan(sectionEnd!);
+    expect(sent.filter((x) => x.response?.status === 429)).toEqual([]);
   }, 60_000);
 
   it('without it: one key, within its ceiling, and the report says why', async () => {
