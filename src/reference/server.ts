@@ -437,7 +437,9 @@ class HttpCore {
     if (!limits.enforceRateLimits) return;
     // Fault rate-limit-writes-not-throttled: creates and updates count against the key but are never refused.
     const writeBypass = this.cfg.faults.has('rate-limit-writes-not-throttled') && (ex.op?.interaction === 'create' || ex.op?.interaction === 'update');
-    if (!key.allowed && !writeBypass) this.refuse(key, ex, 'per-key limit');
+    // Fault rate-limit-r5-not-throttled: the R5 surface's requests count against the key but are never refused.
+    const r5Bypass = this.cfg.faults.has('rate-limit-r5-not-throttled') && ex.op?.release === 'R5';
+    if (!key.allowed && !writeBypass && !r5Bypass) this.refuse(key, ex, 'per-key limit');
     if (!org.allowed) this.refuse(org, ex, 'per-organization limit');
   }
 

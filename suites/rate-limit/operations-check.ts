@@ -1,6 +1,6 @@
 /**
  * 429 HPB-00105 on every R4 MedicationRequest and Encounter operation (endpoint
- * tables). The operations are sent inside the suite's exhaustion episode, each
+ * tables) and on the R5 DocumentReference operations that mirror them. The operations are sent inside the suite's exhaustion episode, each
  * on the full key as the first refusal of a fresh block (operations.ts); this check
  * judges their answers: a 429 by its code, any other answer by whether the key was
  * certainly full when it arrived (judgeThrottled).
@@ -12,7 +12,16 @@ import { THROTTLED_OPERATIONS } from './operations.js';
 
 export const operationsCheck = defineCheck({
   id: 'rate-limit.operations-429',
-  title: 'MedicationRequest and Encounter read, search, create and update answer 429 HPB-00105 while the key is over its limit',
+  surfaces: {
+    release: 'R4 and R5',
+    resource: "R4 MedicationRequest and Encounter (read, search, create, update: the tables' rows); R5 DocumentReference (the same four, which mirror them)",
+    keyKind: "the sandbox key the exhaustion episode drives to its limit: the second organization's (else extra, else main)",
+    leftOut: [
+      "the R5 $upload operation: its body is a document (its own size rules), and every further operation costs the driven key about one group's wait (~3 s at the spec's limits); the limiter a target puts in front of its R5 surface is judged by the four operations above",
+      'DocumentReference on R4: not in the spec (its R4 operations are "not shown")',
+    ],
+  },
+  title: 'MedicationRequest and Encounter (R4) and DocumentReference (R5) read, search, create and update answer 429 HPB-00105 while the key is over its limit',
   area: 'rate-limit',
   level: 'MUST',
   requirements: THROTTLED_OPERATIONS.map((t) => t.requirement),
@@ -47,8 +56,10 @@ export const operationsCheck = defineCheck({
       for (const h of [...(a.tries ?? []), ...(a.hit ? [a.hit] : [])]) {
         ctx.attach(h.res.exchange);
         const created = h.res.json as { id?: unknown } | undefined;
-        if (h.res.status < 300 && h.res.exchange.request.method === 'POST' && typeof created?.id === 'string')
-          ctx.created(new URL(h.res.exchange.request.url).pathname.split('/').at(-1)!, created.id);
+        if (h.res.status < 300 && h.res.exchange.request.method === 'POST' && typeof created?.id === 'string') {
+          const url = new URL(h.res.exchange.request.url);
+          ctx.created(url.pathname.split('/').at(-1)!, created.id, `${url.origin}${url.pathname}/${created.id}`);
+        }
       }
       if (!a.hit || !a.verdict) {
         unjudged.push(`${a.requirement}: ${a.unjudged ?? 'not sent'}`);

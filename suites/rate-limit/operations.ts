@@ -1,6 +1,8 @@
 /**
  * The R4 MedicationRequest and Encounter operations sent while a key is over
- * its limit (endpoint tables: every row lists 429 `HPB-00105`), inside the
+ * its limit (endpoint tables: every row lists 429 `HPB-00105`), and the R5
+ * DocumentReference ones that mirror them (the per-key limit covers every
+ * authenticated request), inside the
  * rate-limit suite's single exhaustion episode, unpaced and without retries.
  * Creates carry a valid body (a server that does not refuse them creates a
  * resource, which the check puts into the ledger); updates target an id that does
@@ -28,8 +30,8 @@
  * is proven (judgeThrottled), and an answer other than 429 fails instead of being
  * blamed on a slot that freed. Cost at the spec's defaults (60 per minute, 1-minute
  * window, ~100 ms round trip): one window of spreading (60 requests), then per
- * operation a wait of about one group (~3 s) and 2-3 refill requests: about 85
- * requests and 85 s in all, against 8 requests sent during the hold before.
+ * operation a wait of about one group (~3 s) and 2-3 refill requests: for the 12
+ * operations about 95 requests and 100 s in all.
  */
 import { randomUUID } from 'node:crypto';
 import type { CheckContext } from '../../src/engine/index.js';
@@ -37,6 +39,7 @@ import type { ModelOperation } from '../../src/discovery/index.js';
 import {
   encounterBody,
   judgeThrottled,
+  minimalResource,
   leaveBand,
   leaveLateMs,
   mayLeaveWithin,
@@ -52,6 +55,7 @@ import { FAST_CONCURRENCY, fixtureKeyFor, type Hit, hit, keyTraffic, othersThan,
 const SCOPES = {
   MedicationRequest: { read: ['system/MedicationRequest.rs'], write: ['system/MedicationRequest.cru'], create: ['system/MedicationRequest.c'] },
   Encounter: { read: ['system/Encounter.rs'], write: ['system/Encounter.cru'], create: ['system/Encounter.cru'] },
+  DocumentReference: { read: ['system/DocumentReference.rs'], write: ['system/DocumentReference.cru'], create: ['system/DocumentReference.cru'] },
 } as const;
 
 type Resource = keyof typeof SCOPES;
@@ -59,6 +63,8 @@ type Resource = keyof typeof SCOPES;
 export interface ThrottledOperation {
   requirement: string;
   resource: Resource;
+  /** The surface: R4 for the tables' rows, R5 for the DocumentReference surface that mirrors them. */
+  release: 'R4' | 'R5';
   interaction: ModelOperation['interaction'];
   scopes: readonly string[];
   /** Fixture keys of main's organization (the key's own organization's are used: fixtureKeyFor). */
@@ -67,19 +73,20 @@ export interface ThrottledOperation {
   request(ctx: CheckContext, op: ModelOperation, role: string): { method: string; url: string; body?: unknown };
 }
 
-const FIXTURE = { MedicationRequest: 'medicationRequest', Encounter: 'encounter' } as const;
-const SLUG = { MedicationRequest: 'medication-request', Encounter: 'encounter' } as const;
+const FIXTURE = { MedicationRequest: 'medicationRequest', Encounter: 'encounter', DocumentReference: 'documentReference' } as const;
+const SLUG = { MedicationRequest: 'medication-request', Encounter: 'encounter', DocumentReference: 'document-reference' } as const;
 
-function operationsOf(resource: Resource): ThrottledOperation[] {
+function operationsOf(resource: Resource, release: 'R4' | 'R5' = 'R4'): ThrottledOperation[] {
   const scopes = SCOPES[resource];
   const fixture = (ctx: CheckContext, role: string, key: string) => ctx.fixture(fixtureKeyFor(role, key));
   // The subject is a patient of the key's organization.
   const body = (ctx: CheckContext, role: string, id?: string) => {
     const fields = { ...(id ? { id } : {}), subject: { reference: `Patient/${fixture(ctx, role, 'patient')}` } };
+    if (resource === 'DocumentReference') return { ...minimalResource(ctx, release, resource), ...fields };
     return resource === 'Encounter' ? encounterBody(ctx, fields) : newMedicationRequest(ctx, fields);
   };
   const writeFixtures = resource === 'Encounter' ? ['patient', 'practitioner'] : ['patient'];
-  return [
+  const ops: Array<Omit<ThrottledOperation, 'release'>> = [
     {
       requirement: `${SLUG[resource]}.read-429`,
       resource,
@@ -116,9 +123,19 @@ function operationsOf(resource: Resource): ThrottledOperation[] {
       },
     },
   ];
+  return ops.map((o) => ({ ...o, release }));
 }
 
-export const THROTTLED_OPERATIONS: readonly ThrottledOperation[] = [...operationsOf('MedicationRequest'), ...operationsOf('Encounter')];
+/**
+ * The tables' R4 MedicationRequest and Encounter rows, and the R5 DocumentReference surface: "The R5
+ * operations mirror the R4 ones", and the per-key limit covers "every authenticated request", so a
+ * target whose R5 surface escapes the limiter lets a throttled key go on there.
+ */
+export const THROTTLED_OPERATIONS: readonly ThrottledOperation[] = [
+  ...operationsOf('MedicationRequest'),
+  ...operationsOf('Encounter'),
+  ...operationsOf('DocumentReference', 'R5'),
+];
 
 /** What one throttled operation got, or why it was not sent. */
 export interface ThrottledAnswer {
@@ -216,8 +233,8 @@ export function leaveGap(requests: readonly Timed[], now: number, windowMs: numb
 
 /** The operations this target can be asked with `role`'s key: published, with their fixtures configured. */
 export function sendable(ctx: CheckContext, t: ThrottledOperation, role: string): { op?: ModelOperation; notSent?: string } {
-  const op = ctx.findOperation(t.resource, t.interaction, 'R4');
-  if (!op) return { notSent: `the target publishes no R4 ${t.resource} ${t.interaction} operation` };
+  const op = ctx.findOperation(t.resource, t.interaction, t.release);
+  if (!op) return { notSent: `the target publishes no ${t.release} ${t.resource} ${t.interaction} operation` };
   const missing = t.fixtures.map((f) => fixtureKeyFor(role, f)).filter((f) => !ctx.hasFixture(f));
   if (missing.length) return { notSent: `fixture not provided: ${missing.join(', ')}` };
   return { op };

@@ -81,7 +81,14 @@ export function throttleRole(ctx: CheckContext): string {
 /** The fixture of `key` (a record of main's organization) for `role`'s organization. */
 export function fixtureKeyFor(role: string, key: string): string {
   if (role !== 'second-org') return key;
-  return { medicationRequest: 'otherOrgMedicationRequest', encounter: 'otherOrgEncounter', patient: 'otherOrgPatient' }[key] ?? key;
+  return (
+    {
+      medicationRequest: 'otherOrgMedicationRequest',
+      encounter: 'otherOrgEncounter',
+      patient: 'otherOrgPatient',
+      documentReference: 'otherOrgDocumentReference',
+    }[key] ?? key
+  );
 }
 
 /** A cheap authenticated request for `role`: a read of a fixture MedicationRequest of the key's organization. */

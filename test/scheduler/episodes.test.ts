@@ -52,8 +52,8 @@ describe('exhaustion episodes (certification schedule)', () => {
     expect(results.get('issuance-limit.window-recovers')!.evidence.map((x) => x.response?.status)).toEqual([200]);
     // Every operation was refused on the full key, and judged.
     const ops = results.get('rate-limit.operations-429')!;
-    expect(ops.requirements).toHaveLength(8);
-    expect(ops.evidence.filter((x) => x.response?.status === 429)).toHaveLength(8);
+    expect(ops.requirements).toHaveLength(12);
+    expect(ops.evidence.filter((x) => x.response?.status === 429)).toHaveLength(12);
     // Both key episodes ran on the other organization's key, one after the other.
     const sliding = results.get('rate-limit.capacity-returns-as-requests-leave-window')!;
     expect(new Set(sliding.evidence.map((x) => x.client))).toEqual(new Set(['second-org']));
@@ -109,7 +109,7 @@ describe('exhaustion episodes (certification schedule)', () => {
     const retry = results.get('rate-limit.early-retry-refused-and-extends-reset')!;
     expect(early).toHaveLength(1);
     expect(retry.evidence.map((x) => x.id)).toContain(early[0]!.split(' ')[1]);
-    expect(results.get('rate-limit.operations-429')!.evidence.filter((x) => x.response?.status === 429)).toHaveLength(8);
+    expect(results.get('rate-limit.operations-429')!.evidence.filter((x) => x.response?.status === 429)).toHaveLength(12);
   }, 180_000);
 
   it('a run of the per-key exhaustion checks alone spends no token issuance burst it does not judge, and ends cleanly', async () => {
@@ -128,7 +128,8 @@ describe('exhaustion episodes (certification schedule)', () => {
   }, 120_000);
 
   const writesServed = rateLimitFaults.find((f) => f.name === 'rate-limit-writes-not-throttled')!;
-  const operationFaults = [...throttleFaults, writesServed];
+  const r5Served = rateLimitFaults.find((f) => f.name === 'rate-limit-r5-not-throttled')!;
+  const operationFaults = [...throttleFaults, writesServed, r5Served];
   /**
    * The operation faults' runs mostly wait for their windows (each about a minute, most of it Retry-After),
    * each on its own reference: all of them start together once the runs above are done, which run alone

@@ -310,6 +310,14 @@ export const faults: FaultDef[] = [
     checks: ['rate-limit.operations-429'],
   },
   {
+    name: 'rate-limit-r5-not-throttled',
+    area: 'rate-limit',
+    violates: ['document-reference.read-429', 'document-reference.search-429', 'document-reference.create-429', 'document-reference.update-429'],
+    symptom:
+      'The R5 surface escapes the per-key limit: its requests count against the key, but a key over its limit is still served there (the R4 operations are refused).',
+    checks: ['rate-limit.operations-429'],
+  },
+  {
     name: 'rate-limit-exhausted-503',
     area: 'rate-limit',
     violates: ['rate-limit.excess-429', 'catalog.hpb-00105'],
@@ -336,7 +344,8 @@ export const faults: FaultDef[] = [
 ];
 
 /*
- * One fault per R4 MedicationRequest and Encounter operation: while the key is
+ * One fault per R4 MedicationRequest and Encounter operation, and per R5 DocumentReference one
+ * (which mirror them): while the key is
  * over its limit, that operation's 429 loses its catalog code (no `details`,
  * plain-text diagnostics), breaking the "429 `HPB-00105`" cell of its row of
  * the endpoint table. Caught by `rate-limit.operations-429`.
@@ -355,7 +364,10 @@ export const throttledWithoutCode = (op: OperationDef) => `throttled-without-cod
 
 faults.push(
   ...OPERATIONS.filter(
-    (op) => op.release === 'R4' && (op.resource === 'MedicationRequest' || op.resource === 'Encounter') && op.interaction !== 'operation',
+    (op) =>
+      op.interaction !== 'operation' &&
+      ((op.release === 'R4' && (op.resource === 'MedicationRequest' || op.resource === 'Encounter')) ||
+        (op.release === 'R5' && op.resource === 'DocumentReference')),
   ).map(
     (op): FaultDef => ({
       name: throttledWithoutCode(op),
