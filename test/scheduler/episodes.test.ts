@@ -66,7 +66,8 @@ describe('exhaustion episodes (certification schedule)', () => {
     const judgedOn = sliding.observations.find((o) => o.key === 'rate-limit.sliding-judged-on');
     if (judgedOn) expect(String(judgedOn.value)).toMatch(/^[1-9]\d* refill\(s\) of the throttled operations/);
     else expect(sliding.observations.map((o) => o.key)).toContain('rate-limit.sliding-tries');
-  }, 120_000);
+    // A hang guard, not a timed test: twelve throttled operations (R4 and R5), on a loaded machine about two minutes.
+  }, 300_000);
 
   // The two variants mostly wait out windows, each on its own reference: they run together (the run
   // above and the operation faults' runs below each run apart from them).
@@ -156,6 +157,7 @@ describe('exhaustion episodes (certification schedule)', () => {
       expect(r.outcome, describeResults(results).join('\n')).toBe('fail');
       expect(r.findings.map((f) => f.requirement)).toContain(requirement);
     },
-    120_000,
+    // A hang guard: each fault run waits for its throttled phase (twelve operations).
+    240_000,
   );
 });
