@@ -58,7 +58,6 @@ export async function executePlan(
   const results: CheckResult[] = [];
   const early = earlyStarter(planned, rt, opts.lane);
   const next = opts.lane ? laneOrder(planned, rt, opts.lane) : inOrder(planned.length);
-  const ran = new Set<number>();
   for (let position = 0; ; position++) {
     if (rt.signal.aborted) break;
     const step = next();
@@ -66,8 +65,7 @@ export async function executePlan(
     const { index, cursor } = step;
     const check = planned[index]!;
     // Early work starts from the first check not run yet in plan order (moved checks use none of its keys).
-    early(cursor, ran);
-    ran.add(index);
+    early(cursor, index);
     const info = plannedCheck(check, slotOf(check));
     events.emit({ type: 'check-started', check: info, index: position, total: planned.length });
     const result = await executeCheck(check, rt, { timeoutMs: check.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS });
@@ -192,45 +190,42 @@ export function laneSequence(
 
 /**
  * Starts the early work of the planned checks that declare some (CheckDefinition.startEarly)
- * and will run: before check `index` runs, once no check from it up to the declaring one
- * declares one of the work's roles. The work owns those keys until it settles. Work on the token
- * endpoint (`afterTokens`) starts once no paced check still to run (`ran`: the plan indices run so
- * far) may ask for a token (tokenAsker).
+ * and will run: before check `index` runs (`cursor`: the first not run yet in plan order), once
+ * no check from the cursor up to the declaring one declares one of the work's roles. The work owns
+ * those keys until it settles. Work on the token endpoint (`afterTokens`) starts once no paced
+ * check still to run may ask for a token (tokenAsker).
  */
 function earlyStarter(
   planned: readonly CheckDefinition[],
   rt: Runtime,
   lane?: Pick<TokenLane, 'tokensOf'>,
-): ((index: number, ran: ReadonlySet<number>) => void) & { startedBefore(check: CheckDefinition, index: number): boolean } {
+): ((cursor: number, index: number) => void) & { startedBefore(check: CheckDefinition, index: number): boolean } {
   const pending = planned
-    .map((check, at) => ({
-      check,
-      at,
-      roles: check.startEarly && !whyNotRun(check, rt) ? check.startEarly.roles(rt.config) : [],
-      afterTokens: check.startEarly?.afterTokens === true && !whyNotRun(check, rt),
-    }))
+    .map((check, at) => {
+      const runs = check.startEarly !== undefined && !whyNotRun(check, rt);
+      return { check, at, roles: runs ? check.startEarly!.roles(rt.config) : [], afterTokens: runs && check.startEarly!.afterTokens === true };
+    })
     .filter((e) => e.roles.length > 0 || e.afterTokens);
   const askers = planned.map((c) => pacedAsker(c, rt, lane));
+  /** The plan indices of the checks run (or about to run) so far. */
+  const ran = new Set<number>();
   /** Where each started work began: the index of the check about to run then. */
   const startedAt = new Map<CheckDefinition, number>();
-  const start = (index: number, ran: ReadonlySet<number>) => {
+  const start = (cursor: number, index: number) => {
     for (const e of [...pending]) {
-      if (e.at < index) {
+      if (e.at < cursor) {
         pending.splice(pending.indexOf(e), 1); // its own turn has come: it starts its work as it runs
         continue;
       }
-      if (e.afterTokens) {
-        if (askers.some((asks, i) => asks && !ran.has(i))) continue;
-        pending.splice(pending.indexOf(e), 1);
-        startedAt.set(e.check, index);
-        void startEarlyWork(e.check, rt);
-        continue;
-      }
-      if (planned.slice(index, e.at).some((c) => (c.clients ?? []).some((r) => e.roles.includes(r)))) continue;
+      const held = e.afterTokens
+        ? askers.some((asks, i) => asks && !ran.has(i))
+        : planned.slice(cursor, e.at).some((c) => (c.clients ?? []).some((r) => e.roles.includes(r)));
+      if (held) continue;
       pending.splice(pending.indexOf(e), 1);
-      startedAt.set(e.check, index);
+      startedAt.set(e.check, cursor);
       rt.reserveKeys(e.roles, startEarlyWork(e.check, rt));
     }
+    ran.add(index);
   };
   return Object.assign(start, {
     // Started before another check ran: its work overlapped theirs.

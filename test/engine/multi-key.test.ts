@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import type { Exchange } from '../../src/engine/types.js';
+import type { Subscriber } from '../../src/engine/events.js';
 import { runConformance } from '../../src/run/index.js';
 import { keyLimits, readsCheck, thirdKey } from './keys-support.js';
 
@@ -46,6 +47,19 @@ async function run(organization?: number, third = false, windowLimits: Partial<t
     subscribers: [(e) => void (e.type === 'exchange' && e.exchange.client && sent.push(e.exchange))],
   });
   return { outcome, sent };
+}
+
+/** `check` alone on the main key and extra (the organization's ceiling, 30, declared), with windows of `windowMs`. */
+function runOnTwoKeys(check: CheckDefinition, windowMs: number, subscriber: Subscriber) {
+  return runConformance({
+    checks: [check],
+    profile: 'full',
+    progress: false,
+    writeReports: false,
+    reference: { limits: { ...limits, perOrgPerWindow: 30, windowMs, tokenWindowMs: windowMs } },
+    configOverlay: (raw: Record<string, unknown>) => ({ ...raw, organization: { requestsPerMinute: 30 } }),
+    subscribers: [subscriber],
+  });
 }
 
 /** The most requests among `sent` within any window (by their send times). */
@@ -137,19 +151,9 @@ describe("paced requests over the organization's keys", () => {
     const waits: Array<{ reason: string; ms: number; client?: string }> = [];
     const sent: Exchange[] = [];
     const windowMs = 30_000;
-    const outcome = await runConformance({
-      checks: [many],
-      profile: 'full',
-      progress: false,
-      writeReports: false,
-      reference: { limits: { ...limits, perOrgPerWindow: 30, windowMs, tokenWindowMs: windowMs } },
-      configOverlay: (raw: Record<string, unknown>) => ({ ...raw, organization: { requestsPerMinute: 30 } }),
-      subscribers: [
-        (e) => {
-          if (e.type === 'wait') waits.push(e);
-          if (e.type === 'exchange' && e.exchange.client) sent.push(e.exchange);
-        },
-      ],
+    const outcome = await runOnTwoKeys(many, windowMs, (e) => {
+      if (e.type === 'wait') waits.push(e);
+      if (e.type === 'exchange' && e.exchange.client) sent.push(e.exchange);
     });
     const result = outcome.results.find((r) => r.id === 'demo.twelve-reads')!;
     expect(result.outcome, result.message).toBe('pass');
@@ -187,15 +191,7 @@ describe("paced requests over the organization's keys", () => {
       },
     });
     const sent: Exchange[] = [];
-    const outcome = await runConformance({
-      checks: [many],
-      profile: 'full',
-      progress: false,
-      writeReports: false,
-      reference: { limits: { ...limits, perOrgPerWindow: 30, windowMs, tokenWindowMs: windowMs } },
-      configOverlay: (raw: Record<string, unknown>) => ({ ...raw, organization: { requestsPerMinute: 30 } }),
-      subscribers: [(e) => void (e.type === 'exchange' && e.exchange.client && sent.push(e.exchange))],
-    });
+    const outcome = await runOnTwoKeys(many, windowMs, (e) => void (e.type === 'exchange' && e.exchange.client && sent.push(e.exchange)));
     const result = outcome.results.find((r) => r.id === 'demo.reads-beside-a-section')!;
     expect(result.outcome, result.message).toBe('pass');
     const reads = result.evidence.filter((x) => x.client);
