@@ -149,6 +149,44 @@ describe('exhaustion episodes (certification schedule)', () => {
     );
     return faultRuns.get(fault)!;
   };
+  /**
+   * The R5 surface published the other ways a conforming target may (the mutation test's modes are
+   * quick-profile runs, which leave this check out): found from a servers-relative OpenAPI alone with
+   * no R5 CapabilityStatement, from a bare one beside a type-level $upload, or beside an R4
+   * DocumentReference that is published too. Every operation is still sent on the full key and
+   * refused. They start with the fault runs.
+   */
+  const publicationModes = [
+    { r5Capability: 'none', openapiForm: 'servers-relative' },
+    { r5Capability: 'bare', uploadContract: 'type-document-reference' },
+    { r4DocumentReference: 'writes-untyped' },
+  ] as const;
+  let modeRuns: Map<string, ReturnType<typeof runInProcess>> | undefined;
+  const modeRun = (label: string) => {
+    faultRun(operationFaults[0]!.name);
+    modeRuns ??= new Map(
+      publicationModes.map((modes) => {
+        const run = runInProcess(operations, { limits: LIMITS, profile: 'full', modes });
+        run.catch(() => {}); // awaited (and reported) by its own test
+        return [JSON.stringify(modes), run] as const;
+      }),
+    );
+    return modeRuns.get(label)!;
+  };
+  it.concurrent.each(publicationModes.map((m) => [JSON.stringify(m)] as const))(
+    'clean reference in mode %s: rate-limit.operations-429 passes with all twelve operations refused',
+    async (label) => {
+      const results = await modeRun(label);
+      const r = results.get('rate-limit.operations-429')!;
+      expect(r.outcome, describeResults(results).join('\n')).toBe('pass');
+      expect(r.requirements).toHaveLength(12);
+      const refused = r.evidence.filter((x) => x.response?.status === 429);
+      expect(refused).toHaveLength(12);
+      expect(refused.filter((x) => new URL(x.request.url).pathname.includes('/R5/'))).toHaveLength(4);
+    },
+    240_000,
+  );
+
   it.concurrent.each(operationFaults.map((f) => [f.name, f.violates[0]!] as const))(
     '%s fails rate-limit.operations-429 on %s',
     async (fault, requirement) => {

@@ -318,6 +318,14 @@ export const faults: FaultDef[] = [
     checks: ['rate-limit.operations-429'],
   },
   {
+    name: 'rate-limit-r5-throttled-503',
+    area: 'rate-limit',
+    violates: ['document-reference.read-429', 'document-reference.search-429', 'document-reference.create-429', 'document-reference.update-429'],
+    symptom: 'An R5 request of a key over its limit gets 503 SVC-00007 (with Retry-After) instead of 429 HPB-00105; the R4 surface answers 429.',
+    checks: ['rate-limit.operations-429'],
+    transformResponse: (res, req) => (isKeyThrottled(res, req) && req.op?.release === 'R5' ? asServiceUnavailable(res) : res),
+  },
+  {
     name: 'rate-limit-exhausted-503',
     area: 'rate-limit',
     violates: ['rate-limit.excess-429', 'catalog.hpb-00105'],
@@ -346,7 +354,8 @@ export const faults: FaultDef[] = [
 /*
  * One fault per R4 MedicationRequest and Encounter operation, and one for the R5 DocumentReference
  * read (the R5 operations mirror them; the check judges every operation's code alike, and
- * rate-limit-r5-not-throttled proves all four R5 operations are sent and judged; more faults here
+ * rate-limit-r5-not-throttled and rate-limit-r5-throttled-503 prove all four R5 operations are sent
+ * and judged, whatever the status of the wrong answer; more faults here
  * are more window runs in the test shards): while the key is
  * over its limit, that operation's 429 loses its catalog code (no `details`,
  * plain-text diagnostics), breaking the "429 `HPB-00105`" cell of its row of
