@@ -10,7 +10,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { CodeableConcept } from 'fhir/r4.js';
 import type { Handler, HandlerContext, HandlerResponse } from '../types.js';
-import { compact } from './compact.js';
+import { compact, detached } from './compact.js';
 import type { ResourceEnv } from './env.js';
 import { invalid, notFound, unprocessable } from './errors.js';
 import { schemaProblem } from './fhir-schema.js';
@@ -38,7 +38,7 @@ function sizedFor(release: 'R4' | 'R5', content: DocumentReferenceRow['content']
 }
 
 export function toDocumentReference(row: DocumentReferenceRow, release: 'R4' | 'R5' = 'R5'): Record<string, unknown> {
-  return structuredClone(
+  return detached(
     compact({
       resourceType: 'DocumentReference',
       id: row.id,

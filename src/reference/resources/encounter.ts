@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CodeableConcept, Coding, Encounter, FhirResource, Reference } from 'fhir/r4.js';
 import type { Handler, HandlerContext, HandlerResponse } from '../types.js';
-import { compact } from './compact.js';
+import { compact, detached } from './compact.js';
 import type { ResourceEnv } from './env.js';
 import { businessRule, conflict, forbidden, invalid, notFound, unprocessable } from './errors.js';
 import { schemaProblem } from './fhir-schema.js';
@@ -62,7 +62,7 @@ export function toEncounter(row: EncounterRow, diagnosisOrder: 'stored' | 'rever
       contained.push({ resourceType: 'CarePlan', id: CARE_PLAN_ID, status: 'active', intent: 'plan', subject, description: carePlan });
     }
   }
-  return structuredClone(
+  return detached(
     compact({
       resourceType: 'Encounter' as const,
       id: row.id,

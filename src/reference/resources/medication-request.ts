@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { CodeableConcept, MedicationRequest, Reference } from 'fhir/r4.js';
 import type { Handler, HandlerContext, HandlerResponse } from '../types.js';
 import { FhirError } from '../types.js';
-import { compact } from './compact.js';
+import { compact, detached } from './compact.js';
 import type { ResourceEnv } from './env.js';
 import { businessRule, conflict, invalid, notFound, unprocessable } from './errors.js';
 import { schemaProblem } from './fhir-schema.js';
@@ -26,7 +26,7 @@ export const PRESCRIPTION_SYSTEM = 'https://clinical-records.example/fhir/Naming
 const PATH = '/fhir/R4/MedicationRequest';
 
 export function toMedicationRequest(row: MedicationRequestRow): MedicationRequest {
-  return structuredClone(
+  return detached(
     compact({
       resourceType: 'MedicationRequest' as const,
       id: row.id,
