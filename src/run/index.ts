@@ -177,6 +177,12 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
   }
+  // A rejection nothing handles is a bug of ours: without a listener Node ends the process with exit 1,
+  // which says "a check failed". The run goes on and ends in error instead (exit 3 unless a check failed).
+  const onUnhandled = (e: unknown) => {
+    record.setupError ??= `internal error (a bug of the suite, not the target's): ${describeError(e)}`;
+  };
+  process.on('unhandledRejection', onUnhandled);
   const onAbort = () => {
     record.interrupted = true;
     runtime?.interrupt();
@@ -296,6 +302,9 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     }
     options.signal?.removeEventListener('abort', onAbort);
     await runtime?.close();
+    // Let rejections of work the run started settle before the listener goes.
+    await new Promise((r) => setImmediate(r));
+    process.removeListener('unhandledRejection', onUnhandled);
     await (jwks ?? target.jwks)?.close();
     await target.server?.close();
   }

@@ -89,6 +89,33 @@ describe('issuance-limit suite', () => {
     120_000,
   );
 
+  // A fresh-clone CLI run on a loaded machine crashed when its deadline passed inside the first burst:
+  // the section passed the failure on to its first-burst promise after that had settled, so the
+  // rejection had no handler. An interrupt there takes the same path, at a known moment.
+  it('a run stopped inside the first burst ends with its results, and leaves no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const stop = new AbortController();
+      let burstRequests = 0;
+      const results = await runChecks(checks, {
+        signal: stop.signal,
+        subscribers: [
+          (e) => {
+            if (e.type === 'exchange' && e.exchange.request.headers['x-forwarded-for'] !== undefined && ++burstRequests === 3) stop.abort();
+          },
+        ],
+      });
+      expect(burstRequests).toBeGreaterThanOrEqual(3);
+      expect([...results.values()].filter((r) => r.outcome === 'fail')).toEqual([]);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  }, 120_000);
+
   it('without enforcement the recovery check skips with a reason instead of passing', async () => {
     const results = await runChecks(pick(checks, ['issuance-limit.window-recovers']), { faults: ['issuance-limit-not-enforced'] });
     expect(results.get('issuance-limit.window-recovers')).toMatchObject({ outcome: 'skip', message: expect.stringContaining('no 429') });

@@ -248,7 +248,13 @@ function startSection(ctx: CheckContext): Section {
     });
   });
   // A failure before the first burst (the probe's renewal cannot fail: it settles undefined) reaches the burst's waiters too.
-  run.catch((e: unknown) => firstDone(Promise.reject(e)));
+  // After the burst began, `first` already follows it and ignores this; the rejected promise is handled here either way
+  // (an unhandled one ends the process: a run whose deadline passed inside the burst crashed so).
+  run.catch((e: unknown) => {
+    const failed = Promise.reject(e);
+    failed.catch(() => undefined);
+    firstDone(failed);
+  });
   first.catch(() => undefined);
   const section: Section = { first, ...(withRecovery ? { recovery: run } : {}) };
   ctx.shared.set(SECTION_KEY, section);
