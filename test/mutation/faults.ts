@@ -30,10 +30,22 @@ export function faultShard(i: number, n: number): void {
       // A fault missed while the shard ran beside other runs (a timing check that could not judge on a
       // loaded machine skips, never fails) gets one more run on its own at the end, when the load is lower.
       const runs: FaultRun[] = [];
-      for (const r of [...waited, ...ran]) runs.push(r.detected ? r : await runFault(faults.find((f) => f.name === r.fault)!));
+      const rerun: string[] = [];
+      for (const r of [...waited, ...ran]) {
+        if (r.detected) runs.push(r);
+        else {
+          const again = await runFault(faults.find((f) => f.name === r.fault)!);
+          rerun.push(
+            `${r.fault} (${Math.round(r.durationMs / 1000)} s, then alone ${Math.round(again.durationMs / 1000)} s: ${again.detected ? 'detected' : 'missed'})`,
+          );
+          runs.push(again);
+        }
+      }
       const score = mutationScore(runs);
       const lines = Object.entries(score.byArea).map(([a, s]) => `  ${a.padEnd(20)} ${s.detected}/${s.total}`);
-      console.log(`mutation score, shard ${i + 1}/${n}: ${score.detected}/${score.total}\n${lines.join('\n')}`);
+      // Which faults needed the run alone (it is what makes a shard long on a loaded machine).
+      const alone = rerun.length ? `\n  run again alone: ${rerun.join('; ')}` : '';
+      console.log(`mutation score, shard ${i + 1}/${n}: ${score.detected}/${score.total}\n${lines.join('\n')}${alone}`);
       const missed = runs
         .filter((r) => !r.detected)
         .map((r) => {
