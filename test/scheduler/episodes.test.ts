@@ -5,7 +5,7 @@
  * is exhausted (each operation's own fault is caught).
  */
 import { describe, expect, it } from 'vitest';
-import { runInProcess, describeResults } from '../../src/run/in-process.js';
+import { runInProcess, describeResults, type InProcessOptions } from '../../src/run/in-process.js';
 import { exhaustionChecks } from '../../suites/rate-limit/checks.js';
 import issuanceChecks from '../../suites/issuance-limit/checks.js';
 import { faults as rateLimitFaults } from '../../src/reference/faults/rate-limit.js';
@@ -133,23 +133,6 @@ describe('exhaustion episodes (certification schedule)', () => {
   const r5Served = rateLimitFaults.find((f) => f.name === 'rate-limit-r5-not-throttled')!;
   const operationFaults = [...throttleFaults, writesServed, r5Served];
   /**
-   * The operation faults' runs mostly wait for their windows (each about a minute, most of it Retry-After),
-   * each on its own reference: all of them start together once the runs above are done, which run alone
-   * (started with them, the sliding window's judgement on the throttled operations' refills was missed), and
-   * each test awaits its own.
-   */
-  let faultRuns: Map<string, ReturnType<typeof runInProcess>> | undefined;
-  const faultRun = (fault: string) => {
-    faultRuns ??= new Map(
-      operationFaults.map((f) => {
-        const run = runInProcess(operations, { limits: LIMITS, profile: 'full', faults: [f.name] });
-        run.catch(() => {}); // awaited (and reported) by its own test
-        return [f.name, run] as const;
-      }),
-    );
-    return faultRuns.get(fault)!;
-  };
-  /**
    * The R5 surface published the other ways a conforming target may (the mutation test's modes are
    * quick-profile runs, which leave this check out): found from a servers-relative OpenAPI alone with
    * no R5 CapabilityStatement, from a bare one beside a type-level $upload, or beside an R4
@@ -161,22 +144,31 @@ describe('exhaustion episodes (certification schedule)', () => {
     { r5Capability: 'bare', uploadContract: 'type-document-reference' },
     { r4DocumentReference: 'writes-untyped' },
   ] as const;
-  let modeRuns: Map<string, ReturnType<typeof runInProcess>> | undefined;
-  const modeRun = (label: string) => {
-    faultRun(operationFaults[0]!.name);
-    modeRuns ??= new Map(
-      publicationModes.map((modes) => {
-        const run = runInProcess(operations, { limits: LIMITS, profile: 'full', modes });
+  /**
+   * The operation faults' runs (by fault name) and the mode runs (by their modes as JSON) mostly wait for
+   * their windows (each about a minute, most of it Retry-After), each on its own reference: all of them
+   * start together once the runs above are done, which run alone (started with them, the sliding window's
+   * judgement on the throttled operations' refills was missed), and each test awaits its own.
+   */
+  let operationRuns: Map<string, ReturnType<typeof runInProcess>> | undefined;
+  const operationRun = (label: string) => {
+    const variants: Array<[string, InProcessOptions]> = [
+      ...operationFaults.map((f): [string, InProcessOptions] => [f.name, { faults: [f.name] }]),
+      ...publicationModes.map((modes): [string, InProcessOptions] => [JSON.stringify(modes), { modes }]),
+    ];
+    operationRuns ??= new Map(
+      variants.map(([name, variant]) => {
+        const run = runInProcess(operations, { limits: LIMITS, profile: 'full', ...variant });
         run.catch(() => {}); // awaited (and reported) by its own test
-        return [JSON.stringify(modes), run] as const;
+        return [name, run] as const;
       }),
     );
-    return modeRuns.get(label)!;
+    return operationRuns.get(label)!;
   };
   it.concurrent.each(publicationModes.map((m) => [JSON.stringify(m)] as const))(
     'clean reference in mode %s: rate-limit.operations-429 passes with all twelve operations refused',
     async (label) => {
-      const results = await modeRun(label);
+      const results = await operationRun(label);
       const r = results.get('rate-limit.operations-429')!;
       expect(r.outcome, describeResults(results).join('\n')).toBe('pass');
       expect(r.requirements).toHaveLength(12);
@@ -190,7 +182,7 @@ describe('exhaustion episodes (certification schedule)', () => {
   it.concurrent.each(operationFaults.map((f) => [f.name, f.violates[0]!] as const))(
     '%s fails rate-limit.operations-429 on %s',
     async (fault, requirement) => {
-      const results = await faultRun(fault);
+      const results = await operationRun(fault);
       const r = results.get('rate-limit.operations-429')!;
       expect(r.outcome, describeResults(results).join('\n')).toBe('fail');
       expect(r.findings.map((f) => f.requirement)).toContain(requirement);
