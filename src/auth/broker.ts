@@ -285,6 +285,24 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
     this.handed.set(entry.token, { ...entry, key, role, scopes: [...scopes] });
   }
 
+  /**
+   * Re-issues now each role's token for all its declared scopes (the one `covering` asks for) that
+   * was issued before but would not stay usable `horizonMs` more, and answers how many it renewed.
+   * For work about to take the token endpoint to itself for that long (the issuance section, which
+   * ends with the endpoint exhausted): a check that needs the role's token after that work's start
+   * finds one instead of waiting for the work and the endpoint's window. A refused renewal keeps
+   * the old token (it is asked again when needed, as before).
+   */
+  async renewCovering(horizonMs: number): Promise<number> {
+    const due = [...new Set(this.opts.clients.map((c) => c.role))].flatMap((role) => {
+      const declared = this.wideRefused.has(role) ? undefined : declaredScopes(this.client(role), this.opts.readOnly);
+      const entry = declared && this.cache.get(scopeKey(role, declared));
+      return declared && entry && !this.usable(entry, horizonMs) ? [{ role, declared }] : [];
+    });
+    await Promise.all(due.map(({ role, declared }) => this.token(role, declared, { validForMs: horizonMs }).catch(() => undefined)));
+    return due.length;
+  }
+
   async freshToken(role: string, scopes: string[]): Promise<string> {
     return (await this.issue(role, scopes)).token;
   }

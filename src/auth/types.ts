@@ -50,6 +50,11 @@ export interface TokenBrokerApi {
   token(role: string, scopes: string[], opts?: { validForMs?: number }): Promise<string>;
   /** A new token, never cached (the expiry probe). */
   freshToken(role: string, scopes: string[]): Promise<string>;
+  /**
+   * Renews each role's covering token (all its declared scopes) held but not usable `horizonMs` more;
+   * answers how many were renewed.
+   */
+  renewCovering(horizonMs: number): Promise<number>;
   /** A raw token request, for auth checks. Counts against the issuance limit. */
   request(role: string, opts?: TokenRequestOptions): Promise<HttpResponse>;
   /**

@@ -89,6 +89,21 @@ export interface RunOutcome {
   setupError?: string;
 }
 
+/** The runs in progress that hear of a rejection nothing handled (one process listener for all: in-process runs go side by side). */
+const unhandledListeners = new Set<(e: unknown) => void>();
+const onProcessUnhandled = (e: unknown) => {
+  for (const l of unhandledListeners) l(e);
+};
+
+function listenUnhandled(listener: (e: unknown) => void): () => void {
+  if (unhandledListeners.size === 0) process.on('unhandledRejection', onProcessUnhandled);
+  unhandledListeners.add(listener);
+  return () => {
+    unhandledListeners.delete(listener);
+    if (unhandledListeners.size === 0) process.removeListener('unhandledRejection', onProcessUnhandled);
+  };
+}
+
 /** What the run resolved before any check: the target and how to reach it. */
 interface Target {
   config: ResolvedConfig;
@@ -182,7 +197,7 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
   const onUnhandled = (e: unknown) => {
     record.setupError ??= `internal error (a bug of the suite, not the target's): ${describeError(e)}`;
   };
-  process.on('unhandledRejection', onUnhandled);
+  const stopListening = listenUnhandled(onUnhandled);
   const onAbort = () => {
     record.interrupted = true;
     runtime?.interrupt();
@@ -304,7 +319,7 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     await runtime?.close();
     // Let rejections of work the run started settle before the listener goes.
     await new Promise((r) => setImmediate(r));
-    process.removeListener('unhandledRejection', onUnhandled);
+    stopListening();
     await (jwks ?? target.jwks)?.close();
     await target.server?.close();
   }

@@ -225,6 +225,47 @@ describe('TokenBroker.covering', () => {
   });
 });
 
+describe('TokenBroker.renewCovering', () => {
+  it("re-issues a role's covering token that would not stay usable through the horizon, and only that", async () => {
+    const clock = new FakeClock();
+    const { http, sent } = fakeHttp(clock);
+    const b = broker(clock, http, {
+      clients: [
+        { ...main, scopes: ['a', 'b'] },
+        { ...orgB, scopes: ['c'] },
+      ],
+    });
+    const old = await clock.run(b.covering('main', ['a']));
+    await clock.run(b.token('main', ['a'])); // an exact-scope token: never renewed
+    clock.t += 100_000;
+    const other = await clock.run(b.covering('second-org', ['c']));
+    // At 250 s main's covering token (300 s, refreshed 30 s before its end) has 20 s left; second-org's 120 s.
+    clock.t += 150_000;
+    expect(await clock.run(b.renewCovering(100_000))).toBe(1);
+    expect(sent.map((x) => x.opts.form?.scope)).toEqual(['a b', 'a', 'c', 'a b']);
+    const renewed = await clock.run(b.covering('main', ['b']));
+    expect(renewed).not.toBe(old);
+    expect(await clock.run(b.covering('second-org', ['c']))).toBe(other);
+    // Nothing left to renew within the horizon; a role that never held one is not asked for.
+    expect(await clock.run(b.renewCovering(100_000))).toBe(0);
+    // The old token's holders are handed the renewed one once it is no longer usable, without a token request.
+    clock.t += 30_000;
+    expect(await clock.run(b.current(old))).toBe(renewed);
+    expect(sent.length).toBe(4);
+  });
+
+  it('keeps the old token when the renewal is refused', async () => {
+    const clock = new FakeClock();
+    const { http, sent } = fakeHttp(clock, (n) => (n === 1 ? okReply(n) : { status: 400, body: { error: 'invalid_client' } }));
+    const b = broker(clock, http, { clients: [{ ...main, scopes: ['a'] }, orgB] });
+    const old = await clock.run(b.covering('main', ['a']));
+    clock.t += 250_000;
+    expect(await clock.run(b.renewCovering(180_000))).toBe(1);
+    expect(sent.length).toBe(2);
+    expect(await clock.run(b.covering('main', ['a']))).toBe(old);
+  });
+});
+
 describe('TokenBroker.holds', () => {
   it('exact: a token of exactly these scopes; covering: any usable token of the role whose scopes include them', async () => {
     const clock = new FakeClock();

@@ -240,6 +240,10 @@ function startSection(ctx: CheckContext): Section {
     // token's expiry, before the bursts exhaust issuance for a window.
     await Promise.allSettled((ctx.shared.get(AFTER_KEY) as Promise<unknown>[] | undefined) ?? []);
     await renewExpiredProbe(ctx);
+    // The tokens checks hold for their requests (covering tokens) that would expire in the section's
+    // shadow are renewed first: the section ends with the endpoint exhausted for a window, and a
+    // check needing a new one meanwhile would wait for that window (a main window lost in a run).
+    await ctx.tokens.renewCovering(sectionShadowMs(ctx, withRecovery));
     return ctx.tokens.alone(async (send) => {
       const burstDone = firstBurst(ctx, send);
       firstDone(burstDone);
@@ -259,6 +263,17 @@ function startSection(ctx: CheckContext): Section {
   const section: Section = { first, ...(withRecovery ? { recovery: run } : {}) };
   ctx.shared.set(SECTION_KEY, section);
   return section;
+}
+
+/**
+ * How long the section and the exhausted window after it last, about: the first burst (spread over
+ * SPREAD of a window when the recovery is judged, else at once), the Retry-After wait (a window) and
+ * the second burst, then the window it exhausts; plus a request timeout of slack. A first burst too
+ * slow to fill a window waits one more (rare: not counted).
+ */
+function sectionShadowMs(ctx: CheckContext, withRecovery: boolean): number {
+  const windowMs = ctx.limits.windowSec * 1000;
+  return (withRecovery ? (SPREAD + 2) * windowMs : windowMs) + ctx.config.timeouts.requestMs;
 }
 
 async function firstBurst(ctx: CheckContext, send: Send): Promise<IssuanceEpisode> {
