@@ -36,10 +36,10 @@ export const operationsCheck = defineCheck({
     const s = await excessScenario(ctx);
     if (!s.operations) ctx.skip(`the key was not refused within ${s.burst.hits.length + s.spaced.length} requests (see rate-limit.excess-gives-429)`);
     if (s.throttle) {
-      const { plan, fillers, refusedFills, startedAt, endedAt } = s.throttle;
+      const { plan, fillers, refusedFills, fills, startedAt, endedAt } = s.throttle;
       ctx.observe(
         'rate-limit.operations-429.phase',
-        { fillers, refusedFills, ms: endedAt - startedAt, tickMs: plan.tickMs, budgetMs: plan.budgetMs },
+        { fillers, refusedFills, fills, ms: endedAt - startedAt, tickMs: plan.tickMs, ticks: plan.ticks, budgetMs: plan.budgetMs },
         'requests spread over a window, then each operation on the refilled key once the previous Retry-After elapsed',
       );
     }

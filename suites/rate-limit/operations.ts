@@ -174,6 +174,11 @@ export interface ThrottlePhase {
    * window's probe, scenarios.ts slideOnRefills).
    */
   refills: Refill[];
+  /**
+   * Requests of each fill before an operation (its first included), in order: about one group each
+   * while the groups keep their spacing; a whole window each once they have run together.
+   */
+  fills: number[];
 }
 
 /** A fill's first request, served, and when the Retry-After of the key's last 429 before it had elapsed. */
@@ -201,14 +206,22 @@ const MAX_TRIES = 3;
  * Groups `tickMs` apart. A Retry-After, rounded up to whole seconds, ends up to a second
  * (and the 100 ms the client adds) after the group it waits for has left the window; the
  * fill and the operation that follow (five round trips) must be answered before the next
- * group may leave (its send + a window - the step slack), with 200 ms to spare. At
- * most half a window, so a window holds two groups or more.
+ * group may leave (its send + a window - the step slack), with 200 ms to spare. When a
+ * window holds fewer groups than there are operations, the groups the operations make
+ * (a fill and the operation, at most the room just said) leave in their turn a window
+ * later, and the gaps between their leaves must hold a fill and an operation again: the
+ * groups are spaced by that room twice. At most half a window, so a window holds two
+ * groups or more.
  */
 export function throttlePlan(probe: Probe, rttMs: number, operations: number): ThrottlePlan {
   // A group's leave spans the step slack before a window after its send to `leaveLateMs` after a window after its answer:
   // the groups are spaced by what a leave may run late beyond the step slack too, so the gap between leaves stays as wide.
   const slack = windowSlackMs(probe.windowMs);
-  const tickMs = Math.round(Math.min(probe.windowMs / 2, Math.max(1100, 2 * slack) + (leaveLateMs(probe.windowMs) - slack) + 5 * rttMs + 300));
+  const leaveSpanMs = Math.max(1100, 2 * slack) + (leaveLateMs(probe.windowMs) - slack);
+  const room = 5 * rttMs + 300;
+  const spacing = (groupsRoom: number) => Math.round(Math.min(probe.windowMs / 2, leaveSpanMs + groupsRoom));
+  const once = spacing(room);
+  const tickMs = Math.floor(probe.windowMs / once) >= operations ? once : spacing(2 * room);
   const ticks = Math.max(2, Math.floor(probe.windowMs / tickMs));
   return { tickMs, ticks, budgetMs: 2 * probe.windowMs + operations * 3 * (tickMs + 1000), rttMs };
 }
@@ -257,7 +270,7 @@ const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 export async function sendThrottled(ctx: CheckContext, probe: Probe, rttMs: number): Promise<ThrottlePhase> {
   const todo = THROTTLED_OPERATIONS.map((t) => ({ t, ...sendable(ctx, t, probe.role) }));
   const plan = throttlePlan(probe, rttMs, todo.filter((x) => x.op).length);
-  const phase: ThrottlePhase = { answers: [], plan, fillers: 0, refusedFills: 0, refills: [], startedAt: Date.now(), endedAt: Date.now() };
+  const phase: ThrottlePhase = { answers: [], plan, fillers: 0, refusedFills: 0, refills: [], fills: [], startedAt: Date.now(), endedAt: Date.now() };
   const deadline = phase.startedAt + plan.budgetMs;
   const W = probe.windowMs;
   const slack = windowSlackMs(W);
@@ -387,16 +400,21 @@ export async function sendThrottled(ctx: CheckContext, probe: Probe, rttMs: numb
           ...(held?.headers.retryAfter !== undefined ? { retryAfterElapsedAt: held.receivedAt + held.headers.retryAfter * 1000 } : {}),
         });
         // Filled until the target says nothing is left (or, without X-RateLimit-Remaining, by the run's own count).
+        const fillers = phase.fillers;
         const fill = await send(probe.limit + 1, first.headers.remaining !== undefined ? first.headers.remaining - fullAt : freeSlots());
+        phase.fills.push(1 + phase.fillers - fillers);
         fillMs = fillEstimate(Date.now() - first.sentAt);
         if (fill.refused) continue;
         before = fill.last ?? first;
       }
-      // At once when nothing is due to leave; else just before the next leave, unless the fill ran into it.
-      const sendAt = gap.end === Infinity ? Date.now() : Math.max(Date.now(), gap.end - opMs - 100);
-      if (mayLeaveWithin(othersThan(log(), [before]), before.sentAt, sendAt + opMs, W).length) continue;
-      await wait(ctx, sendAt - Date.now(), "rate-limit: sending the operation just before the key's next group of requests leaves the window");
+      // Right after the fill, so the two make one group as compact as the spread's, a window after the group it
+      // replaces: the groups keep their spacing. (Sent just before the next leave instead, the group spanned the gap,
+      // and a window later the gaps beside its leave were too narrow for the next fill: with a 12 s window every
+      // operation after the first window's waited for the whole window to empty, 111 s for the twelve, now 41 s.)
+      // The Retry-After, rounded up to whole seconds, ends no later for being asked sooner while the next leave is
+      // less than a second away.
       const sentAt = Date.now();
+      if (mayLeaveWithin(othersThan(log(), [before]), before.sentAt, sentAt + opMs, W).length) continue;
       const res = await ctx.fhir({ role: probe.role, scopes: [...t.scopes], pace: false, retry: 'none', expect429: true, ...t.request(ctx, op, probe.role) });
       const h: Hit = { sentAt, receivedAt: Date.now(), res, headers: rateHeaders(res) };
       if (refused(h)) phase.lastRefusal = h;
