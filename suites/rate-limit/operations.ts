@@ -203,6 +203,13 @@ export interface ThrottlePlan {
 const MAX_TRIES = 3;
 
 /**
+ * The least room for a fill and an operation twice between the leaves of groups that come round again: on a
+ * loaded machine a fill of one group and its operation took longer than five round trips measured before
+ * (a 12 s window with other runs beside it: the gaps closed and every operation waited for the whole window).
+ */
+const REUSED_GROUPS_ROOM_MS = 2000;
+
+/**
  * Groups `tickMs` apart. A Retry-After, rounded up to whole seconds, ends up to a second
  * (and the 100 ms the client adds) after the group it waits for has left the window; the
  * fill and the operation that follow (five round trips) must be answered before the next
@@ -210,7 +217,7 @@ const MAX_TRIES = 3;
  * window holds fewer groups than there are operations, the groups the operations make
  * (a fill and the operation, at most the room just said) leave in their turn a window
  * later, and the gaps between their leaves must hold a fill and an operation again: the
- * groups are spaced by that room twice. At most half a window, so a window holds two
+ * groups are spaced by that room twice (REUSED_GROUPS_ROOM_MS at least). At most half a window, so a window holds two
  * groups or more.
  */
 export function throttlePlan(probe: Probe, rttMs: number, operations: number): ThrottlePlan {
@@ -221,7 +228,7 @@ export function throttlePlan(probe: Probe, rttMs: number, operations: number): T
   const room = 5 * rttMs + 300;
   const spacing = (groupsRoom: number) => Math.round(Math.min(probe.windowMs / 2, leaveSpanMs + groupsRoom));
   const once = spacing(room);
-  const tickMs = Math.floor(probe.windowMs / once) >= operations ? once : spacing(2 * room);
+  const tickMs = Math.floor(probe.windowMs / once) >= operations ? once : spacing(Math.max(2 * room, REUSED_GROUPS_ROOM_MS));
   const ticks = Math.max(2, Math.floor(probe.windowMs / tickMs));
   return { tickMs, ticks, budgetMs: 2 * probe.windowMs + operations * 3 * (tickMs + 1000), rttMs };
 }

@@ -175,12 +175,6 @@ describe('exhaustion episodes (certification schedule)', () => {
       const refused = r.evidence.filter((x) => x.response?.status === 429);
       expect(refused).toHaveLength(12);
       expect(refused.filter((x) => new URL(x.request.url).pathname.includes('/R5/'))).toHaveLength(4);
-      // The operations' groups (a fill and the operation) keep their spacing: a typical fill refills about one group
-      // of the spread (15 requests here), not the whole window (30), which every fill did once the groups had run
-      // together (the operation sent at the end of its gap, not right after its fill: 79 s for the phase, not 44).
-      const phase = r.observations.find((o) => o.key === 'rate-limit.operations-429.phase')!.value as { fills: number[]; ticks: number };
-      const sorted = [...phase.fills].sort((a, b) => a - b);
-      expect(sorted[Math.floor(sorted.length / 2)]!, JSON.stringify(phase)).toBeLessThanOrEqual(Math.ceil(LIMITS.perKeyPerWindow! / phase.ticks) + 2);
     },
     240_000,
   );
