@@ -35,6 +35,8 @@ export interface FaultRun extends RunSummary {
   detectedBy: string[];
   /** Checks the fault declares it must fail that did not fail. */
   missedChecks: string[];
+  /** Runs it took (runFault: more than one when a run was inconclusive), with each one's outcome for the named checks. */
+  attempts?: Array<{ ms: number; outcomes: string }>;
 }
 
 export interface ModeRun extends RunSummary {
@@ -120,11 +122,14 @@ export async function runFault(fault: FaultDef, profile: Profile = 'full'): Prom
   const tries = WINDOW_AREAS.has(fault.area) ? 3 : 2;
   let run = first;
   let durationMs = first.durationMs;
+  const attempt = (r: FaultRun) => ({ ms: r.durationMs, outcomes: r.checks.map((c) => `${c.id}: ${c.outcome}`).join(', ') });
+  const attempts = [attempt(first)];
   for (let i = 1; i < tries && !run.detected && run.checks.some((c) => c.outcome === 'skip' || c.outcome === 'error'); i++) {
     run = await runFaultOnce(fault, profile);
     durationMs += run.durationMs;
+    attempts.push(attempt(run));
   }
-  return { ...run, durationMs };
+  return { ...run, durationMs, attempts };
 }
 
 async function runFaultOnce(fault: FaultDef, profile: Profile): Promise<FaultRun> {

@@ -43,9 +43,16 @@ export function faultShard(i: number, n: number): void {
       }
       const score = mutationScore(runs);
       const lines = Object.entries(score.byArea).map(([a, s]) => `  ${a.padEnd(20)} ${s.detected}/${s.total}`);
-      // Which faults needed the run alone (it is what makes a shard long on a loaded machine).
+      // Which faults needed the run alone, or more than one run at first (what makes a shard long on a loaded machine).
       const alone = rerun.length ? `\n  run again alone: ${rerun.join('; ')}` : '';
-      console.log(`mutation score, shard ${i + 1}/${n}: ${score.detected}/${score.total}\n${lines.join('\n')}${alone}`);
+      const s = (ms: number) => `${Math.round(ms / 1000)} s`;
+      const retried = [...waited, ...ran]
+        .filter((r) => (r.attempts?.length ?? 1) > 1)
+        .map((r) => `${r.fault} (${r.attempts!.map((a) => `${s(a.ms)}: ${a.outcomes.slice(0, 160)}`).join(' | ')})`);
+      const again = retried.length ? `\n  more than one run: ${retried.join('; ')}` : '';
+      const slowest = [...waited, ...ran].sort((a, b) => b.durationMs - a.durationMs).slice(0, 5);
+      const longest = `\n  longest: ${slowest.map((r) => `${r.fault} ${s(r.durationMs)}`).join(', ')}`;
+      console.log(`mutation score, shard ${i + 1}/${n}: ${score.detected}/${score.total}\n${lines.join('\n')}${alone}${again}${longest}`);
       const missed = runs
         .filter((r) => !r.detected)
         .map((r) => {
