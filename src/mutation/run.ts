@@ -132,6 +132,13 @@ export async function runFault(fault: FaultDef, profile: Profile = 'full'): Prom
   return { ...run, durationMs, attempts };
 }
 
+/**
+ * A fault run's deadline (a hang guard). Under a fresh clone's load (four test workers on two cores, a
+ * shard's window faults at once) runs of the faults naming rate-limit.operations-429 took 300 s and
+ * more: the in-process default of 5 minutes cut them in error, and each was run again (125-166 s more).
+ */
+const FAULT_RUN_DEADLINE_MS = 600_000;
+
 async function runFaultOnce(fault: FaultDef, profile: Profile): Promise<FaultRun> {
   const t0 = Date.now();
   let checks: RunSummary['checks'] = [];
@@ -139,7 +146,7 @@ async function runFaultOnce(fault: FaultDef, profile: Profile): Promise<FaultRun
   try {
     const limits = WINDOW_AREAS.has(fault.area) ? RATE_LIMIT_MUTATION_LIMITS : MUTATION_LIMITS;
     const selection = fault.checks?.length ? { requirements: [], ids: fault.checks } : { requirements: fault.violates };
-    const results = await runInProcess('all', { faults: [fault.name], ...selection, profile, limits });
+    const results = await runInProcess('all', { faults: [fault.name], ...selection, profile, limits, deadlineMs: FAULT_RUN_DEADLINE_MS });
     checks = [...results.values()].map((c) => ({ id: c.id, outcome: c.outcome, requirements: c.requirements, message: c.message }));
   } catch (e) {
     stderr = e instanceof Error ? e.message : String(e);
