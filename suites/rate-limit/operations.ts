@@ -385,8 +385,7 @@ export async function sendThrottled(ctx: CheckContext, probe: Probe, rttMs: numb
         ctx.tokens.token(probe.role, [...t.scopes], { validForMs: Math.min(lifetimeMs, 2 * plan.tickMs + 10_000) }),
       ]);
       // A request of the key leaving the window between the fill and the operation's answer would free the slot the
-      // operation meets: both go in a gap between leaves, the fill at its start, the operation as late as it allows,
-      // so the Retry-After that follows ends soon after the next group has left.
+      // operation meets: both go in a gap between leaves wide enough for them, at its start.
       const gap = leaveGap(log(), Date.now(), W, fillMs + opMs + 100);
       await wait(ctx, gap.start - Date.now(), "rate-limit: letting the key's next group of requests leave the window before filling it");
       // Full already when the key's last answer said nothing is left and none of its requests can have left since.
@@ -415,11 +414,9 @@ export async function sendThrottled(ctx: CheckContext, probe: Probe, rttMs: numb
         before = fill.last ?? first;
       }
       // Right after the fill, so the two make one group as compact as the spread's, a window after the group it
-      // replaces: the groups keep their spacing. (Sent just before the next leave instead, the group spanned the gap,
-      // and a window later the gaps beside its leave were too narrow for the next fill: with a 12 s window every
-      // operation after the first window's waited for the whole window to empty, 111 s for the twelve, now 41 s.)
-      // The Retry-After, rounded up to whole seconds, ends no later for being asked sooner while the next leave is
-      // less than a second away.
+      // replaces, and the groups keep their spacing (sent at the end of the gap, the pair spanned it, and a window later
+      // the gaps beside its leave were too narrow for the next fill). The Retry-After, rounded up to whole seconds,
+      // ends no later for being asked sooner while the next leave is less than a second away.
       const sentAt = Date.now();
       if (mayLeaveWithin(othersThan(log(), [before]), before.sentAt, sentAt + opMs, W).length) continue;
       const res = await ctx.fhir({ role: probe.role, scopes: [...t.scopes], pace: false, retry: 'none', expect429: true, ...t.request(ctx, op, probe.role) });

@@ -29,15 +29,15 @@ export function faultShard(i: number, n: number): void {
       ]);
       // A fault missed while the shard ran beside other runs (a timing check that could not judge on a
       // loaded machine skips, never fails) gets one more run on its own at the end, when the load is lower.
+      const firstRuns = [...waited, ...ran];
+      const secs = (ms: number) => `${Math.round(ms / 1000)} s`;
       const runs: FaultRun[] = [];
       const rerun: string[] = [];
-      for (const r of [...waited, ...ran]) {
+      for (const r of firstRuns) {
         if (r.detected) runs.push(r);
         else {
           const again = await runFault(faults.find((f) => f.name === r.fault)!);
-          rerun.push(
-            `${r.fault} (${Math.round(r.durationMs / 1000)} s, then alone ${Math.round(again.durationMs / 1000)} s: ${again.detected ? 'detected' : 'missed'})`,
-          );
+          rerun.push(`${r.fault} (${secs(r.durationMs)}, then alone ${secs(again.durationMs)}: ${again.detected ? 'detected' : 'missed'})`);
           runs.push(again);
         }
       }
@@ -45,13 +45,12 @@ export function faultShard(i: number, n: number): void {
       const lines = Object.entries(score.byArea).map(([a, s]) => `  ${a.padEnd(20)} ${s.detected}/${s.total}`);
       // Which faults needed the run alone, or more than one run at first (what makes a shard long on a loaded machine).
       const alone = rerun.length ? `\n  run again alone: ${rerun.join('; ')}` : '';
-      const s = (ms: number) => `${Math.round(ms / 1000)} s`;
-      const retried = [...waited, ...ran]
+      const retried = firstRuns
         .filter((r) => (r.attempts?.length ?? 1) > 1)
-        .map((r) => `${r.fault} (${r.attempts!.map((a) => `${s(a.ms)}: ${a.outcomes.slice(0, 160)}`).join(' | ')})`);
+        .map((r) => `${r.fault} (${r.attempts!.map((a) => `${secs(a.ms)}: ${a.outcomes.slice(0, 160)}`).join(' | ')})`);
       const again = retried.length ? `\n  more than one run: ${retried.join('; ')}` : '';
-      const slowest = [...waited, ...ran].sort((a, b) => b.durationMs - a.durationMs).slice(0, 5);
-      const longest = `\n  longest: ${slowest.map((r) => `${r.fault} ${s(r.durationMs)}`).join(', ')}`;
+      const slowest = [...firstRuns].sort((a, b) => b.durationMs - a.durationMs).slice(0, 5);
+      const longest = `\n  longest: ${slowest.map((r) => `${r.fault} ${secs(r.durationMs)}`).join(', ')}`;
       console.log(`mutation score, shard ${i + 1}/${n}: ${score.detected}/${score.total}\n${lines.join('\n')}${alone}${again}${longest}`);
       const missed = runs
         .filter((r) => !r.detected)
