@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { JWK } from 'jose';
 import type { ResolvedClient } from '../config/index.js';
+import { fetchJson } from '../http/fetch-json.js';
 
 /** Public JWKS of the given clients (public members only, with kid/alg/use). */
 export function publicJwks(clients: Pick<ResolvedClient, 'publicJwk'>[]): { keys: JWK[] } {
@@ -115,9 +116,9 @@ export async function keySetState(control: JwksControl): Promise<JwksState> {
 }
 
 async function controlRequest(control: JwksControl, method: string, action: string): Promise<JwksState> {
-  const res = await fetch(`${control.url}/${action}`, { method, signal: AbortSignal.timeout(5000) });
-  if (!res.ok) throw new Error(`the key-set control endpoint answered ${res.status}`);
-  return (await res.json()) as JwksState;
+  const res = await fetchJson(`${control.url}/${action}`, { method, timeoutMs: 5000 });
+  if (res.status < 200 || res.status > 299 || res.json === undefined) throw new Error(`the key-set control endpoint answered ${res.status}`);
+  return res.json as JwksState;
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

@@ -13,7 +13,6 @@ import {
   decodeProtectedHeader,
   decodeJwt,
   createLocalJWKSet,
-  createRemoteJWKSet,
   generateKeyPair,
   exportJWK,
   calculateJwkThumbprint,
@@ -27,6 +26,7 @@ import {
 import type { JWK, JWTVerifyGetKey, CryptoKey, JWTPayload, JWTVerifyOptions } from 'jose';
 import { SIGNING_ALGS, type SigningAlg } from '../auth/algorithms.js';
 import { catalogError } from './outcome.js';
+import { remoteKeySet } from './remote-key-set.js';
 import type { Caller, FhirError, ReferenceLimits, ReferenceModes } from './types.js';
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -352,7 +352,7 @@ export class Authority {
     if (!set) {
       // A kid the cached set lacks is looked up again at once (no cool-down): a rotated key works at its first use.
       set = client.jwksUri
-        ? createRemoteJWKSet(new URL(client.jwksUri), { timeoutDuration: REMOTE_JWKS_TIMEOUT_MS, cacheMaxAge: REMOTE_JWKS_CACHE_MS, cooldownDuration: 0 })
+        ? remoteKeySet(new URL(client.jwksUri), { timeoutMs: REMOTE_JWKS_TIMEOUT_MS, cacheMaxAgeMs: REMOTE_JWKS_CACHE_MS })
         : createLocalJWKSet(client.jwks!);
       this.keySets.set(client.clientId, set);
     }
@@ -529,7 +529,7 @@ export class Authority {
     if (header.jwk !== undefined && faults.has('bearer-embedded-jwk-accepted')) return (await jwtVerify(token, EmbeddedJWK, anyAlg)).payload;
     // Fault bearer-jku-followed: the key set the header's jku names is fetched and trusted.
     if (typeof header.jku === 'string' && faults.has('bearer-jku-followed')) {
-      const keys = createRemoteJWKSet(new URL(header.jku), { timeoutDuration: REMOTE_JWKS_TIMEOUT_MS });
+      const keys = remoteKeySet(new URL(header.jku), { timeoutMs: REMOTE_JWKS_TIMEOUT_MS, cacheMaxAgeMs: REMOTE_JWKS_CACHE_MS });
       return (await jwtVerify(token, keys, anyAlg)).payload;
     }
     if (faults.has('bearer-client-key-accepted')) {
