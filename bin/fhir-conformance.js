@@ -3,7 +3,8 @@
 // A checkout (src/ present) runs its sources transpiled into a run cache (bin/run-cache.js:
 // node_modules/.cache/fhir-conformance/run/, remade file by file when a source changes), so edits
 // take effect without a build; FHIR_CONFORMANCE_TSX=1 runs the TypeScript sources through tsx
-// instead, FHIR_CONFORMANCE_DIST=1 runs the checkout's build (`npm run build`).
+// instead, FHIR_CONFORMANCE_DIST=1 runs the checkout's build (`npm run build`). The run cache's modules run
+// as one script with a V8 code cache (bin/run-script.js); FHIR_CONFORMANCE_ESM=1 runs them as ES modules.
 import { existsSync } from 'node:fs';
 
 // A closed pipe (`fhir-conformance faults | head`) is not an error.
@@ -12,12 +13,15 @@ for (const stream of [process.stdout, process.stderr]) stream.on('error', (e) =>
 const source = new URL('../src/cli.ts', import.meta.url);
 const built = new URL('../dist/src/cli.js', import.meta.url);
 let entry = built;
+let script;
 if (existsSync(source) && process.env.FHIR_CONFORMANCE_DIST !== '1') {
   entry = undefined;
   if (process.env.FHIR_CONFORMANCE_TSX !== '1') {
     try {
       const { prepareRunCache } = await import('./run-cache.js');
       const dir = await prepareRunCache(new URL('..', import.meta.url).pathname);
+      // The run's modules as one script, its compiled code kept between processes (bin/run-script.js).
+      if (process.env.FHIR_CONFORMANCE_ESM !== '1' && existsSync(`${dir}/run.cjs`)) script = `${dir}/run.cjs`;
       entry = new URL(`file://${dir}/src/cli.js`);
     } catch (e) {
       // No cache (an unwritable node_modules, esbuild missing): the sources through tsx, as before.
@@ -33,5 +37,10 @@ if (existsSync(source) && process.env.FHIR_CONFORMANCE_DIST !== '1') {
   process.stderr.write('fhir-conformance: dist/ is missing; run `npm run build` (or run from a checkout with src/ and its devDependencies)\n');
   process.exit(2);
 }
-const { main } = await import(entry.href);
-process.exitCode = await main(process.argv.slice(2));
+if (script !== undefined) {
+  const { runScript } = await import('./run-script.js');
+  process.exitCode = await runScript(script, process.argv.slice(2));
+} else {
+  const { main } = await import(entry.href);
+  process.exitCode = await main(process.argv.slice(2));
+}

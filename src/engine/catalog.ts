@@ -17,6 +17,15 @@ export function materialize(exp: ChecksExport, model: OperationModel): readonly 
   return typeof exp === 'function' ? exp(model) : exp;
 }
 
+/**
+ * A module the run's one-script bundle holds (bin/run-cache.js registers its suites' modules by the
+ * URL they have in the bundle's layout); undefined when the code runs as separate modules.
+ */
+function bundledModule(href: string): unknown {
+  const modules = (globalThis as Record<symbol, unknown>)[Symbol.for('fhir-conformance.modules')];
+  return modules instanceof Map ? modules.get(href) : undefined;
+}
+
 /** Every check of the suites, generated ones from the target's operation model; folders in name order. */
 export async function collectChecks(model: OperationModel): Promise<CatalogCheck[]> {
   const folders = (await readdir(SUITES_DIR, { withFileTypes: true }))
@@ -27,7 +36,8 @@ export async function collectChecks(model: OperationModel): Promise<CatalogCheck
   for (const folder of folders) {
     let mod: { default?: ChecksExport };
     try {
-      mod = (await import(pathToFileURL(resolve(SUITES_DIR, folder, `checks${MODULE_EXT}`)).href)) as { default?: ChecksExport };
+      const href = pathToFileURL(resolve(SUITES_DIR, folder, `checks${MODULE_EXT}`)).href;
+      mod = (bundledModule(href) ?? (await import(href))) as { default?: ChecksExport };
     } catch (e) {
       if ((e as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && String(e).includes(`${folder}/checks${MODULE_EXT}`)) continue;
       throw e;

@@ -13,7 +13,7 @@ import { AREAS, CROSS_CUTTING_SUITES, REQUIREMENT_ONLY_AREAS, loadRequirements, 
 import { referenceCatalog } from '../../src/run/reference-model.js';
 
 const FAULT_DIR = resolve(PROJECT_ROOT, 'src/reference/faults');
-/** Files of the fault folder that hold no faults: the loader, the contracts, the shared response edits. */
+/** Files of the fault folder that hold no faults: the catalog, the contracts, the shared response edits. */
 const NOT_FAULT_FILES = ['index.ts', 'types.ts', 'edit.ts'];
 
 const suiteFolders = readdirSync(SUITES_DIR, { withFileTypes: true })
@@ -50,6 +50,15 @@ describe('one taxonomy', () => {
       for (const f of faults) if (f.area !== file.replace(/\.ts$/, '')) wrong.push(`${file}: ${f.name} (area ${f.area})`);
     }
     expect(wrong).toEqual([]);
+  });
+
+  it('the catalog lists every fault file, with the faults that file exports', async () => {
+    const { FAULT_MODULES } = await import('../../src/reference/faults/index.js');
+    expect(Object.keys(FAULT_MODULES).sort()).toEqual(faultFiles.map((f) => f.replace(/\.ts$/, '')));
+    for (const file of faultFiles) {
+      const { faults = [] } = (await import(pathToFileURL(resolve(FAULT_DIR, file)).href)) as { faults?: FaultDef[] };
+      expect(FAULT_MODULES[file.replace(/\.ts$/, '')], file).toBe(faults);
+    }
   });
 
   it("every fault names the checks it must fail, one of them in the fault's own area, all of them in the catalog", async () => {

@@ -76,4 +76,21 @@ describe('the run cache of a checkout', () => {
     expect(b).toBe(a);
     expect(readFileSync(join(b, 'src', 'cli.js'), 'utf8')).toBe(made);
   });
+
+  it('also holds the run as one CommonJS script: the sources and the ES-module-only packages inside, the CommonJS packages required, each suite registered at its URL in the layout', async () => {
+    const dir = (await prepareRunCache(ROOT)) as string;
+    const script = readFileSync(join(dir, 'run.cjs'), 'utf8');
+    expect(script).not.toContain('import.meta.url');
+    // Nothing relative is loaded at run time: one instance of every module.
+    expect([...script.matchAll(/require\("(\.[^"]*)"\)/g)].map((m) => m[1])).toEqual([]);
+    expect([...script.matchAll(/\bimport\("(\.[^"]*)"\)/g)].map((m) => m[1])).toEqual([]);
+    const required = new Set([...script.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1]!.split('/')[0]));
+    // ajv's standalone code requires ajv's own files: the run must use that same copy.
+    expect(required.has('ajv')).toBe(true);
+    expect(required.has('jose')).toBe(false);
+    expect(required.has('json-schema-faker')).toBe(false);
+    for (const folder of readdirSync(join(ROOT, 'suites')).filter((f) => existsSync(join(ROOT, 'suites', f, 'checks.ts')))) {
+      expect(script, folder).toContain(JSON.stringify(`file://${join(dir, 'suites', folder, 'checks.js')}`));
+    }
+  });
 });
