@@ -76,7 +76,8 @@ const UNUSED_BUNDLE_MS = 6 * 3600_000;
  */
 async function bundleRun(root, dir, stamps) {
   const schemasStamp = existsSync(join(dir, 'fhir-schemas', 'stamp')) ? readFileSync(join(dir, 'fhir-schemas', 'stamp'), 'utf8') : '';
-  const key = createHash('sha256').update(`${FORMAT}\0${JSON.stringify(stamps)}\0${schemasStamp}`).digest('hex').slice(0, 24);
+  // The run script holds the ES-module-only packages (bundleScript): another release of one makes another bundle.
+  const key = createHash('sha256').update(`${FORMAT}\0${JSON.stringify(stamps)}\0${schemasStamp}\0${dependencyVersions(root)}`).digest('hex').slice(0, 24);
   const bundles = join(dirname(dir), 'bundles');
   const target = join(bundles, key);
   if (existsSync(join(target, 'src', 'cli.js'))) return markUsed(target);
@@ -190,6 +191,30 @@ function commonJsPackages(root) {
     if (entry.endsWith('.cjs') || packageType(entry) !== 'module') out.push(name, `${name}/*`);
   }
   return out;
+}
+
+/** Each dependency's installed version. */
+function dependencyVersions(root) {
+  const require = createRequire(join(root, 'package.json'));
+  const { dependencies = {} } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  return Object.keys(dependencies)
+    .map((name) => {
+      try {
+        return `${name}@${JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')).version}`;
+      } catch {
+        return `${name}@${packageVersionBesideEntry(root, name)}`;
+      }
+    })
+    .join(' ');
+}
+
+/** A package whose exports hide its package.json: read from node_modules. */
+function packageVersionBesideEntry(root, name) {
+  try {
+    return JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
+  } catch {
+    return 'absent';
+  }
 }
 
 /** The `type` of the package.json nearest to `file`. */
