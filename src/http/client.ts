@@ -391,7 +391,7 @@ export class HttpClient {
         attempts: 1,
         reason: `the response to ${exchange.request.method} ${exchange.request.url} was cut at the ${sizeOf(cap)} body cap`,
       });
-    this.emit(exchange, { ...this.facts(req, opts, answeredAt), json, truncated: body.truncated });
+    this.emit(exchange, { ...this.facts(req, opts, answeredAt), json, ...(json !== undefined ? { text } : {}), truncated: body.truncated });
     return { status, headers, text, json, bodyTruncated: body.truncated, exchange };
   }
 

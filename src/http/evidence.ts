@@ -50,6 +50,12 @@ function prefixExcerpt(text: string | PartedText, alreadyTruncated: boolean | un
 
 /** Decodes a body as UTF-8; `binary` when it is not valid UTF-8 (a cut trailing character is tolerated). */
 export function decodeBody(buf: Buffer): { text: string; binary: boolean } {
+  // Valid UTF-8 (most bodies): decoded as the fatal decoder would, its leading BOM dropped, without
+  // making a decoder per body.
+  if (isUtf8(buf)) {
+    const text = buf.toString('utf8');
+    return { text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, binary: false };
+  }
   try {
     return { text: new TextDecoder('utf-8', { fatal: true }).decode(buf, { stream: true }), binary: false };
   } catch {

@@ -43,6 +43,8 @@ export interface ExchangeFacts {
   answeredAt: number;
   /** The whole body parsed as JSON (not the evidence excerpt); undefined when it is not JSON. */
   json?: unknown;
+  /** The whole body's text that `json` was parsed from (equal texts parse to equal values). */
+  text?: string;
   /** The body was cut at the size cap. */
   truncated: boolean;
   /** The exchange got a whole answer (false: a network failure or a body that could not be read). */

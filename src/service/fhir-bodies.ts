@@ -13,12 +13,13 @@ const MEMO_MAX_CHARS = 8_000_000;
 
 export function fhirBodyValidator(validator: FhirValidator) {
   // The same body often comes back again (a record read by several checks, the same search): about
-  // 45 % of a quick run's validations. A parsed body's JSON text is exact (JSON.parse makes no
-  // undefined or NaN), so equal texts validate alike.
+  // 45 % of a quick run's validations. Equal texts parse to equal values, so they validate alike:
+  // the key is the text the body was parsed from, else (no text given) its JSON text, which is
+  // exact for a parsed value (JSON.parse makes no undefined or NaN).
   const memo = new Map<string, readonly SchemaIssue[]>();
   let memoChars = 0;
-  const validate = (release: 'R4' | 'R5', body: object): readonly SchemaIssue[] => {
-    const key = `${release}\0${JSON.stringify(body)}`;
+  const validate = (release: 'R4' | 'R5', body: object, text: string | undefined): readonly SchemaIssue[] => {
+    const key = `${release}\0${text ?? JSON.stringify(body)}`;
     const known = memo.get(key);
     if (known) return known;
     const issues = validator.validate(release, body);
@@ -32,7 +33,7 @@ export function fhirBodyValidator(validator: FhirValidator) {
     }
     return issues;
   };
-  return (res: { path: string; status: number; json: unknown; truncated: boolean }, ex: Exchange): Finding[] => {
+  return (res: { path: string; status: number; json: unknown; text?: string | undefined; truncated: boolean }, ex: Exchange): Finding[] => {
     const release = /^\/fhir\/(R4|R5)\//.exec(res.path)?.[1] as 'R4' | 'R5' | undefined;
     if (!release || res.status < 200 || res.status >= 300 || res.truncated) return [];
     const body = res.json as { resourceType?: unknown } | undefined;
@@ -48,7 +49,7 @@ export function fhirBodyValidator(validator: FhirValidator) {
       ];
     }
     if (!validator.supports(release, body.resourceType)) return [];
-    const issues = validate(release, body);
+    const issues = validate(release, body, res.text);
     if (issues.length === 0) return [];
     return [
       {

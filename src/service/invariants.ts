@@ -269,7 +269,7 @@ export function exchangeFindings(ex: Exchange, facts: ExchangeFacts, opts: Excha
     windowSec: opts.windowSec,
     now: facts.answeredAt,
   });
-  findings.push(...bodies({ path: facts.path, status: ex.response.status, json: facts.json, truncated: facts.truncated }, ex));
+  findings.push(...bodies({ path: facts.path, status: ex.response.status, json: facts.json, text: facts.text, truncated: facts.truncated }, ex));
   return findings;
 }
 

@@ -42,4 +42,18 @@ describe('the FHIR-body rule', () => {
     expect(rule(answer('/fhir/R5/DocumentReference/x', outcome), ex)).toEqual([]);
     expect(v.runs).toBe(4);
   });
+
+  it('keys a body given with its text by that text: the same text is judged once, a text of the same value with other spacing again', () => {
+    const v = counted();
+    const rule = fhirBodyValidator(v);
+    const body = { resourceType: 'Encounter', id: 'e1', status: 'nonsense', class: { code: 'AMB' } };
+    const text = JSON.stringify(body);
+    const withText = (t: string) => ({ ...answer('/fhir/R4/Encounter/e1', JSON.parse(t) as unknown), text: t });
+    const first = rule(withText(text), ex);
+    expect(first).toHaveLength(1);
+    expect(rule(withText(text), ex)).toEqual(first);
+    expect(v.runs).toBe(1);
+    expect(rule(withText(JSON.stringify(body, null, 2)), ex)).toEqual(first);
+    expect(v.runs).toBe(2);
+  });
 });

@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { decodeBody, isText } from '../../src/http/evidence.js';
+
+const fatal = (buf: Buffer) => new TextDecoder('utf-8', { fatal: true }).decode(buf, { stream: true });
+
+describe('decodeBody', () => {
+  it('decodes valid UTF-8 as the fatal decoder does: multi-byte characters kept, a leading BOM dropped', () => {
+    for (const text of ['{"a":"é ü 中 😀"}', '\uFEFF{"bom":true}', '', 'x\uFEFFy']) {
+      const buf = Buffer.from(text, 'utf8');
+      expect(decodeBody(buf)).toEqual({ text: fatal(buf), binary: false });
+    }
+    expect(decodeBody(Buffer.from('\uFEFF{"bom":true}', 'utf8')).text).toBe('{"bom":true}');
+  });
+
+  it('tolerates a body cut inside its last character (the cap), and reads other invalid bytes as binary', () => {
+    const cut = Buffer.from('{"a":"中', 'utf8').subarray(0, -1);
+    expect(decodeBody(cut)).toEqual({ text: fatal(cut), binary: false });
+    expect(isText(cut)).toBe(true);
+    const invalid = Buffer.from([0x7b, 0xff, 0xfe, 0x7d]);
+    expect(decodeBody(invalid).binary).toBe(true);
+    expect(isText(invalid)).toBe(false);
+  });
+});
