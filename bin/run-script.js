@@ -4,6 +4,7 @@
 // command neither parses nor compiles them (README, "Speed"). One cache per command (a `faults`
 // listing runs little of what `run` does). A cache V8 rejects (another Node, other V8 flags) or a
 // missing one is made again at the end of the process. FHIR_CONFORMANCE_CODE_CACHE=0 runs without.
+import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
@@ -14,8 +15,7 @@ const COMMANDS = new Set(['run', 'serve', 'requirements', 'report', 'diff', 'fau
 /** Runs `file`'s exported `main(argv)`; resolves with its exit code. */
 export async function runScript(file, argv) {
   const useCache = process.env.FHIR_CONFORMANCE_CODE_CACHE !== '0';
-  const command = COMMANDS.has(argv[0]) ? argv[0] : 'other';
-  const cacheFile = `${file}.${command}.v8`;
+  const cacheFile = cacheFileOf(file, argv);
   let cachedData;
   if (useCache) {
     try {
@@ -33,6 +33,28 @@ export async function runScript(file, argv) {
   const code = await module.exports.main(argv);
   if (useCache && (cachedData === undefined || script.cachedDataRejected)) keepCache(script, cacheFile);
   return code;
+}
+
+/**
+ * V8 rejects a cache made under other flags (`node --cpu-prof`, NODE_OPTIONS=--max-semi-space-size=...):
+ * a process started with flags keeps its own cache, so runs with and without them do not make each
+ * other's again.
+ */
+export function cacheFileOf(file, argv) {
+  const command = COMMANDS.has(argv[0]) ? argv[0] : 'other';
+  const flags = [...processFlags(), process.env.NODE_OPTIONS ?? ''].join(' ').trim();
+  return `${file}.${command}${flags === '' ? '' : `.${createHash('sha256').update(flags).digest('hex').slice(0, 12)}`}.v8`;
+}
+
+/** The process's command-line flags, without the code of -e/-p (the script, not a flag). */
+export function processFlags() {
+  const out = [];
+  const args = process.execArgv;
+  for (let i = 0; i < args.length; i++) {
+    if (['-e', '--eval', '-p', '--print'].includes(args[i])) i++;
+    else if (!/^--(eval|print)=/.test(args[i])) out.push(args[i]);
+  }
+  return out;
 }
 
 /** Writes the script's code cache as it is now (the functions run so far compiled in it). */

@@ -52,7 +52,9 @@ export function keptModule(name: string, require: (id: string) => unknown, dir: 
  * process ran compiled: the next process neither parses nor compiles them (README, "Speed").
  */
 function compiledScript(file: string, code: string): Script {
-  const cacheFile = `${file}.${createHash('sha256').update(code).digest('hex').slice(0, 16)}.v8`;
+  // V8 also rejects a cache made under other flags: those of the process are part of the name.
+  const flags = [...processFlags(), process.env.NODE_OPTIONS ?? ''].join(' ');
+  const cacheFile = `${file}.${createHash('sha256').update(code).update('\0').update(flags).digest('hex').slice(0, 16)}.v8`;
   let cachedData: Buffer | undefined;
   try {
     cachedData = readFileSync(cacheFile);
@@ -62,6 +64,18 @@ function compiledScript(file: string, code: string): Script {
   const script = new Script(`(function (require, module, exports) {${code}\n})`, { filename: file, ...(cachedData ? { cachedData } : {}) });
   if (cachedData === undefined || script.cachedDataRejected) keepCodeCacheAtExit(script, cacheFile);
   return script;
+}
+
+/** The process's command-line flags, without the code of -e/-p (bin/run-script.js processFlags). */
+function processFlags(): string[] {
+  const out: string[] = [];
+  const args = process.execArgv;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (['-e', '--eval', '-p', '--print'].includes(arg)) i++;
+    else if (!/^--(eval|print)=/.test(arg)) out.push(arg);
+  }
+  return out;
 }
 
 const pendingCaches = new Map<string, Script>();

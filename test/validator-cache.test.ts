@@ -27,8 +27,9 @@ const CODE = (n: number) =>
 
 /** Loads the kept module `m` in a new process and calls it with `x`. */
 function loadInProcess(x: number): number {
-  const script = `import { createRequire } from 'node:module'; const { keptModule } = await import(${JSON.stringify(SRC)}); const f = keptModule('m', createRequire(import.meta.url), ${JSON.stringify(dir)}); process.stdout.write(String(f(${x})));`;
-  return Number(execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' }));
+  const script = `import { createRequire } from 'node:module'; const { keptModule } = await import(${JSON.stringify(SRC)}); const f = keptModule('m', createRequire(import.meta.url), ${JSON.stringify(dir)}); process.stdout.write(String(f(Number(process.env.X))));`;
+  const env = { ...process.env, NODE_OPTIONS: '', X: String(x) };
+  return Number(execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', env }));
 }
 
 describe('keptModule: code caches of the kept modules', () => {

@@ -2,12 +2,12 @@
  * bin/run-script.js: a checkout's run script runs with a V8 code cache per command beside it,
  * made at the end of a process that had none (or one V8 rejected), used by the next.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 // @ts-expect-error plain JavaScript module of the bin, without types
-import { runScript } from '../../bin/run-script.js';
+import { cacheFileOf, runScript } from '../../bin/run-script.js';
 
 const dirs: string[] = [];
 function scriptFile(body: string): string {
@@ -22,35 +22,55 @@ afterEach(() => {
   delete process.env.FHIR_CONFORMANCE_CODE_CACHE;
 });
 
+/** The cache file of `command` beside `file` (named after the process's flags too: vitest's worker has some). */
+const cacheOf = (file: string, command: string): string => cacheFileOf(file, [command]) as string;
+
 const SCRIPT = `const path = require('node:path');
 exports.main = async (argv) => { const f = (n) => n * 2; return f(argv.length) + (path.basename(__filename) === 'run.cjs' ? 1 : 100); };`;
 
 describe('runScript', () => {
+  it("names a process's cache after its flags: processes with other flags keep their own", async () => {
+    const file = scriptFile(SCRIPT);
+    const { execFileSync } = await import('node:child_process');
+    const runner = new URL('../../bin/run-script.js', import.meta.url).href;
+    const code = `const { runScript } = await import(${JSON.stringify(runner)}); process.exitCode = (await runScript(${JSON.stringify(file)}, ['run'])) === 3 ? 0 : 1;`;
+    const env = { ...process.env, NODE_OPTIONS: '' };
+    execFileSync(process.execPath, ['--input-type=module', '-e', code], { env });
+    execFileSync(process.execPath, ['--max-semi-space-size=32', '--input-type=module', '-e', code], { env });
+    const names = readdirSync(dirname(file))
+      .filter((n) => n.endsWith('.v8'))
+      .sort();
+    // One cache per set of flags (--input-type=module, then with --max-semi-space-size too).
+    expect(names).toHaveLength(2);
+    for (const n of names) expect(n).toMatch(/^run\.cjs\.run\.[0-9a-f]{12}\.v8$/);
+  });
+
   it("returns main's exit code; a process without a cache leaves one for its command, which the next accepts", async () => {
     const file = scriptFile(SCRIPT);
     expect(await runScript(file, ['run', '--profile', 'quick'])).toBe(7);
-    const cache = `${file}.run.v8`;
+    const cache = cacheOf(file, 'run');
     expect(existsSync(cache)).toBe(true);
     const made = readFileSync(cache);
     expect(await runScript(file, ['run'])).toBe(3);
     expect(readFileSync(cache).equals(made)).toBe(true); // accepted, not made again
     expect(await runScript(file, ['faults'])).toBe(3);
-    expect(existsSync(`${file}.faults.v8`)).toBe(true);
+    expect(existsSync(cacheOf(file, 'faults'))).toBe(true);
     expect(await runScript(file, ['--help'])).toBe(3);
-    expect(existsSync(`${file}.other.v8`)).toBe(true);
+    expect(existsSync(cacheOf(file, 'other'))).toBe(true);
   });
 
   it('makes a damaged cache again, and the script still runs', async () => {
     const file = scriptFile(SCRIPT);
-    writeFileSync(`${file}.run.v8`, 'not a code cache');
+    const cache = cacheOf(file, 'run');
+    writeFileSync(cache, 'not a code cache');
     expect(await runScript(file, ['run'])).toBe(3);
-    expect(readFileSync(`${file}.run.v8`, 'utf8')).not.toBe('not a code cache');
+    expect(readFileSync(cache, 'utf8')).not.toBe('not a code cache');
   });
 
   it('keeps no cache with FHIR_CONFORMANCE_CODE_CACHE=0', async () => {
     const file = scriptFile(SCRIPT);
     process.env.FHIR_CONFORMANCE_CODE_CACHE = '0';
     expect(await runScript(file, ['run'])).toBe(3);
-    expect(existsSync(`${file}.run.v8`)).toBe(false);
+    expect(readdirSync(dirname(file)).filter((n) => n.endsWith('.v8'))).toEqual([]);
   });
 });
