@@ -86,7 +86,8 @@ export function binaryExcerpt(bytes: number): Excerpt {
 
 /** Parses a body as JSON (any content type); undefined when it does not parse. */
 export function parseJson(text: string): unknown {
-  if (text.trim() === '') return undefined;
+  // Found without copying the body (trim() would).
+  if (!/\S/.test(text)) return undefined;
   try {
     return JSON.parse(text) as unknown;
   } catch {

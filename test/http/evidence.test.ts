@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeBody, isText } from '../../src/http/evidence.js';
+import { decodeBody, isText, parseJson } from '../../src/http/evidence.js';
 
 const fatal = (buf: Buffer) => new TextDecoder('utf-8', { fatal: true }).decode(buf, { stream: true });
 
@@ -19,5 +19,13 @@ describe('decodeBody', () => {
     const invalid = Buffer.from([0x7b, 0xff, 0xfe, 0x7d]);
     expect(decodeBody(invalid).binary).toBe(true);
     expect(isText(invalid)).toBe(false);
+  });
+});
+
+describe('parseJson', () => {
+  it('parses any JSON text; an empty or whitespace-only body and a text that is not JSON give undefined', () => {
+    expect(parseJson(' {"a":[1,null]}\n')).toEqual({ a: [1, null] });
+    expect(parseJson('0')).toBe(0);
+    for (const text of ['', ' \n\t\r', '\u00a0\ufeff\u2028', '{"a":', 'not json']) expect(parseJson(text), JSON.stringify(text)).toBeUndefined();
   });
 });
