@@ -85,6 +85,11 @@ async function bundleRun(root, dir, stamps) {
   try {
     mkdirSync(tmp, { recursive: true });
     for (const part of ['src', 'suites', 'scripts', 'fhir-schemas']) if (existsSync(join(dir, part))) cpSync(join(dir, part), join(tmp, part), { recursive: true });
+    // Another process may have been extracting the schemas again (a fresh checkout's first runs start
+    // together): a bundle whose schemas are not the ones its key names is not kept.
+    const copiedStamp = existsSync(join(tmp, 'fhir-schemas', 'stamp')) ? readFileSync(join(tmp, 'fhir-schemas', 'stamp'), 'utf8') : '';
+    const whole = ['r4.schema.json', 'r5.schema.json'].every((f) => existsSync(join(tmp, 'fhir-schemas', f)));
+    if (copiedStamp !== schemasStamp || (schemasStamp !== '' && !whole)) throw new Error('the FHIR schemas changed while the bundle was made');
     const rels = Object.keys(stamps);
     const entries = rels.filter((rel) => rel === 'src/cli.ts' || /^suites\/[^/]+\/checks\.ts$/.test(rel) || /^src\/reference\/faults\/[^/]+\.ts$/.test(rel));
     const esbuild = createRequire(join(root, 'package.json'))('esbuild');
