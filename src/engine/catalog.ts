@@ -18,12 +18,13 @@ export function materialize(exp: ChecksExport, model: OperationModel): readonly 
 }
 
 /**
- * A module the run's one-script bundle holds (bin/run-cache.js registers its suites' modules by the
- * URL they have in the bundle's layout); undefined when the code runs as separate modules.
+ * The suites' modules of the run's one-script bundle (bin/run-cache.js registers each suite's checks
+ * module by the URL it has in the bundle's layout: a folder it lacks has none); undefined when the
+ * code runs as separate modules.
  */
-function bundledModule(href: string): unknown {
+function bundledModules(): Map<string, unknown> | undefined {
   const modules = (globalThis as Record<symbol, unknown>)[Symbol.for('fhir-conformance.modules')];
-  return modules instanceof Map ? modules.get(href) : undefined;
+  return modules instanceof Map ? (modules as Map<string, unknown>) : undefined;
 }
 
 /** Every check of the suites, generated ones from the target's operation model; folders in name order. */
@@ -33,14 +34,20 @@ export async function collectChecks(model: OperationModel): Promise<CatalogCheck
     .map((d) => d.name)
     .sort();
   const all: CatalogCheck[] = [];
+  const bundled = bundledModules();
   for (const folder of folders) {
     let mod: { default?: ChecksExport };
-    try {
-      const href = pathToFileURL(resolve(SUITES_DIR, folder, `checks${MODULE_EXT}`)).href;
-      mod = (bundledModule(href) ?? (await import(href))) as { default?: ChecksExport };
-    } catch (e) {
-      if ((e as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && String(e).includes(`${folder}/checks${MODULE_EXT}`)) continue;
-      throw e;
+    const href = pathToFileURL(resolve(SUITES_DIR, folder, `checks${MODULE_EXT}`)).href;
+    if (bundled) {
+      if (!bundled.has(href)) continue; // a folder without checks
+      mod = bundled.get(href) as { default?: ChecksExport };
+    } else {
+      try {
+        mod = (await import(href)) as { default?: ChecksExport };
+      } catch (e) {
+        if ((e as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && String(e).includes(`${folder}/checks${MODULE_EXT}`)) continue;
+        throw e;
+      }
     }
     if (mod.default) for (const c of materialize(mod.default, model)) all.push({ ...c, folder });
   }
