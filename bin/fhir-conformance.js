@@ -37,9 +37,18 @@ if (existsSync(source) && process.env.FHIR_CONFORMANCE_DIST !== '1') {
   process.stderr.write('fhir-conformance: dist/ is missing; run `npm run build` (or run from a checkout with src/ and its devDependencies)\n');
   process.exit(2);
 }
+let run;
 if (script !== undefined) {
-  const { runScript } = await import('./run-script.js');
-  process.exitCode = await runScript(script, process.argv.slice(2));
+  try {
+    const { loadScript } = await import('./run-script.js');
+    run = loadScript(script, process.argv.slice(2));
+  } catch (e) {
+    // A script that does not load (nothing ran yet): the bundle's ES modules, as before.
+    if (process.env.FHIR_CONFORMANCE_DEBUG) process.stderr.write(`fhir-conformance: run script unusable (${e.message}); ES modules\n`);
+  }
+}
+if (run !== undefined) {
+  process.exitCode = await run();
 } else {
   const { main } = await import(entry.href);
   process.exitCode = await main(process.argv.slice(2));

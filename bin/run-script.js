@@ -12,8 +12,12 @@ import vm from 'node:vm';
 
 const COMMANDS = new Set(['run', 'serve', 'requirements', 'report', 'diff', 'faults', 'init']);
 
-/** Runs `file`'s exported `main(argv)`; resolves with its exit code. */
-export async function runScript(file, argv) {
+/**
+ * Loads `file` (the script's modules initialised) and gives a function that runs its exported
+ * `main(argv)` and resolves with the exit code, keeping the code cache afterwards. A script that does
+ * not load throws here, before anything ran, so the caller can run the ES modules instead.
+ */
+export function loadScript(file, argv) {
   const useCache = process.env.FHIR_CONFORMANCE_CODE_CACHE !== '0';
   const cacheFile = cacheFileOf(file, argv);
   let cachedData;
@@ -30,9 +34,17 @@ export async function runScript(file, argv) {
   });
   const module = { exports: {} };
   script.runInThisContext()(module.exports, createRequire(file), module, file, dirname(file));
-  const code = await module.exports.main(argv);
-  if (useCache && (cachedData === undefined || script.cachedDataRejected)) keepCache(script, cacheFile);
-  return code;
+  if (typeof module.exports.main !== 'function') throw new Error(`${file} exports no main`);
+  return async () => {
+    const code = await module.exports.main(argv);
+    if (useCache && (cachedData === undefined || script.cachedDataRejected)) keepCache(script, cacheFile);
+    return code;
+  };
+}
+
+/** Runs `file`'s exported `main(argv)`; resolves with its exit code. */
+export async function runScript(file, argv) {
+  return loadScript(file, argv)();
 }
 
 /**

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 // @ts-expect-error plain JavaScript module of the bin, without types
-import { cacheFileOf, runScript } from '../../bin/run-script.js';
+import { cacheFileOf, loadScript, runScript } from '../../bin/run-script.js';
 
 const dirs: string[] = [];
 function scriptFile(body: string): string {
@@ -72,5 +72,20 @@ describe('runScript', () => {
     process.env.FHIR_CONFORMANCE_CODE_CACHE = '0';
     expect(await runScript(file, ['run'])).toBe(3);
     expect(readdirSync(dirname(file)).filter((n) => n.endsWith('.v8'))).toEqual([]);
+  });
+
+  it('loadScript throws before running anything for a script that does not load or has no main (the bin then runs the ES modules)', () => {
+    expect(() => loadScript(scriptFile('exports.main = async () => {'), ['run'])).toThrow(SyntaxError);
+    expect(() => loadScript(scriptFile('exports.notMain = 1;'), ['run'])).toThrow(/exports no main/);
+    let ran = false;
+    const file = scriptFile(SCRIPT.replace('exports.main = async (argv) => {', 'exports.main = async (argv) => { globalThis.__ranMain = true;'));
+    const run = loadScript(file, ['run']);
+    ran = (globalThis as { __ranMain?: boolean }).__ranMain === true;
+    expect(ran).toBe(false);
+    return run().then((code: number) => {
+      expect(code).toBe(3);
+      expect((globalThis as { __ranMain?: boolean }).__ranMain).toBe(true);
+      delete (globalThis as { __ranMain?: boolean }).__ranMain;
+    });
   });
 });
