@@ -180,12 +180,16 @@ async function bundleScript(root, target, tmp, entries, esbuild, metaUrl) {
   }
 }
 
+/** The package's dependencies (package.json `dependencies`). */
+function dependencyNames(root) {
+  return Object.keys(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).dependencies ?? {});
+}
+
 /** The dependencies `require` loads as CommonJS (their entry is not an ES module). */
 function commonJsPackages(root) {
   const require = createRequire(join(root, 'package.json'));
-  const { dependencies = {} } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   const out = [];
-  for (const name of Object.keys(dependencies)) {
+  for (const name of dependencyNames(root)) {
     let entry;
     try {
       entry = require.resolve(name);
@@ -198,28 +202,17 @@ function commonJsPackages(root) {
   return out;
 }
 
-/** Each dependency's installed version. */
+/** Each dependency's installed version (a checkout installs them at the top of its node_modules). */
 function dependencyVersions(root) {
-  const require = createRequire(join(root, 'package.json'));
-  const { dependencies = {} } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-  return Object.keys(dependencies)
+  return dependencyNames(root)
     .map((name) => {
       try {
-        return `${name}@${JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')).version}`;
+        return `${name}@${JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version}`;
       } catch {
-        return `${name}@${packageVersionBesideEntry(root, name)}`;
+        return `${name}@absent`;
       }
     })
     .join(' ');
-}
-
-/** A package whose exports hide its package.json: read from node_modules. */
-function packageVersionBesideEntry(root, name) {
-  try {
-    return JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
-  } catch {
-    return 'absent';
-  }
 }
 
 /** The `type` of the package.json nearest to `file`. */

@@ -42,11 +42,6 @@ export function loadScript(file, argv) {
   };
 }
 
-/** Runs `file`'s exported `main(argv)`; resolves with its exit code. */
-export async function runScript(file, argv) {
-  return loadScript(file, argv)();
-}
-
 /**
  * V8 rejects a cache made under other flags (`node --cpu-prof`, NODE_OPTIONS=--max-semi-space-size=...):
  * a process started with flags keeps its own cache, so runs with and without them do not make each

@@ -88,15 +88,25 @@ function keepCodeCacheAtExit(script: Script, cacheFile: string): void {
 /** Writes the code cache of every module this process loaded without a usable one (at its exit). */
 function keepCodeCachesNow(): void {
   for (const [cacheFile, script] of pendingCaches) {
-    const tmp = `${cacheFile}.${process.pid}.tmp`;
     try {
-      writeFileSync(tmp, script.createCachedData());
-      renameSync(tmp, cacheFile);
+      writeWhole(cacheFile, script.createCachedData());
     } catch {
-      rmSync(tmp, { force: true }); // no cache: the next process compiles again
+      // no cache: the next process compiles again
     }
   }
   pendingCaches.clear();
+}
+
+/** Writes `file` under a temporary name, then renames it: a reader sees the old file or the whole new one. */
+function writeWhole(file: string, data: string | Buffer): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    writeFileSync(tmp, data);
+    renameSync(tmp, file);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  }
 }
 
 /** Keeps `code` under `name` for the next process; a cache that cannot be written is left alone. */
@@ -105,9 +115,7 @@ export function keepModule(name: string, code: string, dir: string | undefined =
   const file = join(dir, `${name}.cjs`);
   try {
     mkdirSync(dir, { recursive: true });
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, code);
-    renameSync(tmp, file);
+    writeWhole(file, code);
     // The code caches of the code it replaces.
     for (const f of readdirSync(dir)) if (f.startsWith(`${name}.cjs.`) && f.endsWith('.v8')) rmSync(join(dir, f), { force: true });
   } catch {

@@ -12,8 +12,6 @@ export interface RemoteKeySetOptions {
   timeoutMs: number;
   /** The fetched set is used this long, then fetched again. */
   cacheMaxAgeMs: number;
-  /** The key set's largest accepted answer. */
-  maxBytes?: number;
 }
 
 /**
@@ -51,11 +49,7 @@ export function remoteKeySet(url: URL, options: RemoteKeySetOptions): JWTVerifyG
 async function fetchKeySet(url: URL, options: RemoteKeySetOptions): Promise<JSONWebKeySet> {
   let answer: Awaited<ReturnType<typeof fetchJson>>;
   try {
-    answer = await fetchJson(url, {
-      timeoutMs: options.timeoutMs,
-      ...(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {}),
-      headers: { accept: 'application/json, application/jwk-set+json' },
-    });
+    answer = await fetchJson(url, { timeoutMs: options.timeoutMs, headers: { accept: 'application/json, application/jwk-set+json' } });
   } catch (e) {
     if (e instanceof FetchJsonError && e.code === 'TIMEOUT') throw new errors.JWKSTimeout(undefined, { cause: e });
     if (e instanceof FetchJsonError && e.code === 'TOO_LARGE') throw new errors.JOSEError('The JSON Web Key Set HTTP response is too large', { cause: e });

@@ -7,7 +7,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 // @ts-expect-error plain JavaScript module of the bin, without types
-import { cacheFileOf, loadScript, runScript } from '../../bin/run-script.js';
+import { cacheFileOf, loadScript } from '../../bin/run-script.js';
+
+/** Loads `file` and runs its main, as the bin does. */
+const runScript = (file: string, argv: string[]): Promise<number> => loadScript(file, argv)();
 
 const dirs: string[] = [];
 function scriptFile(body: string): string {
@@ -28,12 +31,12 @@ const cacheOf = (file: string, command: string): string => cacheFileOf(file, [co
 const SCRIPT = `const path = require('node:path');
 exports.main = async (argv) => { const f = (n) => n * 2; return f(argv.length) + (path.basename(__filename) === 'run.cjs' ? 1 : 100); };`;
 
-describe('runScript', () => {
+describe('loadScript', () => {
   it("names a process's cache after its flags: processes with other flags keep their own", async () => {
     const file = scriptFile(SCRIPT);
     const { execFileSync } = await import('node:child_process');
     const runner = new URL('../../bin/run-script.js', import.meta.url).href;
-    const code = `const { runScript } = await import(${JSON.stringify(runner)}); process.exitCode = (await runScript(${JSON.stringify(file)}, ['run'])) === 3 ? 0 : 1;`;
+    const code = `const { loadScript } = await import(${JSON.stringify(runner)}); process.exitCode = (await loadScript(${JSON.stringify(file)}, ['run'])()) === 3 ? 0 : 1;`;
     const env = { ...process.env, NODE_OPTIONS: '' };
     execFileSync(process.execPath, ['--input-type=module', '-e', code], { env });
     execFileSync(process.execPath, ['--max-semi-space-size=32', '--input-type=module', '-e', code], { env });

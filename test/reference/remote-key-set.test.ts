@@ -9,9 +9,9 @@ async function keyPair(kid: string): Promise<{ jwk: JWK; sign: () => Promise<str
   return { jwk, sign: () => new SignJWT({ sub: 'c' }).setProtectedHeader({ alg: 'ES256', kid }).setIssuedAt().sign(privateKey) };
 }
 
-/** A key-set host whose answer the test sets; counts the fetches. */
-async function keyHost() {
-  const state = { keys: [] as JWK[], status: 200, body: undefined as string | undefined, delayMs: 0, fetches: 0 };
+/** Runs `fn` against a key-set host whose answer the test sets (it counts the fetches), closed afterwards. */
+async function withKeyHost(fn: (host: { state: KeyHostState; url: URL }) => Promise<void>): Promise<void> {
+  const state: KeyHostState = { keys: [], status: 200, body: undefined, delayMs: 0, fetches: 0 };
   const server = await startServer((_req, res) => {
     state.fetches++;
     setTimeout(
@@ -19,13 +19,24 @@ async function keyHost() {
       state.delayMs,
     );
   });
-  return { state, server, url: new URL(`${server.url}/jwks.json`) };
+  try {
+    await fn({ state, url: new URL(`${server.url}/jwks.json`) });
+  } finally {
+    await server.close();
+  }
+}
+
+interface KeyHostState {
+  keys: JWK[];
+  status: number;
+  body: string | undefined;
+  delayMs: number;
+  fetches: number;
 }
 
 describe('remoteKeySet: a client key set fetched from its jwks_uri', () => {
-  it('fetches once, keeps the set, and fetches again at once for a kid it lacks (a rotated key)', async () => {
-    const { state, server, url } = await keyHost();
-    try {
+  it('fetches once, keeps the set, and fetches again at once for a kid it lacks (a rotated key)', () =>
+    withKeyHost(async ({ state, url }) => {
       const a = await keyPair('a');
       const b = await keyPair('b');
       state.keys = [a.jwk];
@@ -40,14 +51,10 @@ describe('remoteKeySet: a client key set fetched from its jwks_uri', () => {
       await expect(jwtVerify(await keyPair('b').then((k) => k.sign()), keys)).rejects.toBeInstanceOf(errors.JWSSignatureVerificationFailed);
       const stranger = await keyPair('z');
       await expect(jwtVerify(await stranger.sign(), keys)).rejects.toBeInstanceOf(errors.JWKSNoMatchingKey);
-    } finally {
-      await server.close();
-    }
-  });
+    }));
 
-  it('fetches again once the kept set is older than cacheMaxAgeMs', async () => {
-    const { state, server, url } = await keyHost();
-    try {
+  it('fetches again once the kept set is older than cacheMaxAgeMs', () =>
+    withKeyHost(async ({ state, url }) => {
       const a = await keyPair('a');
       state.keys = [a.jwk];
       const keys = remoteKeySet(url, { timeoutMs: 2000, cacheMaxAgeMs: 50 });
@@ -55,14 +62,10 @@ describe('remoteKeySet: a client key set fetched from its jwks_uri', () => {
       await new Promise((r) => setTimeout(r, 80));
       await jwtVerify(await a.sign(), keys);
       expect(state.fetches).toBe(2);
-    } finally {
-      await server.close();
-    }
-  });
+    }));
 
-  it("raises jose's errors for an unreachable set: the base JOSEError for a non-200 or non-JSON answer, JWKSTimeout for a slow one", async () => {
-    const { state, server, url } = await keyHost();
-    try {
+  it("raises jose's errors for an unreachable set: the base JOSEError for a non-200 or non-JSON answer, JWKSTimeout for a slow one", () =>
+    withKeyHost(async ({ state, url }) => {
       const a = await keyPair('a');
       const token = await a.sign();
       state.status = 500;
@@ -77,8 +80,5 @@ describe('remoteKeySet: a client key set fetched from its jwks_uri', () => {
       state.body = undefined;
       state.delayMs = 500;
       await expect(jwtVerify(token, remoteKeySet(url, { timeoutMs: 50, cacheMaxAgeMs: 60_000 }))).rejects.toBeInstanceOf(errors.JWKSTimeout);
-    } finally {
-      await server.close();
-    }
-  });
+    }));
 });

@@ -30,24 +30,24 @@ export type { FaultDef, FaultResponse, FaultRequest } from './types.js';
  * test/architecture/taxonomy.test.ts asserts the list names every faults file.
  */
 export const FAULT_MODULES: Readonly<Record<string, readonly FaultDef[]>> = {
-  auth: auth,
-  discovery: discovery,
+  auth,
+  discovery,
   'document-reference': documentReference,
-  encounter: encounter,
-  errors: errors,
-  general: general,
-  generated: generated,
-  headers: headers,
-  invariants: invariants,
+  encounter,
+  errors,
+  general,
+  generated,
+  headers,
+  invariants,
   'issuance-limit': issuanceLimit,
   'media-type': mediaType,
   'medication-request': medicationRequest,
-  pagination: pagination,
+  pagination,
   'rate-limit': rateLimit,
-  scopes: scopes,
-  tenancy: tenancy,
+  scopes,
+  tenancy,
   'token-lifetime': tokenLifetime,
-  versioning: versioning,
+  versioning,
 };
 
 export const FAULTS: readonly FaultDef[] = Object.values(FAULT_MODULES).flat();
