@@ -53,7 +53,7 @@ export function cacheFileOf(file, argv) {
   return `${file}.${command}${flags === '' ? '' : `.${createHash('sha256').update(flags).digest('hex').slice(0, 12)}`}.v8`;
 }
 
-/** The process's command-line flags, without the code of -e/-p (the script, not a flag). */
+/** The process's command-line flags, without the code of -e/-p (the script, not a flag). src/validator-cache.ts has its own copy (it cannot import bin/). */
 export function processFlags() {
   const out = [];
   const args = process.execArgv;
