@@ -247,6 +247,18 @@ describe('token issuance (fixed window, alignment open)', () => {
     expect(judgeIssuanceBurst({ limit: 20, windowMs: W, requests: sequence(6, { status: (i) => (i === 5 ? 503 : 200) }) }).verdict).toBe('error');
   });
 
+  it("a 503 after the endpoint's count said 0, its answers crossing (the last sent said 1): fail, not error", () => {
+    // Tokens of the window issued before the burst: 16 of the burst's own, then the 503. The two last
+    // tokens were in flight together and the endpoint counted them the other way round.
+    const requests = sequence(17, { status: (i) => (i === 16 ? 503 : 200) }).map((r, i) => ({ ...r, ...(i < 16 ? { remaining: Math.max(0, 15 - i) } : {}) }));
+    requests[14] = { ...requests[14]!, remaining: 0 };
+    requests[15] = { ...requests[15]!, remaining: 1, sentAt: requests[14]!.sentAt, receivedAt: requests[14]!.receivedAt + 1 };
+    expect(judgeIssuanceBurst({ limit: 20, windowMs: W, requests })).toMatchObject({ verdict: 'fail', rule: 'status' });
+    // The same answers with no 0 among them: nothing says the limit was used up, so the 503 is the target in trouble.
+    const unsaid = requests.map((r) => (r.remaining === 0 ? { ...r, remaining: 1 } : r));
+    expect(judgeIssuanceBurst({ limit: 20, windowMs: W, requests: unsaid }).verdict).toBe('error');
+  });
+
   const anchor = { sentAt: T0, receivedAt: T0 + 10, status: 429 };
 
   it('more tokens than the limit inside the window that follows a 429: fail, whatever the alignment', () => {

@@ -132,17 +132,24 @@ async function burst(ctx: CheckContext, max: number, intervalMs: number, send: S
   const hits: TokenHit[] = [];
   const start = Date.now();
   const inFlight = new Set<Promise<TokenHit>>();
-  let room = 1;
+  // The least X-RateLimit-Remaining answered so far. Any request the endpoint counted after that answer
+  // is still in flight (its answer would say less), so at least `least - in flight` tokens are left:
+  // another request goes out only while that leaves one for it. The request that meets the exhausted
+  // limit then leaves after every earlier answer, the one that said 0 among them, whatever order the
+  // answers arrive in (a `room` from the latest answer alone let it leave beside the last token's
+  // request when answers crossed, and a 503 there could not be judged).
+  let least: number | undefined;
+  const mayGo = () => inFlight.size === 0 || (least !== undefined && inFlight.size < BATCH && least - inFlight.size >= 1);
   let widest = 0;
   for (let i = 0; i < max && !hits.some(refusedBy); i++) {
-    while (inFlight.size >= room) await Promise.race(inFlight);
+    while (!mayGo()) await Promise.race(inFlight);
     if (hits.some(refusedBy)) break;
     const due = start + i * intervalMs - Date.now();
     if (due > 0) await ctx.sleep(due);
     const p: Promise<TokenHit> = tokenHit(ctx, roles[i % roles.length]!, send).then((h) => {
       hits[i] = h;
       inFlight.delete(p);
-      room = h.remaining === undefined ? 1 : Math.max(1, Math.min(BATCH, h.remaining - 1));
+      if (h.remaining !== undefined) least = Math.min(least ?? h.remaining, h.remaining);
       return h;
     });
     // A failure while the loop sleeps is handled by the next race (or the final wait), not left unhandled.

@@ -655,8 +655,9 @@ export function judgeIssuanceBurst(input: {
   if (wrong) {
     const before = requests.filter((r) => served(r) && r.receivedAt <= wrong.sentAt);
     const issuedBefore = before.length;
-    // Exhausted: the burst alone got the limit, or the endpoint's own count said nothing was left.
-    const saidExhausted = before.at(-1)?.remaining === 0;
+    // Exhausted: the burst alone got the limit, or the endpoint's own count said nothing was left in
+    // an answer that arrived before this request left (any of them: concurrent answers arrive in any order).
+    const saidExhausted = before.some((r) => r.remaining === 0);
     if (issuedBefore >= limit || saidExhausted) {
       return {
         verdict: 'fail',
@@ -666,7 +667,7 @@ export function judgeIssuanceBurst(input: {
         at: requests.indexOf(wrong),
         message:
           `token request ${requests.indexOf(wrong) + 1}, sent at ${at(wrong.sentAt, t0)} after ${issuedBefore} tokens were issued (limit ${limit} per window` +
-          `${saidExhausted ? '; the last one said X-RateLimit-Remaining: 0' : ''}), was answered ${wrong.status}: the excess must give 429 HPB-00105`,
+          `${saidExhausted ? '; an answer before it said X-RateLimit-Remaining: 0' : ''}), was answered ${wrong.status}: the excess must give 429 HPB-00105`,
         expected: { status: 429, code: 'HPB-00105' },
         actual: { status: wrong.status, issuedBefore },
       };
