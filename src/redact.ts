@@ -42,6 +42,15 @@ export function registerSecret(value: string): void {
   secretPattern = undefined;
 }
 
+/**
+ * Forgets a value `registerSecret` kept: for a secret of one run (its key-set control URL) once that
+ * run's reports are written, so a process that runs the suite many times does not match every string
+ * against every earlier run's secrets.
+ */
+export function unregisterSecret(value: string): void {
+  if (secrets.delete(value)) secretPattern = undefined;
+}
+
 function pattern(): RegExp | undefined {
   if (secrets.size === 0) return undefined;
   if (!secretPattern) {

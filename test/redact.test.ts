@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonTextMayHoldSecret, redactForm, redactHeaders, redactJson, redactString, redactedPrefix, registerSecret } from '../src/redact.js';
+import { jsonTextMayHoldSecret, redactForm, redactHeaders, redactJson, redactString, redactedPrefix, registerSecret, unregisterSecret } from '../src/redact.js';
 
 const JWT = 'eyJhbGciOiJFUzM4NCIsImtpZCI6ImsxIn0.eyJpc3MiOiJjb25mb3JtYW5jZS1tYWluIn0.MEUCIQDabc-_def';
 
@@ -9,6 +9,16 @@ describe('redact', () => {
     registerSecret('short');
     expect(redactString('a s3cr3t-value-xyz b s3cr3t-value-xyz')).toBe('a [redacted] b [redacted]');
     expect(redactString('short stays')).toBe('short stays');
+  });
+
+  it("a secret unregistered (a run's own, once its reports are written) is no longer replaced; the others still are", () => {
+    registerSecret('http://127.0.0.1:4000/run-one-secret');
+    registerSecret('http://127.0.0.1:4001/run-two-secret');
+    expect(redactString('http://127.0.0.1:4000/run-one-secret/x')).toBe('[redacted]/x');
+    unregisterSecret('http://127.0.0.1:4000/run-one-secret');
+    expect(redactString('http://127.0.0.1:4000/run-one-secret/x')).toBe('http://127.0.0.1:4000/run-one-secret/x');
+    expect(redactString('http://127.0.0.1:4001/run-two-secret')).toBe('[redacted]');
+    expect(jsonTextMayHoldSecret('{"u":"http://127.0.0.1:4000/run-one-secret"}')).toBe(false);
   });
 
   it('treats regex characters in secrets literally', () => {

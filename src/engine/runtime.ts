@@ -157,9 +157,38 @@ function appendTimed(log: KeyRequest[], ex: Exchange): void {
   if (log.length > KEY_LOG_MAX) log.splice(0, log.length - KEY_LOG_MAX);
 }
 
+/** What a runtime knows of the work in progress: the check (or detached episode) whose requests are being made. */
+export interface CheckScopeStore {
+  recorder: CheckRecorder;
+  area?: string;
+  check?: string;
+  detached?: boolean;
+}
+
+/**
+ * One AsyncLocalStorage for every runtime of the process. Node 20 copies the store of each enabled
+ * AsyncLocalStorage into every async resource it creates (every promise), and never forgets one that is
+ * not disabled: with one per runtime, a process that runs hundreds of runs (the fault shards, the test
+ * workers) paid for all of them on every promise, about 6 % of a fault shard's CPU after 60 runs and
+ * growing with each run. Each runtime reads only the stores it put there.
+ */
+const CHECK_SCOPE = new AsyncLocalStorage<{ owner: CheckScope; store: CheckScopeStore }>();
+
+/** A runtime's view of CHECK_SCOPE: the store of the current async context when this runtime set it. */
+export class CheckScope {
+  run<R>(store: CheckScopeStore, fn: () => R): R {
+    return CHECK_SCOPE.run({ owner: this, store }, fn);
+  }
+
+  getStore(): CheckScopeStore | undefined {
+    const current = CHECK_SCOPE.getStore();
+    return current?.owner === this ? current.store : undefined;
+  }
+}
+
 export class Runtime {
   /** The check (or detached episode, by the area of the check that started it) whose requests are being made. */
-  readonly als = new AsyncLocalStorage<{ recorder: CheckRecorder; area?: string; check?: string; detached?: boolean }>();
+  readonly als = new CheckScope();
   /** Keys owned by work started early (an exhaustion episode), until it settles: other requests on them wait. */
   private readonly keyOwners = new Map<string, Promise<unknown>>();
   /** The run's shared exchanges (src/engine/exchange-cache.ts). */

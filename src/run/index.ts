@@ -37,6 +37,7 @@ import { checkClientIds, discoveryBearer, probeTarget, probeTokens, SetupStop, t
 import { didYouMean, literalOf } from './suggest.js';
 import { settleSigningAlgs } from './signing-algs.js';
 import { loadRequirements } from '../requirements/index.js';
+import { unregisterSecret } from '../redact.js';
 
 export interface RunOptions {
   /** Target config file; absent = the embedded reference. */
@@ -347,6 +348,10 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     ...(record.setupError ? { setupError: record.setupError } : {}),
     result,
   });
+  // The run's own secret (its key-set control URL) is in no report and no result but redacted: forgotten
+  // once the reports are written, so a process of many runs does not match text against every earlier one's.
+  const control = (jwks ?? target.jwks)?.control.url;
+  if (control) unregisterSecret(control);
   // A report that could not be written is the run's failure, not a subscriber's.
   if (reportError) throw reportError;
   if (progress && !(record.setupError && record.results.length === 0)) for (const line of summaryLines(result)) out(line);
