@@ -26,7 +26,11 @@ export interface JsonParts {
   text: PartedText;
 }
 
-/** Bytes of the last long string sent: the size checks send the same document on create and update. */
+/**
+ * Bytes of the last long string sent: the size checks send the same document on create and update
+ * (and every run of a process the same one). A string equal to it needs no VERBATIM scan either
+ * (comparing equal texts is a memory compare, about a third of the pattern's time on 1.4 MB).
+ */
 let kept: { text: string; bytes: Buffer } | undefined;
 function bytesOf(text: string): Buffer {
   if (kept?.text !== text) kept = { text, bytes: Buffer.from(text, 'latin1') };
@@ -38,7 +42,7 @@ export function jsonBody(value: unknown): string | JsonParts {
   const marker = `\u0000part-${randomBytes(6).toString('hex')}-`;
   const long: string[] = [];
   const text = JSON.stringify(value, (_key, v: unknown) => {
-    if (typeof v !== 'string' || v.length < LONG_STRING_CHARS || !VERBATIM.test(v)) return v;
+    if (typeof v !== 'string' || v.length < LONG_STRING_CHARS || !(kept?.text === v || VERBATIM.test(v))) return v;
     long.push(v);
     return `${marker}${long.length - 1}`;
   });

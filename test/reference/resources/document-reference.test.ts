@@ -327,4 +327,18 @@ describe('base64 of large documents', () => {
     expect(decodeBase64('not base64!')).toBeUndefined();
     expect(decodeBase64('QUJD\nREVG')?.toString()).toBe('ABCDEF');
   });
+
+  it('accepts exactly what the strict pattern ^[A-Za-z0-9+/]*={0,2}$ accepts, whitespace ignored, length a multiple of 4', async () => {
+    const { decodeBase64 } = await import('../../../src/reference/resources/documents.js');
+    const strict = (text: string) => {
+      const clean = text.replace(/\s+/g, '');
+      return clean.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(clean) ? Buffer.from(clean, 'base64') : undefined;
+    };
+    const alphabet = 'QUJ+/=\n !-';
+    let state = 7;
+    const next = () => (state = (state * 1103515245 + 12345) % 2 ** 31);
+    const texts = ['', 'QQ==', 'QQ=A', 'Q===', '=QUJ', 'QUJ=', 'QUJD=', 'QU=D', 'QUJD QUJD', 'QUJD\tQQ=\n='];
+    for (let i = 0; i < 5000; i++) texts.push(Array.from({ length: next() % 13 }, () => alphabet[next() % alphabet.length]).join(''));
+    for (const text of texts) expect(decodeBase64(text)?.toString('hex'), JSON.stringify(text)).toBe(strict(text)?.toString('hex'));
+  });
 });
