@@ -5,7 +5,7 @@
  */
 import { SlidingWindowLog, type RateDecision, type SlidingWindowOptions } from '../rate-limit.js';
 import { OPERATIONS, type OperationDef } from '../../service/api.js';
-import { kebab, outcomeCode, recoded, SHORT } from './edit.js';
+import { errorResponse, kebab, outcomeCode, recoded, SHORT } from './edit.js';
 import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
 import { CATALOG_SYSTEM } from '../../service/catalog.js';
 
@@ -324,6 +324,16 @@ export const faults: FaultDef[] = [
     symptom: 'An R5 request of a key over its limit gets 503 SVC-00007 (with Retry-After) instead of 429 HPB-00105; the R4 surface answers 429.',
     checks: ['rate-limit.operations-429'],
     transformResponse: (res, req) => (isKeyThrottled(res, req) && req.op?.release === 'R5' ? asServiceUnavailable(res) : res),
+  },
+  {
+    // One R4 row only, and a 500 rather than the 503 a busy server might send: the least obvious
+    // wrong answer to one throttled operation while every other row answers 429 HPB-00105.
+    name: 'rate-limit-encounter-update-throttled-500',
+    area: 'rate-limit',
+    violates: ['encounter.update-429'],
+    symptom: 'PUT /fhir/R4/Encounter/{id} of a key over its limit gets 500 SVC-00001 instead of 429 HPB-00105; every other operation answers 429.',
+    checks: ['rate-limit.operations-429'],
+    transformResponse: (res, req) => (isKeyThrottled(res, req) && req.op?.operationId === 'Encounter.update' ? errorResponse(res, 500, 'SVC-00001') : res),
   },
   {
     name: 'rate-limit-exhausted-503',
