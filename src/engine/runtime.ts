@@ -189,6 +189,8 @@ export class CheckScope {
 export class Runtime {
   /** The check (or detached episode, by the area of the check that started it) whose requests are being made. */
   readonly als = new CheckScope();
+  /** The expiry probe's use of its token shortly before it expires (startExpiryProbe); cleared on close. */
+  private expiryTimer: NodeJS.Timeout | undefined;
   /** Keys owned by work started early (an exhaustion episode), until it settles: other requests on them wait. */
   private readonly keyOwners = new Map<string, Promise<unknown>>();
   /** The run's shared exchanges (src/engine/exchange-cache.ts). */
@@ -313,6 +315,7 @@ export class Runtime {
       Math.max(0, lifetimeMs - margin),
     );
     timer.unref();
+    this.expiryTimer = timer;
     this.shared.set(EXPIRY_PROBE_KEY, probe);
   }
 
@@ -577,6 +580,9 @@ export class Runtime {
   }
 
   async close(): Promise<void> {
+    // A run that ended before its probe's moment sends nothing more, and is not kept alive by the timer
+    // until then (a process of many short runs held every run of the last token lifetime).
+    clearTimeout(this.expiryTimer);
     await this.http.close();
   }
 }
