@@ -34,7 +34,7 @@ export async function executeCheck(check: CheckDefinition, rt: Runtime, opts: Ex
     const skipped = whyNotRun(check, rt);
     if (skipped) throwSkip(skipped);
     const ctx = createContext(check, rt, recorder);
-    await withinBudget(opts.timeoutMs, recorder, () => rt.als.run({ recorder, area: check.area, check: check.id }, () => check.run(ctx)));
+    await withinBudget(opts.timeoutMs, recorder, () => rt.scope.run({ recorder, area: check.area, check: check.id }, () => check.run(ctx)));
   } catch (e) {
     ending = { kind: 'thrown', error: e };
   }
@@ -178,7 +178,7 @@ export function startEarlyWork(check: CheckDefinition, rt: Runtime): Promise<unk
   const ctx = createContext(check, rt, recorder);
   // Detached work of the check (schedule.ts, episode): its requests count for the check's area and pass the keys it owns.
   const detach = rt.shared.get(DETACH_KEY) as <T>(fn: () => Promise<T>) => Promise<T>;
-  const work = rt.als.run({ recorder, area: check.area, check: check.id }, () => detach(async () => check.startEarly!.start(ctx)));
+  const work = rt.scope.run({ recorder, area: check.area, check: check.id }, () => detach(async () => check.startEarly!.start(ctx)));
   return work.catch(() => undefined);
 }
 

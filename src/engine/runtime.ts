@@ -188,7 +188,7 @@ export class CheckScope {
 
 export class Runtime {
   /** The check (or detached episode, by the area of the check that started it) whose requests are being made. */
-  readonly als = new CheckScope();
+  readonly scope = new CheckScope();
   /** The expiry probe's use of its token shortly before it expires (startExpiryProbe); cleared on close. */
   private expiryTimer: NodeJS.Timeout | undefined;
   /** Keys owned by work started early (an exhaustion episode), until it settles: other requests on them wait. */
@@ -241,7 +241,7 @@ export class Runtime {
 
   /** What a request on `role`'s key waits for first: the key's owner, unless the request is the owner's (detached work). */
   keyGate(role: string): Promise<unknown> | undefined {
-    return this.als.getStore()?.detached ? undefined : this.keyOwners.get(role);
+    return this.scope.getStore()?.detached ? undefined : this.keyOwners.get(role);
   }
 
   /** Waits of the HTTP layer and the token broker, and those checks announce. */
@@ -462,7 +462,7 @@ export class Runtime {
       sleep: (ms) => sleepWithinRun(ms, spec.deadline, abort.signal),
       onWait: (w: WaitInfo) => runtime?.onWait(w),
       // Waiting for another check's section is the run's own coordination: the waiting check's budget stops meanwhile.
-      onSectionWait: (section) => runtime?.als.getStore()?.recorder.budget?.pauseFor(section),
+      onSectionWait: (section) => runtime?.scope.getStore()?.recorder.budget?.pauseFor(section),
       onIssued: ({ client, exchange, expiresAt }) =>
         runtime?.events.emit({ type: 'token-issued', client, exchange: exchange.id, sentAt: Date.parse(exchange.startedAt), expiresAt }),
     }));
@@ -470,8 +470,8 @@ export class Runtime {
     const rt = runtime;
     // Detached work belongs to no check: its exchanges count for the area of the check that started it.
     rt.shared.set(DETACH_KEY, <T>(fn: () => Promise<T>) => {
-      const { area = 'unattributed', check = 'unattributed' } = rt.als.getStore() ?? {};
-      return rt.als.run({ recorder: rt.episodeRecorder(check, area), area, check, detached: true }, fn);
+      const { area = 'unattributed', check = 'unattributed' } = rt.scope.getStore() ?? {};
+      return rt.scope.run({ recorder: rt.episodeRecorder(check, area), area, check, detached: true }, fn);
     });
     if (spec.jwksControl) {
       registerSecret(spec.jwksControl.url);
@@ -487,7 +487,7 @@ export class Runtime {
    * the check that sent it (and counted run-wide in http.stats), as the suite's doing, never the target's.
    */
   private tokenReissued(info: { exchange: Exchange; client?: string; ageMs: number; lifetimeMs: number }): void {
-    this.als.getStore()?.recorder.observations.push({
+    this.scope.getStore()?.recorder.observations.push({
       key: 'suite.token-reissued',
       value: {
         exchange: info.exchange.id,
@@ -526,7 +526,7 @@ export class Runtime {
     if (this.recentAnswers.length > RECENT_ANSWERS) this.recentAnswers.shift();
     if (ex.client) this.logKeyRequest(ex.client, ex);
     if (token) appendTimed(this.tokenEndpointLog, ex);
-    const store = this.als.getStore();
+    const store = this.scope.getStore();
     store?.recorder.addExchange(ex);
     if (store && token) store.recorder.tokenRequests++;
     if (store && ex.client === 'main') store.recorder.mainKeyRequests++;

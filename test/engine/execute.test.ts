@@ -1,8 +1,7 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
 import { defineCheck, excludedBy, type CheckDefinition } from '../../src/engine/check.js';
 import { executeCheck } from '../../src/engine/execute.js';
-import type { Runtime } from '../../src/engine/runtime.js';
+import { CheckScope, type Runtime } from '../../src/engine/runtime.js';
 import { ConformanceError } from '../../src/errors.js';
 import { runConformance } from '../../src/run/index.js';
 
@@ -17,7 +16,7 @@ function fakeRuntime(profile: 'quick' | 'full' | 'read-only' = 'full', fixtures:
     },
     http: { stats: { requests: 0, unplanned429: 0, waitsMs: 0 }, request: async () => ({}) },
     tokens: {},
-    als: new AsyncLocalStorage(),
+    scope: new CheckScope(),
     shared: new Map(),
     validator: { validate: () => [] },
     tally: () => ({ violations: [], violationCount: 0 }),

@@ -1,10 +1,9 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineCheck, type CheckDefinition } from '../../src/engine/check.js';
 import { executeCheck } from '../../src/engine/execute.js';
 import { expectError } from '../../src/service/expect.js';
 import { controlPath, decideOutcome, normalElsewhere, type Happened, type OutcomeEnv } from '../../src/engine/outcome.js';
-import type { Runtime } from '../../src/engine/runtime.js';
+import { CheckScope, type Runtime } from '../../src/engine/runtime.js';
 import type { Exchange } from '../../src/engine/types.js';
 import { CheckFailure, ConformanceError, OpenChoiceSignal, SkipSignal } from '../../src/errors.js';
 import { HttpClient } from '../../src/http/client.js';
@@ -258,9 +257,9 @@ describe('normalElsewhere and controlPath', () => {
 // ---- end to end: HttpClient retry rules -> executeCheck -> outcome ----------
 
 function runtimeWith(baseUrl: string): Runtime {
-  const als = new AsyncLocalStorage<{ recorder: { addExchange(x: Exchange): void } }>();
+  const scope = new CheckScope();
   // Exchanges reach the running check's recorder as in the real runtime.
-  const http = new HttpClient({ baseUrl, sleep: async () => {}, timeoutMs: 2000, onExchange: (x) => als.getStore()?.recorder.addExchange(x) });
+  const http = new HttpClient({ baseUrl, sleep: async () => {}, timeoutMs: 2000, onExchange: (x) => scope.getStore()?.recorder.addExchange(x) });
   const rt = {
     spec: {
       profile: 'full',
@@ -277,7 +276,7 @@ function runtimeWith(baseUrl: string): Runtime {
     },
     http,
     tokens: {},
-    als,
+    scope,
     shared: new Map(),
     validator: { validate: () => [] },
     tally: () => ({ violations: [], violationCount: 0 }),
