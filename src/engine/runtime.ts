@@ -21,7 +21,6 @@ import { DETACH_KEY, type RunStats } from './schedule.js';
 import { RunEvents } from './events.js';
 import type { RecentAnswer } from './outcome.js';
 import type { JwksControl } from '../auth/jwks.js';
-import { registerSecret } from '../redact.js';
 import { ExchangeCache } from './exchange-cache.js';
 
 /**
@@ -473,10 +472,7 @@ export class Runtime {
       const { area = 'unattributed', check = 'unattributed' } = rt.scope.getStore() ?? {};
       return rt.scope.run({ recorder: rt.episodeRecorder(check, area), area, check, detached: true }, fn);
     });
-    if (spec.jwksControl) {
-      registerSecret(spec.jwksControl.url);
-      rt.shared.set(JWKS_CONTROL_KEY, spec.jwksControl);
-    }
+    if (spec.jwksControl) rt.shared.set(JWKS_CONTROL_KEY, spec.jwksControl);
     // The quick and gate profiles wait out no token lifetime: no probe token.
     if (spec.profile !== 'quick' && spec.profile !== 'gate') runtime.startExpiryProbe();
     return runtime;

@@ -6,6 +6,7 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { parseJson } from './evidence.js';
 
 export interface JsonAnswer {
   status: number;
@@ -63,13 +64,7 @@ export function fetchJson(url: URL | string, options: FetchJsonOptions): Promise
       res.on('error', (e) => settle(new FetchJsonError('NETWORK', `${target.origin}: ${e.message}`, { cause: e })));
       res.on('end', () => {
         const text = Buffer.concat(parts).toString('utf8');
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        settle(undefined, { status: res.statusCode ?? 0, json, text });
+        settle(undefined, { status: res.statusCode ?? 0, json: parseJson(text), text });
       });
     });
     timer = setTimeout(() => settle(new FetchJsonError('TIMEOUT', `${target.origin} did not answer within ${options.timeoutMs} ms`)), options.timeoutMs);

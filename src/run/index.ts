@@ -37,7 +37,7 @@ import { checkClientIds, discoveryBearer, probeTarget, probeTokens, SetupStop, t
 import { didYouMean, literalOf } from './suggest.js';
 import { settleSigningAlgs } from './signing-algs.js';
 import { loadRequirements } from '../requirements/index.js';
-import { unregisterSecret } from '../redact.js';
+import { registerSecret, unregisterSecret } from '../redact.js';
 
 export interface RunOptions {
   /** Target config file; absent = the embedded reference. */
@@ -228,6 +228,8 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     // Targets that fetch client keys from a URL get them from the suite itself (before discovery: it may need a token).
     jwks = target.jwks ?? (config.jwksHosting ? await serveJwks(config.jwksHosting, publicJwks(config.clients)) : undefined);
     jwks?.setKeys(publicJwks(config.clients));
+    // The key-set control URL carries its secret: redacted wherever it appears until the run's reports are written.
+    if (jwks) registerSecret(jwks.control.url);
     const discoveryAuth: { bearer?: DiscoveryBearer } = {};
     const model = await discoverTarget(config, deadline, record, setupRequests, discoveryAuth);
     record.model = model;
@@ -350,8 +352,7 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
   });
   // The run's own secret (its key-set control URL) is in no report and no result but redacted: forgotten
   // once the reports are written, so a process of many runs does not match text against every earlier one's.
-  const control = (jwks ?? target.jwks)?.control.url;
-  if (control) unregisterSecret(control);
+  if (jwks) unregisterSecret(jwks.control.url);
   // A report that could not be written is the run's failure, not a subscriber's.
   if (reportError) throw reportError;
   if (progress && !(record.setupError && record.results.length === 0)) for (const line of summaryLines(result)) out(line);

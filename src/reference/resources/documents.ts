@@ -63,7 +63,8 @@ export function decodeBase64(text: string): Buffer | undefined {
 function decodeClean(clean: string): Buffer | undefined {
   if (clean.length % 4 !== 0 || NOT_BASE64.test(clean)) return undefined;
   const pad = clean.indexOf('=');
-  if (pad !== -1 && (pad < clean.length - 2 || (pad === clean.length - 2 && clean[clean.length - 1] !== '='))) return undefined;
+  const padding = pad === -1 ? '' : clean.slice(pad);
+  if (padding !== '' && padding !== '=' && padding !== '==') return undefined;
   return Buffer.from(clean, 'base64');
 }
 
