@@ -78,13 +78,11 @@ export type CatalogCheck = CheckDefinition & { readonly folder?: string };
  * to the token endpoint through the paced slot: src/engine/budget.ts, spreadTokenChecks).
  */
 export function planChecks<T extends CatalogCheck>(checks: readonly T[], arrange?: (slot: Slot, checks: T[]) => T[]): T[] {
-  const slotRank = (c: T) => SCHEDULE.slots.indexOf(slotOf(c));
+  // Each check's keys once, folder names compared once per pair of folders (not per comparison).
+  const folders = [...new Set(checks.map((c) => c.folder ?? ''))].sort((a, b) => a.localeCompare(b));
   const sorted = checks
-    .map((c, i) => ({ c, i }))
-    .sort(
-      (a, b) =>
-        slotRank(a.c) - slotRank(b.c) || folderRank(a.c.folder) - folderRank(b.c.folder) || (a.c.folder ?? '').localeCompare(b.c.folder ?? '') || a.i - b.i,
-    )
+    .map((c, i) => ({ c, i, slot: SCHEDULE.slots.indexOf(slotOf(c)), rank: folderRank(c.folder), name: folders.indexOf(c.folder ?? '') }))
+    .sort((a, b) => a.slot - b.slot || a.rank - b.rank || a.name - b.name || a.i - b.i)
     .map((x) => x.c);
   if (!arrange) return sorted;
   return SCHEDULE.slots.flatMap((slot) =>
