@@ -164,6 +164,8 @@ export interface CheckContext {
     exchangesSeen(): number;
     invariant(requirementId: string): InvariantTally;
     keyRequests(role: string): readonly KeyRequest[];
+    /** When the run's logs begin (ms): a key's window may hold requests from before then (discovery, an earlier run). */
+    startedAt: number;
     /** Every completed token endpoint request of the run, oldest first. */
     tokenRequestLog(): readonly KeyRequest[];
   };

@@ -324,6 +324,7 @@ function createContext(check: CheckDefinition, rt: Runtime, recorder: CheckRecor
       exchangesSeen: () => rt.exchangesSeen,
       invariant: (id) => rt.tally(id),
       keyRequests: (role) => rt.keyRequests(role),
+      startedAt: rt.startedAt,
       tokenRequestLog: () => rt.tokenRequestLog(),
     },
     waiting: (reason, ms) => rt.onWait({ reason, ms }),

@@ -206,6 +206,8 @@ export class Runtime {
   /** The run's last answers (the outcome policy asks whether the target answers normally elsewhere). */
   readonly recentAnswers: RecentAnswer[] = [];
   private readonly keyLog = new Map<string, KeyRequest[]>();
+  /** When the runtime was made (ms): requests a key's window counts from before then are not in the run's logs. */
+  readonly startedAt = Date.now();
   /** Every completed request to the token endpoint, oldest first (the issuance window counts them all). */
   private readonly tokenEndpointLog: KeyRequest[] = [];
   private constructor(

@@ -18,11 +18,12 @@ import {
   judgeRetryAfterWait,
   pathOf,
   type Verdict,
+  windowSlackMs,
 } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 import { type Attempt, excessScenario, KEY_EPISODES_EARLY, slidingScenario } from './scenarios.js';
 import { operationsCheck } from './operations-check.js';
-import { type Hit, hit, keyTraffic, organizationSiblings, othersThan, PROBE_SCOPES, probeFor, timed, wait, waitUntil } from './support.js';
+import { type Hit, hit, keyTraffic, organizationSiblings, othersThan, type Probe, PROBE_SCOPES, probeFor, timed, wait, waitUntil } from './support.js';
 
 /** How far before Retry-After elapses an early retry must be answered to be judged. */
 const EARLY_MARGIN_MS = 300;
@@ -159,14 +160,25 @@ export const headerChecks: CheckDefinition[] = [
     fixtures: ['medicationRequest'],
     async run(ctx: CheckContext) {
       const probe = probeFor(ctx, 'main');
-      let first = await hit(ctx, probe);
-      if ((first.headers.remaining ?? Infinity) < 7) {
-        await wait(ctx, waitUntil(first, probe) - Date.now(), 'rate-limit: the key has too few requests left for this check');
-        first = await hit(ctx, probe);
+      let hits = await remainingSequence(ctx, probe);
+      let v = judgeSequence(ctx, probe, hits, true);
+      if (v.verdict === 'inconclusive') {
+        // Requests from before the run (an earlier run, discovery) may have been leaving the window: once they
+        // have all left, a second sequence is judged without that allowance, when that is soon enough.
+        const leftBy = ctx.run.startedAt + probe.windowMs + windowSlackMs(probe.windowMs) + 100;
+        if (leftBy - Date.now() > REJUDGE_WAIT_MAX_MS) {
+          attachAll(ctx, hits);
+          ctx.observe(
+            'rate-limit.remaining-sequence',
+            hits.map((h) => h.headers.remaining),
+          );
+          ctx.skip(`inconclusive on this run: ${v.message}; run again once the key has been idle for a window`);
+        }
+        ctx.observe('rate-limit.remaining-sequence-before-rejudge', { values: hits.map((h) => h.headers.remaining), why: v.message });
+        await wait(ctx, leftBy - Date.now(), "rate-limit: letting requests from before the run leave the key's window");
+        hits = await remainingSequence(ctx, probe);
+        v = judgeSequence(ctx, probe, hits, false);
       }
-      // One after the other: each answer arrives before the next request leaves, so their order at the target is known.
-      const hits = [first];
-      for (let i = 0; i < 5; i++) hits.push(await hit(ctx, probe));
       attachAll(ctx, hits);
       const values = hits.map((h) => h.headers.remaining);
       const missing = hits.find((h) => h.headers.remaining === undefined);
@@ -186,9 +198,6 @@ export const headerChecks: CheckDefinition[] = [
           exchange: h.res.exchange.id,
         });
       });
-      // The run's other requests of the key: one could leave the window (or, sent meanwhile, be counted) between two of these.
-      const others = othersThan(keyTraffic(ctx, 'main') ?? [], hits);
-      const v = judgeRemainingSteps({ windowMs: probe.windowMs, hits: hits.map(timed), others });
       ctx.observe('rate-limit.remaining-sequence', values);
       if (v.verdict === 'fail')
         ctx.fail(v.message, {
@@ -236,6 +245,37 @@ export const headerChecks: CheckDefinition[] = [
     },
   }),
 ];
+
+/**
+ * The longest rate-limit.remaining-decrements waits for requests from before the run to leave the key's
+ * window before judging a second sequence: a short window's (the embedded reference's 5 s, the fault
+ * runs' 12 s); beyond it (a whole minute at the spec's limits, a gate run just after another) it skips.
+ */
+const REJUDGE_WAIT_MAX_MS = 15_000;
+
+/** Six requests of the key, one after the other (each answer before the next leaves: their order at the target is known). */
+async function remainingSequence(ctx: CheckContext, probe: Probe): Promise<Hit[]> {
+  let first = await hit(ctx, probe);
+  if ((first.headers.remaining ?? Infinity) < 7) {
+    await wait(ctx, waitUntil(first, probe) - Date.now(), 'rate-limit: the key has too few requests left for this check');
+    first = await hit(ctx, probe);
+  }
+  const hits = [first];
+  for (let i = 0; i < 5; i++) hits.push(await hit(ctx, probe));
+  return hits;
+}
+
+/**
+ * The sequence judged against the run's other requests of the key; with `allowEarlier`, also against
+ * requests the key's window held from before the run (their count from the first hit's Remaining).
+ */
+function judgeSequence(ctx: CheckContext, probe: Probe, hits: Hit[], allowEarlier: boolean) {
+  // The run's other requests of the key: one could leave the window (or, sent meanwhile, be counted) between two of these.
+  const others = othersThan(keyTraffic(ctx, 'main') ?? [], hits);
+  // The smaller of the published and the declared ceiling: the fewest requests the run cannot account for.
+  const limit = allowEarlier ? Math.min(hits[0]!.headers.limit ?? probe.limit, probe.limit) : undefined;
+  return judgeRemainingSteps({ windowMs: probe.windowMs, hits: hits.map(timed), others, limit, unseenBefore: ctx.run.startedAt });
+}
 
 /** The checks of the exhaustion episodes: late in the run, so they stall nothing else. */
 export const exhaustionChecks: CheckDefinition[] = [

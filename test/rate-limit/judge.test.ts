@@ -224,6 +224,28 @@ describe('judgeRemainingSteps (X-RateLimit-Remaining falls by one per request)',
     expect(judgeRemainingSteps({ windowMs: W, hits: values, others: [{ sentAt: T0 + 3, receivedAt: T0 + 30, status: 200 }] }).verdict).toBe('pass');
     expect(judgeRemainingSteps({ windowMs: W, hits: values, others: [] }).verdict).toBe('fail');
   });
+
+  it("requests in the key's window that the run did not send (a run just before, another client) excuse a step of zero as inconclusive, never a step of two", () => {
+    // Limit 30, Remaining 20 at the first hit: ten requests in the window, one of them the hit itself, none the run's.
+    const stalled = hits([20, 19, 19, 18, 17, 16]);
+    expect(judgeRemainingSteps({ windowMs: W, hits: stalled, others: [], limit: 30 })).toMatchObject({
+      verdict: 'inconclusive',
+      figures: { unseen: 9 },
+      message: expect.stringMatching(/held 9 request\(s\) this run did not send/),
+    });
+    // The same window, all of it the run's own earlier requests (known, and too old or too young to leave then): fail.
+    const own = Array.from({ length: 9 }, (_, i) => ({ sentAt: T0 - 100 - i, receivedAt: T0 - 95 - i, status: 200 }));
+    expect(judgeRemainingSteps({ windowMs: W, hits: stalled, others: own, limit: 30 })).toMatchObject({ verdict: 'fail', at: 2, figures: { unseen: 0 } });
+    // Never an excuse for falling too much, nor for a Remaining stuck at the limit (nothing unseen).
+    expect(judgeRemainingSteps({ windowMs: W, hits: hits([20, 18, 17, 16, 15, 14]), others: [], limit: 30 }).verdict).toBe('fail');
+    expect(judgeRemainingSteps({ windowMs: W, hits: hits([30, 30, 30, 30, 30, 30]), others: [], limit: 30 })).toMatchObject({ verdict: 'fail', at: 1 });
+    // A step of zero more than a window after the first hit: the unseen requests have left by then.
+    const late = stalled.map((h, k) => (k >= 1 ? { ...h, sentAt: h.sentAt + W + 2_000, receivedAt: h.receivedAt + W + 2_000 } : h));
+    expect(judgeRemainingSteps({ windowMs: W, hits: late, others: [], limit: 30 })).toMatchObject({ verdict: 'fail', at: 2 });
+    // Sent before the run started (unseenBefore), they have left a window after it, even within a window of the first hit.
+    expect(judgeRemainingSteps({ windowMs: W, hits: stalled, others: [], limit: 30, unseenBefore: T0 - W - 1_000 })).toMatchObject({ verdict: 'fail', at: 2 });
+    expect(judgeRemainingSteps({ windowMs: W, hits: stalled, others: [], limit: 30, unseenBefore: T0 - 1_000 }).verdict).toBe('inconclusive');
+  });
 });
 
 describe('token issuance (fixed window, alignment open)', () => {

@@ -284,6 +284,19 @@ export const faults: FaultDef[] = [
     },
   },
   {
+    name: 'rate-limit-remaining-stuck-below-limit',
+    area: 'rate-limit',
+    violates: ['rate-limit.headers-arithmetic'],
+    symptom:
+      'X-RateLimit-Remaining of every key response is the same number, a tenth of the limit below it: the window seems to hold requests the suite did not send, and it never counts down.',
+    checks: ['rate-limit.remaining-decrements'],
+    transformResponse: (res, req) => {
+      const limit = Number(header(res, 'x-ratelimit-limit'));
+      if (req.path === '/auth/token' || !Number.isInteger(limit) || header(res, 'x-ratelimit-remaining') === undefined) return res;
+      return withHeaders(res, { 'x-ratelimit-remaining': String(limit - Math.ceil(limit / 10)) });
+    },
+  },
+  {
     name: 'rate-limit-retry-after-too-short',
     area: 'rate-limit',
     violates: ['rate-limit.retry-after'],

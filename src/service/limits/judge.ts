@@ -552,12 +552,25 @@ export interface RemainingInput {
   others: readonly Timed[];
   /** Tolerance on when a request leaves a sliding window (an implementation may count in coarser steps), ms. */
   leaveSlackMs?: number;
+  /**
+   * The key's ceiling (X-RateLimit-Limit of the first hit, else the config's): with it, the first
+   * hit's Remaining tells how many requests the window held, and those the run did not send (a
+   * run just before this one, another client of the key) may leave it during the sequence.
+   */
+  limit?: number;
+  /**
+   * Sent before this (ms), the requests the run did not send: they leave the window by a window
+   * after it. Default: the first hit's answer (they were counted by then).
+   */
+  unseenBefore?: number;
 }
 
 export interface RemainingFigures {
   values: Array<number | undefined>;
   /** Per step: the change, and how many requests could have left or been counted in between. */
   steps: Array<{ delta: number; couldLeave: number; couldCount: number }>;
+  /** Requests in the key's window at the first hit that the run did not send (0 without `limit`). */
+  unseen: number;
 }
 
 /**
@@ -565,13 +578,23 @@ export interface RemainingFigures {
  * after the other, Remaining falls by exactly one, unless a request of the key
  * left the window in between (then it may fall less) or another request of the key
  * reached the target in between (then more). Both are allowed only when the run's
- * own traffic on the key shows one could have.
+ * own traffic on the key shows one could have. Requests the window held at the first
+ * hit that the run did not send (by that hit's Remaining, against `limit`) leave at
+ * times the run cannot know, within a window of `unseenBefore` (the run's start: the
+ * run assumes no other client uses its keys while it runs, but one may have just
+ * before): a step that falls too little while one of them may still leave is not
+ * judged (inconclusive, unless a later step fails outright); it never excuses a step
+ * that falls too much.
  */
 export function judgeRemainingSteps(input: RemainingInput): Verdict<RemainingFigures> {
   const { windowMs, hits, others } = input;
   const slack = input.leaveSlackMs ?? windowSlackMs(windowMs);
-  const figures: RemainingFigures = { values: hits.map((h) => h.remaining), steps: [] };
-  const t0 = hits[0]?.sentAt ?? 0;
+  const first = hits[0];
+  const unseen = first ? unseenInWindow(first, others, windowMs, slack, input.limit) : 0;
+  const figures: RemainingFigures = { values: hits.map((h) => h.remaining), steps: [], unseen };
+  const t0 = first?.sentAt ?? 0;
+  const unseenBefore = Math.min(input.unseenBefore ?? Number.POSITIVE_INFINITY, first?.receivedAt ?? 0);
+  let excused: string | undefined;
   for (let i = 1; i < hits.length; i++) {
     const prev = hits[i - 1]!;
     const cur = hits[i]!;
@@ -582,7 +605,15 @@ export function judgeRemainingSteps(input: RemainingInput): Verdict<RemainingFig
     const couldCount = others.filter((r) => r.sentAt <= to && r.receivedAt >= from).length;
     const delta = cur.remaining - prev.remaining;
     figures.steps.push({ delta, couldLeave, couldCount });
-    if (delta > -1 + couldLeave || delta < -1 - couldCount) {
+    const tooLittle = delta > -1 + couldLeave;
+    if (tooLittle && unseen > 0 && from <= unseenBefore + windowMs + slack && delta <= -1 + couldLeave + unseen) {
+      excused ??=
+        `X-RateLimit-Remaining went from ${prev.remaining} to ${cur.remaining} over one request (requests ${i} and ${i + 1} of a sequence), ` +
+        `while the key's window held ${unseen} request(s) this run did not send (Remaining ${first!.remaining} of ${input.limit} at the sequence's first request): ` +
+        'one of them leaving the window would explain it';
+      continue;
+    }
+    if (tooLittle || delta < -1 - couldCount) {
       const why =
         couldLeave === 0 && couldCount === 0
           ? 'no other request of the key was counted or left the window in between'
@@ -601,7 +632,19 @@ export function judgeRemainingSteps(input: RemainingInput): Verdict<RemainingFig
       };
     }
   }
+  if (excused) return { verdict: 'inconclusive', figures, message: excused };
   return { verdict: 'pass', figures };
+}
+
+/**
+ * Requests the key's window held when `first` was counted that the run did not send: the window's
+ * count by `first`'s Remaining (limit - remaining, `first` included) less the run's requests that
+ * may still have been in it then. 0 without a limit or a Remaining.
+ */
+function unseenInWindow(first: Timed & { remaining?: number }, others: readonly Timed[], windowMs: number, slack: number, limit?: number): number {
+  if (limit === undefined || first.remaining === undefined) return 0;
+  const own = others.filter((r) => r.sentAt <= first.receivedAt && r.receivedAt + windowMs + slack >= first.sentAt).length;
+  return Math.max(0, limit - first.remaining - 1 - own);
 }
 
 /**
