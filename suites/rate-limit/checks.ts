@@ -162,10 +162,15 @@ export const headerChecks: CheckDefinition[] = [
       const probe = probeFor(ctx, 'main');
       let hits = await remainingSequence(ctx, probe);
       let v = judgeSequence(ctx, probe, hits, true);
-      if (v.verdict === 'inconclusive') {
-        // Requests from before the run (an earlier run, discovery) may have been leaving the window: once they
-        // have all left, a second sequence is judged without that allowance, when that is soon enough.
-        const leftBy = ctx.run.startedAt + probe.windowMs + windowSlackMs(probe.windowMs) + 100;
+      // A Remaining missing or above the limit fails below, whatever the steps.
+      const sound = (hs: Hit[]) =>
+        hs.every((h) => h.headers.remaining !== undefined && (h.headers.limit === undefined || h.headers.remaining <= h.headers.limit));
+      if (v.verdict === 'inconclusive' && sound(hits)) {
+        // Requests from before the run (an earlier run, discovery) may have been leaving the window. Once they and
+        // the run's own requests of the key have all left (the key quiet, as for the episodes: nothing the run
+        // knows could leave then to excuse a step), a second sequence is judged, when that is soon enough.
+        const last = Math.max(ctx.run.startedAt, ...hits.map((h) => h.receivedAt), ...(keyTraffic(ctx, 'main') ?? []).map((r) => r.receivedAt));
+        const leftBy = last + probe.windowMs + windowSlackMs(probe.windowMs) + 100;
         if (leftBy - Date.now() > REJUDGE_WAIT_MAX_MS) {
           attachAll(ctx, hits);
           ctx.observe(
