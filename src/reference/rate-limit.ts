@@ -31,6 +31,11 @@ export interface SlidingWindowOptions {
    * a request stays in the window until the end of the second a window after it.
    */
   wholeSeconds?: boolean;
+  /**
+   * Reference mode `keyWindowAtStart: earlier-run`: a key's window, at its first request, already holds
+   * this fraction of its limit, spread evenly over the window before it (an earlier client's requests).
+   */
+  earlierUse?: number;
 }
 
 const SWEEP_THRESHOLD = 10_000;
@@ -59,7 +64,12 @@ export class SlidingWindowLog {
 
   /** Records a request (allowed or not) and decides it. */
   hit(key: string, limit: number, now: number): RateDecision {
+    const fresh = !this.logs.has(key);
     const log = this.live(key, now);
+    if (fresh && this.options.earlierUse) {
+      const n = Math.floor(limit * this.options.earlierUse);
+      for (let i = 1; i <= n; i++) log.push(this.stamp(now - this.windowMs + (i * this.windowMs) / (n + 1)));
+    }
     const blocked = this.blockedUntil.get(key);
     const early = blocked !== undefined && now < blocked;
     const allowed = !early && log.length < limit;

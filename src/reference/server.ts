@@ -273,6 +273,7 @@ class HttpCore {
       reset: modes.rateLimitReset,
       retryAfterPadS: modes.retryAfter === 'plus-one' ? 1 : 0,
       wholeSeconds: modes.keyWindowAccounting === 'coarse',
+      ...(modes.keyWindowAtStart === 'earlier-run' ? { earlierUse: 0.3 } : {}),
     });
     this.keyWindows.prematureRetry = modes.prematureRetry;
     this.orgWindows = new SlidingWindowLog(limits.windowMs);

@@ -148,6 +148,13 @@ export interface ReferenceModes {
    */
   keyWindowAccounting: 'exact' | 'coarse';
   /**
+   * What a key's window holds when the run first uses the key: nothing, or `earlier-run`: requests of
+   * an earlier client of the key (a run that ended a moment ago), three tenths of the key's limit spread
+   * over the window before that first request, which leave during the run's first window. A state, not
+   * a choice of the spec: the suite must give the same verdicts.
+   */
+  keyWindowAtStart: 'empty' | 'earlier-run';
+  /**
    * The time search results are ordered by ("Ordering is by time and UUID", which time not shown): the
    * creation time (immutable, not exposed), the resource's own time (authoredOn, period.start, date; the
    * creation time when absent), or meta.lastUpdated.
@@ -267,6 +274,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   rateLimitReset: 'slot-frees',
   retryAfter: 'exact',
   keyWindowAccounting: 'exact',
+  keyWindowAtStart: 'empty',
   orderBy: 'created',
   orderDirection: 'ascending',
   diagnosisOrder: 'stored',
@@ -413,6 +421,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   rateLimitReset: ['slot-frees', 'window-free'],
   retryAfter: ['exact', 'plus-one'],
   keyWindowAccounting: ['exact', 'coarse'],
+  keyWindowAtStart: ['empty', 'earlier-run'],
   orderBy: ['created', 'resource-time', 'last-updated'],
   orderDirection: ['ascending', 'descending'],
   diagnosisOrder: ['stored', 'reversed'],

@@ -81,6 +81,19 @@ describe('SlidingWindowLog', () => {
   });
 });
 
+describe('SlidingWindowLog, mode keyWindowAtStart earlier-run', () => {
+  test("a key's window holds three tenths of its limit at its first request, spread over the window before it; they leave within that window", () => {
+    const w = new SlidingWindowLog(60_000, { earlierUse: 0.3 });
+    const first = w.hit('k', 60, T0);
+    expect(first).toMatchObject({ allowed: true, remaining: 60 - 18 - 1 });
+    // The oldest earlier request leaves first: one slot more a little after a twentieth of the window (60 s / 19).
+    expect(w.hit('k', 60, T0 + 3_200).remaining).toBe(60 - 17 - 2);
+    expect(w.hit('k', 60, T0 + 59_999).remaining).toBe(60 - 0 - 3);
+    // Another key gets its own earlier requests at its own first request.
+    expect(w.hit('other', 60, T0 + 59_999).remaining).toBe(60 - 18 - 1);
+  });
+});
+
 describe('FixedWindowCounter', () => {
   test('first-request mode: the window starts at the first request', () => {
     const c = new FixedWindowCounter(60_000, 2, 'first-request');
