@@ -54,6 +54,8 @@ const SWEEP_THRESHOLD = 10_000;
 export class SlidingWindowLog {
   private readonly logs = new Map<string, number[]>();
   private readonly blockedUntil = new Map<string, number>();
+  /** Keys whose window got its earlier client's requests (`earlierUse`): once each, even after a sweep drops the key's log. */
+  private readonly seeded = new Set<string>();
   /** How a request before the block ends extends it (reference mode `prematureRetry`). */
   prematureRetry: 'extend' | 'extend-steep' = 'extend';
 
@@ -64,9 +66,9 @@ export class SlidingWindowLog {
 
   /** Records a request (allowed or not) and decides it. */
   hit(key: string, limit: number, now: number): RateDecision {
-    const fresh = !this.logs.has(key);
     const log = this.live(key, now);
-    if (fresh && this.options.earlierUse) {
+    if (this.options.earlierUse && !this.seeded.has(key)) {
+      this.seeded.add(key);
       const n = Math.floor(limit * this.options.earlierUse);
       for (let i = 1; i <= n; i++) log.push(this.stamp(now - this.windowMs + (i * this.windowMs) / (n + 1)));
     }

@@ -18,12 +18,11 @@ import {
   judgeRetryAfterWait,
   pathOf,
   type Verdict,
-  windowSlackMs,
 } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 import { type Attempt, excessScenario, KEY_EPISODES_EARLY, slidingScenario } from './scenarios.js';
 import { operationsCheck } from './operations-check.js';
-import { type Hit, hit, keyTraffic, organizationSiblings, othersThan, type Probe, PROBE_SCOPES, probeFor, timed, wait, waitUntil } from './support.js';
+import { type Hit, hit, keyTraffic, organizationSiblings, othersThan, type Probe, PROBE_SCOPES, probeFor, quietAt, timed, wait, waitUntil } from './support.js';
 
 /** How far before Retry-After elapses an early retry must be answered to be judged. */
 const EARLY_MARGIN_MS = 300;
@@ -169,8 +168,7 @@ export const headerChecks: CheckDefinition[] = [
         // Requests from before the run (an earlier run, discovery) may have been leaving the window. Once they and
         // the run's own requests of the key have all left (the key quiet, as for the episodes: nothing the run
         // knows could leave then to excuse a step), a second sequence is judged, when that is soon enough.
-        const last = Math.max(ctx.run.startedAt, ...hits.map((h) => h.receivedAt), ...(keyTraffic(ctx, 'main') ?? []).map((r) => r.receivedAt));
-        const leftBy = last + probe.windowMs + windowSlackMs(probe.windowMs) + 100;
+        const leftBy = quietAt(ctx, probe, Math.max(ctx.run.startedAt, ...hits.map((h) => h.receivedAt)));
         if (leftBy - Date.now() > REJUDGE_WAIT_MAX_MS) {
           attachAll(ctx, hits);
           ctx.observe(

@@ -196,16 +196,23 @@ export function trafficBefore(ctx: CheckContext, role: string, from: number): { 
 }
 
 /**
+ * When the run's requests on the key and its organization's other keys, and anything the key's window
+ * held from before `since` (ms), have all left the window: at most a window and a second from now.
+ */
+export function quietAt(ctx: CheckContext, probe: Probe, since = 0): number {
+  const roles = [probe.role, ...organizationSiblings(ctx, probe.role)];
+  const last = Math.max(since, ...roles.flatMap((r) => (keyTraffic(ctx, r) ?? []).map((x) => x.receivedAt)));
+  return Math.min(last + probe.windowMs + windowSlackMs(probe.windowMs) + 100, Date.now() + probe.windowMs + 1100);
+}
+
+/**
  * Starts from a quiet key: waits (at most a window and a second) until the run has
  * sent nothing on the key or its organization's other keys for one window, so every
  * request in the key's window is one the episode counts. When the key then still
  * has requests in its window by its X-RateLimit-Remaining, waits one window more.
  */
 export async function quietKey(ctx: CheckContext, probe: Probe): Promise<Hit> {
-  const roles = [probe.role, ...organizationSiblings(ctx, probe.role)];
-  const last = Math.max(0, ...roles.flatMap((r) => (keyTraffic(ctx, r) ?? []).map((x) => x.receivedAt)));
-  const idleAt = Math.min(last + probe.windowMs + windowSlackMs(probe.windowMs) + 100, Date.now() + probe.windowMs + 1100);
-  await wait(ctx, idleAt - Date.now(), "rate-limit: letting the key's and its organization's earlier requests leave the window");
+  await wait(ctx, quietAt(ctx, probe) - Date.now(), "rate-limit: letting the key's and its organization's earlier requests leave the window");
   const first = await hit(ctx, probe);
   const { remaining, limit } = first.headers;
   if (first.res.status !== 429 && (remaining === undefined || limit === undefined || remaining >= limit - 1)) return first;
