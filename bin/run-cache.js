@@ -16,7 +16,7 @@ import { pathToFileURL } from 'node:url';
 
 const DIRS = ['src', 'suites', 'scripts/extract-fhir-schemas.ts'];
 /** Bump when the way outputs are made changes: every output is made again. */
-const FORMAT = 6;
+const FORMAT = 7;
 
 /**
  * The cache directory under `root` (the checkout), ready to import: `<dir>/src/cli.js`. That is the
@@ -148,9 +148,12 @@ async function bundleRun(root, dir, stamps) {
  * a script's compiled code between processes (a code cache), which Node 20 offers for no ES module;
  * loading the run's code from that cache saves about 0.3-0.7 s of every `npm start` (README,
  * "Speed"). Its entry imports the CLI and registers each suite's checks module under the URL it has
- * in the bundle's layout (src/engine/catalog.ts looks there before importing). The packages a
- * `require` loads as CommonJS stay outside (a second copy of ajv beside the one its standalone code
- * requires would not share its classes); ES-module-only ones (jose, json-schema-faker) are bundled.
+ * in the bundle's layout (src/engine/catalog.ts looks there before importing). ES-module-only
+ * packages (jose, json-schema-faker) are bundled, and so are the CommonJS ones every start loads
+ * (BUNDLED_COMMONJS): required from node_modules, where no code cache reaches, they took about
+ * 0.1 s of each start. The other CommonJS packages stay outside: ajv and ajv-formats (a second
+ * copy beside the one the cached standalone validators require would not share its classes),
+ * node-forge (only for TLS), undici's index (only `init`'s fetch loads it).
  * Top-level await or a build failure leaves no script: the ES modules run, as before.
  */
 async function bundleScript(root, target, tmp, entries, esbuild, metaUrl) {
@@ -167,18 +170,32 @@ async function bundleScript(root, target, tmp, entries, esbuild, metaUrl) {
       format: 'cjs',
       platform: 'node',
       target: 'node20.19',
-      external: commonJsPackages(root),
+      external: commonJsPackages(root).filter((name) => !BUNDLED_COMMONJS.includes(name.replace(/\/\*$/, ''))),
       // import() of a package becomes require(): V8 drops a cached script's dynamic-import callback.
       supported: { 'dynamic-import': false },
       write: false,
       logLevel: 'silent',
-      plugins: [metaUrl],
+      plugins: [metaUrl, undiciIndexOutside],
     });
     writeFileSync(join(tmp, 'run.cjs'), result.outputFiles[0].contents);
   } catch (e) {
     if (process.env.FHIR_CONFORMANCE_DEBUG) process.stderr.write(`fhir-conformance: no run script (${e.message}); ES modules\n`);
   }
 }
+
+/**
+ * CommonJS dependencies bundled into the run script (see bundleScript). Of undici, the files
+ * src/http/undici.ts requires by literal paths, not its index (undiciIndexOutside).
+ */
+const BUNDLED_COMMONJS = ['@apidevtools/swagger-parser', 'commander', 'undici'];
+
+/** undici's index stays outside the run script (esbuild's `external: ['undici']` would take its files too). */
+const undiciIndexOutside = {
+  name: 'undici-index-outside',
+  setup(build) {
+    build.onResolve({ filter: /^undici$/ }, () => ({ path: 'undici', external: true }));
+  },
+};
 
 /** The package's dependencies (package.json `dependencies`). */
 function dependencyNames(root) {

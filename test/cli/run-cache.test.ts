@@ -77,7 +77,7 @@ describe('the run cache of a checkout', () => {
     expect(readFileSync(join(b, 'src', 'cli.js'), 'utf8')).toBe(made);
   });
 
-  it('also holds the run as one CommonJS script: the sources and the ES-module-only packages inside, the CommonJS packages required, each suite registered at its URL in the layout', async () => {
+  it('also holds the run as one CommonJS script: the sources, the ES-module-only packages and those every start loads inside, the other CommonJS packages required, each suite registered at its URL in the layout', async () => {
     const dir = (await prepareRunCache(ROOT)) as string;
     const script = readFileSync(join(dir, 'run.cjs'), 'utf8');
     expect(script).not.toContain('import.meta.url');
@@ -89,6 +89,11 @@ describe('the run cache of a checkout', () => {
     expect(required.has('ajv')).toBe(true);
     expect(required.has('jose')).toBe(false);
     expect(required.has('json-schema-faker')).toBe(false);
+    // Loaded by every start: inside, with the script's code cache. Of undici, its files, not its index.
+    expect(required.has('commander')).toBe(false);
+    expect(required.has('@apidevtools')).toBe(false);
+    expect([...script.matchAll(/require\("(undici[^"]*)"\)/g)].map((m) => m[1])).toEqual(['undici']);
+    expect(script).toContain('// node_modules/undici/lib/dispatcher/agent.js');
     for (const folder of readdirSync(join(ROOT, 'suites')).filter((f) => existsSync(join(ROOT, 'suites', f, 'checks.ts')))) {
       expect(script, folder).toContain(JSON.stringify(`file://${join(dir, 'suites', folder, 'checks.js')}`));
     }
