@@ -248,6 +248,8 @@ class HttpCore {
   readonly counts: RateCounts = { keys: {}, organizations: {} };
   private readonly orgWindows: SlidingWindowLog;
   private readonly anonymousWindows: SlidingWindowLog;
+  /** Fault rate-limit-remaining-per-surface only: the windows its headers count (per key, release and resource type). */
+  private readonly surfaceWindows: SlidingWindowLog;
   private readonly issuance: FixedWindowCounter;
   private readonly openApi: string;
   private readonly capability: Record<'R4' | 'R5', string>;
@@ -278,6 +280,7 @@ class HttpCore {
     this.keyWindows.prematureRetry = modes.prematureRetry;
     this.orgWindows = new SlidingWindowLog(limits.windowMs);
     this.anonymousWindows = new SlidingWindowLog(limits.windowMs);
+    this.surfaceWindows = new SlidingWindowLog(limits.windowMs);
     this.issuance = issuanceCounter(cfg.faults, limits.tokenWindowMs, limits.tokenIssuancePerWindow, modes.issuanceWindow);
     this.openApi = JSON.stringify(openApiDocument(cfg.discovery));
     this.capability = { R4: JSON.stringify(capabilityStatement('R4', cfg.discovery)), R5: JSON.stringify(capabilityStatement('R5', cfg.discovery)) };
@@ -429,9 +432,15 @@ class HttpCore {
       tally(this.counts.keys, caller.clientId, key);
       tally(this.counts.organizations, caller.org, org);
     }
+    // Fault rate-limit-remaining-per-surface: the headers count the key's requests of this release and resource type
+    // only (a gateway's counter per route), while the key's limit holds over all its requests.
+    const shown =
+      this.cfg.faults.has('rate-limit-remaining-per-surface') && ex.op
+        ? this.surfaceWindows.hit(`${keyed} ${ex.op.release} ${ex.op.resource}`, key.limit, ex.now)
+        : key;
     // Fault rate-limit-headers-missing-production: a production key's responses carry no X-RateLimit-* headers.
     if (caller.keyKind !== 'production' || !this.cfg.faults.has('rate-limit-headers-missing-production'))
-      ex.headers = { ...ex.headers, ...rateLimitHeaders(key) };
+      ex.headers = { ...ex.headers, ...rateLimitHeaders(shown) };
     // Fault rate-limit-limit-header-wrong-production: a production key's X-RateLimit-Limit is twice its ceiling.
     if (caller.keyKind === 'production' && this.cfg.faults.has('rate-limit-limit-header-wrong-production'))
       ex.headers = { ...ex.headers, 'X-RateLimit-Limit': String(key.limit * 2) };

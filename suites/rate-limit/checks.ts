@@ -22,7 +22,21 @@ import {
 import type { HttpResponse } from '../../src/http/index.js';
 import { type Attempt, excessScenario, KEY_EPISODES_EARLY, slidingScenario } from './scenarios.js';
 import { operationsCheck } from './operations-check.js';
-import { type Hit, hit, keyTraffic, organizationSiblings, othersThan, type Probe, PROBE_SCOPES, probeFor, quietAt, timed, wait, waitUntil } from './support.js';
+import {
+  type Hit,
+  hit,
+  keyTraffic,
+  organizationSiblings,
+  othersThan,
+  type Probe,
+  PROBE_SCOPES,
+  probeFor,
+  quietAt,
+  ROTATION_SCOPES,
+  timed,
+  wait,
+  waitUntil,
+} from './support.js';
 
 /** How far before Retry-After elapses an early retry must be answered to be judged. */
 const EARLY_MARGIN_MS = 300;
@@ -150,16 +164,34 @@ export const headerChecks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'rate-limit.remaining-decrements',
-    title: 'X-RateLimit-Remaining stays within 0..Limit and goes down by exactly one per request of a key',
+    surfaces: {
+      release: 'R4 and R5 in one sequence',
+      resource:
+        "R4 MedicationRequest (read, search, read of an unknown id: 404), R5 DocumentReference (read), R4 Encounter (read), one after the other: the window is the key's, over every authenticated request",
+      keyKind: 'main',
+      leftOut: [
+        'the other key kinds (production, extra, second-org): their Remaining is judged against 0..Limit on every response (invariants.rate-limit-headers-arithmetic), not step by step; each sequence costs its key six requests',
+        'writes: the check runs in the read-only profile too',
+      ],
+    },
+    title: 'X-RateLimit-Remaining stays within 0..Limit and goes down by exactly one per request of a key, whichever release, resource type and interaction',
     area,
     tags: ['early'],
     level: 'MUST',
     requirements: ['rate-limit.headers-arithmetic'],
     quote: 'X-RateLimit-Remaining | Requests left in the current window.',
     fixtures: ['medicationRequest'],
+    // Its point is the key's count, not a token's scopes: one token of the key for every surface of the sequence.
+    coveringTokens: true,
     async run(ctx: CheckContext) {
       const probe = probeFor(ctx, 'main');
-      let hits = await remainingSequence(ctx, probe);
+      const surfaces = sequenceSurfaces(ctx, probe);
+      ctx.observe(
+        'surfaces',
+        surfaces.map((p) => p.label),
+      );
+      for (const p of surfaces) await ctx.token(p.scopes ?? PROBE_SCOPES, p.role);
+      let hits = await remainingSequence(ctx, probe, surfaces);
       let v = judgeSequence(ctx, probe, hits, true);
       // A Remaining missing or above the limit fails below, whatever the steps.
       const sound = (hs: Hit[]) =>
@@ -179,7 +211,7 @@ export const headerChecks: CheckDefinition[] = [
         }
         ctx.observe('rate-limit.remaining-sequence-before-rejudge', { values: hits.map((h) => h.headers.remaining), why: v.message });
         await wait(ctx, leftBy - Date.now(), "rate-limit: letting requests from before the run leave the key's window");
-        hits = await remainingSequence(ctx, probe);
+        hits = await remainingSequence(ctx, probe, surfaces);
         v = judgeSequence(ctx, probe, hits, false);
       }
       attachAll(ctx, hits);
@@ -256,15 +288,52 @@ export const headerChecks: CheckDefinition[] = [
  */
 const REJUDGE_WAIT_MAX_MS = 15_000;
 
-/** Six requests of the key, one after the other (each answer before the next leaves: their order at the target is known). */
-async function remainingSequence(ctx: CheckContext, probe: Probe): Promise<Hit[]> {
+/** A probe of the sequence, named for the report. */
+type SurfaceProbe = Probe & { label: string };
+
+/**
+ * What the sequence sends, in turn: the probe (an R4 MedicationRequest read), then each other
+ * surface the target publishes and the config has a fixture for (an R5 DocumentReference read, an
+ * R4 MedicationRequest search, an R4 Encounter read), and a read of an id nobody has (404). The
+ * key's window counts every authenticated request: a count kept per release, resource type or
+ * interaction (a gateway's counter per route) shows in the steps between two of them.
+ */
+function sequenceSurfaces(ctx: CheckContext, probe: Probe): SurfaceProbe[] {
+  const out: SurfaceProbe[] = [{ ...probe, label: 'R4 MedicationRequest read' }];
+  const documentRead = ctx.findOperation('DocumentReference', 'read', 'R5');
+  if (documentRead && ctx.hasFixture('documentReference'))
+    out.push({
+      ...probe,
+      url: ctx.path(documentRead.path, { id: ctx.fixture('documentReference') }),
+      scopes: ['system/DocumentReference.rs'],
+      label: 'R5 DocumentReference read',
+    });
+  const search = ctx.findOperation('MedicationRequest', 'search-type', 'R4');
+  if (search && ctx.hasFixture('patient'))
+    out.push({ ...probe, url: `${search.path}?patient=${encodeURIComponent(ctx.fixture('patient'))}&_count=1`, label: 'R4 MedicationRequest search' });
+  const encounterRead = ctx.findOperation('Encounter', 'read', 'R4');
+  if (encounterRead && ctx.hasFixture('encounter'))
+    out.push({ ...probe, url: ctx.path(encounterRead.path, { id: ctx.fixture('encounter') }), scopes: ROTATION_SCOPES, label: 'R4 Encounter read' });
+  out.push({
+    ...probe,
+    url: ctx.path(pathOf(ctx, 'R4', 'MedicationRequest', 'read'), { id: randomUUID() }),
+    label: 'R4 MedicationRequest read of an unknown id',
+  });
+  return out;
+}
+
+/**
+ * Six requests of the key, one after the other (each answer before the next leaves: their order at
+ * the target is known), over `surfaces` in turn.
+ */
+async function remainingSequence(ctx: CheckContext, probe: Probe, surfaces: SurfaceProbe[]): Promise<Hit[]> {
   let first = await hit(ctx, probe);
   if ((first.headers.remaining ?? Infinity) < 7) {
     await wait(ctx, waitUntil(first, probe) - Date.now(), 'rate-limit: the key has too few requests left for this check');
     first = await hit(ctx, probe);
   }
   const hits = [first];
-  for (let i = 0; i < 5; i++) hits.push(await hit(ctx, probe));
+  for (let i = 1; i < 6; i++) hits.push(await hit(ctx, surfaces[i % surfaces.length]!));
   return hits;
 }
 

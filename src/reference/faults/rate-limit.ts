@@ -297,6 +297,14 @@ export const faults: FaultDef[] = [
     },
   },
   {
+    name: 'rate-limit-remaining-per-surface',
+    area: 'rate-limit',
+    violates: ['rate-limit.headers-arithmetic'],
+    symptom:
+      "X-RateLimit-Remaining counts only the key's requests of the same release and resource type (a gateway's counter per route); the key's limit is still enforced over all its requests.",
+    checks: ['rate-limit.remaining-decrements'],
+  },
+  {
     name: 'rate-limit-retry-after-too-short',
     area: 'rate-limit',
     violates: ['rate-limit.retry-after'],
