@@ -3,8 +3,9 @@
 // A checkout (src/ present) runs its sources transpiled into a run cache (bin/run-cache.js:
 // node_modules/.cache/fhir-conformance/run/, remade file by file when a source changes), so edits
 // take effect without a build; FHIR_CONFORMANCE_TSX=1 runs the TypeScript sources through tsx
-// instead, FHIR_CONFORMANCE_DIST=1 runs the checkout's build (`npm run build`). The run cache's modules run
-// as one script with a V8 code cache (bin/run-script.js); FHIR_CONFORMANCE_ESM=1 runs them as ES modules.
+// instead, FHIR_CONFORMANCE_DIST=1 runs the checkout's build (`npm run build`). The run cache's modules, and
+// the build's (dist/run.cjs), run as one script with a V8 code cache (bin/run-script.js);
+// FHIR_CONFORMANCE_ESM=1 runs them as ES modules.
 import { existsSync } from 'node:fs';
 
 // A closed pipe (`fhir-conformance faults | head`) is not an error.
@@ -36,6 +37,10 @@ if (existsSync(source) && process.env.FHIR_CONFORMANCE_DIST !== '1') {
 } else if (!existsSync(built)) {
   process.stderr.write('fhir-conformance: dist/ is missing; run `npm run build` (or run from a checkout with src/ and its devDependencies)\n');
   process.exit(2);
+} else {
+  // The build's run script (scripts/build.ts), run with a code cache beside it as a checkout's is.
+  const distScript = new URL('../dist/run.cjs', import.meta.url).pathname;
+  if (process.env.FHIR_CONFORMANCE_ESM !== '1' && existsSync(distScript)) script = distScript;
 }
 let run;
 if (script !== undefined) {

@@ -7,6 +7,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { type Graph, reach } from '../architecture/graph.js';
 // @ts-expect-error plain JavaScript module of the bin, without types
@@ -77,10 +78,13 @@ describe('the run cache of a checkout', () => {
     expect(readFileSync(join(b, 'src', 'cli.js'), 'utf8')).toBe(made);
   });
 
-  it('also holds the run as one CommonJS script: the sources, the ES-module-only packages and those every start loads inside, the other CommonJS packages required, each suite registered at its URL in the layout', async () => {
+  it('also holds the run as one CommonJS script: the sources, the ES-module-only packages and those every start loads inside, the other CommonJS packages required, each suite registered at its URL in the layout (relative to the script)', async () => {
     const dir = (await prepareRunCache(ROOT)) as string;
     const script = readFileSync(join(dir, 'run.cjs'), 'utf8');
     expect(script).not.toContain('import.meta.url');
+    // Relocatable: each module's URL is found from the script's own directory when it runs (a bundle
+    // directory here, an installed package's dist/ for the build's copy).
+    expect(script).not.toContain(pathToFileURL(ROOT).href);
     // Nothing relative is loaded at run time: one instance of every module.
     expect([...script.matchAll(/require\("(\.[^"]*)"\)/g)].map((m) => m[1])).toEqual([]);
     expect([...script.matchAll(/\bimport\("(\.[^"]*)"\)/g)].map((m) => m[1])).toEqual([]);
@@ -95,7 +99,7 @@ describe('the run cache of a checkout', () => {
     expect([...script.matchAll(/require\("(undici[^"]*)"\)/g)].map((m) => m[1])).toEqual(['undici']);
     expect(script).toContain('// node_modules/undici/lib/dispatcher/agent.js');
     for (const folder of readdirSync(join(ROOT, 'suites')).filter((f) => existsSync(join(ROOT, 'suites', f, 'checks.ts')))) {
-      expect(script, folder).toContain(JSON.stringify(`file://${join(dir, 'suites', folder, 'checks.js')}`));
+      expect(script, folder).toContain(`__fhirConformanceUrl(${JSON.stringify(`suites/${folder}/checks.js`)})`);
     }
   });
 });

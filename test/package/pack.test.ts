@@ -87,6 +87,7 @@ describe('npm pack', () => {
       'README.md',
       'bin/fhir-conformance.js',
       'dist/src/cli.js',
+      'dist/run.cjs',
       'dist/src/engine/catalog.js',
       'dist/suites/requirements.json',
       'dist/src/config/config.schema.json',
@@ -141,6 +142,8 @@ describe('the installed package', () => {
     const doc = await readReports(reports);
     expect(doc.summary.byOutcome).toMatchObject({ fail: 0, error: 0 });
     expect(doc.summary.byOutcome.pass).toBeGreaterThan(200);
+    // It ran the build's run script, which left its code cache beside it for the next run.
+    expect(existsSync(join(app, 'node_modules', 'fhir-conformance', 'dist', 'run.cjs.run.v8'))).toBe(true);
   }, 150_000);
 
   test('run --config against `serve` from the installed package: exit 0, reports written', async (ctx) => {
