@@ -44,10 +44,9 @@ function b64url(data: Buffer | string): string {
   return Buffer.from(data).toString('base64url');
 }
 
-/** Signed on libuv's thread pool (the callback form of `sign`), not on the run's one thread: an RSA signature takes about 1 ms there. */
-function signAsymmetric(alg: SigningAlg, key: KeyObject, input: string): Promise<Buffer> {
+function signAsymmetric(alg: SigningAlg, key: KeyObject, input: string): Buffer {
   const params = nodeSignParams(alg, key);
-  return new Promise((resolve, reject) => sign(params.hash, Buffer.from(input), params.key, (e, signature) => (e ? reject(e) : resolve(signature))));
+  return sign(params.hash, Buffer.from(input), params.key);
 }
 
 /**
@@ -101,10 +100,10 @@ export async function createAssertion(
       signature = createHmac('sha256', publicKeyPem(client)).update(input).digest();
       break;
     case 'foreign':
-      signature = await signAsymmetric(client.alg, await foreignKey(client.alg), input);
+      signature = signAsymmetric(client.alg, await foreignKey(client.alg), input);
       break;
     case 'client':
-      signature = await signAsymmetric(client.alg, toKeyObject(client.privateKey), input);
+      signature = signAsymmetric(client.alg, toKeyObject(client.privateKey), input);
       break;
   }
   if (overrides.corruptSignature) signature = corrupt(signature);
