@@ -441,6 +441,9 @@ class HttpCore {
     // Fault rate-limit-headers-missing-production: a production key's responses carry no X-RateLimit-* headers.
     if (caller.keyKind !== 'production' || !this.cfg.faults.has('rate-limit-headers-missing-production'))
       ex.headers = { ...ex.headers, ...rateLimitHeaders(shown) };
+    // Fault rate-limit-remaining-stuck-production: a production key's X-RateLimit-Remaining is its limit, whatever it sent.
+    if (caller.keyKind === 'production' && this.cfg.faults.has('rate-limit-remaining-stuck-production'))
+      ex.headers = { ...ex.headers, 'X-RateLimit-Remaining': String(key.limit) };
     // Fault rate-limit-limit-header-wrong-production: a production key's X-RateLimit-Limit is twice its ceiling.
     if (caller.keyKind === 'production' && this.cfg.faults.has('rate-limit-limit-header-wrong-production'))
       ex.headers = { ...ex.headers, 'X-RateLimit-Limit': String(key.limit * 2) };

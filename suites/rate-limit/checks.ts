@@ -72,6 +72,23 @@ async function authenticatedSamples(ctx: CheckContext): Promise<HttpResponse[]> 
   ];
 }
 
+/**
+ * One key of each declared kind other than main's (clients[].keyKind: sandbox, production) in main's
+ * organization, whose scopes allow the probe: the first client of that kind.
+ */
+function otherKindKeys(ctx: CheckContext): Array<{ kind: 'sandbox' | 'production'; role: string }> {
+  const mainKind = ctx.client('main').keyKind;
+  const out: Array<{ kind: 'sandbox' | 'production'; role: string }> = [];
+  for (const kind of ['sandbox', 'production'] as const) {
+    if (kind === mainKind) continue;
+    const other = ctx.config.clients.find(
+      (c) => c.keyKind === kind && c.role !== 'second-org' && (c.scopes === undefined || c.scopes.some((s) => PROBE_SCOPES.includes(s))),
+    );
+    if (other) out.push({ kind, role: other.role });
+  }
+  return out;
+}
+
 function attachAll(ctx: CheckContext, hits: Array<Hit | undefined>): void {
   for (const h of hits) if (h) ctx.attach(h.res.exchange);
 }
@@ -115,12 +132,8 @@ export const headerChecks: CheckDefinition[] = [
       const mainKind = ctx.client('main').keyKind;
       const read = pathOf(ctx, 'R4', 'MedicationRequest', 'read');
       const kinds: string[] = mainKind ? [`${mainKind} (main)`] : [];
-      for (const kind of ['sandbox', 'production'] as const) {
-        if (kind === mainKind) continue;
-        const other = ctx.config.clients.find(
-          (c) => c.keyKind === kind && c.role !== 'second-org' && (c.scopes === undefined || c.scopes.some((s) => PROBE_SCOPES.includes(s))),
-        );
-        if (!other) continue;
+      for (const { kind, role } of otherKindKeys(ctx)) {
+        const other = ctx.client(role);
         kinds.push(`${kind} (${other.role})`);
         samples.push({
           res: await ctx.fhir({ scopes: PROBE_SCOPES, role: other.role, url: ctx.path(read, { id: randomUUID() }), coveringToken: true }),
@@ -168,9 +181,9 @@ export const headerChecks: CheckDefinition[] = [
       release: 'R4 and R5 in one sequence',
       resource:
         "R4 MedicationRequest (read, search, read of an unknown id: 404), R5 DocumentReference (read), R4 Encounter (read), one after the other: the window is the key's, over every authenticated request",
-      keyKind: 'main',
+      keyKind: 'main, and one key of each other declared kind (clients[].keyKind: sandbox, production) of its organization, each its own sequence',
       leftOut: [
-        'the other key kinds (production, extra, second-org): their Remaining is judged against 0..Limit on every response (invariants.rate-limit-headers-arithmetic), not step by step; each sequence costs its key six requests',
+        "the second organization's key and further keys of a kind already judged: their Remaining is judged against 0..Limit on every response (invariants.rate-limit-headers-arithmetic), not step by step; each sequence costs its key six requests",
         'writes: the check runs in the read-only profile too',
       ],
     },
@@ -184,63 +197,58 @@ export const headerChecks: CheckDefinition[] = [
     // Its point is the key's count, not a token's scopes: one token of the key for every surface of the sequence.
     coveringTokens: true,
     async run(ctx: CheckContext) {
-      const probe = probeFor(ctx, 'main');
-      const surfaces = sequenceSurfaces(ctx, probe);
-      ctx.observe(
-        'surfaces',
-        surfaces.map((p) => p.label),
-      );
-      for (const p of surfaces) await ctx.token(p.scopes ?? PROBE_SCOPES, p.role);
-      let hits = await remainingSequence(ctx, probe, surfaces);
-      let v = judgeSequence(ctx, probe, hits, true);
-      // A Remaining missing or above the limit fails below, whatever the steps.
-      const sound = (hs: Hit[]) =>
-        hs.every((h) => h.headers.remaining !== undefined && (h.headers.limit === undefined || h.headers.remaining <= h.headers.limit));
-      if (v.verdict === 'inconclusive' && sound(hits)) {
-        // Requests from before the run (an earlier run, discovery) may have been leaving the window. Once they and
-        // the run's own requests of the key have all left (the key quiet, as for the episodes: nothing the run
-        // knows could leave then to excuse a step), a second sequence is judged, when that is soon enough.
-        const leftBy = quietAt(ctx, probe, Math.max(ctx.run.startedAt, ...hits.map((h) => h.receivedAt)));
-        if (leftBy - Date.now() > REJUDGE_WAIT_MAX_MS) {
-          attachAll(ctx, hits);
-          ctx.observe(
-            'rate-limit.remaining-sequence',
-            hits.map((h) => h.headers.remaining),
-          );
-          ctx.skip(`inconclusive on this run: ${v.message}; run again once the key has been idle for a window`);
+      // Main's key, then one key of each other declared kind of its organization (its own window and limit).
+      const keys = [{ role: 'main', kind: ctx.client('main').keyKind ?? 'main' }, ...otherKindKeys(ctx)];
+      const judged: KeySequence[] = [];
+      for (const { role, kind } of keys) judged.push(await judgeKey(ctx, role, kind));
+      ctx.observe('surfaces', Object.fromEntries(judged.map((k) => [`${k.kind} (${k.role})`, k.surfaces])));
+      let failed = false;
+      for (const k of judged) {
+        attachAll(ctx, k.hits);
+        const key = `key ${k.role} (${k.kind})`;
+        const missing = k.hits.find((h) => h.headers.remaining === undefined);
+        if (missing) {
+          failed = true;
+          ctx.check(false, `X-RateLimit-Remaining is missing or not an integer (${key})`, {
+            requirement: 'rate-limit.headers-arithmetic',
+            expected: 'integers',
+            actual: k.hits.map((h) => h.res.headers['x-ratelimit-remaining'] ?? null),
+            exchange: missing.res.exchange.id,
+          });
+          continue;
         }
-        ctx.observe('rate-limit.remaining-sequence-before-rejudge', { values: hits.map((h) => h.headers.remaining), why: v.message });
-        await wait(ctx, leftBy - Date.now(), "rate-limit: letting requests from before the run leave the key's window");
-        hits = await remainingSequence(ctx, probe, surfaces);
-        v = judgeSequence(ctx, probe, hits, false);
+        for (const h of k.hits) {
+          const limit = h.headers.limit;
+          if (
+            !ctx.check(
+              limit === undefined || h.headers.remaining! <= limit,
+              `X-RateLimit-Remaining ${h.headers.remaining} exceeds X-RateLimit-Limit ${limit} (${key})`,
+              {
+                requirement: 'rate-limit.headers-arithmetic',
+                expected: `0..${limit}`,
+                actual: h.headers.remaining,
+                exchange: h.res.exchange.id,
+              },
+            )
+          )
+            failed = true;
+        }
+        ctx.observe(
+          `rate-limit.remaining-sequence.${k.role}`,
+          k.hits.map((h) => h.headers.remaining),
+        );
+        if (k.verdict.verdict === 'fail') {
+          failed = true;
+          ctx.check(false, `${k.verdict.message} (${key})`, {
+            requirement: 'rate-limit.headers-arithmetic',
+            expected: k.verdict.expected,
+            actual: k.verdict.actual,
+            exchange: k.hits[k.verdict.at ?? k.hits.length - 1]!.res.exchange.id,
+          });
+        }
       }
-      attachAll(ctx, hits);
-      const values = hits.map((h) => h.headers.remaining);
-      const missing = hits.find((h) => h.headers.remaining === undefined);
-      if (missing)
-        ctx.fail('X-RateLimit-Remaining is missing or not an integer', {
-          requirement: 'rate-limit.headers-arithmetic',
-          expected: 'integers',
-          actual: hits.map((h) => h.res.headers['x-ratelimit-remaining'] ?? null),
-          exchange: missing.res.exchange.id,
-        });
-      hits.forEach((h) => {
-        const limit = h.headers.limit;
-        ctx.check(limit === undefined || h.headers.remaining! <= limit, `X-RateLimit-Remaining ${h.headers.remaining} exceeds X-RateLimit-Limit ${limit}`, {
-          requirement: 'rate-limit.headers-arithmetic',
-          expected: `0..${limit}`,
-          actual: h.headers.remaining,
-          exchange: h.res.exchange.id,
-        });
-      });
-      ctx.observe('rate-limit.remaining-sequence', values);
-      if (v.verdict === 'fail')
-        ctx.fail(v.message, {
-          requirement: 'rate-limit.headers-arithmetic',
-          expected: v.expected,
-          actual: v.actual,
-          exchange: hits[v.at ?? hits.length - 1]!.res.exchange.id,
-        });
+      const unjudged = judged.flatMap((k) => (k.verdict.verdict === 'inconclusive' ? [`key ${k.role}: ${k.verdict.message}`] : []));
+      if (!failed && unjudged.length > 0) ctx.skip(`inconclusive on this run: ${unjudged.join('; ')}; run again once the key has been idle for a window`);
     },
   }),
   defineCheck({
@@ -300,8 +308,11 @@ type SurfaceProbe = Probe & { label: string };
  */
 function sequenceSurfaces(ctx: CheckContext, probe: Probe): SurfaceProbe[] {
   const out: SurfaceProbe[] = [{ ...probe, label: 'R4 MedicationRequest read' }];
+  // A scope the key's client is not declared to hold (clients[].scopes) is not asked for.
+  const declared = ctx.client(probe.role).scopes;
+  const may = (scope: string) => declared === undefined || declared.includes(scope);
   const documentRead = ctx.findOperation('DocumentReference', 'read', 'R5');
-  if (documentRead && ctx.hasFixture('documentReference'))
+  if (documentRead && ctx.hasFixture('documentReference') && may('system/DocumentReference.rs'))
     out.push({
       ...probe,
       url: ctx.path(documentRead.path, { id: ctx.fixture('documentReference') }),
@@ -312,7 +323,7 @@ function sequenceSurfaces(ctx: CheckContext, probe: Probe): SurfaceProbe[] {
   if (search && ctx.hasFixture('patient'))
     out.push({ ...probe, url: `${search.path}?patient=${encodeURIComponent(ctx.fixture('patient'))}&_count=1`, label: 'R4 MedicationRequest search' });
   const encounterRead = ctx.findOperation('Encounter', 'read', 'R4');
-  if (encounterRead && ctx.hasFixture('encounter'))
+  if (encounterRead && ctx.hasFixture('encounter') && may(ROTATION_SCOPES[0]!))
     out.push({ ...probe, url: ctx.path(encounterRead.path, { id: ctx.fixture('encounter') }), scopes: ROTATION_SCOPES, label: 'R4 Encounter read' });
   out.push({
     ...probe,
@@ -337,13 +348,49 @@ async function remainingSequence(ctx: CheckContext, probe: Probe, surfaces: Surf
   return hits;
 }
 
+/** One key's sequence and its verdict. */
+interface KeySequence {
+  role: string;
+  kind: string;
+  surfaces: string[];
+  hits: Hit[];
+  verdict: ReturnType<typeof judgeSequence>;
+}
+
+/**
+ * The key's sequence judged, once more from a quiet key when the first was inconclusive (requests
+ * from before the run, an earlier run's or discovery's, may have been leaving the window): once they
+ * and the run's own requests of the key have all left (nothing the run knows could leave then to
+ * excuse a step), a second sequence is judged strictly, when that wait is at most
+ * REJUDGE_WAIT_MAX_MS; else the first stays inconclusive. A Remaining missing or above the limit
+ * is judged by the caller, whatever the steps.
+ */
+async function judgeKey(ctx: CheckContext, role: string, kind: string): Promise<KeySequence> {
+  const probe = probeFor(ctx, role);
+  const surfaces = sequenceSurfaces(ctx, probe);
+  for (const p of surfaces) await ctx.token(p.scopes ?? PROBE_SCOPES, role);
+  let hits = await remainingSequence(ctx, probe, surfaces);
+  let verdict = judgeSequence(ctx, probe, hits, true);
+  const sound = hits.every((h) => h.headers.remaining !== undefined && (h.headers.limit === undefined || h.headers.remaining <= h.headers.limit));
+  if (verdict.verdict === 'inconclusive' && sound) {
+    const leftBy = quietAt(ctx, probe, Math.max(ctx.run.startedAt, ...hits.map((h) => h.receivedAt)));
+    if (leftBy - Date.now() <= REJUDGE_WAIT_MAX_MS) {
+      ctx.observe(`rate-limit.remaining-sequence-before-rejudge.${role}`, { values: hits.map((h) => h.headers.remaining), why: verdict.message });
+      await wait(ctx, leftBy - Date.now(), "rate-limit: letting requests from before the run leave the key's window");
+      hits = await remainingSequence(ctx, probe, surfaces);
+      verdict = judgeSequence(ctx, probe, hits, false);
+    }
+  }
+  return { role, kind, surfaces: surfaces.map((p) => p.label), hits, verdict };
+}
+
 /**
  * The sequence judged against the run's other requests of the key; with `allowEarlier`, also against
  * requests the key's window held from before the run (their count from the first hit's Remaining).
  */
 function judgeSequence(ctx: CheckContext, probe: Probe, hits: Hit[], allowEarlier: boolean) {
   // The run's other requests of the key: one could leave the window (or, sent meanwhile, be counted) between two of these.
-  const others = othersThan(keyTraffic(ctx, 'main') ?? [], hits);
+  const others = othersThan(keyTraffic(ctx, probe.role) ?? [], hits);
   // The smaller of the published and the declared ceiling: the fewest requests the run cannot account for.
   const limit = allowEarlier ? Math.min(hits[0]!.headers.limit ?? probe.limit, probe.limit) : undefined;
   return judgeRemainingSteps({ windowMs: probe.windowMs, hits: hits.map(timed), others, limit, unseenBefore: ctx.run.startedAt });

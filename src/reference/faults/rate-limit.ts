@@ -297,6 +297,13 @@ export const faults: FaultDef[] = [
     },
   },
   {
+    name: 'rate-limit-remaining-stuck-production',
+    area: 'rate-limit',
+    violates: ['rate-limit.headers-arithmetic'],
+    symptom: "A production key's X-RateLimit-Remaining always equals its limit (a sandbox key's counts down as it should).",
+    checks: ['rate-limit.remaining-decrements'],
+  },
+  {
     name: 'rate-limit-remaining-per-surface',
     area: 'rate-limit',
     violates: ['rate-limit.headers-arithmetic'],
