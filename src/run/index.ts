@@ -535,5 +535,8 @@ export function newRunId(startedAt: Date): string {
     .toISOString()
     .replace(/[-:]/g, '')
     .replace(/\.\d+Z$/, 'Z');
-  return `${stamp}-${Math.random().toString(36).slice(2, 8)}`;
+  // The millisecond first: runs started within one second still sort in the order they started (run
+  // --keep keeps the newest by name); four random characters tell apart runs of the same millisecond.
+  const ms = String(startedAt.getUTCMilliseconds()).padStart(3, '0');
+  return `${stamp}-${ms}${Math.random().toString(36).slice(2, 6).padEnd(4, '0')}`;
 }

@@ -81,6 +81,14 @@ describe('pruneReports (run --keep N)', () => {
     expect('latest').not.toMatch(RUN_DIR_NAME);
   });
 
+  test('run ids of runs started within one second sort in the order the runs started', () => {
+    const second = Date.parse('2026-11-30T08:03:17Z');
+    for (let i = 0; i < 20; i++) {
+      const ids = [0, 1, 9, 10, 99, 100, 998, 999].map((ms) => newRunId(new Date(second + ms)));
+      expect([...ids].sort()).toEqual(ids);
+    }
+  });
+
   test('keeps the newest N run directories and touches nothing else', async () => {
     const reports = await mkdtemp(join(root, 'prune-'));
     const runs = ['20250101T000000Z-aaaaaa', '20250102T000000Z-bbbbbb', '20250103T000000Z-cccccc', '20250104T000000Z-dddddd', '20250105T000000Z-eeeeee'];
