@@ -7,6 +7,7 @@
 // the build's (dist/run.cjs), run as one script with a V8 code cache (bin/run-script.js);
 // FHIR_CONFORMANCE_ESM=1 runs them as ES modules.
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 // A closed pipe (`fhir-conformance faults | head`) is not an error.
 for (const stream of [process.stdout, process.stderr]) stream.on('error', (e) => { if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0); else throw e; });
@@ -20,7 +21,7 @@ if (existsSync(source) && process.env.FHIR_CONFORMANCE_DIST !== '1') {
   if (process.env.FHIR_CONFORMANCE_TSX !== '1') {
     try {
       const { prepareRunCache } = await import('./run-cache.js');
-      const dir = await prepareRunCache(new URL('..', import.meta.url).pathname);
+      const dir = await prepareRunCache(fileURLToPath(new URL('..', import.meta.url)));
       // The run's modules as one script, its compiled code kept between processes (bin/run-script.js).
       if (process.env.FHIR_CONFORMANCE_ESM !== '1' && existsSync(`${dir}/run.cjs`)) script = `${dir}/run.cjs`;
       entry = new URL(`file://${dir}/src/cli.js`);
@@ -39,7 +40,7 @@ if (existsSync(source) && process.env.FHIR_CONFORMANCE_DIST !== '1') {
   process.exit(2);
 } else {
   // The build's run script (scripts/build.ts), run with a code cache beside it as a checkout's is.
-  const distScript = new URL('../dist/run.cjs', import.meta.url).pathname;
+  const distScript = fileURLToPath(new URL('../dist/run.cjs', import.meta.url));
   if (process.env.FHIR_CONFORMANCE_ESM !== '1' && existsSync(distScript)) script = distScript;
 }
 let run;

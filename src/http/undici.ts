@@ -14,10 +14,10 @@ const moduleRequire = createRequire(import.meta.url);
 
 /**
  * undici's `lib/<file>`, when it loads and `usable` accepts it. `literal` requires the same file by
- * a literal path: the checkout's run script (bin/run-cache.js) is CommonJS and its bundler follows
- * such a `require` into undici's files, so they load with the script's code cache (about 0.1 s of
- * every start). In an ES module (dist/, the tests) there is no `require`: the file is required at
- * run time from its path, as before.
+ * a literal path: the run script (bin/run-cache.js: a checkout's bundle directory, dist/run.cjs) is
+ * CommonJS and its bundler follows such a `require` into undici's files, so they load with the
+ * script's code cache (about 0.1 s of every start). In an ES module (FHIR_CONFORMANCE_ESM=1, the
+ * tests) there is no `require`: the file is required at run time from its path, as before.
  */
 function fromFile<T>(file: string, literal: () => unknown, usable: (exported: unknown) => boolean): T | undefined {
   let exported: unknown;
