@@ -11,6 +11,7 @@ import { loadConfig, networkOf, redactedConfig, resolveConfig, type ResolvedConf
 import { discover, type OperationModel } from '../discovery/index.js';
 import { sharedFhirValidator } from '../fhir/index.js';
 import { HttpClient } from '../http/client.js';
+import { clientKey } from '../auth/broker.js';
 import { publicJwks, serveJwks, type JwksServer } from '../auth/jwks.js';
 import { collectChecks, materialize, type ChecksExport } from '../engine/catalog.js';
 import { RunEvents, plannedCheck, type Subscriber } from '../engine/events.js';
@@ -243,7 +244,17 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
     if (progress) for (const line of renderPreflight(preflight(checks, config))) say(`preflight: ${line}`);
 
     // The run-wide rules (the invariants, the FHIR-body rule) judge every exchange of the runtime, into its tally.
-    judgeExchanges(events, { windowSec: config.limits.windowSec, validator: sharedFhirValidator() }, (ex, findings) => runtime?.tallyFindings(ex, findings));
+    const keyLimits = new Map(config.clients.map((c) => [clientKey(config.clients, c), c.rateLimitPerMinute]));
+    judgeExchanges(
+      events,
+      {
+        windowSec: config.limits.windowSec,
+        validator: sharedFhirValidator(),
+        keyLimit: (client) => keyLimits.get(client),
+        publishedOperation: publishedOperationOf(model),
+      },
+      (ex, findings) => runtime?.tallyFindings(ex, findings),
+    );
     // The gate: the cheapest checks that need no waiting and judge every MUST requirement such checks judge (src/engine/budget.ts).
     const gate = config.profile === 'gate' ? selectGate(checks, gateInput(config)) : undefined;
     // The run timeline of the report: the requests, waits and tokens of the run's HTTP client.
@@ -488,6 +499,15 @@ async function resolveTarget(options: RunOptions): Promise<Target> {
     await jwks.close();
     throw e;
   }
+}
+
+/** Whether a method and a path relative to the base URL are one of the model's operations (`{id}` any one segment). */
+function publishedOperationOf(model: OperationModel): (method: string, path: string) => boolean {
+  const routes = model.operations.map((op) => ({
+    method: op.method.toUpperCase(),
+    pattern: new RegExp(`^${op.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+  }));
+  return (method, path) => routes.some((r) => r.method === method.toUpperCase() && r.pattern.test(path));
 }
 
 /** The target's operation model from what it publishes; a failure is recorded and the run goes on with what it has. */

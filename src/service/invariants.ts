@@ -24,6 +24,7 @@ export const INVARIANT_REQUIREMENTS = {
   rateLimitHeaders: 'rate-limit.headers-present',
   rateLimitArithmetic: 'rate-limit.headers-arithmetic',
   limitHeader: 'rate-limit.limit-header',
+  keyLimit: 'rate-limit.per-key-default-60',
   resetHeader: 'rate-limit.reset-header',
   retryAfter: 'rate-limit.retry-after',
   fhirMediaType: 'media-type.fhir-json',
@@ -44,6 +45,10 @@ export interface InvariantContext {
   windowSec?: number;
   /** When the response was received, epoch ms (default: the exchange's send plus its duration). */
   now?: number;
+  /** The declared ceiling of the key that sent the request (clients[].rateLimitPerMinute), when the exchange names its key. */
+  keyLimit?: number;
+  /** The request's method and path are those of an operation the target publishes (its operation model). */
+  publishedOperation?: boolean;
 }
 
 export interface Invariant {
@@ -159,6 +164,26 @@ export const INVARIANTS: Invariant[] = [
     },
   },
   {
+    id: 'rate-limit-limit-per-key',
+    requirements: [R.keyLimit],
+    title: "X-RateLimit-Limit is the sending key's ceiling on every served authenticated response, whichever surface answered",
+    check(ex, ctx) {
+      // Answers the key's window certainly counted: a success, or an error of an operation the target
+      // publishes (it authenticates before it answers). A path no operation serves may be answered before
+      // the request is authenticated (the reference counts it in its anonymous window; the spec leaves it
+      // open); a 401 is an unauthenticated request's; a 429 may come from the organization's window.
+      const status = ex.response?.status ?? 0;
+      if (ctx.keyLimit === undefined || !ctx.authenticated || ctx.isTokenEndpoint || status === 401 || status === 429) return [];
+      if ((status < 200 || status >= 300) && !ctx.publishedOperation) return [];
+      const raw = ex.response?.headers['x-ratelimit-limit'];
+      if (raw === undefined || !/^\d+$/.test(raw.trim())) return []; // absent or malformed: rate-limit-headers-present and -arithmetic
+      const limit = Number(raw.trim());
+      return limit === ctx.keyLimit
+        ? []
+        : [finding(ex, R.keyLimit, `X-RateLimit-Limit is ${limit}, the key's ceiling is ${ctx.keyLimit} (clients[].rateLimitPerMinute)`, ctx.keyLimit, limit)];
+    },
+  },
+  {
     id: 'retry-after-on-429',
     requirements: [R.retryAfter],
     title: 'Retry-After (seconds) on every 429',
@@ -257,6 +282,10 @@ export interface ExchangeRulesOptions {
   windowSec: number;
   /** Validates FHIR bodies against the HL7 schemas. */
   validator: FhirValidator;
+  /** The declared ceiling of a key by the name exchanges give it (`Exchange.client`), when the config declares the key. */
+  keyLimit?: (client: string) => number | undefined;
+  /** Whether a method and path (relative to the base URL) are an operation the target publishes. */
+  publishedOperation?: (method: string, path: string) => boolean;
 }
 
 /** Every run-wide rule on one exchange: the invariants and the FHIR-body rule (none when the caller asked to skip it, or it got no whole answer). */
@@ -268,6 +297,8 @@ export function exchangeFindings(ex: Exchange, facts: ExchangeFacts, opts: Excha
     isTokenEndpoint: isTokenEndpointPath(facts.path),
     windowSec: opts.windowSec,
     now: facts.answeredAt,
+    ...(ex.client !== undefined && opts.keyLimit ? { keyLimit: opts.keyLimit(ex.client) } : {}),
+    ...(opts.publishedOperation ? { publishedOperation: opts.publishedOperation(ex.request.method, facts.path.split('?')[0]!) } : {}),
   });
   findings.push(...bodies({ path: facts.path, status: ex.response.status, json: facts.json, text: facts.text, truncated: facts.truncated }, ex));
   return findings;

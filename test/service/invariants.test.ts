@@ -113,6 +113,26 @@ describe('invariants', () => {
     expect(requirementsOf(exchange(200, { 'x-ratelimit-reset': String(NOW_S + 1800) }, '{}'))).toEqual([R.resetHeader]);
   });
 
+  it("judges X-RateLimit-Limit against the sending key's declared ceiling on served answers and on errors of published operations only", () => {
+    const keyed = { ...fhir, keyLimit: 60 };
+    const judged = (ex: Exchange, ctx: InvariantContext) => runInvariants(ex, ctx).filter((f) => f.requirement === R.keyLimit).length;
+    const wrong = { 'x-ratelimit-limit': '120', 'x-ratelimit-remaining': '100' };
+    expect(judged(exchange(200, wrong), keyed)).toBe(1);
+    expect(judged(exchange(200), keyed)).toBe(0);
+    // An error: judged where the target publishes the operation (it authenticates first), not on a path it does not serve.
+    expect(judged(exchange(404, wrong), { ...keyed, publishedOperation: true })).toBe(1);
+    expect(judged(exchange(404, wrong), { ...keyed, publishedOperation: false })).toBe(0);
+    expect(judged(exchange(404, wrong), keyed)).toBe(0);
+    // Not the key's window: a 401, a 429 (perhaps the organization's), the token endpoint, a request without a named key or a bearer.
+    expect(judged(exchange(401, wrong), { ...keyed, publishedOperation: true })).toBe(0);
+    expect(
+      runInvariants(exchange(429, { ...wrong, 'retry-after': '5' }), { ...keyed, publishedOperation: true }).filter((f) => f.requirement === R.keyLimit),
+    ).toEqual([]);
+    expect(judged(exchange(200, wrong), { ...keyed, isTokenEndpoint: true })).toBe(0);
+    expect(judged(exchange(200, wrong), fhir)).toBe(0);
+    expect(judged(exchange(200, wrong), { ...keyed, authenticated: false })).toBe(0);
+  });
+
   it('requires Retry-After in seconds on 429', () => {
     const body = outcome('throttled', 'HPB-00105: Rate limit exceeded', 'HPB-00105');
     expect(requirementsOf(exchange(429, {}, body))).toEqual([R.retryAfter]);

@@ -297,6 +297,19 @@ export const faults: FaultDef[] = [
     },
   },
   {
+    name: 'rate-limit-limit-header-wrong-r5',
+    area: 'rate-limit',
+    violates: ['rate-limit.per-key-default-60'],
+    symptom:
+      "The R5 surface's responses carry an X-RateLimit-Limit twice the key's ceiling (its own gateway's figure); R4's are right and the limit itself holds.",
+    checks: ['invariants.rate-limit-limit-per-key'],
+    transformResponse: (res, req) => {
+      const limit = Number(header(res, 'x-ratelimit-limit'));
+      if (!req.path.startsWith('/fhir/R5/') || !Number.isInteger(limit) || limit <= 0) return res;
+      return withHeaders(res, { 'x-ratelimit-limit': String(limit * 2) });
+    },
+  },
+  {
     name: 'rate-limit-remaining-stuck-production',
     area: 'rate-limit',
     violates: ['rate-limit.headers-arithmetic'],
