@@ -9,13 +9,13 @@ import { errorResponse, kebab, outcomeCode, recoded, SHORT } from './edit.js';
 import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
 import { CATALOG_SYSTEM } from '../../service/catalog.js';
 
-function header(res: FaultResponse, name: string): string | undefined {
+export function header(res: FaultResponse, name: string): string | undefined {
   const key = Object.keys(res.headers).find((k) => k.toLowerCase() === name);
   return key === undefined ? undefined : res.headers[key];
 }
 
 /** Rewrites (or with `undefined`, removes) headers by lower-case name. */
-function withHeaders(res: FaultResponse, changes: Record<string, string | undefined>): FaultResponse {
+export function withHeaders(res: FaultResponse, changes: Record<string, string | undefined>): FaultResponse {
   const headers = Object.fromEntries(Object.entries(res.headers).filter(([k]) => !(k.toLowerCase() in changes)));
   for (const [k, v] of Object.entries(changes)) if (v !== undefined) headers[k] = v;
   return { ...res, headers };
@@ -294,19 +294,6 @@ export const faults: FaultDef[] = [
       const limit = Number(header(res, 'x-ratelimit-limit'));
       if (req.path === '/auth/token' || !Number.isInteger(limit) || header(res, 'x-ratelimit-remaining') === undefined) return res;
       return withHeaders(res, { 'x-ratelimit-remaining': String(limit - Math.ceil(limit / 10)) });
-    },
-  },
-  {
-    name: 'rate-limit-limit-header-wrong-r5',
-    area: 'rate-limit',
-    violates: ['rate-limit.per-key-default-60'],
-    symptom:
-      "The R5 surface's responses carry an X-RateLimit-Limit twice the key's ceiling (its own gateway's figure); R4's are right and the limit itself holds.",
-    checks: ['invariants.rate-limit-limit-per-key'],
-    transformResponse: (res, req) => {
-      const limit = Number(header(res, 'x-ratelimit-limit'));
-      if (!req.path.startsWith('/fhir/R5/') || !Number.isInteger(limit) || limit <= 0) return res;
-      return withHeaders(res, { 'x-ratelimit-limit': String(limit * 2) });
     },
   },
   {
