@@ -91,7 +91,7 @@ async function bundleRun(root, dir, stamps) {
     const whole = ['r4.schema.json', 'r5.schema.json'].every((f) => existsSync(join(tmp, 'fhir-schemas', f)));
     if (copiedStamp !== schemasStamp || (schemasStamp !== '' && !whole)) throw new Error('the FHIR schemas changed while the bundle was made');
     const rels = Object.keys(stamps);
-    const entries = rels.filter((rel) => rel === 'src/cli.ts' || /^suites\/[^/]+\/checks\.ts$/.test(rel) || /^src\/reference\/faults\/[^/]+\.ts$/.test(rel));
+    const entries = rels.filter(isRunEntry);
     const esbuild = createRequire(join(root, 'package.json'))('esbuild');
     const metaUrl = {
       name: 'layout-import-meta-url',
@@ -212,7 +212,7 @@ export async function writeRunScript(root, dist) {
   const esbuild = createRequire(join(root, 'package.json'))('esbuild');
   const entries = listSources(root)
     .map(([rel]) => rel)
-    .filter((rel) => rel === 'src/cli.ts' || /^suites\/[^/]+\/checks\.ts$/.test(rel));
+    .filter(isRunEntry);
   writeFileSync(join(dist, 'run.cjs'), await runScriptText(root, entries, esbuild));
 }
 
@@ -284,6 +284,9 @@ function markUsed(bundle) {
   }
   return bundle;
 }
+
+/** A module a run imports by a computed path: the CLI, each suite's checks, each fault module. */
+const isRunEntry = (rel) => rel === 'src/cli.ts' || /^suites\/[^/]+\/checks\.ts$/.test(rel) || /^src\/reference\/faults\/[^/]+\.ts$/.test(rel);
 
 /** `src/a.ts` -> `src/a.js`; assets keep their names. */
 const outName = (rel) => (rel.endsWith('.ts') ? `${rel.slice(0, -3)}.js` : rel);

@@ -18,6 +18,7 @@ import { OPENAPI_DOCUMENT, loadOpenApi, operationsFromOpenApi } from './openapi.
 import { withSpecStated } from './spec.js';
 
 export type { ModelOperation, OperationModel } from './model.js';
+export { operationMatcher } from './paths.js';
 
 /** Published documents can be large (embedded schemas); read up to this many bytes. */
 const MAX_DOCUMENT_BYTES = 20 * 1024 * 1024;

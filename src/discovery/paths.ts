@@ -1,5 +1,5 @@
 /** Resource, interaction and path templates of FHIR REST paths. */
-import type { ModelInteraction, Release } from './model.js';
+import type { ModelInteraction, ModelOperation, Release } from './model.js';
 
 export interface PathShape {
   release: Release;
@@ -46,4 +46,13 @@ export function interactionRoute(release: Release, resource: string, interaction
 export function shortName(interaction: ModelInteraction, operationName?: string): string {
   if (interaction === 'operation') return operationName ?? 'operation';
   return interaction === 'search-type' ? 'search' : interaction;
+}
+
+/** Whether `METHOD path` (relative to the base URL) is one of `operations` (a path parameter matches any one segment). */
+export function operationMatcher(operations: readonly Pick<ModelOperation, 'method' | 'path'>[]): (method: string, path: string) => boolean {
+  const routes = operations.map((op) => ({
+    method: op.method.toUpperCase(),
+    pattern: new RegExp(`^${op.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+  }));
+  return (method, path) => routes.some((r) => r.method === method.toUpperCase() && r.pattern.test(path));
 }

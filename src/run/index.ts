@@ -8,7 +8,7 @@
  * the run-wide rules, the report writer, callers' own subscribers) subscribes to its events.
  */
 import { loadConfig, networkOf, redactedConfig, resolveConfig, type ResolvedConfig } from '../config/index.js';
-import { discover, type OperationModel } from '../discovery/index.js';
+import { discover, operationMatcher, type OperationModel } from '../discovery/index.js';
 import { sharedFhirValidator } from '../fhir/index.js';
 import { HttpClient } from '../http/client.js';
 import { clientKey } from '../auth/broker.js';
@@ -251,7 +251,7 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
         windowSec: config.limits.windowSec,
         validator: sharedFhirValidator(),
         keyLimit: (client) => keyLimits.get(client),
-        publishedOperation: publishedOperationOf(model),
+        publishedOperation: operationMatcher(model.operations),
       },
       (ex, findings) => runtime?.tallyFindings(ex, findings),
     );
@@ -499,15 +499,6 @@ async function resolveTarget(options: RunOptions): Promise<Target> {
     await jwks.close();
     throw e;
   }
-}
-
-/** Whether a method and a path relative to the base URL are one of the model's operations (`{id}` any one segment). */
-function publishedOperationOf(model: OperationModel): (method: string, path: string) => boolean {
-  const routes = model.operations.map((op) => ({
-    method: op.method.toUpperCase(),
-    pattern: new RegExp(`^${op.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
-  }));
-  return (method, path) => routes.some((r) => r.method === method.toUpperCase() && r.pattern.test(path));
 }
 
 /** The target's operation model from what it publishes; a failure is recorded and the run goes on with what it has. */

@@ -133,12 +133,8 @@ export const headerChecks: CheckDefinition[] = [
       const read = pathOf(ctx, 'R4', 'MedicationRequest', 'read');
       const kinds: string[] = mainKind ? [`${mainKind} (main)`] : [];
       for (const { kind, role } of otherKindKeys(ctx)) {
-        const other = ctx.client(role);
-        kinds.push(`${kind} (${other.role})`);
-        samples.push({
-          res: await ctx.fhir({ scopes: PROBE_SCOPES, role: other.role, url: ctx.path(read, { id: randomUUID() }), coveringToken: true }),
-          role: other.role,
-        });
+        kinds.push(`${kind} (${role})`);
+        samples.push({ res: await ctx.fhir({ scopes: PROBE_SCOPES, role, url: ctx.path(read, { id: randomUUID() }), coveringToken: true }), role });
       }
       ctx.observe('surfaces', { keyKinds: kinds });
       for (const { res, role } of samples) {

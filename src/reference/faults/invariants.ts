@@ -1,6 +1,6 @@
 /** Faults the run-wide invariants catch (suites/invariants): a response that breaks a rule every exchange must keep. */
 import { onPath, opIs, type Json } from './edit.js';
-import { header, withHeaders } from './rate-limit.js';
+import { doubledLimit } from './rate-limit.js';
 import type { FaultDef } from './types.js';
 
 export const faults: FaultDef[] = [
@@ -11,11 +11,7 @@ export const faults: FaultDef[] = [
     symptom:
       "The R5 surface's responses carry an X-RateLimit-Limit twice the key's ceiling (its own gateway's figure); R4's are right and the limit itself holds.",
     checks: ['invariants.rate-limit-limit-per-key'],
-    transformResponse: (res, req) => {
-      const limit = Number(header(res, 'x-ratelimit-limit'));
-      if (!req.path.startsWith('/fhir/R5/') || !Number.isInteger(limit) || limit <= 0) return res;
-      return withHeaders(res, { 'x-ratelimit-limit': String(limit * 2) });
-    },
+    transformResponse: (res, req) => (req.path.startsWith('/fhir/R5/') ? doubledLimit(res) : res),
   },
   {
     name: 'medication-request-subject-as-string',

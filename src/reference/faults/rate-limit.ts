@@ -21,6 +21,12 @@ export function withHeaders(res: FaultResponse, changes: Record<string, string |
   return { ...res, headers };
 }
 
+/** The response with X-RateLimit-Limit twice what it says (as it is when it says no positive integer). */
+export function doubledLimit(res: FaultResponse): FaultResponse {
+  const limit = Number(header(res, 'x-ratelimit-limit'));
+  return Number.isInteger(limit) && limit > 0 ? withHeaders(res, { 'x-ratelimit-limit': String(limit * 2) }) : res;
+}
+
 const isThrottled = (res: FaultResponse) => res.status === 429;
 /** A 429 of an authenticated FHIR call (not of the token endpoint). */
 const isKeyThrottled = (res: FaultResponse, req: FaultRequest) => res.status === 429 && req.path !== '/auth/token';
@@ -167,10 +173,7 @@ export const faults: FaultDef[] = [
     violates: ['rate-limit.per-key-default-60', 'rate-limit.limit-header'],
     symptom: "X-RateLimit-Limit reports twice the key's ceiling.",
     checks: ['rate-limit.headers-on-authenticated-responses'],
-    transformResponse: (res) => {
-      const limit = Number(header(res, 'x-ratelimit-limit'));
-      return Number.isInteger(limit) && limit > 0 ? withHeaders(res, { 'x-ratelimit-limit': String(limit * 2) }) : res;
-    },
+    transformResponse: doubledLimit,
   },
   {
     name: 'rate-limit-remaining-not-decremented',
