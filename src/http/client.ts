@@ -74,6 +74,8 @@ export class HttpClient {
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private readonly random: () => number;
   private readonly protocol: HttpProtocol;
+  /** Origin and path of URLs limited per source address besides the protocol's paths (markPerSource). */
+  private readonly perSourceUrls = new Set<string>();
   private seq = 0;
   /** Exchanges whose answer is no ground for a verdict on its own, with the reason (see `noVerdict`). */
   private readonly unjudgeable = new Map<string, Unjudgeable>();
@@ -255,8 +257,23 @@ export class HttpClient {
     return this.opts.deadline === undefined ? Infinity : this.opts.deadline - this.now();
   }
 
+  /**
+   * Marks a URL (any query) as limited per source address, not per key: the token endpoint the target
+   * publishes or the config declares, wherever it is (another path, a trailing slash, another origin).
+   * Like the protocol's per-source paths it gets its own pacing bucket, never held by a 429, and its
+   * exchanges' facts say so (the run-wide rules judge it as the token endpoint).
+   */
+  markPerSource(url: string): void {
+    const u = new URL(url, this.base);
+    this.perSourceUrls.add(u.origin + u.pathname);
+  }
+
+  private isPerSource(url: URL): boolean {
+    return this.perSourceUrls.has(url.origin + url.pathname) || this.protocol.perSource?.(this.servicePath(url)) === true;
+  }
+
   private bucketOf(opts: RequestOptions, url: URL): string {
-    if (this.protocol.perSource?.(this.servicePath(url))) return PER_SOURCE_BUCKET;
+    if (this.isPerSource(url)) return PER_SOURCE_BUCKET;
     return opts.client ?? ANONYMOUS_BUCKET;
   }
 
@@ -399,6 +416,7 @@ export class HttpClient {
     return {
       path: this.servicePath(req.url),
       authenticated: req.headers.authorization !== undefined,
+      perSource: this.isPerSource(req.url),
       answeredAt,
       truncated: false,
       complete: true,

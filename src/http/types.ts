@@ -39,6 +39,8 @@ export interface ExchangeFacts {
   path: string;
   /** The request carried a bearer token. */
   authenticated: boolean;
+  /** The URL is limited per source address (HttpProtocol.perSource, HttpClient.markPerSource): the token endpoint. */
+  perSource: boolean;
   /** When the answer's headers arrived, epoch ms (what X-RateLimit-Reset and the like describe). */
   answeredAt: number;
   /** The whole body parsed as JSON (not the evidence excerpt); undefined when it is not JSON. */

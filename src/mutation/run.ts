@@ -209,8 +209,13 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'issuanceWindow=clock', modes: { issuanceWindow: 'clock' } },
   { label: 'excessScope=narrow', modes: { excessScope: 'narrow' } },
   { label: 'patientBlockOn=create', modes: { patientBlockOn: 'create' } },
-  // Every request before Retry-After doubles the wait: the suite must send none but the one early retry it judges.
-  { label: 'prematureRetry=extend-steep', profile: 'full', modes: { prematureRetry: 'extend-steep' } },
+  // Every request before Retry-After doubles the wait: the suite must send none but the one early retry it judges. The
+  // token endpoint's early retry moves its reset by one second only, the least whole-second headers show.
+  {
+    label: 'prematureRetry=extend-steep, issuancePrematureRetry=plus-second',
+    profile: 'full',
+    modes: { prematureRetry: 'extend-steep', issuancePrematureRetry: 'plus-second' },
+  },
   { label: 'mainKeyKind=production', modes: { mainKeyKind: 'production' } },
   { label: 'tokenEndpointForm=trailing-slash', modes: { tokenEndpointForm: 'trailing-slash' } },
   { label: 'tokenRequestParsing=lenient', modes: { tokenRequestParsing: 'lenient' } },

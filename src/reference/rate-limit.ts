@@ -132,15 +132,18 @@ interface FixedWindow {
  * Early retry: the first refusal in a window reports the window's end. Every
  * further refusal before that end is a retry that came too soon: it extends the
  * end to `max(now + window, end + 1 s)` (`first-request`) or to the next clock
- * boundary after `now + window` (`clock`), and the window stays full.
+ * boundary after `now + window` (`clock`), and the window stays full. With
+ * `premature: 'plus-second'` (reference mode `issuancePrematureRetry`) it moves the end by one
+ * second only, the least a whole-second header shows.
  */
 export class FixedWindowCounter {
   private readonly windows = new Map<string, FixedWindow>();
 
   constructor(
     private readonly windowMs: number,
-    private readonly limit: number,
+    protected readonly limit: number,
     private readonly align: 'clock' | 'first-request',
+    private readonly premature: 'restart' | 'plus-second' = 'restart',
   ) {}
 
   hit(key: string, now: number): RateDecision {
@@ -160,7 +163,9 @@ export class FixedWindowCounter {
     return { allowed: false, limit: this.limit, remaining: 0, resetMs: w.endMs };
   }
 
-  private extendedEnd(endMs: number, now: number): number {
+  /** The window's end after a refusal that came before it (Retry rule 1: "extends the reset time"). */
+  protected extendedEnd(endMs: number, now: number): number {
+    if (this.premature === 'plus-second') return endMs + 1000;
     if (this.align === 'clock') return Math.ceil((now + this.windowMs) / this.windowMs) * this.windowMs;
     return Math.max(now + this.windowMs, endMs + 1000);
   }

@@ -281,7 +281,7 @@ class HttpCore {
     this.orgWindows = new SlidingWindowLog(limits.windowMs);
     this.anonymousWindows = new SlidingWindowLog(limits.windowMs);
     this.surfaceWindows = new SlidingWindowLog(limits.windowMs);
-    this.issuance = issuanceCounter(cfg.faults, limits.tokenWindowMs, limits.tokenIssuancePerWindow, modes.issuanceWindow);
+    this.issuance = issuanceCounter(cfg.faults, limits.tokenWindowMs, limits.tokenIssuancePerWindow, modes.issuanceWindow, modes.issuancePrematureRetry);
     this.openApi = JSON.stringify(openApiDocument(cfg.discovery));
     this.capability = { R4: JSON.stringify(capabilityStatement('R4', cfg.discovery)), R5: JSON.stringify(capabilityStatement('R5', cfg.discovery)) };
     this.smart = JSON.stringify(smartConfiguration(cfg.discovery));

@@ -98,6 +98,12 @@ export interface ReferenceModes {
     | 'type-query-binary';
   /** Fixed issuance window aligned to the clock minute, or starting at the first request. */
   issuanceWindow: 'clock' | 'first-request';
+  /**
+   * How far a token request before the issuance 429's Retry-After elapses extends the reset (Retry rule 1;
+   * the amount is not shown): the window restarts at that request (or the clock window after it), or
+   * the reset moves by one second, the least whole-second headers show.
+   */
+  issuancePrematureRetry: 'restart' | 'plus-second';
   /** Scope outside the client's grant: refuse the request, or narrow to the granted subset. */
   excessScope: 'refuse' | 'narrow';
   /** Merged/deceased patients refuse updates too, or creates only. */
@@ -262,6 +268,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   r5Capability: 'full',
   uploadContract: 'instance-raw',
   issuanceWindow: 'first-request',
+  issuancePrematureRetry: 'restart',
   excessScope: 'refuse',
   patientBlockOn: 'create-and-update',
   prematureRetry: 'extend',
@@ -409,6 +416,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
     'type-query-binary',
   ],
   issuanceWindow: ['first-request', 'clock'],
+  issuancePrematureRetry: ['restart', 'plus-second'],
   excessScope: ['refuse', 'narrow'],
   patientBlockOn: ['create-and-update', 'create'],
   prematureRetry: ['extend', 'extend-steep'],

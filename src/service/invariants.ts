@@ -294,7 +294,7 @@ export function exchangeFindings(ex: Exchange, facts: ExchangeFacts, opts: Excha
   const findings = runInvariants(ex, {
     isFhir: isFhirPath(facts.path),
     authenticated: facts.authenticated,
-    isTokenEndpoint: isTokenEndpointPath(facts.path),
+    isTokenEndpoint: facts.perSource || isTokenEndpointPath(facts.path),
     windowSec: opts.windowSec,
     now: facts.answeredAt,
     ...(ex.client !== undefined && opts.keyLimit ? { keyLimit: opts.keyLimit(ex.client) } : {}),

@@ -19,7 +19,10 @@
  */
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
+  advisedAt,
+  type EarlyRetry,
   expectError,
+  issuanceEarlyRetry,
   ISSUANCE_EARLY,
   ISSUANCE_RECOVERY_TAGS,
   issued,
@@ -40,6 +43,28 @@ const area = 'issuance-limit';
 const LIMIT_QUOTE = 'Token issuance | 20 requests per minute per source IP; 1-minute fixed window | `POST /auth/token`. Excess gives 429 `HPB-00105`.';
 /** Seconds of slack on Retry-After beyond one window. */
 const RETRY_AFTER_SLACK_S = 5;
+const EARLY_RETRY_QUOTE = 'On 429, wait the number of seconds in `Retry-After`; retrying sooner gives another 429 and extends the reset time.';
+/** An early retry answered later than this before its Retry-After elapsed is not judged when it was served (a loaded machine). */
+const EARLY_MARGIN_MS = 300;
+
+/** The episode's early retry (src/service/limits/issuance.ts), attached; skips with the reason when there is none. */
+async function earlyRetryOf(ctx: CheckContext): Promise<EarlyRetry> {
+  const early = await issuanceEarlyRetry(ctx);
+  if (typeof early === 'string') ctx.skip(early);
+  ctx.attach(early.refused.res.exchange);
+  ctx.attach(early.retry.res.exchange);
+  return early;
+}
+
+/** "<n> ms after a 429 that said Retry-After <v>": how the retry was timed. */
+function retryTiming(e: EarlyRetry): string {
+  return `sent ${e.retry.sentAt - e.refused.receivedAt} ms after a 429 that said Retry-After ${e.refused.res.headers['retry-after'] ?? '(none)'}`;
+}
+
+/** A whole-number header value (X-RateLimit-Reset, Retry-After), else undefined. */
+function wholeNumber(v: string | undefined): number | undefined {
+  return v !== undefined && /^\s*\d+\s*$/.test(v) ? Number(v) : undefined;
+}
 
 /** Turns a verdict into the outcome: a fail with its timings, an error, or a skip with the figures. */
 function settle<F>(ctx: CheckContext, v: Verdict<F>, exchange?: string, skipPrefix = ''): void {
@@ -219,6 +244,106 @@ export const checks: CheckDefinition[] = [
             exchange: b.hits.at(-1)?.res.exchange.id,
           },
         );
+    },
+  }),
+  defineCheck({
+    id: 'issuance-limit.early-retry-429',
+    surfaces: {
+      channel:
+        "the token endpoint: one token request after the issuance episode's last 429 (after the second burst when the run judges the window's recovery, else after the first)",
+      leftOut: ['the per-key and per-organization windows: rate-limit.early-retry-refused-and-extends-reset judges the key the exhaustion episode drives'],
+    },
+    title: "a token request sent before the issuance 429's Retry-After elapses gets another 429 HPB-00105, no token",
+    area,
+    level: 'MUST',
+    requirements: ['rate-limit.early-retry-429'],
+    quote: EARLY_RETRY_QUOTE,
+    tags: ['exhausts-issuance-limit'],
+    startEarly: ISSUANCE_EARLY,
+    // The episode's one early retry (counted as the episode's requests).
+    requests: 0,
+    timeoutMs: 10 * 60_000,
+    async run(ctx) {
+      const e = await earlyRetryOf(ctx);
+      const res = e.retry.res;
+      // On a loaded machine a retry sent early can reach the target after the wait is over.
+      if (res.status !== 429 && e.retry.receivedAt > advisedAt(e.refused, ctx.limits.windowSec * 1000) - EARLY_MARGIN_MS)
+        ctx.skip(`the early retry was answered ${e.retry.receivedAt - e.refused.receivedAt} ms after the 429, too close to its Retry-After to judge`);
+      ctx.check(!issued(res), `a token request ${retryTiming(e)} was issued a token (HTTP ${res.status})`, {
+        requirement: 'rate-limit.early-retry-429',
+        expected: '429 HPB-00105, no access_token',
+        actual: res.status,
+        exchange: res.exchange.id,
+      });
+      expectError(res, { status: 429, code: 'HPB-00105', issueCode: 'throttled', requirement: 'rate-limit.early-retry-429' });
+    },
+  }),
+  defineCheck({
+    id: 'issuance-limit.early-retry-extends-reset',
+    surfaces: {
+      channel:
+        "the token endpoint: one token request after the issuance episode's last 429 (after the second burst when the run judges the window's recovery, else after the first)",
+      leftOut: ['the per-key and per-organization windows: rate-limit.early-retry-refused-and-extends-reset judges the key the exhaustion episode drives'],
+    },
+    title: "a token request sent before the issuance 429's Retry-After elapses moves the reset later (X-RateLimit-Reset, else Retry-After)",
+    area,
+    level: 'MUST',
+    requirements: ['rate-limit.early-retry-extends-reset'],
+    quote: EARLY_RETRY_QUOTE,
+    // It waits a second and a half after the 429 before retrying, so a moved reset shows in whole seconds.
+    tags: ['exhausts-issuance-limit', 'waits'],
+    startEarly: ISSUANCE_EARLY,
+    requests: 0,
+    timeoutMs: 10 * 60_000,
+    async run(ctx) {
+      const e = await earlyRetryOf(ctx);
+      if (e.atOnce) ctx.skip('the early retry went at once after the 429, too soon for whole-second headers to show a moved reset');
+      const res = e.retry.res;
+      if (res.status !== 429) ctx.skip(`the early retry was answered ${res.status}, not 429 (see issuance-limit.early-retry-429)`);
+      const before = e.refused.res.headers;
+      const after = res.headers;
+      const resetBefore = wholeNumber(before['x-ratelimit-reset']);
+      const resetAfter = wholeNumber(after['x-ratelimit-reset']);
+      if (resetBefore !== undefined && resetAfter !== undefined) {
+        // Whole seconds rounded: a reset moved by a second or more shows as a larger value.
+        ctx.check(
+          resetAfter > resetBefore,
+          `X-RateLimit-Reset did not move later after a token request ${retryTiming(e)} (${resetBefore} then ${resetAfter})`,
+          {
+            requirement: 'rate-limit.early-retry-extends-reset',
+            expected: `> ${resetBefore}`,
+            actual: resetAfter,
+            exchange: res.exchange.id,
+          },
+        );
+        return;
+      }
+      const waitBefore = wholeNumber(before['retry-after']);
+      const waitAfter = wholeNumber(after['retry-after']);
+      if (waitBefore === undefined || waitAfter === undefined)
+        return ctx.fail('neither X-RateLimit-Reset nor Retry-After is on both 429 responses of the token endpoint', {
+          requirement: 'rate-limit.early-retry-extends-reset',
+          expected: 'X-RateLimit-Reset or Retry-After on both',
+          actual: {
+            before: { reset: before['x-ratelimit-reset'], retryAfter: before['retry-after'] },
+            after: { reset: after['x-ratelimit-reset'], retryAfter: after['retry-after'] },
+          },
+          exchange: res.exchange.id,
+        });
+      // Each wait rounds up to whole seconds: an unmoved reset shows a gain under a second, a reset moved by at
+      // least one second a gain above zero. Between the two the headers cannot tell.
+      const gainMs = e.retry.receivedAt + waitAfter * 1000 - (e.refused.receivedAt + waitBefore * 1000);
+      if (gainMs > 1000) return;
+      if (gainMs > 0)
+        ctx.skip(
+          `Retry-After ${waitBefore} s, then ${waitAfter} s ${e.retry.receivedAt - e.refused.receivedAt} ms later: a gain of ${gainMs} ms, which whole seconds cannot tell from an unmoved reset`,
+        );
+      ctx.fail(`the wait did not move later after a token request ${retryTiming(e)} (Retry-After ${waitBefore} s, then ${waitAfter} s)`, {
+        requirement: 'rate-limit.early-retry-extends-reset',
+        expected: 'a later reset',
+        actual: { before: waitBefore, after: waitAfter, gainMs },
+        exchange: res.exchange.id,
+      });
     },
   }),
 ];

@@ -439,6 +439,13 @@ export const exhaustionChecks: CheckDefinition[] = [
   }),
   defineCheck({
     id: 'rate-limit.early-retry-refused-and-extends-reset',
+    surfaces: {
+      release: 'R4',
+      resource: 'MedicationRequest (read of a fixture)',
+      keyKind: "one sandbox key driven to its limit: the second organization's (else extra, else main)",
+      channel: 'the per-key window',
+      leftOut: ["the token endpoint's 429: issuance-limit.early-retry-429 and issuance-limit.early-retry-extends-reset"],
+    },
     title: 'a retry before Retry-After elapses gets another 429 and a later reset',
     area,
     level: 'MUST',

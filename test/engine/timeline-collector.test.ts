@@ -34,6 +34,7 @@ function exchange(
 const facts = (ex: Exchange): ExchangeFacts => ({
   path: '/x',
   authenticated: true,
+  perSource: false,
   answeredAt: Date.parse(ex.startedAt) + ex.durationMs,
   truncated: false,
   complete: true,

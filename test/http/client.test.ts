@@ -339,3 +339,40 @@ describe('HttpClient: content codings', () => {
     expect(e).toBeInstanceOf(ConformanceError);
   });
 });
+
+describe('HttpClient: the token endpoint wherever the target publishes it (markPerSource)', () => {
+  /** A token endpoint at /oauth/token/ that is exhausted (429, Retry-After 30 s), and a discovery document beside it. */
+  async function exhaustedTokenEndpoint() {
+    return serve((req, res) => {
+      if (req.url === '/oauth/token/') {
+        res.writeHead(429, { 'content-type': 'application/fhir+json', 'retry-after': '30', ...conformingHeaders() });
+        res.end(JSON.stringify({ resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'throttled', diagnostics: 'HPB-00105: slow down' }] }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json', ...conformingHeaders() });
+      res.end('{}');
+    });
+  }
+
+  async function sendBoth(mark: boolean) {
+    const s = await exhaustedTokenEndpoint();
+    const waits: number[] = [];
+    const { c, exchanges } = client(s.url, { sleep: async (ms) => void waits.push(ms) });
+    if (mark) c.markPerSource(`${s.url}/oauth/token/`);
+    await c.request({ method: 'POST', url: '/oauth/token/', form: { grant_type: 'client_credentials' }, retry: 'none', expect429: true });
+    await c.request({ url: '/openapi.json' });
+    return { waits, facts: exchanges.map((e) => e.facts.perSource) };
+  }
+
+  it("a 429 of the marked token endpoint holds no other request, and its exchange's facts say per-source", async () => {
+    const { waits, facts } = await sendBoth(true);
+    expect(waits.filter((ms) => ms >= 1000)).toEqual([]);
+    expect(facts).toEqual([true, false]);
+  });
+
+  it('unmarked, the same path is an ordinary anonymous request: its 429 holds the next anonymous request (the control)', async () => {
+    const { waits, facts } = await sendBoth(false);
+    expect(waits.some((ms) => ms > 25_000)).toBe(true);
+    expect(facts).toEqual([false, false]);
+  });
+});

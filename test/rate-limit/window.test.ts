@@ -181,6 +181,31 @@ describe('issuance-limit faults', () => {
     expect(issuanceCounter(new Set(), W, 20, 'clock')).toBeInstanceOf(FixedWindowCounter);
   });
 
+  it('issuance-early-retry-not-extended refuses an early retry and leaves the reset where it was', () => {
+    const counter = issuanceCounter(new Set(['issuance-early-retry-not-extended']), W, 1, 'first-request');
+    counter.hit('ip', T0);
+    const first = counter.hit('ip', T0 + 10);
+    const early = counter.hit('ip', T0 + 1_500);
+    expect(early).toMatchObject({ allowed: false, resetMs: first.resetMs });
+    expect(counter.hit('ip', first.resetMs).allowed).toBe(true);
+  });
+
+  it('issuance-early-retry-served issues a token to the first request after a 429, before its reset, and refuses the next', () => {
+    const counter = issuanceCounter(new Set(['issuance-early-retry-served']), W, 1, 'first-request');
+    counter.hit('ip', T0);
+    const first = counter.hit('ip', T0 + 10);
+    expect(first.allowed).toBe(false);
+    expect(counter.hit('ip', T0 + 1_500)).toMatchObject({ allowed: true, limit: 1, remaining: 0 });
+    expect(counter.hit('ip', T0 + 1_600).allowed).toBe(false);
+  });
+
+  it('issuance-early-retry-500 throws on the first request after a 429, before its reset', () => {
+    const counter = issuanceCounter(new Set(['issuance-early-retry-500']), W, 1, 'first-request');
+    counter.hit('ip', T0);
+    expect(counter.hit('ip', T0 + 10).allowed).toBe(false);
+    expect(() => counter.hit('ip', T0 + 1_500)).toThrow(/issuance-early-retry-500/);
+  });
+
   it("issuance-limit-exhausted-503 turns the token endpoint's 429 into a 503, nothing else", () => {
     const fault = issuanceFaults.find((f) => f.name === 'issuance-limit-exhausted-503')!;
     const res = { status: 429, headers: { 'Retry-After': '9' }, body: {} };

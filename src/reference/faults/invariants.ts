@@ -55,6 +55,18 @@ export const faults: FaultDef[] = [
     transformResponse: (res, req) => (req.op?.resource === 'Encounter' && res.status === 404 ? { ...res, body: { error: 'not found' } } : res),
   },
   {
+    name: 'rate-limit-headers-missing-token-endpoint',
+    area: 'invariants',
+    violates: ['rate-limit.headers-present'],
+    symptom:
+      'Answers of the token endpoint (wherever smart-configuration puts it: /auth/token, /auth/token/) carry no X-RateLimit-* headers; the FHIR answers keep them.',
+    checks: ['invariants.rate-limit-headers-present'],
+    transformResponse: (res, req) =>
+      req.path === '/auth/token' || req.path === '/auth/token/'
+        ? { ...res, headers: Object.fromEntries(Object.entries(res.headers).filter(([k]) => !k.toLowerCase().startsWith('x-ratelimit-'))) }
+        : res,
+  },
+  {
     name: 'rate-limit-headers-missing-production',
     area: 'invariants',
     violates: ['rate-limit.headers-present'],

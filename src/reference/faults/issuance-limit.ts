@@ -54,12 +54,59 @@ class EarlyCounter extends FixedWindowCounter {
   }
 }
 
-/** The token endpoint's counter: faulty when `issuance-limit-doubled`, `issuance-limit-150-percent` or `issuance-limit-throttles-early` is planted. */
-export function issuanceCounter(faults: ReadonlySet<string>, windowMs: number, limit: number, align: 'clock' | 'first-request'): FixedWindowCounter {
+/** A counter whose refusals never move the window's end: an early retry leaves the reset where it was. */
+class UnextendedCounter extends FixedWindowCounter {
+  protected override extendedEnd(endMs: number): number {
+    return endMs;
+  }
+}
+
+/**
+ * A counter that, after a refusal, mishandles the next request sent before the refusal's reset:
+ * `served` issues it a token (the refusal freed the slot it was refused for), `error` throws (the
+ * server answers 500). Later requests meet the reference's counter.
+ */
+class EarlyRetryCounter extends FixedWindowCounter {
+  /** Per key: the reset the last refusal announced, and whether a request before it was already let through. */
+  private readonly refusedUntil = new Map<string, { at: number; handled: boolean }>();
+
+  constructor(
+    windowMs: number,
+    limit: number,
+    align: 'clock' | 'first-request',
+    private readonly fault: 'served' | 'error',
+  ) {
+    super(windowMs, limit, align);
+  }
+
+  override hit(key: string, now: number): RateDecision {
+    const r = this.refusedUntil.get(key);
+    if (r && now < r.at && !r.handled) {
+      r.handled = true;
+      if (this.fault === 'error') throw new Error('planted fault issuance-early-retry-500: the issuance counter fails on a request before Retry-After');
+      return { allowed: true, limit: this.limit, remaining: 0, resetMs: r.at };
+    }
+    const d = super.hit(key, now);
+    if (!d.allowed && (!r || now >= r.at)) this.refusedUntil.set(key, { at: d.resetMs, handled: false });
+    return d;
+  }
+}
+
+/** The token endpoint's counter: faulty when one of the issuance counter faults is planted. */
+export function issuanceCounter(
+  faults: ReadonlySet<string>,
+  windowMs: number,
+  limit: number,
+  align: 'clock' | 'first-request',
+  premature: 'restart' | 'plus-second' = 'restart',
+): FixedWindowCounter {
   if (faults.has('issuance-limit-doubled')) return new LooseCounter(windowMs, limit, align, 2);
   if (faults.has('issuance-limit-150-percent')) return new LooseCounter(windowMs, limit, align, 1.5);
   if (faults.has('issuance-limit-throttles-early')) return new EarlyCounter(windowMs, limit, align);
-  return new FixedWindowCounter(windowMs, limit, align);
+  if (faults.has('issuance-early-retry-not-extended')) return new UnextendedCounter(windowMs, limit, align);
+  if (faults.has('issuance-early-retry-served')) return new EarlyRetryCounter(windowMs, limit, align, 'served');
+  if (faults.has('issuance-early-retry-500')) return new EarlyRetryCounter(windowMs, limit, align, 'error');
+  return new FixedWindowCounter(windowMs, limit, align, premature);
 }
 
 function isIssuance429(res: FaultResponse, req: FaultRequest): boolean {
@@ -160,5 +207,27 @@ export const faults: FaultDef[] = [
     symptom:
       "The token issuance limit counts per the request's X-Forwarded-For (else X-Real-IP, else Forwarded's for=), headers the client writes: requests with changing values never meet the limit.",
     checks: ['issuance-limit.forwarding-headers-not-trusted'],
+  },
+  {
+    name: 'issuance-early-retry-served',
+    area: 'issuance-limit',
+    violates: ['rate-limit.early-retry-429'],
+    symptom:
+      "After the token endpoint's 429, the next token request sent before its Retry-After elapses is issued a token (the refusal freed the slot); later ones are refused.",
+    checks: ['issuance-limit.early-retry-429'],
+  },
+  {
+    name: 'issuance-early-retry-not-extended',
+    area: 'issuance-limit',
+    violates: ['rate-limit.early-retry-extends-reset'],
+    symptom: "A token request sent before the issuance 429's Retry-After elapses gets another 429, but the reset stays where it was (a plain fixed window).",
+    checks: ['issuance-limit.early-retry-extends-reset'],
+  },
+  {
+    name: 'issuance-early-retry-500',
+    area: 'issuance-limit',
+    violates: ['rate-limit.early-retry-429'],
+    symptom: "A token request sent before the issuance 429's Retry-After elapses fails with 500 SVC-00001 (the counter throws) instead of another 429.",
+    checks: ['issuance-limit.early-retry-429'],
   },
 ];

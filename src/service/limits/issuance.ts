@@ -28,6 +28,8 @@ export const ISSUANCE_EPISODE_CHECKS: readonly string[] = [
   'issuance-limit.excess-429',
   ...ISSUANCE_RECOVERY_CHECKS,
   'issuance-limit.forwarding-headers-not-trusted',
+  'issuance-limit.early-retry-429',
+  'issuance-limit.early-retry-extends-reset',
 ];
 
 /** One token request: its timing and answer. */
@@ -166,7 +168,28 @@ export interface IssuanceEpisode {
   first: IssuanceBurst;
   verdict: Verdict;
   attempts: Array<{ spread: boolean; figures: BurstFigures; message?: string }>;
+  /** The early retry after the first burst's 429, when the section judges no recovery (else it follows the second burst). */
+  earlyRetry?: EarlyRetry;
 }
+
+/**
+ * The episode's one token request sent before a 429's Retry-After elapses, on purpose (Retry rule 1:
+ * "retrying sooner gives another 429 and extends the reset time"): after the last burst of the section,
+ * so no window a burst is judged in is moved by it.
+ */
+export interface EarlyRetry {
+  /** The 429 it follows: the burst's refusal answered last. */
+  refused: TokenHit;
+  retry: TokenHit;
+  /**
+   * Sent at once (a profile that waits for nothing: quick): too soon after the 429 for whole-second
+   * headers to show a moved reset. Else EARLY_RETRY_DELAY_MS after it (at most half its Retry-After).
+   */
+  atOnce: boolean;
+}
+
+/** How long after the 429 the early retry goes, when it may wait (at most half the 429's Retry-After). */
+export const EARLY_RETRY_DELAY_MS = 1500;
 
 export interface Recovery {
   /** The wait before the second burst, ms. */
@@ -180,6 +203,8 @@ export interface Recovery {
   res?: HttpResponse;
   /** The second burst: the request after the wait, then `limit` more at once. */
   second?: IssuanceBurst;
+  /** The early retry after the second burst's 429. */
+  earlyRetry?: EarlyRetry;
 }
 
 const SECTION_KEY = 'issuance-limit.section';
@@ -252,10 +277,18 @@ function startSection(ctx: CheckContext): Section {
     // check needing a new one meanwhile would wait for that window (a main window lost in a run).
     await ctx.tokens.renewCovering(sectionShadowMs(ctx, withRecovery));
     return ctx.tokens.alone(async (send) => {
-      const burstDone = firstBurst(ctx, send);
+      // The early retry comes after the section's last burst: after the first when no recovery is judged.
+      const burstDone = firstBurst(ctx, send).then(async (ep) => {
+        if (withRecovery) return ep;
+        const early = await earlyRetry(ctx, ep.first, send);
+        return early ? { ...ep, earlyRetry: early } : ep;
+      });
       firstDone(burstDone);
       const ep = await burstDone;
-      return withRecovery ? recover(ctx, ep, send) : undefined;
+      if (!withRecovery) return undefined;
+      const recovery = await recover(ctx, ep, send);
+      const early = recovery?.second && (await earlyRetry(ctx, recovery.second, send));
+      return early ? { ...recovery, earlyRetry: early } : recovery;
     });
   });
   // A failure before the first burst (the probe's renewal cannot fail: it settles undefined) reaches the burst's waiters too.
@@ -280,7 +313,43 @@ function startSection(ctx: CheckContext): Section {
  */
 function sectionShadowMs(ctx: CheckContext, withRecovery: boolean): number {
   const windowMs = ctx.limits.windowSec * 1000;
-  return (withRecovery ? (SPREAD + 2) * windowMs : windowMs) + ctx.config.timeouts.requestMs;
+  // The early retry after the last burst, and a second of the reset it moves.
+  return (withRecovery ? (SPREAD + 2) * windowMs : windowMs) + EARLY_RETRY_DELAY_MS + 1000 + ctx.config.timeouts.requestMs;
+}
+
+/** Whether the early retry goes at once: the profile waits for nothing (quick). */
+function retriesAtOnce(ctx: CheckContext): boolean {
+  return excludedBy(ctx.profile, { tags: ['waits'] }) !== undefined;
+}
+
+/**
+ * The episode's one early retry (EarlyRetry), after `b`'s last-answered 429: at once, or
+ * EARLY_RETRY_DELAY_MS after it (at most half its Retry-After) so a moved reset shows in whole seconds.
+ */
+async function earlyRetry(ctx: CheckContext, b: IssuanceBurst, send: Send): Promise<EarlyRetry | undefined> {
+  if (b.refusals.length === 0) return undefined;
+  const refused = b.refusals.reduce((a, r) => (r.receivedAt > a.receivedAt ? r : a));
+  const atOnce = retriesAtOnce(ctx);
+  if (!atOnce) {
+    const advisedMs = advisedAt(refused, ctx.limits.windowSec * 1000) - refused.receivedAt;
+    const ms = refused.receivedAt + Math.min(EARLY_RETRY_DELAY_MS, advisedMs / 2) - Date.now();
+    if (ms > 0) await ctx.sleep(ms);
+  }
+  return { refused, retry: await tokenHit(ctx, 'main', send), atOnce };
+}
+
+/**
+ * The early retry the checks judge: the one after the section's last burst. A string says why there is none.
+ */
+export async function issuanceEarlyRetry(ctx: CheckContext): Promise<EarlyRetry | string> {
+  const section = startSection(ctx);
+  if (!section.recovery)
+    return (await section.first).earlyRetry ?? 'the burst met no 429, so no retry could come before a Retry-After (see issuance-limit.excess-429)';
+  const recovery = await section.recovery;
+  if (!recovery) return 'the first burst met no 429 (see issuance-limit.excess-429)';
+  if (!recovery.second)
+    return 'no second burst: no token after the Retry-After wait, or a wait of more than three windows (see issuance-limit.window-recovers)';
+  return recovery.earlyRetry ?? 'the second burst met no 429 (see issuance-limit.at-most-limit-per-window)';
 }
 
 async function firstBurst(ctx: CheckContext, send: Send): Promise<IssuanceEpisode> {
@@ -324,12 +393,14 @@ function recoveryJudged(ctx: CheckContext): boolean {
 }
 
 /** When a refusal's Retry-After elapses (client clock); one window without a readable one. */
-function advisedAt(r: TokenHit, windowMs: number): number {
+export function advisedAt(r: TokenHit, windowMs: number): number {
   return r.receivedAt + (retryAfterMs(r.res.headers['retry-after'], r.receivedAt) ?? windowMs);
 }
 
 async function recover(ctx: CheckContext, ep: IssuanceEpisode, send: Send): Promise<Recovery | undefined> {
-  const refusals = ep.first.refusals;
+  // The early retry's 429 too, when it followed the first burst: it may have moved the reset.
+  const early = ep.earlyRetry?.retry;
+  const refusals = [...ep.first.refusals, ...(early?.res.status === 429 ? [early] : [])];
   if (refusals.length === 0) return undefined;
   const windowMs = ctx.limits.windowSec * 1000;
   const limit = ctx.limits.tokenIssuancePerMinute;

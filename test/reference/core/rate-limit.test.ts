@@ -112,6 +112,16 @@ describe('FixedWindowCounter', () => {
     expect(c.hit('ip', aligned + 60_000)).toMatchObject({ allowed: true, resetMs: aligned + 120_000 });
   });
 
+  test.each(['clock', 'first-request'] as const)('%s mode, issuancePrematureRetry=plus-second: an early retry moves the reset by one second', (mode) => {
+    const c = new FixedWindowCounter(60_000, 1, mode, 'plus-second');
+    c.hit('ip', T0);
+    const first = c.hit('ip', T0 + 100);
+    const early = c.hit('ip', T0 + 1_600);
+    expect(early).toMatchObject({ allowed: false, resetMs: first.resetMs + 1000 });
+    expect(Math.ceil(early.resetMs / 1000)).toBe(Math.ceil(first.resetMs / 1000) + 1);
+    expect(c.hit('ip', early.resetMs).allowed).toBe(true);
+  });
+
   test.each(['clock', 'first-request'] as const)('%s mode: a retry before the reset extends it', (mode) => {
     const c = new FixedWindowCounter(60_000, 1, mode);
     c.hit('ip', T0);
