@@ -12,7 +12,8 @@ import { describeTokenFailure, refreshAt, retryAfterMs, tokenExpiry } from './to
 import type { AssertionOverrides, TokenBrokerApi, TokenRequestOptions } from './types.js';
 
 export interface TokenBrokerOptions {
-  http: { request(opts: RequestOptions): Promise<HttpResponse> };
+  /** `markPerSource` (HttpClient's), when there: the token URL is limited per source address, wherever it is. */
+  http: { request(opts: RequestOptions): Promise<HttpResponse>; markPerSource?(url: string): void };
   tokenUrl: string;
   clients: ResolvedClient[];
   /** Token requests allowed in any window (spec: 20). */
@@ -130,6 +131,8 @@ export class TokenBroker implements TokenBrokerApi, TokenRenewal {
   private section?: Promise<void>;
 
   constructor(private readonly opts: TokenBrokerOptions) {
+    // Wherever the target publishes it (config, smart-configuration): paced per source address, judged as the token endpoint.
+    opts.http.markPerSource?.(opts.tokenUrl);
     this.now = opts.now ?? Date.now;
     const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
     this.limiter = new IssuanceLimiter({

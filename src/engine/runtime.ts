@@ -453,8 +453,6 @@ export class Runtime {
       network: networkOf(config),
     });
     const tokenUrl = config.tokenUrl ?? (await spec.service.tokenUrl(http, config.baseUrl));
-    // Wherever the target publishes it: paced per source address, judged as the token endpoint.
-    http.markPerSource(tokenUrl);
     const tokens = (broker = new TokenBroker({
       http,
       tokenUrl,
