@@ -183,12 +183,13 @@ export interface EarlyRetry {
   retry: TokenHit;
   /**
    * Sent at once (a profile that waits for nothing: quick): too soon after the 429 for whole-second
-   * headers to show a moved reset. Else EARLY_RETRY_DELAY_MS after it (at most half its Retry-After).
+   * headers to show a moved reset. Else EARLY_RETRY_DELAY_MS after it (at most half of its Retry-After
+   * less a second: a wait rounded up to whole seconds may end a second early).
    */
   atOnce: boolean;
 }
 
-/** How long after the 429 the early retry goes, when it may wait (at most half the 429's Retry-After). */
+/** How long after the 429 the early retry goes, when it may wait (at most half of the 429's Retry-After less a second). */
 export const EARLY_RETRY_DELAY_MS = 1500;
 
 export interface Recovery {
@@ -331,8 +332,10 @@ async function earlyRetry(ctx: CheckContext, b: IssuanceBurst, send: Send): Prom
   const refused = b.refusals.reduce((a, r) => (r.receivedAt > a.receivedAt ? r : a));
   const atOnce = retriesAtOnce(ctx);
   if (!atOnce) {
+    // A Retry-After rounded up to whole seconds may end up to a second before it says: the retry goes
+    // in the first half of what is left before that.
     const advisedMs = advisedAt(refused, ctx.limits.windowSec * 1000) - refused.receivedAt;
-    const ms = refused.receivedAt + Math.min(EARLY_RETRY_DELAY_MS, advisedMs / 2) - Date.now();
+    const ms = refused.receivedAt + Math.min(EARLY_RETRY_DELAY_MS, Math.max(0, advisedMs - 1000) / 2) - Date.now();
     if (ms > 0) await ctx.sleep(ms);
   }
   return { refused, retry: await tokenHit(ctx, 'main', send), atOnce };
