@@ -170,6 +170,8 @@ export interface IssuanceEpisode {
   attempts: Array<{ spread: boolean; figures: BurstFigures; message?: string }>;
   /** The early retry after the first burst's 429, when the section judges no recovery (else it follows the second burst). */
   earlyRetry?: EarlyRetry;
+  /** Why that early retry got no answer (a network failure, a timeout): the early-retry checks end in error, nothing else does. */
+  earlyRetryError?: unknown;
 }
 
 /**
@@ -206,6 +208,7 @@ export interface Recovery {
   second?: IssuanceBurst;
   /** The early retry after the second burst's 429. */
   earlyRetry?: EarlyRetry;
+  earlyRetryError?: unknown;
 }
 
 const SECTION_KEY = 'issuance-limit.section';
@@ -279,17 +282,12 @@ function startSection(ctx: CheckContext): Section {
     await ctx.tokens.renewCovering(sectionShadowMs(ctx, withRecovery));
     return ctx.tokens.alone(async (send) => {
       // The early retry comes after the section's last burst: after the first when no recovery is judged.
-      const burstDone = firstBurst(ctx, send).then(async (ep) => {
-        if (withRecovery) return ep;
-        const early = await earlyRetry(ctx, ep.first, send);
-        return early ? { ...ep, earlyRetry: early } : ep;
-      });
+      const burstDone = firstBurst(ctx, send).then(async (ep) => (withRecovery ? ep : { ...ep, ...(await earlyRetry(ctx, ep.first, send)) }));
       firstDone(burstDone);
       const ep = await burstDone;
       if (!withRecovery) return undefined;
       const recovery = await recover(ctx, ep, send);
-      const early = recovery?.second && (await earlyRetry(ctx, recovery.second, send));
-      return early ? { ...recovery, earlyRetry: early } : recovery;
+      return recovery?.second ? { ...recovery, ...(await earlyRetry(ctx, recovery.second, send)) } : recovery;
     });
   });
   // A failure before the first burst (the probe's renewal cannot fail: it settles undefined) reaches the burst's waiters too.
@@ -325,9 +323,19 @@ function retriesAtOnce(ctx: CheckContext): boolean {
 
 /**
  * The episode's one early retry (EarlyRetry), after `b`'s last-answered 429: at once, or
- * EARLY_RETRY_DELAY_MS after it (at most half its Retry-After) so a moved reset shows in whole seconds.
+ * EARLY_RETRY_DELAY_MS after it so a moved reset shows in whole seconds. Its failure is its own
+ * checks' (earlyRetryError), not the bursts' judged beside it.
  */
-async function earlyRetry(ctx: CheckContext, b: IssuanceBurst, send: Send): Promise<EarlyRetry | undefined> {
+async function earlyRetry(ctx: CheckContext, b: IssuanceBurst, send: Send): Promise<{ earlyRetry?: EarlyRetry; earlyRetryError?: unknown }> {
+  try {
+    const e = await sendEarlyRetry(ctx, b, send);
+    return e ? { earlyRetry: e } : {};
+  } catch (error) {
+    return { earlyRetryError: error };
+  }
+}
+
+async function sendEarlyRetry(ctx: CheckContext, b: IssuanceBurst, send: Send): Promise<EarlyRetry | undefined> {
   if (b.refusals.length === 0) return undefined;
   const refused = b.refusals.reduce((a, r) => (r.receivedAt > a.receivedAt ? r : a));
   const atOnce = retriesAtOnce(ctx);
@@ -346,12 +354,16 @@ async function earlyRetry(ctx: CheckContext, b: IssuanceBurst, send: Send): Prom
  */
 export async function issuanceEarlyRetry(ctx: CheckContext): Promise<EarlyRetry | string> {
   const section = startSection(ctx);
-  if (!section.recovery)
-    return (await section.first).earlyRetry ?? 'the burst met no 429, so no retry could come before a Retry-After (see issuance-limit.excess-429)';
+  if (!section.recovery) {
+    const ep = await section.first;
+    if (ep.earlyRetryError !== undefined) throw ep.earlyRetryError;
+    return ep.earlyRetry ?? 'the burst met no 429, so no retry could come before a Retry-After (see issuance-limit.excess-429)';
+  }
   const recovery = await section.recovery;
   if (!recovery) return 'the first burst met no 429 (see issuance-limit.excess-429)';
   if (!recovery.second)
     return 'no second burst: no token after the Retry-After wait, or a wait of more than three windows (see issuance-limit.window-recovers)';
+  if (recovery.earlyRetryError !== undefined) throw recovery.earlyRetryError;
   return recovery.earlyRetry ?? 'the second burst met no 429 (see issuance-limit.at-most-limit-per-window)';
 }
 
