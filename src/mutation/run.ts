@@ -222,7 +222,12 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'openapiMediaType=text/plain', modes: { openapiMediaType: 'text/plain' } },
   { label: 'issueCodes=processing', modes: { issueCodes: 'processing' } },
   { label: 'genericErrors=plain-text', modes: { genericErrors: 'plain-text' } },
-  { label: 'rateLimitReset=window-free', profile: 'full', modes: { rateLimitReset: 'window-free' } },
+  // The token endpoint's early-retry penalty kept per client: only the refused client's own retry moves the reset.
+  {
+    label: 'rateLimitReset=window-free, issuancePrematureRetry=same-client',
+    profile: 'full',
+    modes: { rateLimitReset: 'window-free', issuancePrematureRetry: 'same-client' },
+  },
   { label: 'retryAfter=plus-one', profile: 'full', modes: { retryAfter: 'plus-one' } },
   // A key's window fuller than the client's own count for up to a second (whole-second times), a reset that names
   // the moment the whole window is free, a Retry-After a second longer: what a client that paces by its own count and

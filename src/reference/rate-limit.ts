@@ -122,6 +122,8 @@ interface FixedWindow {
   endMs: number;
   count: number;
   refused: boolean;
+  /** Clients refused in this window (`premature: 'same-client'`). */
+  refusedClients?: Set<string>;
 }
 
 /**
@@ -134,7 +136,8 @@ interface FixedWindow {
  * end to `max(now + window, end + 1 s)` (`first-request`) or to the next clock
  * boundary after `now + window` (`clock`), and the window stays full. With
  * `premature: 'plus-second'` (reference mode `issuancePrematureRetry`) it moves the end by one
- * second only, the least a whole-second header shows.
+ * second only, the least a whole-second header shows; with `'same-client'` only a client refused
+ * before in the window extends it (a request of another client is refused, the end unmoved).
  */
 export class FixedWindowCounter {
   private readonly windows = new Map<string, FixedWindow>();
@@ -143,10 +146,11 @@ export class FixedWindowCounter {
     private readonly windowMs: number,
     protected readonly limit: number,
     private readonly align: 'clock' | 'first-request',
-    private readonly premature: 'restart' | 'plus-second' = 'restart',
+    private readonly premature: 'restart' | 'plus-second' | 'same-client' = 'restart',
   ) {}
 
-  hit(key: string, now: number): RateDecision {
+  /** `client`: who sent it, when known (only `premature: 'same-client'` reads it). */
+  hit(key: string, now: number, client?: string): RateDecision {
     let w = this.windows.get(key);
     if (!w || now >= w.endMs) {
       if (!w && this.windows.size >= SWEEP_THRESHOLD) this.sweep(now);
@@ -158,8 +162,10 @@ export class FixedWindowCounter {
       w.count++;
       return { allowed: true, limit: this.limit, remaining: this.limit - w.count, resetMs: w.endMs };
     }
-    if (w.refused) w.endMs = this.extendedEnd(w.endMs, now);
+    const retried = this.premature !== 'same-client' || (client !== undefined && w.refusedClients?.has(client) === true);
+    if (w.refused && retried) w.endMs = this.extendedEnd(w.endMs, now);
     w.refused = true;
+    if (client !== undefined) (w.refusedClients ??= new Set()).add(client);
     return { allowed: false, limit: this.limit, remaining: 0, resetMs: w.endMs };
   }
 

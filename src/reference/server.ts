@@ -460,18 +460,32 @@ class HttpCore {
 
   private async token(req: IncomingMessage, ex: Exchange): Promise<Reply> {
     ex.headers = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
-    const d = this.issuance.hit(issuanceKey(this.cfg.faults, ex.ip, req.headers), ex.now);
+    const json = mediaType(req.headers) === 'application/json' && this.cfg.modes.tokenRequestParsing === 'lenient';
+    const readable = json || mediaType(req.headers) === 'application/x-www-form-urlencoded';
+    const readForm = async () => {
+      const body = await readBody(req, this.cfg.limits.maxBodyBytes, () => plainError(413, 'Token request body too large', 'too-long', afterRefusal(req)));
+      const text = body.toString('utf8');
+      return json ? jsonAsForm(text) : new URLSearchParams(text);
+    };
+    // Mode issuancePrematureRetry=same-client: the counter needs the client first (a body that cannot be read still counts).
+    const early =
+      this.cfg.modes.issuancePrematureRetry === 'same-client' && readable
+        ? readForm().then(
+            (form) => ({ form }),
+            (error: unknown) => ({ error }),
+          )
+        : undefined;
+    const read = await early;
+    const d = this.issuance.hit(issuanceKey(this.cfg.faults, ex.ip, req.headers), ex.now, read && 'form' in read ? assertedClient(read.form) : undefined);
     ex.headers = { ...ex.headers, ...rateLimitHeaders(d) };
     if (!d.allowed && this.cfg.limits.enforceRateLimits && !this.cfg.faults.has('issuance-limit-not-enforced')) {
       this.refuse(d, ex, 'token issuance limit for this address');
     }
-    const json = mediaType(req.headers) === 'application/json' && this.cfg.modes.tokenRequestParsing === 'lenient';
-    if (!json && mediaType(req.headers) !== 'application/x-www-form-urlencoded') {
+    if (!readable) {
       throw catalogError('HPB-00101', { status: 400, message: 'Validation error: the token request must be application/x-www-form-urlencoded' });
     }
-    const body = await readBody(req, this.cfg.limits.maxBodyBytes, () => plainError(413, 'Token request body too large', 'too-long', afterRefusal(req)));
-    const text = body.toString('utf8');
-    const form = json ? jsonAsForm(text) : new URLSearchParams(text);
+    if (read && 'error' in read) throw read.error;
+    const form = read && 'form' in read ? read.form : await readForm();
     const response = await this.cfg.authority.issue(form);
     return { status: 200, headers: { 'Content-Type': PLAIN_JSON }, body: response };
   }
@@ -702,4 +716,18 @@ function tally(counts: Record<string, RateCount>, name: string, d: RateDecision)
   const c = (counts[name] ??= { limit: d.limit, peak: 0, refused: 0 });
   if (d.allowed) c.peak = Math.max(c.peak, d.limit - d.remaining);
   else c.refused++;
+}
+
+/** The client a token request names (its client_id, else its client assertion's unverified `sub`), for counting only. */
+function assertedClient(form: URLSearchParams): string | undefined {
+  const id = form.get('client_id');
+  if (id) return id;
+  const payload = form.get('client_assertion')?.split('.')[1];
+  if (!payload) return undefined;
+  try {
+    const sub = (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { sub?: unknown }).sub;
+    return typeof sub === 'string' ? sub : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -101,9 +101,10 @@ export interface ReferenceModes {
   /**
    * How far a token request before the issuance 429's Retry-After elapses extends the reset (Retry rule 1;
    * the amount is not shown): the window restarts at that request (or the clock window after it), or
-   * the reset moves by one second, the least whole-second headers show.
+   * the reset moves by one second, the least whole-second headers show; or (`same-client`) it restarts
+   * only when the client refused before retries (another client's request is refused, the reset unmoved).
    */
-  issuancePrematureRetry: 'restart' | 'plus-second';
+  issuancePrematureRetry: 'restart' | 'plus-second' | 'same-client';
   /** Scope outside the client's grant: refuse the request, or narrow to the granted subset. */
   excessScope: 'refuse' | 'narrow';
   /** Merged/deceased patients refuse updates too, or creates only. */
@@ -416,7 +417,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
     'type-query-binary',
   ],
   issuanceWindow: ['first-request', 'clock'],
-  issuancePrematureRetry: ['restart', 'plus-second'],
+  issuancePrematureRetry: ['restart', 'plus-second', 'same-client'],
   excessScope: ['refuse', 'narrow'],
   patientBlockOn: ['create-and-update', 'create'],
   prematureRetry: ['extend', 'extend-steep'],

@@ -98,7 +98,7 @@ export function issuanceCounter(
   windowMs: number,
   limit: number,
   align: 'clock' | 'first-request',
-  premature: 'restart' | 'plus-second' = 'restart',
+  premature: 'restart' | 'plus-second' | 'same-client' = 'restart',
 ): FixedWindowCounter {
   if (faults.has('issuance-limit-doubled')) return new LooseCounter(windowMs, limit, align, 2);
   if (faults.has('issuance-limit-150-percent')) return new LooseCounter(windowMs, limit, align, 1.5);

@@ -35,6 +35,8 @@ export const ISSUANCE_EPISODE_CHECKS: readonly string[] = [
 /** One token request: its timing and answer. */
 export interface TokenHit extends Timed {
   res: HttpResponse;
+  /** The client (config role) that sent it. */
+  role: string;
   /** Sent with made-up forwarding headers (forwardingHeaders). */
   forwarded?: boolean;
   /** The endpoint's X-RateLimit-Remaining, when an integer. */
@@ -104,6 +106,7 @@ async function tokenHit(ctx: CheckContext, role: string, send: Send): Promise<To
     receivedAt: Date.now(),
     status: res.status,
     res,
+    role,
     ...(headers ? { forwarded: true } : {}),
     ...(remaining !== undefined && /^\s*\d+\s*$/.test(remaining) ? { remaining: Number(remaining) } : {}),
   };
@@ -346,7 +349,8 @@ async function sendEarlyRetry(ctx: CheckContext, b: IssuanceBurst, send: Send): 
     const ms = refused.receivedAt + Math.min(EARLY_RETRY_DELAY_MS, Math.max(0, advisedMs - 1000) / 2) - Date.now();
     if (ms > 0) await ctx.sleep(ms);
   }
-  return { refused, retry: await tokenHit(ctx, 'main', send), atOnce };
+  // The refused client sends it again: a retry in the strictest sense (a target may keep the penalty per client).
+  return { refused, retry: await tokenHit(ctx, refused.role, send), atOnce };
 }
 
 /**

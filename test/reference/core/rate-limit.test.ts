@@ -122,6 +122,18 @@ describe('FixedWindowCounter', () => {
     expect(c.hit('ip', early.resetMs).allowed).toBe(true);
   });
 
+  test("issuancePrematureRetry=same-client: only the refused client's own early retry moves the reset", () => {
+    const c = new FixedWindowCounter(60_000, 1, 'first-request', 'same-client');
+    c.hit('ip', T0, 'a');
+    const first = c.hit('ip', T0 + 100, 'b');
+    expect(first.allowed).toBe(false);
+    const other = c.hit('ip', T0 + 1_600, 'c');
+    expect(other).toMatchObject({ allowed: false, resetMs: first.resetMs });
+    const retry = c.hit('ip', T0 + 1_700, 'b');
+    expect(retry.allowed).toBe(false);
+    expect(Math.ceil(retry.resetMs / 1000)).toBeGreaterThan(Math.ceil(first.resetMs / 1000));
+  });
+
   test.each(['clock', 'first-request'] as const)('%s mode: a retry before the reset extends it', (mode) => {
     const c = new FixedWindowCounter(60_000, 1, mode);
     c.hit('ip', T0);
