@@ -219,6 +219,31 @@ describe('judgeRemainingSteps (X-RateLimit-Remaining falls by one per request)',
     ).toBe('fail');
   });
 
+  it("counts the sequence's own previous request as leaving when a window passed between two of its requests", () => {
+    // 'other limits' mode of a fresh clone: 3 s windows, a pause of 3.1 s between requests 2 and 3 (Remaining 691 -> 699 with 8 others leaving).
+    const w = 3000;
+    const seq = [
+      { sentAt: T0, receivedAt: T0 + 5, status: 200, remaining: 10 },
+      { sentAt: T0 + 3_100, receivedAt: T0 + 3_105, status: 200, remaining: 10 },
+    ];
+    expect(judgeRemainingSteps({ windowMs: w, hits: seq, others: [] })).toMatchObject({ verdict: 'pass', figures: { steps: [{ delta: 0, couldLeave: 1 }] } });
+    // The same two requests 100 ms apart: nothing could have left.
+    expect(judgeRemainingSteps({ windowMs: w, hits: [seq[0]!, { ...seq[1]!, sentAt: T0 + 100, receivedAt: T0 + 105 }], others: [] }).verdict).toBe('fail');
+  });
+
+  it('lets a request leave up to a second after a window from its answer (a window kept to the whole second, rounded up)', () => {
+    // Mode keyWindowAccounting=coarse of a fresh clone: Remaining 997 -> 997 over two requests 4 ms apart, a request of the key answered 5.6 s before.
+    const w = 5000;
+    const seq = [
+      { sentAt: T0, receivedAt: T0 + 4, status: 200, remaining: 997 },
+      { sentAt: T0 + 4, receivedAt: T0 + 8, status: 200, remaining: 997 },
+    ];
+    const other = { sentAt: T0 - 5_600, receivedAt: T0 - 5_595, status: 200 };
+    expect(judgeRemainingSteps({ windowMs: w, hits: seq, others: [other] }).verdict).toBe('pass');
+    // Answered more than a window and a second before: it left before the sequence.
+    expect(judgeRemainingSteps({ windowMs: w, hits: seq, others: [{ sentAt: T0 - 6_200, receivedAt: T0 - 6_195, status: 200 }] }).verdict).toBe('fail');
+  });
+
   it('allows a step of two only when another request of the key was in flight in between', () => {
     const values = hits([20, 18, 17, 16, 15, 14]);
     expect(judgeRemainingSteps({ windowMs: W, hits: values, others: [{ sentAt: T0 + 3, receivedAt: T0 + 30, status: 200 }] }).verdict).toBe('pass');

@@ -601,7 +601,11 @@ export function judgeRemainingSteps(input: RemainingInput): Verdict<RemainingFig
     if (prev.remaining === undefined || cur.remaining === undefined) continue;
     const from = prev.sentAt;
     const to = cur.receivedAt;
-    const couldLeave = [...others, ...hits.slice(0, i - 1)].filter((r) => r.sentAt + windowMs - slack <= to && r.receivedAt + windowMs + slack >= from).length;
+    // The sequence's own earlier requests too, `prev` among them: a pause of a window between two of them lets it leave.
+    // A request leaves up to leaveLateMs after a window from its answer (a window kept to the whole second, rounded up).
+    const couldLeave = [...others, ...hits.slice(0, i)].filter(
+      (r) => r.sentAt + windowMs - slack <= to && r.receivedAt + windowMs + Math.max(slack, leaveLateMs(windowMs)) >= from,
+    ).length;
     const couldCount = others.filter((r) => r.sentAt <= to && r.receivedAt >= from).length;
     const delta = cur.remaining - prev.remaining;
     figures.steps.push({ delta, couldLeave, couldCount });
