@@ -229,6 +229,9 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
     modes: { rateLimitReset: 'window-free', issuancePrematureRetry: 'same-client' },
   },
   { label: 'retryAfter=plus-one', profile: 'full', modes: { retryAfter: 'plus-one' } },
+  // The key held only for its wait, announced rounded up to whole seconds: a request in the announced wait's last
+  // fraction of a second is served (the early retry is judged only clearly before that).
+  { label: 'retryAfter=rounded-up', profile: 'full', modes: { retryAfter: 'rounded-up' } },
   // A key's window fuller than the client's own count for up to a second (whole-second times), a reset that names
   // the moment the whole window is free, a Retry-After a second longer: what a client that paces by its own count and
   // waits for the reset pays whole windows for (issue 27; `npm run bench` runs the gate against it at the spec's limits).

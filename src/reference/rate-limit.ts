@@ -27,6 +27,11 @@ export interface SlidingWindowOptions {
   /** Seconds a 429's Retry-After (and the hold on the key) adds beyond the rounded-up wait. */
   retryAfterPadS?: number;
   /**
+   * The hold on a refused key ends when its wait does, not when the whole-second Retry-After announcing
+   * it elapses (reference mode `retryAfter: rounded-up`): up to a second earlier.
+   */
+  holdUnrounded?: boolean;
+  /**
    * Timestamps kept to the whole second, rounded up (reference mode `keyWindowAccounting: coarse`):
    * a request stays in the window until the end of the second a window after it.
    */
@@ -81,9 +86,9 @@ export class SlidingWindowLog {
     if (allowed) {
       this.blockedUntil.delete(key);
     } else {
-      // The block ends exactly when the announced Retry-After elapses; the reset reports that moment.
+      // The block ends exactly when the announced Retry-After elapses (holdUnrounded: when the wait itself does); the reset reports that moment.
       if (early) resetMs = Math.max(resetMs, blocked + (this.prematureRetry === 'extend-steep' ? Math.max(1000, blocked - now) : 1000));
-      resetMs = now + (retryAfterSeconds(resetMs, now) + (this.options.retryAfterPadS ?? 0)) * 1000;
+      if (!this.options.holdUnrounded) resetMs = now + (retryAfterSeconds(resetMs, now) + (this.options.retryAfterPadS ?? 0)) * 1000;
       this.blockedUntil.set(key, resetMs);
     }
     const decision: RateDecision = { allowed, limit, remaining: Math.max(0, limit - log.length), resetMs };

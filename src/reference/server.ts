@@ -274,6 +274,7 @@ class HttpCore {
     this.keyWindows = keyWindowLog(cfg.faults, limits.windowMs, {
       reset: modes.rateLimitReset,
       retryAfterPadS: modes.retryAfter === 'plus-one' ? 1 : 0,
+      holdUnrounded: modes.retryAfter === 'rounded-up',
       wholeSeconds: modes.keyWindowAccounting === 'coarse',
       ...(modes.keyWindowAtStart === 'earlier-run' ? { earlierUse: 0.3 } : {}),
     });

@@ -145,8 +145,12 @@ export interface ReferenceModes {
    * leaves (the window is fully free).
    */
   rateLimitReset: 'slot-frees' | 'window-free';
-  /** Per-key 429 Retry-After: the wait rounded up to whole seconds, or one second more (the key is held that long). */
-  retryAfter: 'exact' | 'plus-one';
+  /**
+   * Per-key 429 Retry-After: the wait rounded up to whole seconds, or one second more (the key is held
+   * that long); or `rounded-up`: the wait rounded up while the key is held only for the wait itself, so
+   * a request in the announced wait's last fraction of a second is served.
+   */
+  retryAfter: 'exact' | 'plus-one' | 'rounded-up';
   /**
    * How the per-key window keeps time (a "1-minute sliding window"; its resolution is not shown):
    * to the millisecond, or `coarse`: to the whole second, rounded up (a request stays counted until
@@ -428,7 +432,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   issueCodes: ['by-status', 'processing'],
   genericErrors: ['coded', 'plain-text'],
   rateLimitReset: ['slot-frees', 'window-free'],
-  retryAfter: ['exact', 'plus-one'],
+  retryAfter: ['exact', 'plus-one', 'rounded-up'],
   keyWindowAccounting: ['exact', 'coarse'],
   keyWindowAtStart: ['empty', 'earlier-run'],
   orderBy: ['created', 'resource-time', 'last-updated'],

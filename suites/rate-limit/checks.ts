@@ -458,11 +458,14 @@ export const exhaustionChecks: CheckDefinition[] = [
       const retry = s.earlyRetry;
       if (!refused || !retry) ctx.skip('the key was not driven to 429 (see rate-limit.excess-gives-429)');
       attachAll(ctx, [...s.spaced, refused, retry]);
-      // Judge only a retry whose answer came back clearly before Retry-After elapsed: on a
+      // Judge only a retry whose answer came back clearly before the wait could have ended: a
+      // Retry-After rounded up to whole seconds may end up to a second before it says, and on a
       // loaded machine a retry sent "early" can reach the target after the wait is over.
-      const deadline = refused.receivedAt + (refused.headers.retryAfter ?? 0) * 1000;
+      const deadline = refused.receivedAt + ((refused.headers.retryAfter ?? 0) - 1) * 1000;
       if (retry.res.status !== 429 && retry.receivedAt > deadline - EARLY_MARGIN_MS)
-        ctx.skip(`the early retry was answered ${retry.receivedAt - refused.receivedAt} ms after the 429, too close to its Retry-After to judge`);
+        ctx.skip(
+          `inconclusive on this run: the early retry was answered ${retry.res.status} ${retry.receivedAt - refused.receivedAt} ms after a 429 that said Retry-After ${refused.headers.retryAfter ?? '(none)'}, when a wait rounded up to whole seconds may have ended`,
+        );
       if (retry.res.status !== 429 && retry.res.status < 500)
         ctx.fail(
           `a retry sent ${retry.sentAt - refused.receivedAt} ms after a 429 that said Retry-After ${refused.headers.retryAfter ?? '(none)'} s was answered ${retry.res.status} ${retry.receivedAt - refused.receivedAt} ms after it, not 429`,

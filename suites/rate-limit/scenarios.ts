@@ -293,7 +293,9 @@ async function runExcess(ctx: CheckContext, probe: Probe): Promise<ExcessScenari
   if (!refused) return s;
 
   const retryAfterMs = (refused.headers.retryAfter ?? 2) * 1000;
-  await ctx.sleep(Math.min(1500, retryAfterMs / 2));
+  // A wait announced in whole seconds, rounded up, may end up to a second before it says: the early retry
+  // goes in the first half of what is left before that (at once when Retry-After is 1).
+  await ctx.sleep(Math.min(1500, Math.max(0, retryAfterMs - 1000) / 2));
   // The one request sent before Retry-After on purpose (rate-limit.early-retry-refused-and-extends-reset).
   s.earlyRetry = await hit(ctx, probe, { earlyRetry: true });
   // Another key of the key's organization, when the config has one (main for extra).
