@@ -192,7 +192,6 @@ export {
   issuanceAfter,
   issuanceEarlyRetry,
   advisedAt,
-  EARLY_RETRY_DELAY_MS,
   type EarlyRetry,
   ISSUANCE_EARLY,
   timings,
