@@ -4,6 +4,7 @@
  * headers every response carries. Resource behaviour lives in the handlers
  * from src/reference/resources/ (injected, so tests can use a stub).
  */
+import { decodeJwt } from 'jose';
 import { createServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { IncomingMessage, ServerResponse, IncomingHttpHeaders } from 'node:http';
@@ -469,14 +470,13 @@ class HttpCore {
       return json ? jsonAsForm(text) : new URLSearchParams(text);
     };
     // Mode issuancePrematureRetry=same-client: the counter needs the client first (a body that cannot be read still counts).
-    const early =
+    const read =
       this.cfg.modes.issuancePrematureRetry === 'same-client' && readable
-        ? readForm().then(
+        ? await readForm().then(
             (form) => ({ form }),
             (error: unknown) => ({ error }),
           )
         : undefined;
-    const read = await early;
     const d = this.issuance.hit(issuanceKey(this.cfg.faults, ex.ip, req.headers), ex.now, read && 'form' in read ? assertedClient(read.form) : undefined);
     ex.headers = { ...ex.headers, ...rateLimitHeaders(d) };
     if (!d.allowed && this.cfg.limits.enforceRateLimits && !this.cfg.faults.has('issuance-limit-not-enforced')) {
@@ -723,11 +723,10 @@ function tally(counts: Record<string, RateCount>, name: string, d: RateDecision)
 function assertedClient(form: URLSearchParams): string | undefined {
   const id = form.get('client_id');
   if (id) return id;
-  const payload = form.get('client_assertion')?.split('.')[1];
-  if (!payload) return undefined;
+  const assertion = form.get('client_assertion');
+  if (!assertion) return undefined;
   try {
-    const sub = (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { sub?: unknown }).sub;
-    return typeof sub === 'string' ? sub : undefined;
+    return decodeJwt(assertion).sub;
   } catch {
     return undefined;
   }

@@ -150,6 +150,8 @@ export { DISCOVERY_SCOPE, discoveryDocument, type DiscoveryDocument } from './di
 // Rate and issuance limits: judging timed requests against a window.
 export {
   certainlyBefore,
+  clearlyBeforeWait,
+  earlyRetryDelayMs,
   firstRefusalCandidates,
   judgeIssuanceBurst,
   judgeIssuanceCeiling,

@@ -20,6 +20,7 @@
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import {
   advisedAt,
+  clearlyBeforeWait,
   type EarlyRetry,
   expectError,
   issuanceEarlyRetry,
@@ -31,6 +32,7 @@ import {
   judgeIssuanceCeiling,
   judgeIssuanceFloor,
   othersThan,
+  rateHeaders,
   judgeRetryAfterValue,
   judgeRetryAfterWait,
   refusedBy,
@@ -44,8 +46,6 @@ const LIMIT_QUOTE = 'Token issuance | 20 requests per minute per source IP; 1-mi
 /** Seconds of slack on Retry-After beyond one window. */
 const RETRY_AFTER_SLACK_S = 5;
 const EARLY_RETRY_QUOTE = 'On 429, wait the number of seconds in `Retry-After`; retrying sooner gives another 429 and extends the reset time.';
-/** An early retry answered later than this before its Retry-After elapsed is not judged when it was served (a loaded machine). */
-const EARLY_MARGIN_MS = 300;
 
 /** The episode's early retry (src/service/limits/issuance.ts), attached; skips with the reason when there is none. */
 async function earlyRetryOf(ctx: CheckContext): Promise<EarlyRetry> {
@@ -59,11 +59,6 @@ async function earlyRetryOf(ctx: CheckContext): Promise<EarlyRetry> {
 /** "<n> ms after a 429 that said Retry-After <v>": how the retry was timed. */
 function retryTiming(e: EarlyRetry): string {
   return `sent ${e.retry.sentAt - e.refused.receivedAt} ms after a 429 that said Retry-After ${e.refused.res.headers['retry-after'] ?? '(none)'}`;
-}
-
-/** A whole-number header value (X-RateLimit-Reset, Retry-After), else undefined. */
-function wholeNumber(v: string | undefined): number | undefined {
-  return v !== undefined && /^\s*\d+\s*$/.test(v) ? Number(v) : undefined;
 }
 
 /** Turns a verdict into the outcome: a fail with its timings, an error, or a skip with the figures. */
@@ -268,7 +263,10 @@ export const checks: CheckDefinition[] = [
       const res = e.retry.res;
       // Served is a fail only clearly before the wait could have ended: a Retry-After rounded up to whole seconds may
       // end up to a second before it says, and on a loaded machine a retry sent early can arrive late.
-      if (res.status !== 429 && e.retry.receivedAt > advisedAt(e.refused, ctx.limits.windowSec * 1000) - 1000 - EARLY_MARGIN_MS)
+      if (
+        res.status !== 429 &&
+        !clearlyBeforeWait(e.refused.receivedAt, advisedAt(e.refused, ctx.limits.windowSec * 1000) - e.refused.receivedAt, e.retry.receivedAt)
+      )
         ctx.skip(
           `inconclusive on this run: the early retry was answered ${res.status} ${e.retry.receivedAt - e.refused.receivedAt} ms after a 429 that said Retry-After ${e.refused.res.headers['retry-after'] ?? '(none)'}, when a wait rounded up to whole seconds may have ended`,
         );
@@ -303,10 +301,8 @@ export const checks: CheckDefinition[] = [
       if (e.atOnce) ctx.skip('the early retry went at once after the 429, too soon for whole-second headers to show a moved reset');
       const res = e.retry.res;
       if (res.status !== 429) ctx.skip(`the early retry was answered ${res.status}, not 429 (see issuance-limit.early-retry-429)`);
-      const before = e.refused.res.headers;
-      const after = res.headers;
-      const resetBefore = wholeNumber(before['x-ratelimit-reset']);
-      const resetAfter = wholeNumber(after['x-ratelimit-reset']);
+      const { reset: resetBefore, retryAfter: waitBefore } = rateHeaders(e.refused.res);
+      const { reset: resetAfter, retryAfter: waitAfter } = rateHeaders(res);
       if (resetBefore !== undefined && resetAfter !== undefined) {
         // Whole seconds rounded: a reset moved by a second or more shows as a larger value.
         ctx.check(
@@ -321,15 +317,13 @@ export const checks: CheckDefinition[] = [
         );
         return;
       }
-      const waitBefore = wholeNumber(before['retry-after']);
-      const waitAfter = wholeNumber(after['retry-after']);
       if (waitBefore === undefined || waitAfter === undefined)
         return ctx.fail('neither X-RateLimit-Reset nor Retry-After is on both 429 responses of the token endpoint', {
           requirement: 'rate-limit.early-retry-extends-reset',
           expected: 'X-RateLimit-Reset or Retry-After on both',
           actual: {
-            before: { reset: before['x-ratelimit-reset'], retryAfter: before['retry-after'] },
-            after: { reset: after['x-ratelimit-reset'], retryAfter: after['retry-after'] },
+            before: { reset: e.refused.res.headers['x-ratelimit-reset'], retryAfter: e.refused.res.headers['retry-after'] },
+            after: { reset: res.headers['x-ratelimit-reset'], retryAfter: res.headers['retry-after'] },
           },
           exchange: res.exchange.id,
         });

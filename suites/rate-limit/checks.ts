@@ -10,6 +10,7 @@ import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/
 import { randomUUID } from 'node:crypto';
 import {
   PATHS,
+  clearlyBeforeWait,
   expectError,
   firstIssue,
   integerHeader,
@@ -38,8 +39,6 @@ import {
   waitUntil,
 } from './support.js';
 
-/** How far before Retry-After elapses an early retry must be answered to be judged. */
-const EARLY_MARGIN_MS = 300;
 const area = 'rate-limit';
 const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'] as const;
 const EXHAUSTS = {
@@ -461,8 +460,7 @@ export const exhaustionChecks: CheckDefinition[] = [
       // Judge only a retry whose answer came back clearly before the wait could have ended: a
       // Retry-After rounded up to whole seconds may end up to a second before it says, and on a
       // loaded machine a retry sent "early" can reach the target after the wait is over.
-      const deadline = refused.receivedAt + ((refused.headers.retryAfter ?? 0) - 1) * 1000;
-      if (retry.res.status !== 429 && retry.receivedAt > deadline - EARLY_MARGIN_MS)
+      if (retry.res.status !== 429 && !clearlyBeforeWait(refused.receivedAt, (refused.headers.retryAfter ?? 0) * 1000, retry.receivedAt))
         ctx.skip(
           `inconclusive on this run: the early retry was answered ${retry.res.status} ${retry.receivedAt - refused.receivedAt} ms after a 429 that said Retry-After ${refused.headers.retryAfter ?? '(none)'}, when a wait rounded up to whole seconds may have ended`,
         );

@@ -31,7 +31,16 @@ import type { ResolvedConfig } from '../../src/config/index.js';
 import { type CheckContext, type CheckDefinition, episode, excludedBy, planned } from '../../src/engine/index.js';
 import { ISSUANCE_EPISODE_CHECKS, ISSUANCE_RECOVERY_TAGS, issuanceAfter, issuanceEpisode, issuanceRecovery } from '../../src/service/index.js';
 import { type Refill, THROTTLED_OPERATIONS, operationTokens, sendThrottled, sendable, type ThrottledAnswer, type ThrottlePhase } from './operations.js';
-import { type BurstFigures, judgeKeyBurst, judgeSlide, type SlideFigures, type Timed, type Verdict, windowSlackMs } from '../../src/service/index.js';
+import {
+  type BurstFigures,
+  earlyRetryDelayMs,
+  judgeKeyBurst,
+  judgeSlide,
+  type SlideFigures,
+  type Timed,
+  type Verdict,
+  windowSlackMs,
+} from '../../src/service/index.js';
 import {
   type Burst,
   BURST_CONCURRENCY,
@@ -292,10 +301,7 @@ async function runExcess(ctx: CheckContext, probe: Probe): Promise<ExcessScenari
   const refused = s.burst.refused;
   if (!refused) return s;
 
-  const retryAfterMs = (refused.headers.retryAfter ?? 2) * 1000;
-  // A wait announced in whole seconds, rounded up, may end up to a second before it says: the early retry
-  // goes in the first half of what is left before that (at once when Retry-After is 1).
-  await ctx.sleep(Math.min(1500, Math.max(0, retryAfterMs - 1000) / 2));
+  await ctx.sleep(earlyRetryDelayMs((refused.headers.retryAfter ?? 2) * 1000));
   // The one request sent before Retry-After on purpose (rate-limit.early-retry-refused-and-extends-reset).
   s.earlyRetry = await hit(ctx, probe, { earlyRetry: true });
   // Another key of the key's organization, when the config has one (main for extra).

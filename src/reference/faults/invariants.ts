@@ -1,6 +1,6 @@
 /** Faults the run-wide invariants catch (suites/invariants): a response that breaks a rule every exchange must keep. */
 import { onPath, opIs, type Json } from './edit.js';
-import { doubledLimit } from './rate-limit.js';
+import { doubledLimit, withoutRateLimitHeaders } from './rate-limit.js';
 import type { FaultDef } from './types.js';
 
 export const faults: FaultDef[] = [
@@ -61,10 +61,7 @@ export const faults: FaultDef[] = [
     symptom:
       'Answers of the token endpoint (wherever smart-configuration puts it: /auth/token, /auth/token/) carry no X-RateLimit-* headers; the FHIR answers keep them.',
     checks: ['invariants.rate-limit-headers-present'],
-    transformResponse: (res, req) =>
-      req.path === '/auth/token' || req.path === '/auth/token/'
-        ? { ...res, headers: Object.fromEntries(Object.entries(res.headers).filter(([k]) => !k.toLowerCase().startsWith('x-ratelimit-'))) }
-        : res,
+    transformResponse: (res, req) => (req.path === '/auth/token' || req.path === '/auth/token/' ? withoutRateLimitHeaders(res) : res),
   },
   {
     name: 'rate-limit-headers-missing-production',

@@ -21,6 +21,11 @@ export function withHeaders(res: FaultResponse, changes: Record<string, string |
   return { ...res, headers };
 }
 
+/** The response without X-RateLimit-Limit, -Remaining and -Reset. */
+export function withoutRateLimitHeaders(res: FaultResponse): FaultResponse {
+  return withHeaders(res, { 'x-ratelimit-limit': undefined, 'x-ratelimit-remaining': undefined, 'x-ratelimit-reset': undefined });
+}
+
 /** The response with X-RateLimit-Limit twice what it says (as it is when it says no positive integer). */
 export function doubledLimit(res: FaultResponse): FaultResponse {
   const limit = Number(header(res, 'x-ratelimit-limit'));
@@ -165,7 +170,7 @@ export const faults: FaultDef[] = [
     violates: ['rate-limit.headers-present'],
     symptom: 'Responses carry no X-RateLimit-Limit, X-RateLimit-Remaining or X-RateLimit-Reset.',
     checks: ['rate-limit.headers-on-authenticated-responses', 'invariants.rate-limit-headers-present'],
-    transformResponse: (res) => withHeaders(res, { 'x-ratelimit-limit': undefined, 'x-ratelimit-remaining': undefined, 'x-ratelimit-reset': undefined }),
+    transformResponse: withoutRateLimitHeaders,
   },
   {
     name: 'rate-limit-limit-not-key-ceiling',

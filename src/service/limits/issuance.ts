@@ -14,7 +14,7 @@ import { retryAfterMs } from '../../auth/token-response.js';
 import { isObject } from '../errors.js';
 import { RATE_LIMIT_HEADERS } from '../rate-limit.js';
 import { scopeOf } from '../scopes.js';
-import { judgeIssuanceBurst, refusedBy, type BurstFigures, type Timed, type Verdict } from './judge.js';
+import { EARLY_RETRY_DELAY_MS, earlyRetryDelayMs, judgeIssuanceBurst, refusedBy, type BurstFigures, type Timed, type Verdict } from './judge.js';
 
 /** The scope of the token requests (any scope the clients hold). */
 const SCOPE = scopeOf('MedicationRequest', 'rs');
@@ -194,9 +194,6 @@ export interface EarlyRetry {
   atOnce: boolean;
 }
 
-/** How long after the 429 the early retry goes, when it may wait (at most half of the 429's Retry-After less a second). */
-export const EARLY_RETRY_DELAY_MS = 1500;
-
 export interface Recovery {
   /** The wait before the second burst, ms. */
   waitMs: number;
@@ -343,10 +340,7 @@ async function sendEarlyRetry(ctx: CheckContext, b: IssuanceBurst, send: Send): 
   const refused = b.refusals.reduce((a, r) => (r.receivedAt > a.receivedAt ? r : a));
   const atOnce = retriesAtOnce(ctx);
   if (!atOnce) {
-    // A Retry-After rounded up to whole seconds may end up to a second before it says: the retry goes
-    // in the first half of what is left before that.
-    const advisedMs = advisedAt(refused, ctx.limits.windowSec * 1000) - refused.receivedAt;
-    const ms = refused.receivedAt + Math.min(EARLY_RETRY_DELAY_MS, Math.max(0, advisedMs - 1000) / 2) - Date.now();
+    const ms = refused.receivedAt + earlyRetryDelayMs(advisedAt(refused, ctx.limits.windowSec * 1000) - refused.receivedAt) - Date.now();
     if (ms > 0) await ctx.sleep(ms);
   }
   // The refused client sends it again: a retry in the strictest sense (a target may keep the penalty per client).

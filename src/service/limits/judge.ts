@@ -86,6 +86,28 @@ export function leaveBand(r: Timed, windowMs: number): readonly [number, number]
   return [r.sentAt + windowMs - windowSlackMs(windowMs), r.receivedAt + windowMs + leaveLateMs(windowMs)];
 }
 
+/** How long after a 429 a deliberate early retry goes, at most (Retry rule 1's checks: per key, the token endpoint). */
+export const EARLY_RETRY_DELAY_MS = 1500;
+/** How clearly before the announced wait's end a served early retry must be answered to be judged (a loaded machine). */
+const EARLY_RETRY_MARGIN_MS = 300;
+
+/**
+ * When a deliberate early retry goes after a 429 that announced `retryAfterMs`: EARLY_RETRY_DELAY_MS, so a moved reset
+ * shows in whole seconds, but within the first half of the announced wait less a second (a wait rounded up to whole
+ * seconds may end up to a second before it says); at once when Retry-After is 1.
+ */
+export function earlyRetryDelayMs(retryAfterMs: number): number {
+  return Math.min(EARLY_RETRY_DELAY_MS, Math.max(0, retryAfterMs - 1000) / 2);
+}
+
+/**
+ * Whether a retry answered at `answeredAt` came clearly before a wait announced at `refusedAt` could have ended: the
+ * announced wait less a second (whole seconds, rounded up) and a margin. Only such a retry served is a fail.
+ */
+export function clearlyBeforeWait(refusedAt: number, retryAfterMs: number, answeredAt: number): boolean {
+  return answeredAt <= refusedAt + retryAfterMs - 1000 - EARLY_RETRY_MARGIN_MS;
+}
+
 /** `+x ms` relative to `t0`. */
 const at = (t: number, t0: number) => `+${Math.round(t - t0)} ms`;
 
@@ -602,10 +624,10 @@ export function judgeRemainingSteps(input: RemainingInput): Verdict<RemainingFig
     const from = prev.sentAt;
     const to = cur.receivedAt;
     // The sequence's own earlier requests too, `prev` among them: a pause of a window between two of them lets it leave.
-    // A request leaves up to leaveLateMs after a window from its answer (a window kept to the whole second, rounded up).
-    const couldLeave = [...others, ...hits.slice(0, i)].filter(
-      (r) => r.sentAt + windowMs - slack <= to && r.receivedAt + windowMs + Math.max(slack, leaveLateMs(windowMs)) >= from,
-    ).length;
+    const couldLeave = [...others, ...hits.slice(0, i)].filter((r) => {
+      const [earliest, latest] = leaveBand(r, windowMs);
+      return earliest <= to && latest >= from;
+    }).length;
     const couldCount = others.filter((r) => r.sentAt <= to && r.receivedAt >= from).length;
     const delta = cur.remaining - prev.remaining;
     figures.steps.push({ delta, couldLeave, couldCount });
