@@ -221,4 +221,17 @@ async function stopServer(): Promise<void> {
   const timer = setTimeout(() => signal('SIGKILL'), 5_000);
   await exited;
   clearTimeout(timer);
+  // npx exits on the signal at once; the serve process under it still shuts down and writes its code
+  // cache into the installed dist/ (an `rm` of the work directory meanwhile failed with ENOTEMPTY):
+  // wait until the whole group is gone.
+  const alive = () => {
+    try {
+      process.kill(-child.pid!, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  for (let i = 0; alive() && i < 100; i++) await new Promise((r) => setTimeout(r, 50));
+  if (alive()) signal('SIGKILL');
 }
