@@ -32,7 +32,7 @@ import type { ReferenceServer } from '../reference/index.js';
 import { resolveFaults } from '../reference/faults/index.js';
 import { resolveLimits, resolveModes, type ReferenceOptions } from '../reference/types.js';
 import { writeReports } from '../report/index.js';
-import { embeddedLimits, startEmbeddedTarget } from './embedded.js';
+import { embeddedLimits, QUICK_LIMITS, startEmbeddedTarget } from './embedded.js';
 import { closingLines, liveProgress, progressLines, summaryLines } from './progress.js';
 import { checkClientIds, discoveryBearer, probeTarget, probeTokens, SetupStop, type DiscoveryBearer } from './preflight.js';
 import { didYouMean, literalOf } from './suggest.js';
@@ -480,13 +480,13 @@ async function resolveTarget(options: RunOptions): Promise<Target> {
   }
   const profile = options.profile ?? 'full';
   // Everyday runs use short windows (declared in the generated config); certification the spec's defaults.
-  const limits = profile === 'certification' ? {} : embeddedLimits(options.reference?.limits);
+  const limits = profile === 'certification' ? {} : embeddedLimits({ ...(profile === 'quick' ? QUICK_LIMITS : {}), ...options.reference?.limits });
   const { server, jwks, rawConfig } = await startEmbeddedTarget({ ...options.reference, host: '127.0.0.1', port: 0 }, limits);
   options.onReference?.(server);
   try {
     const overlay = options.configOverlay;
-    // Quick runs declare the reference's document maximum: the size checks then send a document of
-    // exactly that size and one a byte larger each way (1 MiB), not a 32 MiB probe.
+    // Quick runs declare the reference's document maximum (QUICK_LIMITS): the size checks then send a
+    // document of exactly that size and one a byte larger each way, not a 32 MiB probe.
     const declared = profile === 'quick' ? { ...rawConfig, documentReference: { maxBytes: server.options.limits.documentMaxBytes } } : rawConfig;
     const config = await resolveConfig(
       typeof overlay === 'function' ? overlay(declared as Record<string, unknown>) : { ...declared, ...overlay },
