@@ -256,6 +256,14 @@ export interface ReferenceModes {
    * If-Match"; the 409 HPB-00103 is stated for MedicationRequest only): 409 HPB-00103, or HTTP's 412.
    */
   staleIfMatchOtherTypes: 409 | 412;
+  /**
+   * A write whose body refers to no record of the caller's organization (a subject, encounter or
+   * participant that does not exist, or exists in another organization: the same to the caller; the
+   * spec shows no status for a write's reference): `refused`, 400/422 HPB-00101 (validationStatus);
+   * `not-found`, 404 HPB-00102 ("An id that does not exist in the caller's organization gives 404");
+   * `unchecked`, references are not resolved at all and the write is accepted.
+   */
+  unresolvedReference: 'refused' | 'not-found' | 'unchecked';
 }
 
 export const DEFAULT_MODES: ReferenceModes = {
@@ -305,6 +313,7 @@ export const DEFAULT_MODES: ReferenceModes = {
   accessTokenFormat: 'jwt',
   resourceIndicator: 'release',
   staleIfMatchOtherTypes: 409,
+  unresolvedReference: 'refused',
 };
 
 export interface ReferenceOptions {
@@ -453,6 +462,7 @@ export const MODE_VALUES: { readonly [K in keyof ReferenceModes]: readonly Refer
   accessTokenFormat: ['jwt', 'opaque'],
   resourceIndicator: ['release', 'ignored'],
   staleIfMatchOtherTypes: [409, 412],
+  unresolvedReference: ['refused', 'not-found', 'unchecked'],
 };
 
 /** Merges modes over the defaults; an unknown key or value is a clear error. */

@@ -7,6 +7,7 @@
 import { type CheckDefinition, defineCheck, coveringTokens } from '../../src/engine/index.js';
 import { bundleResources, catalogCodeOf, expectError, idOf, isObject, referencedId, searchUrl } from '../../src/service/index.js';
 import { channelChecks } from './channel-checks.js';
+import { referenceCheck } from './reference-check.js';
 import { DIRECTIONS, FIXTURES, ownerRead, scope, skipUnverified } from './support.js';
 
 const area = 'tenancy';
@@ -141,6 +142,7 @@ export const checks: CheckDefinition[] = coveringTokens([
     },
   }),
   ...channelChecks,
+  referenceCheck,
 ]);
 
 export default checks;

@@ -9,6 +9,29 @@ import type { FaultDef } from './types.js';
 
 export const faults: FaultDef[] = [
   {
+    name: 'write-reference-any-organization',
+    area: 'tenancy',
+    violates: ['tenancy.foreign-id-404', 'tenancy.resources-belong-to-org'],
+    symptom:
+      "A write's references (subject, encounter, participant) are resolved in every organization: a create naming another organization's patient, encounter or practitioner is accepted, while one naming no record is refused.",
+    checks: ['tenancy.foreign-reference-in-write'],
+  },
+  {
+    name: 'write-foreign-reference-403',
+    area: 'tenancy',
+    violates: ['tenancy.foreign-id-404'],
+    symptom:
+      "A write naming another organization's patient, encounter or practitioner is refused with 403, while one naming no record gets the usual 422 HPB-00101: the caller learns the id exists elsewhere.",
+    checks: ['tenancy.foreign-reference-in-write'],
+  },
+  {
+    name: 'write-foreign-reference-500',
+    area: 'tenancy',
+    violates: ['tenancy.foreign-id-404'],
+    symptom: "A write naming another organization's patient, encounter or practitioner answers 500 SVC-00001; one naming no record is refused as usual.",
+    checks: ['tenancy.foreign-reference-in-write'],
+  },
+  {
     name: 'tenancy-read-leak',
     area: 'tenancy',
     violates: ['tenancy.foreign-id-404'],

@@ -12,6 +12,7 @@ import type { CodeableConcept } from 'fhir/r4.js';
 import type { Handler, HandlerContext, HandlerResponse } from '../types.js';
 import { compact, detached } from './compact.js';
 import type { ResourceEnv } from './env.js';
+import { referencedRecord, resolvedRecord } from './references.js';
 import { invalid, notFound, unprocessable } from './errors.js';
 import { schemaProblem } from './fhir-schema.js';
 import { searchQueryUnderFaults } from '../faults/encounter.js';
@@ -99,7 +100,7 @@ export function parseDocumentBody(
   if (!(DOCUMENT_STATUSES as readonly string[]).includes(resource.status as string)) {
     throw semantic(`status must be one of ${DOCUMENT_STATUSES.join(', ')}`);
   }
-  if (!store.patients.get(org, subjectId)) throw semantic(`subject Patient/${subjectId} does not exist`);
+  referencedRecord(env, store.patients, org, 'Patient', subjectId, () => semantic(`subject Patient/${subjectId} does not exist`));
   return {
     resource,
     fields: compact({
@@ -142,9 +143,11 @@ export function documentReferenceHandlers(env: ResourceEnv, release: 'R4' | 'R5'
     if (env.faults.has('document-reference-create-drops-category')) delete fields.category;
     if (env.faults.has('document-reference-create-drops-attachment-data'))
       fields.content = fields.content.map(({ attachment: { data: _data, ...rest } }) => ({ attachment: rest }));
-    const patient = store.patients.get(org, fields.subjectId)!;
+    // The subject as parseBody resolved it: undefined when references are not resolved (mode
+    // unresolvedReference=unchecked) or resolved in another organization (fault write-reference-any-organization).
+    const patient = resolvedRecord(env, store.patients, org, fields.subjectId);
     // Fault document-reference-merged-patient-accepted: a DocumentReference for a merged patient is created.
-    if (!(patient.mergedInto !== undefined && env.faults.has('document-reference-merged-patient-accepted'))) assertPatientAcceptsData(patient);
+    if (patient && !(patient.mergedInto !== undefined && env.faults.has('document-reference-merged-patient-accepted'))) assertPatientAcceptsData(patient);
     const row = store.insert(store.documentReferences, { ...firstVersion(randomUUID(), org, ctx.now), ...fields });
     return documentResponse(env, modes.createStatus, row, { Location: `${ctx.baseUrl}${DOCUMENT_PATH}/${row.id}` }, release);
   };
@@ -157,7 +160,8 @@ export function documentReferenceHandlers(env: ResourceEnv, release: 'R4' | 'R5'
     requireSameId(resource, row.id);
     // Fault stale-if-match-accepted-document-reference: If-Match is ignored on DocumentReference updates only.
     if (!env.faults.has('stale-if-match-accepted-document-reference')) checkIfMatch(ctx, row, modes.staleIfMatchOtherTypes);
-    if (modes.patientBlockOn === 'create-and-update') assertPatientAcceptsData(store.patients.get(row.org, fields.subjectId)!);
+    const patient = resolvedRecord(env, store.patients, row.org, fields.subjectId);
+    if (patient && modes.patientBlockOn === 'create-and-update') assertPatientAcceptsData(patient);
     // An update replaces every stored field with the body's.
     const updated: DocumentReferenceRow = { id: row.id, org: row.org, seq: row.seq, createdAt: row.createdAt, ...nextVersion(row, ctx.now), ...fields };
     store.documentReferences.put(updated);

@@ -8,6 +8,7 @@ import type { CodeableConcept, Coding, Encounter, FhirResource, Reference } from
 import type { Handler, HandlerContext, HandlerResponse } from '../types.js';
 import { compact, detached } from './compact.js';
 import type { ResourceEnv } from './env.js';
+import { referencedRecord } from './references.js';
 import { businessRule, conflict, forbidden, invalid, notFound, unprocessable } from './errors.js';
 import { schemaProblem } from './fhir-schema.js';
 import { searchQueryUnderFaults } from '../faults/encounter.js';
@@ -147,9 +148,12 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
     if (!statusUnchecked && !(ENCOUNTER_STATUSES as readonly string[]).includes(resource.status as string)) {
       throw semantic(`status must be one of ${ENCOUNTER_STATUSES.join(', ')}`);
     }
-    if (subjectId !== undefined && !store.patients.get(org, subjectId)) throw semantic(`subject Patient/${subjectId} does not exist`);
+    if (subjectId !== undefined)
+      referencedRecord(env, store.patients, org, 'Patient', subjectId, () => semantic(`subject Patient/${subjectId} does not exist`));
     for (const p of participants) {
-      if (!store.practitioners.get(org, p.practitionerId)) throw semantic(`participant Practitioner/${p.practitionerId} does not exist`);
+      referencedRecord(env, store.practitioners, org, 'Practitioner', p.practitionerId, () =>
+        semantic(`participant Practitioner/${p.practitionerId} does not exist`),
+      );
     }
     if (appointments.length > 1) throw semantic('at most one appointment may be referenced');
     const appointmentId = appointments[0];

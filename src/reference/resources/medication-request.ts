@@ -12,6 +12,7 @@ import { businessRule, conflict, invalid, notFound, unprocessable } from './erro
 import { schemaProblem } from './fhir-schema.js';
 import { searchBundle, searchOrg } from './pagination.js';
 import { assertPatientAcceptsData } from './patient-rules.js';
+import { referencedRecord } from './references.js';
 import type { MedicationRequestRow, PatientRow, PrescriptionRow } from './records.js';
 import { uuidParam } from './search-params.js';
 import { bodyLeniency } from '../faults/generated.js';
@@ -111,10 +112,9 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
     }
   }
 
-  function existingPatient(org: string, id: string): PatientRow {
-    const patient = store.patients.get(org, id);
-    if (!patient) throw unprocessable(modes.validationStatus, `subject Patient/${id} does not exist`);
-    return patient;
+  /** The caller's patient the subject names (undefined in mode unresolvedReference=unchecked). */
+  function existingPatient(org: string, id: string): PatientRow | undefined {
+    return referencedRecord(env, store.patients, org, 'Patient', id, () => unprocessable(modes.validationStatus, `subject Patient/${id} does not exist`));
   }
 
   /** The patient's first draft prescription, or a new one (spec: created medications are linked to a draft prescription). */
@@ -158,13 +158,15 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
     checkWritableStatus(body.status);
     // No subject only under a planted fault: the record hangs from no patient.
     const patient = body.subjectId === undefined ? undefined : existingPatient(org, body.subjectId);
+    const subjectId = patient?.id ?? body.subjectId;
     const { resource } = body;
     const encounterId = resource.encounter === undefined ? undefined : referenceId(resource.encounter, 'Encounter', 'encounter');
-    if (encounterId !== undefined && !store.encounters.get(org, encounterId)) {
-      throw unprocessable(modes.validationStatus, `encounter Encounter/${encounterId} does not exist`);
-    }
+    if (encounterId !== undefined)
+      referencedRecord(env, store.encounters, org, 'Encounter', encounterId, () =>
+        unprocessable(modes.validationStatus, `encounter Encounter/${encounterId} does not exist`),
+      );
     if (patient && !patientRuleOff(patient)) assertPatientAcceptsData(patient);
-    const prescription = patient ? draftPrescriptionFor(org, patient.id) : newDraftPrescription(org, '');
+    const prescription = subjectId !== undefined ? draftPrescriptionFor(org, subjectId) : newDraftPrescription(org, '');
     const siblings = store.medicationRequests.all(org).filter((m) => m.prescriptionId === prescription.id).length;
     const row = store.insert(
       store.medicationRequests,
@@ -172,7 +174,7 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
         ...firstVersion(faults.has('mr-client-id-kept') && typeof resource.id === 'string' && isUuid(resource.id) ? resource.id : randomUUID(), org, ctx.now),
         status: body.status ?? (faults.has('mr-default-status-not-applied') ? 'draft' : 'active'),
         ...body.owned,
-        subjectId: patient?.id,
+        subjectId,
         encounterId,
         requester: resource.requester as Reference | undefined,
         authoredOn: resource.authoredOn as string | undefined,

@@ -24,6 +24,7 @@ import { FhirError } from '../types.js';
 import { DOCUMENT_PATH, documentResponse, findDocument, parseDocumentBody } from './document-reference.js';
 import { attachmentOf, badDocument, checkUploadedDocument, decodeBase64, documentBodyCap, mediaTypeOf } from './documents.js';
 import type { ResourceEnv } from './env.js';
+import { referencedRecord } from './references.js';
 import { invalid, unprocessable } from './errors.js';
 import { assertPatientAcceptsData } from './patient-rules.js';
 import type { DocumentReferenceRow, RecordMeta } from './records.js';
@@ -142,9 +143,10 @@ export function uploadHandler(env: ResourceEnv): Handler {
     }
     const org = ctx.caller.org;
     const subjectId = doc.subjectId!;
-    const patient = env.store.patients.get(org, subjectId);
-    if (!patient) throw unprocessable(env.modes.validationStatus, `subject Patient/${subjectId} does not exist`);
-    assertPatientAcceptsData(patient);
+    const patient = referencedRecord(env, env.store.patients, org, 'Patient', subjectId, () =>
+      unprocessable(env.modes.validationStatus, `subject Patient/${subjectId} does not exist`),
+    );
+    if (patient) assertPatientAcceptsData(patient);
     const fields = doc.fields ?? { status: 'current', subjectId, date: new Date(ctx.now).toISOString(), content };
     const created = env.store.insert(env.store.documentReferences, { ...firstVersion(randomUUID(), org, ctx.now), ...fields, content });
     return documentResponse(env, 200, created, { Location: `${ctx.baseUrl}${DOCUMENT_PATH}/${created.id}` });
