@@ -145,7 +145,7 @@ async function runFaultOnce(fault: FaultDef, profile: Profile): Promise<FaultRun
   let stderr = '';
   try {
     const limits = WINDOW_AREAS.has(fault.area) ? RATE_LIMIT_MUTATION_LIMITS : MUTATION_LIMITS;
-    const selection = fault.checks?.length ? { requirements: [], ids: fault.checks } : { requirements: fault.violates };
+    const selection = fault.checks?.length ? { requirements: [], ids: [...fault.checks, ...(fault.alongside ?? [])] } : { requirements: fault.violates };
     const results = await runInProcess('all', { faults: [fault.name], ...selection, profile, limits, deadlineMs: FAULT_RUN_DEADLINE_MS });
     checks = [...results.values()].map((c) => ({ id: c.id, outcome: c.outcome, requirements: c.requirements, message: c.message }));
   } catch (e) {
@@ -296,6 +296,9 @@ export const ALTERNATIVE_MODES: ModeSpec[] = [
   { label: 'resourceIndicator=ignored', modes: { resourceIndicator: 'ignored' } },
   // A stale If-Match on Encounter and DocumentReference refused with HTTP's 412 (the 409 HPB-00103 is stated for MedicationRequest).
   { label: 'staleIfMatchOtherTypes=412', modes: { staleIfMatchOtherTypes: 412 } },
+  // A write naming no record of the caller's (none anywhere, or another organization's): 404 HPB-00102, or not resolved at all (accepted).
+  { label: 'unresolvedReference=not-found', modes: { unresolvedReference: 'not-found' } },
+  { label: 'unresolvedReference=unchecked', modes: { unresolvedReference: 'unchecked' } },
 ];
 
 /** The CLI arguments of a mode run (`--mode key=value`, `--limit key=value`, as a user would type them). */

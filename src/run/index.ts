@@ -252,6 +252,7 @@ export async function runConformance(options: RunOptions, out: (line: string) =>
         validator: sharedFhirValidator(),
         keyLimit: (client) => keyLimits.get(client),
         publishedOperation: operationMatcher(model.operations),
+        versionedTypes: new Set(model.operations.map((o) => o.resource)),
       },
       (ex, findings) => runtime?.tallyFindings(ex, findings),
     );

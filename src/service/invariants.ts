@@ -12,6 +12,7 @@ import { detailCodes, outcomeIssues as issuesOf, type OperationOutcomeIssue } fr
 import { CATALOG_CODE_PATTERN } from './catalog.js';
 import { fhirBodyValidator } from './fhir-bodies.js';
 import { isFhirPath, isTokenEndpointPath } from './paths.js';
+import { correlationIdRepeats, versionlessResources } from './run-wide.js';
 
 /**
  * Requirement ids (from suites/requirements.json; align them here only).
@@ -286,10 +287,23 @@ export interface ExchangeRulesOptions {
   keyLimit?: (client: string) => number | undefined;
   /** Whether a method and path (relative to the base URL) are an operation the target publishes. */
   publishedOperation?: (method: string, path: string) => boolean;
+  /** The resource types the target publishes operations for: each of their resources carries meta.versionId (run-wide.ts). */
+  versionedTypes?: ReadonlySet<string>;
+}
+
+/** The run-wide rules that remember what they saw (one set per run). */
+export interface RunWideState {
+  bodies: ReturnType<typeof fhirBodyValidator>;
+  correlationIds: ReturnType<typeof correlationIdRepeats>;
 }
 
 /** Every run-wide rule on one exchange: the invariants and the FHIR-body rule (none when the caller asked to skip it, or it got no whole answer). */
-export function exchangeFindings(ex: Exchange, facts: ExchangeFacts, opts: ExchangeRulesOptions, bodies = fhirBodyValidator(opts.validator)): Finding[] {
+export function exchangeFindings(
+  ex: Exchange,
+  facts: ExchangeFacts,
+  opts: ExchangeRulesOptions,
+  state: RunWideState = { bodies: fhirBodyValidator(opts.validator), correlationIds: correlationIdRepeats() },
+): Finding[] {
   if (!facts.complete || facts.skipInvariants || !ex.response) return [];
   const findings = runInvariants(ex, {
     isFhir: isFhirPath(facts.path),
@@ -300,15 +314,17 @@ export function exchangeFindings(ex: Exchange, facts: ExchangeFacts, opts: Excha
     ...(ex.client !== undefined && opts.keyLimit ? { keyLimit: opts.keyLimit(ex.client) } : {}),
     ...(opts.publishedOperation ? { publishedOperation: opts.publishedOperation(ex.request.method, facts.path.split('?')[0]!) } : {}),
   });
-  findings.push(...bodies({ path: facts.path, status: ex.response.status, json: facts.json, text: facts.text, truncated: facts.truncated }, ex));
+  findings.push(...state.bodies({ path: facts.path, status: ex.response.status, json: facts.json, text: facts.text, truncated: facts.truncated }, ex));
+  findings.push(...state.correlationIds(ex, facts.authenticated));
+  if (opts.versionedTypes && !facts.truncated) findings.push(...versionlessResources(ex, facts.path, facts.json, opts.versionedTypes));
   return findings;
 }
 
 /** Subscribes the run-wide rules to a run's exchange events; what they find goes to `record` (the run's tally). */
 export function judgeExchanges(events: RunEvents, opts: ExchangeRulesOptions, record: (ex: Exchange, findings: readonly Finding[]) => void): () => void {
-  const bodies = fhirBodyValidator(opts.validator);
+  const state: RunWideState = { bodies: fhirBodyValidator(opts.validator), correlationIds: correlationIdRepeats() };
   return events.on('exchange', (e) => {
-    const findings = exchangeFindings(e.exchange, e.facts, opts, bodies);
+    const findings = exchangeFindings(e.exchange, e.facts, opts, state);
     if (findings.length) record(e.exchange, findings);
   });
 }

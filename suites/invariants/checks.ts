@@ -4,14 +4,37 @@
  * the evidence is the first violating exchanges.
  */
 import { type CheckContext, type CheckDefinition, type CheckSurfaces, defineCheck } from '../../src/engine/index.js';
-import { PATHS, FHIR_BODY_REQUIREMENT, INVARIANTS, surfaceLabel, surfaceProbeUrl, surfacesOf } from '../../src/service/index.js';
+import {
+  CORRELATION_ID_DISTINCT_REQUIREMENT,
+  PATHS,
+  FHIR_BODY_REQUIREMENT,
+  INVARIANTS,
+  META_VERSION_ID_REQUIREMENT,
+  surfaceLabel,
+  surfaceProbeUrl,
+  surfacesOf,
+} from '../../src/service/index.js';
 
-const RUN_WIDE = [
-  ...INVARIANTS,
+/**
+ * The run-wide rules, one check each. `tallied`: the requirements its findings cite, when fewer than
+ * it names (correlation-id-present names the audit sentence, whose repeats correlation-id-distinct reports).
+ */
+const RUN_WIDE: Array<{ id: string; title: string; requirements: string[]; tallied?: string[] }> = [
+  ...INVARIANTS.map((inv) => (inv.id === 'correlation-id-present' ? { ...inv, tallied: ['headers.correlation-id-every-response'] } : inv)),
   {
     id: 'fhir-json-resources',
     title: 'successful FHIR responses are valid FHIR resources in JSON (HL7 schema of the release)',
     requirements: [FHIR_BODY_REQUIREMENT],
+  },
+  {
+    id: 'correlation-id-distinct',
+    title: 'no two authenticated requests are answered with the same X-Correlation-Id (one audit record per request)',
+    requirements: [CORRELATION_ID_DISTINCT_REQUIREMENT],
+  },
+  {
+    id: 'meta-version-id',
+    title: 'every resource of a published type in a successful answer (read, create, update, search entry) carries meta.versionId',
+    requirements: [META_VERSION_ID_REQUIREMENT],
   },
 ];
 
@@ -40,7 +63,7 @@ export const checks: CheckDefinition[] = RUN_WIDE.map((inv) =>
       const sampled = await sampleSurfaces(ctx);
       const seen = ctx.run.exchangesSeen();
       if (seen === 0) throw new Error('no response was received in this run, so no exchange could be examined');
-      for (const req of inv.requirements) {
+      for (const req of inv.tallied ?? inv.requirements) {
         const tally = ctx.run.invariant(req);
         for (const v of tally.violations) {
           ctx.attach(v.exchange);

@@ -31,5 +31,11 @@ export interface FaultDef {
    * fault to the checks that catch it). The mutation test requires every one of them to fail.
    */
   checks?: string[];
+  /**
+   * Checks run beside `checks` in the fault's own run, not required to fail: those whose requests
+   * reach the planted violation for a run-wide rule (an invariants.* check judges every exchange of
+   * the run, and on its own sends only a few reads).
+   */
+  alongside?: string[];
   transformResponse?: (res: FaultResponse, req: FaultRequest) => FaultResponse;
 }

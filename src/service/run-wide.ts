@@ -1,0 +1,87 @@
+/**
+ * Run-wide rules that need more than one exchange, or the target's operation model, to judge one:
+ * beside the stateless invariants (invariants.ts) and the FHIR-body rule (fhir-bodies.ts), and
+ * subscribed with them by `judgeExchanges`.
+ *
+ * - Correlation ids: "Every authenticated request writes an audit record with: ... correlation id
+ *   ... The correlation id is returned in the `X-Correlation-Id` response header." Each
+ *   authenticated request has its own record, so no two of the run's authenticated exchanges may
+ *   be answered with the same id (a target that reuses one per token, per connection, or on its
+ *   rate limiter's or write path's answers ties several requests to one audit record).
+ *   Unauthenticated answers (discovery, the token endpoint) are left out: they write no audit
+ *   record, and a cache in front may serve a discovery document again as it was.
+ * - Versions: "Each resource carries `meta.versionId`." Every resource of a type the target
+ *   publishes operations for, in a successful FHIR answer: a read's, a create's or an update's
+ *   body, and every searchset entry's resource.
+ */
+import type { Exchange, Finding } from '../engine/types.js';
+
+export const CORRELATION_ID_DISTINCT_REQUIREMENT = 'headers.correlation-id';
+export const META_VERSION_ID_REQUIREMENT = 'versioning.meta-version-id';
+
+/** The rule of distinct correlation ids over one run: a judge that remembers each id it saw. */
+export function correlationIdRepeats(): (ex: Exchange, authenticated: boolean) => Finding[] {
+  const seen = new Map<string, string>();
+  return (ex, authenticated) => {
+    const id = ex.response?.headers['x-correlation-id']?.trim();
+    if (!authenticated || !id) return [];
+    const first = seen.get(id);
+    if (first === undefined) {
+      seen.set(id, ex.id);
+      return [];
+    }
+    if (first === ex.id) return [];
+    return [
+      {
+        message: `${ex.request.method} ${pathOf(ex.request.url)} (${ex.response!.status}) was answered with the correlation id "${id}" of exchange ${first}: one audit record per request needs one id per request`,
+        requirement: CORRELATION_ID_DISTINCT_REQUIREMENT,
+        expected: 'a correlation id no other request of the run got',
+        actual: { correlationId: id, firstExchange: first },
+        exchange: ex.id,
+      },
+    ];
+  };
+}
+
+/** The resources of `types` a successful FHIR answer's body holds without a non-empty `meta.versionId`, with where each is. */
+export function resourcesWithoutVersion(body: unknown, types: ReadonlySet<string>): Array<{ where: string; resourceType: string; id?: string }> {
+  const out: Array<{ where: string; resourceType: string; id?: string }> = [];
+  const judge = (resource: unknown, where: string) => {
+    if (!isRecord(resource) || typeof resource.resourceType !== 'string' || !types.has(resource.resourceType)) return;
+    const version = isRecord(resource.meta) ? resource.meta.versionId : undefined;
+    if (typeof version === 'string' && version.trim() !== '') return;
+    out.push({ where, resourceType: resource.resourceType, ...(typeof resource.id === 'string' ? { id: resource.id } : {}) });
+  };
+  if (isRecord(body) && body.resourceType === 'Bundle') {
+    if (Array.isArray(body.entry)) body.entry.forEach((e, i) => judge(isRecord(e) ? e.resource : undefined, `entry[${i}].resource`));
+  } else judge(body, 'the body');
+  return out;
+}
+
+/** The rule of versions on one exchange (`json`: its whole parsed body; `path`: relative to the base URL). */
+export function versionlessResources(ex: Exchange, path: string, json: unknown, types: ReadonlySet<string>): Finding[] {
+  const status = ex.response?.status ?? 0;
+  if (status < 200 || status >= 300 || !/^\/fhir\/R[45]\//.test(path)) return [];
+  const missing = resourcesWithoutVersion(json, types);
+  if (missing.length === 0) return [];
+  const first = missing[0]!;
+  return [
+    {
+      message: `${ex.request.method} ${path.split('?')[0]} (${status}): ${missing.length === 1 ? '' : `${missing.length} resources, the first `}${first.where} (${first.resourceType}${first.id ? `/${first.id}` : ''}) carries no meta.versionId`,
+      requirement: META_VERSION_ID_REQUIREMENT,
+      expected: 'meta.versionId on every resource',
+      actual: missing.slice(0, 5),
+      exchange: ex.id,
+    },
+  ];
+}
+
+function pathOf(url: string): string {
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return url;
+  }
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
