@@ -496,7 +496,13 @@ class HttpCore {
   /** 401 first; unauthenticated requests count against the anonymous window. */
   private async authenticate(req: IncomingMessage, ex: Exchange, acceptExpired = false, release?: 'R4' | 'R5', expiresEarlyMs = 0): Promise<Caller> {
     try {
-      const caller = await this.cfg.authority.authenticate(req.headers.authorization, { acceptExpired, expiresEarlyMs, ...(release ? { release } : {}) });
+      const write = req.method !== 'GET' && req.method !== 'HEAD';
+      const caller = await this.cfg.authority.authenticate(req.headers.authorization, {
+        acceptExpired,
+        expiresEarlyMs,
+        write,
+        ...(release ? { release } : {}),
+      });
       ex.caller = caller; // authenticated: audited, even when throttled or refused below
       this.gateKey(caller, this.cfg.authority.client(caller.clientId), ex, req.headers.authorization);
       return caller;

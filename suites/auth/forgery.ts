@@ -17,7 +17,8 @@ import { publicKeyPem } from '../../src/auth/assertion.js';
 import type { ResolvedClient } from '../../src/config/index.js';
 import type { ModelOperation } from '../../src/discovery/model.js';
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
-import { catalogCodeOf, discoveryDocument, isObject } from '../../src/service/index.js';
+import { catalogCodeOf, createdIdOf, discoveryDocument, isObject, writeBody } from '../../src/service/index.js';
+import { OpenChoiceSignal, SkipSignal } from '../../src/errors.js';
 import { registerSecret } from '../../src/redact.js';
 import { onLoopback, serveAttackerKeys } from './attacker-keys.js';
 import { accessTokenOf, answer, READ_SCOPE } from './support.js';
@@ -34,7 +35,10 @@ const ATTACKER_KEYS_URL = 'https://keys.attacker.invalid/jwks.json';
 const SURFACES = {
   release: 'R4 and R5: one GET operation of each (from the operation model)',
   resource: 'one per release: a read of a random id the copied grant covers first (else another read, else a search)',
-  leftOut: ['the other resource families: an invalid bearer token on every family is auth.invalid-bearer-401-every-surface'],
+  leftOut: [
+    'the other resource families: an invalid bearer token on every family is auth.invalid-bearer-401-every-surface',
+    "writes: auth.forged-tokens-on-writes presents each forgery's first token on a create of each release",
+  ],
 };
 const SIGNABLE = new Set(['ES256', 'ES384', 'ES512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'EdDSA']);
 
@@ -174,8 +178,12 @@ async function hs256(header: Record<string, unknown>, claims: JWTPayload, secret
   return secret(await new SignJWT(claims).setProtectedHeader({ ...header, alg: 'HS256' }).sign(new TextEncoder().encode(secretText)));
 }
 
-export const forgeryChecks: CheckDefinition[] = [
-  forgery(
+type Forgery = { slug: string; title: string; requests: number; build: (ctx: CheckContext) => Promise<Array<{ label: string; token: string }>> };
+const forge = (slug: string, title: string, requests: number, build: Forgery['build']): Forgery => ({ slug, title, requests, build });
+
+/** The forgeries a check each (on GETs) and, their first token each, on writes (auth.forged-tokens-on-writes). */
+const FORGERIES: Forgery[] = [
+  forge(
     'client-key-signed',
     "a JWT signed with a client's own registered key (every configured client's, in its algorithm; main's also with a scope claim it widened)",
     10,
@@ -200,14 +208,14 @@ export const forgeryChecks: CheckDefinition[] = [
       ];
     },
   ),
-  forgery('client-assertion-as-bearer', 'the client assertion itself presented as a bearer token', 2, async (ctx) => [
+  forge('client-assertion-as-bearer', 'the client assertion itself presented as a bearer token', 2, async (ctx) => [
     { label: 'the client assertion', token: secret(await ctx.tokens.assertion('main')) },
   ]),
-  forgery('alg-none', "an unsigned copy of the server's token (alg none)", 2, async (ctx) => {
+  forge('alg-none', "an unsigned copy of the server's token (alg none)", 2, async (ctx) => {
     const jws = (await genuine(ctx)).jws ?? ctx.skip(SHAPE_SKIP);
     return [{ label: 'alg none', token: secret(`${b64({ ...jws.header, alg: 'none' })}.${jws.parts[1]}.`) }];
   }),
-  forgery('hs256-public-key', "a token of the server's shape signed HS256 with the server's public key as the secret", 3, async (ctx) => {
+  forge('hs256-public-key', "a token of the server's shape signed HS256 with the server's public key as the secret", 3, async (ctx) => {
     const { jws } = await genuine(ctx);
     const pem = await serverPublicKeyPem(ctx, jws?.header.kid);
     // No key set to read: the client's public key, which the target also holds.
@@ -223,7 +231,7 @@ export const forgeryChecks: CheckDefinition[] = [
       },
     ];
   }),
-  forgery('unknown-kid', "a copy of the server's token re-signed by another key under a kid not in its key set", 2, async (ctx) => {
+  forge('unknown-kid', "a copy of the server's token re-signed by another key under a kid not in its key set", 2, async (ctx) => {
     const jws = (await genuine(ctx)).jws ?? ctx.skip(SHAPE_SKIP);
     const alg = typeof jws.header.alg === 'string' && SIGNABLE.has(jws.header.alg) ? jws.header.alg : 'ES256';
     const { privateKey } = await generateKeyPair(alg);
@@ -234,8 +242,7 @@ export const forgeryChecks: CheckDefinition[] = [
       : await new CompactSign(Buffer.from(jws.parts[1], 'base64url')).setProtectedHeader(header).sign(privateKey);
     return [{ label: 'unknown kid', token: secret(token) }];
   }),
-  embeddedKeyCheck(),
-  forgery(
+  forge(
     'claim-changed',
     "the server's own token with one claim changed (scope widened, organization or subject changed, exp extended), its signature kept",
     8,
@@ -265,7 +272,13 @@ export const forgeryChecks: CheckDefinition[] = [
       return changes.map(([label, change]) => ({ label, token: secret(`${parts[0]}.${b64({ ...claims, ...change })}.${parts[2]}`) }));
     },
   ),
+];
+
+export const forgeryChecks: CheckDefinition[] = [
+  ...FORGERIES.map((f) => forgery(f.slug, f.title, f.requests, f.build)),
+  embeddedKeyCheck(),
   otherAudienceCheck(),
+  writesCheck(),
 ];
 
 /** A token of the server's shape signed by an attacker key its header carries (jwk) or points to (jku, x5u). */
@@ -380,4 +393,84 @@ function otherAudienceCheck(): CheckDefinition {
         );
     },
   });
+}
+
+/**
+ * The forgeries on writes: the first token each forgery makes, and one signed by an attacker key its
+ * header carries (jwk), presented on one create of each release with a valid body: each must get 401.
+ * A target whose write routes only decode the bearer, or verify it otherwise than its reads, passes
+ * every GET check above. A forgery the target's tokens give nothing to copy for is left out (listed).
+ */
+function writesCheck(): CheckDefinition {
+  return defineCheck({
+    id: 'auth.forged-tokens-on-writes',
+    surfaces: {
+      release: 'R4 and R5: one create of each (from the operation model)',
+      resource: 'one per release: the first create it publishes, with a valid body of its type',
+      channel: 'POST with a forged bearer token',
+      leftOut: [
+        'updates and operations ($upload): not tried with forged tokens (generated.*.no-token sends each without one)',
+        "a forgery's further tokens (every client's key, every changed claim, jku and x5u): the GET checks above present each",
+      ],
+    },
+    title:
+      'one token of each forgery (a client-signed JWT, the client assertion, alg none, HS256 keyed with the public key, an unknown kid, a changed claim, an embedded jwk) is refused with 401 on a create of each release',
+    area,
+    level: 'MUST',
+    requirements: REQUIREMENTS,
+    quote: QUOTE,
+    tags: ['writes'],
+    async run(ctx) {
+      const creates = (['R4', 'R5'] as const).flatMap((release) => {
+        const op = ctx.model.operations.find((o) => o.release === release && o.interaction === 'create');
+        return op ? [op] : [];
+      });
+      if (creates.length === 0) ctx.skip('the target publishes no create to present a token to');
+      const forged: Array<{ label: string; token: string }> = [];
+      const notTried: string[] = [];
+      for (const f of FORGERIES) {
+        try {
+          const [first] = await f.build(ctx);
+          if (first) forged.push({ label: `${f.slug}: ${first.label}`, token: first.token });
+        } catch (e) {
+          if (!(e instanceof SkipSignal || e instanceof OpenChoiceSignal)) throw e;
+          notTried.push(`${f.slug} (${e.message})`);
+        }
+      }
+      forged.push({ label: 'embedded-key: embedded jwk', token: await embeddedJwkToken(ctx) });
+      const answers: Record<string, unknown> = {};
+      for (const op of creates) {
+        const body = await writeBody(ctx, {
+          release: op.release,
+          resource: op.resource,
+          ...(op.requestSchema ? { requestSchema: op.requestSchema } : {}),
+          ...(op.profile ? { profile: op.profile } : {}),
+        });
+        for (const { label, token } of forged) {
+          const res = await ctx.request({ method: 'POST', url: ctx.path(op.path, {}), token, body, headers: FHIR_JSON, retry: 'none' });
+          const created = res.status >= 200 && res.status < 300 ? createdIdOf(res) : undefined;
+          if (created) ctx.created(op.resource, created);
+          answers[`${label} ${op.release}`] = { status: res.status, ...(catalogCodeOf(res) ? { code: catalogCodeOf(res) } : {}) };
+          const taken = res.status < 300 ? 'the forged token was accepted for a write' : 'the forged token was not refused as invalid';
+          ctx.check(res.status === 401, `${label}: ${op.method} ${op.path} (${op.release}) answered ${res.status}, not 401: ${taken}`, {
+            requirement: ISSUED_ONLY,
+            expected: 401,
+            actual: res.status,
+            exchange: res.exchange.id,
+          });
+        }
+      }
+      ctx.observe('forged-token.write-answers', answers);
+      if (notTried.length) ctx.observe('forged-token.write-not-tried', notTried);
+    },
+  });
+}
+
+/** A token of the server's shape signed by an attacker key its own header carries (jwk). */
+async function embeddedJwkToken(ctx: CheckContext): Promise<string> {
+  const { jws } = await genuine(ctx);
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  const jwk = await exportJWK(publicKey);
+  const header = { ...jws?.header, alg: 'ES256', kid: await calculateJwkThumbprint(jwk), jwk };
+  return secret(await new SignJWT(claimsLike(ctx, jws)).setProtectedHeader(header).sign(privateKey));
 }

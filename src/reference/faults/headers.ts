@@ -60,33 +60,6 @@ export const faults: FaultDef[] = [
     },
   },
   {
-    name: 'correlation-id-reused-on-writes',
-    area: 'headers',
-    violates: ['headers.correlation-id'],
-    symptom:
-      'Creates and updates are answered with one X-Correlation-Id per operation (write-MedicationRequest.create, ...); reads, searches and the token endpoint get a new one each.',
-    checks: ['invariants.correlation-id-distinct'],
-    alongside: ['versioning.update-response-etag'],
-    transformResponse: (res, req) => {
-      if (req.op === undefined || (req.op.interaction !== 'create' && req.op.interaction !== 'update')) return res;
-      const stripped = withoutCorrelationId(res);
-      return { ...stripped, headers: { ...stripped.headers, 'X-Correlation-Id': `write-${req.op.operationId}` } };
-    },
-  },
-  {
-    name: 'correlation-id-constant-on-429',
-    area: 'headers',
-    violates: ['headers.correlation-id'],
-    symptom: 'Every 429 carries the same X-Correlation-Id (the rate limiter in front answers with its own constant); other answers get a new one each.',
-    checks: ['invariants.correlation-id-distinct'],
-    alongside: ['rate-limit.excess-gives-429'],
-    transformResponse: (res) => {
-      if (res.status !== 429) return res;
-      const stripped = withoutCorrelationId(res);
-      return { ...stripped, headers: { ...stripped.headers, 'X-Correlation-Id': 'rate-limited' } };
-    },
-  },
-  {
     name: 'correlation-id-empty-on-errors',
     area: 'headers',
     violates: ['headers.correlation-id-every-response'],

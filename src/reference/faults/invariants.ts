@@ -1,9 +1,77 @@
 /** Faults the run-wide invariants catch (suites/invariants): a response that breaks a rule every exchange must keep. */
 import { onPath, opIs, type Json } from './edit.js';
 import { doubledLimit, withoutRateLimitHeaders } from './rate-limit.js';
-import type { FaultDef } from './types.js';
+import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
+
+/** The response without X-Correlation-Id, whatever its spelling. */
+function withoutCorrelationId(res: FaultResponse): FaultResponse {
+  return { ...res, headers: Object.fromEntries(Object.entries(res.headers).filter(([k]) => k.toLowerCase() !== 'x-correlation-id')) };
+}
+
+/** The resource without meta.versionId (a copy; other meta members kept). */
+function withoutVersionId(resource: unknown): unknown {
+  if (typeof resource !== 'object' || resource === null) return resource;
+  const { meta, ...rest } = resource as { meta?: Record<string, unknown> };
+  if (!meta) return resource;
+  const { versionId: _versionId, ...kept } = meta;
+  return { ...rest, meta: kept };
+}
+
+const isUpdate = (res: FaultResponse, req: FaultRequest) => res.status < 300 && req.op?.interaction === 'update';
 
 export const faults: FaultDef[] = [
+  {
+    name: 'correlation-id-reused-on-writes',
+    area: 'invariants',
+    violates: ['headers.correlation-id'],
+    symptom:
+      'Creates and updates are answered with one X-Correlation-Id per operation (write-MedicationRequest.create, ...); reads, searches and the token endpoint get a new one each.',
+    checks: ['invariants.correlation-id-distinct'],
+    alongside: ['versioning.update-response-etag'],
+    transformResponse: (res, req) => {
+      if (req.op === undefined || (req.op.interaction !== 'create' && req.op.interaction !== 'update')) return res;
+      const stripped = withoutCorrelationId(res);
+      return { ...stripped, headers: { ...stripped.headers, 'X-Correlation-Id': `write-${req.op.operationId}` } };
+    },
+  },
+  {
+    name: 'correlation-id-constant-on-429',
+    area: 'invariants',
+    violates: ['headers.correlation-id'],
+    symptom: 'Every 429 carries the same X-Correlation-Id (the rate limiter in front answers with its own constant); other answers get a new one each.',
+    checks: ['invariants.correlation-id-distinct'],
+    alongside: ['rate-limit.excess-gives-429'],
+    transformResponse: (res) => {
+      if (res.status !== 429) return res;
+      const stripped = withoutCorrelationId(res);
+      return { ...stripped, headers: { ...stripped.headers, 'X-Correlation-Id': 'rate-limited' } };
+    },
+  },
+  {
+    name: 'update-drops-version-id',
+    area: 'invariants',
+    violates: ['versioning.meta-version-id'],
+    checks: ['invariants.meta-version-id'],
+    alongside: ['versioning.update-response-etag'],
+    symptom: "An update's answer carries the updated resource without meta.versionId (its ETag and reads keep the version).",
+    transformResponse: (res, req) => (isUpdate(res, req) ? { ...res, body: withoutVersionId(res.body) } : res),
+  },
+  {
+    name: 'search-entries-without-version-id-r5',
+    area: 'invariants',
+    violates: ['versioning.meta-version-id'],
+    checks: ['invariants.meta-version-id'],
+    alongside: ['document-reference.search-date'],
+    symptom: "The R5 DocumentReference search's entries carry no meta.versionId; reads, and R4 searches, keep it.",
+    transformResponse: (res, req) => {
+      const body = res.body as { resourceType?: unknown; entry?: unknown } | undefined;
+      if (req.op?.operationId !== 'DocumentReference.search' || res.status !== 200 || body?.resourceType !== 'Bundle' || !Array.isArray(body.entry)) return res;
+      return {
+        ...res,
+        body: { ...body, entry: body.entry.map((e: { resource?: unknown }) => ({ ...e, resource: withoutVersionId(e.resource) })) },
+      };
+    },
+  },
   {
     name: 'rate-limit-limit-header-wrong-r5',
     area: 'invariants',

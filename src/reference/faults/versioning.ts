@@ -15,41 +15,7 @@ function withoutHeader(res: FaultResponse, name: string): FaultResponse {
 const isRead = (res: FaultResponse, req: FaultRequest) => res.status === 200 && req.op?.interaction === 'read';
 const isUpdate = (res: FaultResponse, req: FaultRequest) => res.status < 300 && req.op?.interaction === 'update';
 
-/** The resource without meta.versionId (a copy; other meta members kept). */
-function withoutVersionId(resource: unknown): unknown {
-  if (typeof resource !== 'object' || resource === null) return resource;
-  const { meta, ...rest } = resource as { meta?: Record<string, unknown> };
-  if (!meta) return resource;
-  const { versionId: _versionId, ...kept } = meta;
-  return { ...rest, meta: kept };
-}
-
 export const faults: FaultDef[] = [
-  {
-    name: 'update-drops-version-id',
-    area: 'versioning',
-    violates: ['versioning.meta-version-id'],
-    checks: ['invariants.meta-version-id'],
-    alongside: ['versioning.update-response-etag'],
-    symptom: "An update's answer carries the updated resource without meta.versionId (its ETag and reads keep the version).",
-    transformResponse: (res, req) => (isUpdate(res, req) ? { ...res, body: withoutVersionId(res.body) } : res),
-  },
-  {
-    name: 'search-entries-without-version-id-r5',
-    area: 'versioning',
-    violates: ['versioning.meta-version-id'],
-    checks: ['invariants.meta-version-id'],
-    alongside: ['document-reference.search-date'],
-    symptom: "The R5 DocumentReference search's entries carry no meta.versionId; reads, and R4 searches, keep it.",
-    transformResponse: (res, req) => {
-      const body = res.body as { resourceType?: unknown; entry?: unknown } | undefined;
-      if (req.op?.operationId !== 'DocumentReference.search' || res.status !== 200 || body?.resourceType !== 'Bundle' || !Array.isArray(body.entry)) return res;
-      return {
-        ...res,
-        body: { ...body, entry: body.entry.map((e: { resource?: unknown }) => ({ ...e, resource: withoutVersionId(e.resource) })) },
-      };
-    },
-  },
   {
     name: 'etag-missing',
     area: 'versioning',
