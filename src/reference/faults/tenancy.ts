@@ -9,6 +9,14 @@ import type { FaultDef } from './types.js';
 
 export const faults: FaultDef[] = [
   {
+    name: 'tenancy-attribute-search-leak',
+    area: 'tenancy',
+    violates: ['tenancy.resources-belong-to-org'],
+    symptom:
+      "An Encounter or DocumentReference search that names no patient (nor practitioner or _id), by status, class, type, category or date alone, returns every organization's matching records; a search by patient stays in the caller's organization.",
+    checks: ['tenancy.attribute-search-own-records-only'],
+  },
+  {
     name: 'write-reference-any-organization',
     area: 'tenancy',
     violates: ['tenancy.foreign-id-404', 'tenancy.resources-belong-to-org'],

@@ -174,7 +174,12 @@ export function documentReferenceHandlers(env: ResourceEnv, release: 'R4' | 'R5'
     const types = tokenParam(query, 'type');
     const categories = tokenParam(query, 'category');
     const dates = dateParams(query);
-    const matches = store.documentReferences.all(ctx.caller.org).filter(
+    // Fault tenancy-attribute-search-leak: a search naming no patient looks in every organization.
+    const rows =
+      patient === undefined && env.faults.has('tenancy-attribute-search-leak')
+        ? store.documentReferences.values()
+        : store.documentReferences.all(ctx.caller.org);
+    const matches = rows.filter(
       (row) =>
         (patient === undefined || row.subjectId === patient) &&
         (types === undefined || conceptsMatch(row.type === undefined ? [] : [row.type], types)) &&

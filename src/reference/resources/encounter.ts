@@ -312,7 +312,12 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
       throw invalid(`status must be among ${ENCOUNTER_STATUSES.join(', ')}`);
     }
     const classes = tokenParam(query, 'class');
-    const rows = env.faults.has('tenancy-search-leak') ? store.encounters.values() : store.encounters.all(ctx.caller.org);
+    // Fault tenancy-attribute-search-leak: a search naming no patient, practitioner or id looks in every organization.
+    const byAttributes = patient === undefined && practitioner === undefined && ids === undefined;
+    const rows =
+      env.faults.has('tenancy-search-leak') || (byAttributes && env.faults.has('tenancy-attribute-search-leak'))
+        ? store.encounters.values()
+        : store.encounters.all(ctx.caller.org);
     const matches = rows.filter(
       (row) =>
         (ids === undefined || ids.includes(row.id)) &&
