@@ -53,7 +53,8 @@ export function resourcesWithoutVersion(body: unknown, types: ReadonlySet<string
     out.push({ where, resourceType: resource.resourceType, ...(typeof resource.id === 'string' ? { id: resource.id } : {}) });
   };
   if (isRecord(body) && body.resourceType === 'Bundle') {
-    if (Array.isArray(body.entry)) body.entry.forEach((e, i) => judge(isRecord(e) ? e.resource : undefined, `entry[${i}].resource`));
+    const entries = Array.isArray(body.entry) ? body.entry : [];
+    for (const [i, e] of entries.entries()) judge(isRecord(e) ? e.resource : undefined, `entry[${i}].resource`);
   } else judge(body, 'the body');
   return out;
 }
