@@ -5,6 +5,7 @@
  * Each rule is checked on MedicationRequest (R4), Encounter (R4) and
  * DocumentReference (R5) searches by the fixture patient.
  */
+import { filterCarryChecks } from './filter-carry.js';
 import { type CheckContext, type CheckDefinition, defineCheck, coveringTokens } from '../../src/engine/index.js';
 import {
   bundleLink,
@@ -827,6 +828,6 @@ const offsetCheck = defineCheck({
   },
 });
 
-export const checks: CheckDefinition[] = coveringTokens([...ENDPOINTS.flatMap(endpointChecks), ...medicationRequestChecks, offsetCheck]);
+export const checks: CheckDefinition[] = coveringTokens([...ENDPOINTS.flatMap(endpointChecks), ...medicationRequestChecks, offsetCheck, ...filterCarryChecks]);
 
 export default checks;

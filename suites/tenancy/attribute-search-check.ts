@@ -35,7 +35,7 @@ function dayWindow(value: unknown): Array<[string, string]> | undefined {
 function attributeQueries(t: Target, record: Json): Array<{ label: string; params: Array<[string, string]> }> {
   const out: Array<{ label: string; params: Array<[string, string]> }> = [];
   const add = (label: string, params: Array<[string, string]> | undefined) => {
-    if (params && params.every(([, v]) => v !== '')) out.push({ label, params });
+    if (params?.every(([, v]) => v !== '')) out.push({ label, params });
   };
   if (t.resource === 'Encounter') {
     if (typeof record.status === 'string') add('status', [['status', record.status]]);

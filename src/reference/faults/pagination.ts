@@ -298,6 +298,18 @@ export const faults: FaultDef[] = [
         : res,
   },
   {
+    name: 'pagination-next-keeps-patient-only',
+    area: 'pagination',
+    violates: ['pagination.next-carries-parameters'],
+    symptom:
+      "Next links are rebuilt from patient, _count and the cursor: a search's other filters (MedicationRequest's encounter, Encounter's status and class, DocumentReference's type and category) hold on the first page only, and later pages serve the patient's every record.",
+    checks: [
+      'pagination.next-carries-filter.medication-request',
+      'pagination.next-carries-filter.encounter',
+      'pagination.next-carries-filter.document-reference',
+    ],
+  },
+  {
     name: 'pagination-third-page-default-count',
     area: 'pagination',
     violates: ['pagination.next-carries-parameters'],

@@ -83,9 +83,9 @@ export function parseOffset(query: URLSearchParams): number {
 }
 
 /** Identifies an operation plus its filter parameters, so a cursor cannot be replayed against another search. */
-export function searchFingerprint(ctx: HandlerContext): string {
+export function searchFingerprint(ctx: HandlerContext, faults: ReadonlySet<string> = new Set()): string {
   const filters = [...ctx.query.entries()]
-    .filter(([name]) => !PAGING_PARAMS.has(name))
+    .filter(([name]) => !PAGING_PARAMS.has(name) && (!faults.has('pagination-next-keeps-patient-only') || name === 'patient'))
     .map((entry) => JSON.stringify(entry))
     .sort();
   return createHash('sha256')
@@ -123,7 +123,7 @@ export function searchBundle<T extends RecordMeta>(env: PagingEnv, req: SearchRe
   const faults = env.faults ?? new Set<string>();
   overMaximumFaults(ctx, faults);
   const count = parseCount(ctx.query, env.modes, faults);
-  const search = searchFingerprint(ctx);
+  const search = searchFingerprint(ctx, faults);
   const cursor = ctx.query.get('_cursor');
   const state = cursor === null ? undefined : resumeState(env, ctx, cursor, search, faults);
   const offset = state === undefined && req.allowOffset ? parseOffset(ctx.query) : 0;
@@ -154,6 +154,9 @@ export function searchBundle<T extends RecordMeta>(env: PagingEnv, req: SearchRe
   if (hasNext) {
     const next = env.cursors.encode({ org: ctx.caller.org, search, snapshot, afterTime: keyOf(last).time, afterId: last.id });
     const nextParams = nextQuery(ctx.query, count, next);
+    // Fault pagination-next-keeps-patient-only: the next link is rebuilt from patient, _count and the cursor (and the cursor names that search).
+    if (faults.has('pagination-next-keeps-patient-only'))
+      for (const name of [...nextParams.keys()]) if (!['patient', '_count', '_cursor'].includes(name)) nextParams.delete(name);
     // Fault pagination-third-page-default-count: the next link of every page after the first drops _count (page 3 on: 20 entries).
     if (state !== undefined && faults.has('pagination-third-page-default-count')) nextParams.delete('_count');
     link.push({ relation: 'next', url: pageUrl(ctx, nextParams) });
