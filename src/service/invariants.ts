@@ -8,7 +8,7 @@ import type { RunEvents } from '../engine/events.js';
 import type { Exchange, Finding } from '../engine/types.js';
 import type { FhirValidator } from '../fhir/index.js';
 import type { ExchangeFacts } from '../http/types.js';
-import { detailCodes, outcomeIssues as issuesOf, type OperationOutcomeIssue } from './errors.js';
+import { detailCodes, ISSUE_SEVERITIES, ISSUE_TYPES, outcomeIssues as issuesOf, type OperationOutcomeIssue } from './errors.js';
 import { CATALOG_CODE_PATTERN } from './catalog.js';
 import { fhirBodyValidator } from './fhir-bodies.js';
 import { isFhirPath, isTokenEndpointPath } from './paths.js';
@@ -33,6 +33,7 @@ export const INVARIANT_REQUIREMENTS = {
   catalogCode: 'errors.catalog-code-format',
   diagnosticsPrefix: 'errors.prefix-matches-details-code',
   throttled: 'errors.throttled-code',
+  issueType: 'errors.issue-code-fhir-issue-type',
 } as const;
 
 export interface InvariantContext {
@@ -211,7 +212,7 @@ export const INVARIANTS: Invariant[] = [
   {
     id: 'error-operation-outcome',
     requirements: [R.operationOutcome],
-    title: 'Errors are OperationOutcomes with issue[0].severity, code and diagnostics',
+    title: 'Errors are OperationOutcomes with issue[0].severity, code and diagnostics, every severity a FHIR issue severity',
     check(ex, ctx) {
       if (!isError(ex) || !isOutcomeEndpoint(ctx)) return [];
       const issues = outcomeIssues(ex);
@@ -223,9 +224,47 @@ export const INVARIANTS: Invariant[] = [
       }
       const first = issues[0];
       const missing = (['severity', 'code', 'diagnostics'] as const).filter((k) => typeof first[k] !== 'string' || first[k] === '');
-      return missing.length === 0
-        ? []
-        : [finding(ex, R.operationOutcome, `issue[0] lacks ${missing.join(', ')}`, 'issue[0].severity, code, diagnostics', first)];
+      const out =
+        missing.length === 0 ? [] : [finding(ex, R.operationOutcome, `issue[0] lacks ${missing.join(', ')}`, 'issue[0].severity, code, diagnostics', first)];
+      for (const [i, issue] of issues.entries()) {
+        if (typeof issue.severity === 'string' && issue.severity !== '' && !ISSUE_SEVERITIES.has(issue.severity))
+          out.push(
+            finding(
+              ex,
+              R.operationOutcome,
+              `issue[${i}].severity ${JSON.stringify(issue.severity)} is not a FHIR issue severity`,
+              [...ISSUE_SEVERITIES],
+              issue.severity,
+            ),
+          );
+      }
+      return out;
+    },
+  },
+  {
+    id: 'error-issue-type',
+    requirements: [R.issueType],
+    title: "Every error's issues carry a FHIR issue type as code",
+    check(ex, ctx) {
+      if (!isError(ex) || !isOutcomeEndpoint(ctx)) return [];
+      // The release a FHIR path names; the token endpoint's answers may use either release's types.
+      const release = /\/fhir\/(R4|R5)\//.exec(ex.request.url)?.[1] as 'R4' | 'R5' | undefined;
+      const known = (code: string) => (release ? ISSUE_TYPES[release].has(code) : ISSUE_TYPES.R4.has(code) || ISSUE_TYPES.R5.has(code));
+      const out: Finding[] = [];
+      for (const [i, issue] of (outcomeIssues(ex) ?? []).entries()) {
+        // Absent ones are error-operation-outcome's.
+        if (typeof issue.code === 'string' && issue.code !== '' && !known(issue.code))
+          out.push(
+            finding(
+              ex,
+              R.issueType,
+              `issue[${i}].code ${JSON.stringify(issue.code)} is not a FHIR ${release ?? 'R4 or R5'} issue type`,
+              'a code of http://hl7.org/fhir/issue-type',
+              issue.code,
+            ),
+          );
+      }
+      return out;
     },
   },
   {

@@ -8,7 +8,7 @@
  */
 import { type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import { bundleLink, bundleResources, catalogCodeOf, idOf, isObject, type Json, referencedId, searchUrl } from '../../src/service/index.js';
-import { DIRECTIONS, ownerRead, scope, skipUnverified, type Target } from './support.js';
+import { DIRECTIONS, ownerRead, ownersRecord, scope, skipUnverified, type Target } from './support.js';
 
 const area = 'tenancy';
 /** Pages followed per search: a leaked record may sit on any page. */
@@ -116,7 +116,9 @@ export const attributeSearchCheck: CheckDefinition = defineCheck({
           });
           if (!bundle) break;
           for (const r of bundleResources(bundle)) {
-            if (idOf(r) === ownerId || referencedId(r.subject, 'Patient') === ownerPatient) leaked.push(idOf(r) || '(no id)');
+            // The owner's records: its fixture, or one naming its patient that the owner reads (not the prober's own naming that id).
+            if (idOf(r) === ownerId || (referencedId(r.subject, 'Patient') === ownerPatient && (await ownersRecord(ctx, d, t, r))))
+              leaked.push(idOf(r) || '(no id)');
           }
           if (leaked.length) {
             ctx.attach(res.exchange);

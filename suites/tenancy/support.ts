@@ -66,3 +66,17 @@ export function skipUnverified(ctx: CheckContext, unverified: string[]): void {
       `fixtures not readable by their own organization's client, so a 404 for them proves nothing: ${unverified.join(', ')}; the config's fixtures do not match its clients`,
     );
 }
+
+/**
+ * Whether a record a search served the prober is the owner's: its fixture, or one the owner reads. A
+ * record of the prober's own may name the owner's patient or encounter (a target that does not
+ * resolve a write's references accepts one: tenancy.foreign-reference-in-write), and is no leak.
+ */
+export async function ownersRecord(ctx: CheckContext, d: Direction, t: Target, record: Json): Promise<boolean> {
+  const id = typeof record.id === 'string' ? record.id : '';
+  if (id === ctx.fixture(t.fixture)) return true;
+  if (id === '') return false;
+  const op = ctx.operation(t.resource, 'read', t.release);
+  const res = await ctx.fhir({ scopes: scope(t, 'rs'), role: d.owner, url: ctx.path(op.path, { id }), share: true });
+  return res.status === 200;
+}

@@ -1,5 +1,5 @@
 /** Faults the run-wide invariants catch (suites/invariants): a response that breaks a rule every exchange must keep. */
-import { onPath, opIs, type Json } from './edit.js';
+import { issue0, type Issue, onPath, opIs, type Json } from './edit.js';
 import { doubledLimit, withoutRateLimitHeaders } from './rate-limit.js';
 import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
 
@@ -19,7 +19,35 @@ function withoutVersionId(resource: unknown): unknown {
 
 const isUpdate = (res: FaultResponse, req: FaultRequest) => res.status < 300 && req.op?.interaction === 'update';
 
+/** The error answer with issue[0] changed (answers of `status` only). */
+function issue0Changed(status: number, change: (issue: Issue) => Issue): FaultDef['transformResponse'] {
+  return (res) => {
+    const issue = issue0(res);
+    if (res.status !== status || !issue) return res;
+    const body = res.body as { issue: Issue[] };
+    return { ...res, body: { ...body, issue: [change({ ...issue }), ...body.issue.slice(1)] } };
+  };
+}
+
 export const faults: FaultDef[] = [
+  {
+    name: 'error-issue-code-unprocessable-on-422',
+    area: 'invariants',
+    violates: ['errors.issue-code-fhir-issue-type'],
+    symptom: '422 answers carry issue code "unprocessable" (the HTTP reason, not a FHIR issue type); other errors keep theirs.',
+    checks: ['invariants.error-issue-type'],
+    alongside: ['tenancy.foreign-reference-in-write'],
+    transformResponse: issue0Changed(422, (issue) => ({ ...issue, code: 'unprocessable' })),
+  },
+  {
+    name: 'error-severity-not-fhir-on-409',
+    area: 'invariants',
+    violates: ['errors.operation-outcome-shape'],
+    symptom: '409 answers carry issue severity "critical", not a FHIR issue severity; other errors keep "error".',
+    checks: ['invariants.error-operation-outcome'],
+    alongside: ['versioning.stale-if-match-every-type'],
+    transformResponse: issue0Changed(409, (issue) => ({ ...issue, severity: 'critical' })),
+  },
   {
     name: 'correlation-id-reused-on-writes',
     area: 'invariants',
