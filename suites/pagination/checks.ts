@@ -6,6 +6,7 @@
  * DocumentReference (R5) searches by the fixture patient.
  */
 import { filterCarryChecks } from './filter-carry.js';
+import { snapshotChecks } from './snapshot.js';
 import { type CheckContext, type CheckDefinition, defineCheck, coveringTokens } from '../../src/engine/index.js';
 import {
   bundleLink,
@@ -729,54 +730,6 @@ const medicationRequestChecks: CheckDefinition[] = [
       }
     },
   }),
-  defineCheck({
-    id: 'pagination.snapshot.medication-request',
-    title: 'MedicationRequest search: a record created after the first page does not appear while following next',
-    area,
-    level: 'MUST',
-    requirements: ['pagination.snapshot-excludes-new-records'],
-    quote: Q.snapshot,
-    tags: ['writes'],
-    fixtures: ['patient'],
-    async run(ctx: CheckContext) {
-      const patient = ctx.fixture('patient');
-      const search = searchOf(ctx, mr);
-      const create = ctx.operation('MedicationRequest', 'create', 'R4');
-      const page1 = await fetchPage(ctx, search, search.url({ patient, _count: MAX_COUNT }), 'pagination.snapshot-excludes-new-records');
-      if (!page1.next) return needRecords(ctx, mr, page1.entries.length, `a second page needs more than ${MAX_COUNT}`, page1.res);
-      const res = await ctx.fhir({
-        scopes: [create.scope ?? 'system/MedicationRequest.c'],
-        method: create.method,
-        url: create.path,
-        headers: { 'content-type': 'application/fhir+json' },
-        body: {
-          resourceType: 'MedicationRequest',
-          meta: runMeta(ctx),
-          status: 'active',
-          intent: 'order',
-          medicationCodeableConcept: {
-            coding: [{ system: 'http://www.nlm.nih.gov/research/umls/rxnorm', code: '197361', display: 'amlodipine 5 MG Oral Tablet' }],
-          },
-          subject: { reference: `Patient/${patient}` },
-        },
-      });
-      const what = 'a valid R4 MedicationRequest create (the record made after the first page)';
-      if (!isSuccess(res)) refusedCreate(ctx, res, 'MedicationRequest', what);
-      const id = createdIdOf(res, 'MedicationRequest') ?? noCreatedId(ctx, res, what);
-      ctx.created('MedicationRequest', id);
-      const rest = await walk(ctx, search, page1.next, 'pagination.snapshot-excludes-new-records');
-      ctx.check(
-        !rest.keys.has(id) && !page1.entries.some((e) => e.key === id),
-        'a MedicationRequest created after the first page appeared while following next',
-        {
-          requirement: 'pagination.snapshot-excludes-new-records',
-          expected: `${id} absent`,
-          actual: 'present',
-          exchange: rest.pages.find((p) => p.entries.some((e) => e.key === id))?.res.exchange.id,
-        },
-      );
-    },
-  }),
 ];
 
 const offsetCheck = defineCheck({
@@ -828,6 +781,12 @@ const offsetCheck = defineCheck({
   },
 });
 
-export const checks: CheckDefinition[] = coveringTokens([...ENDPOINTS.flatMap(endpointChecks), ...medicationRequestChecks, offsetCheck, ...filterCarryChecks]);
+export const checks: CheckDefinition[] = coveringTokens([
+  ...ENDPOINTS.flatMap(endpointChecks),
+  ...medicationRequestChecks,
+  offsetCheck,
+  ...filterCarryChecks,
+  ...snapshotChecks,
+]);
 
 export default checks;

@@ -202,7 +202,7 @@ export const faults: FaultDef[] = [
     name: 'pagination-snapshot-not-honoured',
     area,
     violates: ['pagination.snapshot-excludes-new-records'],
-    checks: ['pagination.snapshot.medication-request'],
+    checks: ['pagination.snapshot.medication-request', 'pagination.snapshot.encounter', 'pagination.snapshot.document-reference'],
     symptom: 'Records created after the first page appear on later pages.',
   },
   {
@@ -296,6 +296,14 @@ export const faults: FaultDef[] = [
       req.op?.operationId === 'MedicationRequest.search' && res.status === 400 && /patient or encounter/.test(issue0(res)?.diagnostics ?? '')
         ? errorResponse(res, 500, 'SVC-00001')
         : res,
+  },
+  {
+    name: 'pagination-snapshot-first-link-only',
+    area: 'pagination',
+    violates: ['pagination.snapshot-excludes-new-records'],
+    symptom:
+      "The first page's next link keeps the paging session's snapshot; the next links of later pages carry the store as it is then: a record created after the first page stays out of page 2 and shows from page 3 on.",
+    checks: ['pagination.snapshot.medication-request', 'pagination.snapshot.encounter', 'pagination.snapshot.document-reference'],
   },
   {
     name: 'pagination-next-keeps-patient-only',

@@ -152,7 +152,9 @@ export function searchBundle<T extends RecordMeta>(env: PagingEnv, req: SearchRe
 
   const link = [{ relation: 'self', url: pageUrl(ctx, ctx.query) }];
   if (hasNext) {
-    const next = env.cursors.encode({ org: ctx.caller.org, search, snapshot, afterTime: keyOf(last).time, afterId: last.id });
+    // Fault pagination-snapshot-first-link-only: the next links of later pages carry the store's state now, not the session's.
+    const carried = state !== undefined && faults.has('pagination-snapshot-first-link-only') ? env.snapshotSeq() : snapshot;
+    const next = env.cursors.encode({ org: ctx.caller.org, search, snapshot: carried, afterTime: keyOf(last).time, afterId: last.id });
     const nextParams = nextQuery(ctx.query, count, next);
     // Fault pagination-next-keeps-patient-only: the next link is rebuilt from patient, _count and the cursor (and the cursor names that search).
     if (faults.has('pagination-next-keeps-patient-only'))
