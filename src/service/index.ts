@@ -43,7 +43,7 @@ export {
 } from './errors.js';
 export { asArray, bundleLink, bundleResources, expectError, expectSearchset, expectStatus, UUID_PATTERN, type ExpectedError } from './expect.js';
 export { FHIR_BODY_REQUIREMENT } from './fhir-bodies.js';
-export { CORRELATION_ID_DISTINCT_REQUIREMENT, META_VERSION_ID_REQUIREMENT } from './run-wide.js';
+export { CORRELATION_ID_DISTINCT_REQUIREMENT, ENCOUNTER_CLASS_REQUIREMENT, ENCOUNTER_STATUS_REQUIREMENT, META_VERSION_ID_REQUIREMENT } from './run-wide.js';
 export { INVARIANTS, INVARIANT_REQUIREMENTS, exchangeFindings, judgeExchanges, runInvariants, type Invariant, type InvariantContext } from './invariants.js';
 
 // Resources: bodies, the typed client, searches, comparisons, documents, tokens.

@@ -12,7 +12,7 @@ import { detailCodes, ISSUE_SEVERITIES, ISSUE_TYPES, outcomeIssues as issuesOf, 
 import { CATALOG_CODE_PATTERN } from './catalog.js';
 import { fhirBodyValidator } from './fhir-bodies.js';
 import { isFhirPath, isTokenEndpointPath } from './paths.js';
-import { correlationIdRepeats, versionlessResources } from './run-wide.js';
+import { correlationIdRepeats, encounterShapeFindings, versionlessResources } from './run-wide.js';
 
 /**
  * Requirement ids (from suites/requirements.json; align them here only).
@@ -356,6 +356,7 @@ export function exchangeFindings(
   findings.push(...state.bodies({ path: facts.path, status: ex.response.status, json: facts.json, text: facts.text, truncated: facts.truncated }, ex));
   findings.push(...state.correlationIds(ex, facts.authenticated));
   if (opts.versionedTypes && !facts.truncated) findings.push(...versionlessResources(ex, facts.path, facts.json, opts.versionedTypes));
+  if (!facts.truncated) findings.push(...encounterShapeFindings(ex, facts.path, facts.json));
   return findings;
 }
 

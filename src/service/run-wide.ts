@@ -77,6 +77,62 @@ export function versionlessResources(ex: Exchange, path: string, json: unknown, 
   ];
 }
 
+export const ENCOUNTER_STATUS_REQUIREMENT = 'encounter.status-values';
+export const ENCOUNTER_CLASS_REQUIREMENT = 'encounter.class-coding';
+const ENCOUNTER_STATUSES = ['planned', 'in-progress', 'finished', 'cancelled'];
+/** The tag system of the records a fhir-conformance run writes (src/service/bodies.ts RUN_TAG_SYSTEM). */
+const RUN_TAG_SYSTEM = 'https://fhir-conformance.dev/run';
+
+/** A record some fhir-conformance run wrote (its class and status are what that run sent). */
+function writtenByASuiteRun(resource: Record<string, unknown>): boolean {
+  const tags = isRecord(resource.meta) && Array.isArray(resource.meta.tag) ? resource.meta.tag : [];
+  return tags.some((t) => isRecord(t) && t.system === RUN_TAG_SYSTEM);
+}
+
+/**
+ * The Encounter shape on every R4 Encounter a successful answer holds (a read's, a search entry's) that no
+ * run of the suite wrote: "status | ... | `planned`, `in-progress`, `finished`, `cancelled`" and "class |
+ * ... | Coding with `system`, `code`, `display`". encounter.status-values and encounter.class-coding read
+ * the fixtures only; the records of every search page are judged here.
+ */
+export function encounterShapeFindings(ex: Exchange, path: string, json: unknown): Finding[] {
+  const status = ex.response?.status ?? 0;
+  if (status < 200 || status >= 300 || !path.startsWith('/fhir/R4/')) return [];
+  const resources: Array<{ where: string; r: Record<string, unknown> }> = [];
+  if (isRecord(json) && json.resourceType === 'Bundle' && Array.isArray(json.entry)) {
+    for (const [i, e] of json.entry.entries()) if (isRecord(e) && isRecord(e.resource)) resources.push({ where: `entry[${i}].resource`, r: e.resource });
+  } else if (isRecord(json)) resources.push({ where: 'the body', r: json });
+  const badStatus: string[] = [];
+  const badClass: string[] = [];
+  for (const { where, r } of resources) {
+    if (r.resourceType !== 'Encounter' || writtenByASuiteRun(r)) continue;
+    const label = `${where} (Encounter/${String(r.id)})`;
+    if (!ENCOUNTER_STATUSES.includes(r.status as string)) badStatus.push(`${label}: status ${JSON.stringify(r.status)}`);
+    const c = isRecord(r.class) ? r.class : {};
+    const missing = ['system', 'code', 'display'].filter((k) => typeof c[k] !== 'string' || c[k] === '');
+    if (missing.length) badClass.push(`${label}: class lacks ${missing.join(', ')}`);
+  }
+  const what = `${ex.request.method} ${path.split('?')[0]} (${status})`;
+  const out: Finding[] = [];
+  if (badStatus.length)
+    out.push({
+      message: `${what}: ${badStatus.length} Encounter(s) with a status outside ${ENCOUNTER_STATUSES.join(', ')}, the first ${badStatus[0]}`,
+      requirement: ENCOUNTER_STATUS_REQUIREMENT,
+      expected: ENCOUNTER_STATUSES,
+      actual: badStatus.slice(0, 5),
+      exchange: ex.id,
+    });
+  if (badClass.length)
+    out.push({
+      message: `${what}: ${badClass.length} Encounter(s) whose class is no Coding with system, code and display, the first ${badClass[0]}`,
+      requirement: ENCOUNTER_CLASS_REQUIREMENT,
+      expected: 'class: a Coding with system, code, display',
+      actual: badClass.slice(0, 5),
+      exchange: ex.id,
+    });
+  return out;
+}
+
 function pathOf(url: string): string {
   try {
     return new URL(url).pathname;

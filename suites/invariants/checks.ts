@@ -6,6 +6,8 @@
 import { type CheckContext, type CheckDefinition, type CheckSurfaces, defineCheck } from '../../src/engine/index.js';
 import {
   CORRELATION_ID_DISTINCT_REQUIREMENT,
+  ENCOUNTER_CLASS_REQUIREMENT,
+  ENCOUNTER_STATUS_REQUIREMENT,
   PATHS,
   FHIR_BODY_REQUIREMENT,
   INVARIANTS,
@@ -30,6 +32,12 @@ const RUN_WIDE: Array<{ id: string; title: string; requirements: string[]; talli
     id: 'correlation-id-distinct',
     title: 'no two authenticated requests are answered with the same X-Correlation-Id (one audit record per request)',
     requirements: [CORRELATION_ID_DISTINCT_REQUIREMENT],
+  },
+  {
+    id: 'encounter-shape',
+    title:
+      'every R4 Encounter a successful answer holds (read, search entry) that no run of the suite wrote has a status among planned, in-progress, finished, cancelled and a class Coding with system, code and display',
+    requirements: [ENCOUNTER_STATUS_REQUIREMENT, ENCOUNTER_CLASS_REQUIREMENT],
   },
   {
     id: 'meta-version-id',

@@ -29,7 +29,37 @@ function issue0Changed(status: number, change: (issue: Issue) => Issue): FaultDe
   };
 }
 
+/** The Encounter search's entries changed by `change` (reads and other searches untouched). */
+function encounterEntries(change: (encounter: Json) => Json): FaultDef['transformResponse'] {
+  return (res, req) => {
+    const body = res.body as { resourceType?: unknown; entry?: Array<{ resource?: Json }> } | undefined;
+    if (req.op?.operationId !== 'Encounter.search' || res.status !== 200 || body?.resourceType !== 'Bundle' || !Array.isArray(body.entry)) return res;
+    return { ...res, body: { ...body, entry: body.entry.map((e) => (e.resource ? { ...e, resource: change(e.resource) } : e)) } };
+  };
+}
+
 export const faults: FaultDef[] = [
+  {
+    name: 'encounter-search-class-display-dropped',
+    area: 'invariants',
+    violates: ['encounter.class-coding'],
+    symptom: "The Encounter search's entries carry class without display (system and code kept); reads keep the whole Coding.",
+    checks: ['invariants.encounter-shape'],
+    alongside: ['pagination.next-links.encounter'],
+    transformResponse: encounterEntries((e) => {
+      const { display: _display, ...cls } = (e.class ?? {}) as Json;
+      return { ...e, class: cls };
+    }),
+  },
+  {
+    name: 'encounter-search-status-canceled',
+    area: 'invariants',
+    violates: ['encounter.status-values'],
+    symptom: 'The Encounter search serves status cancelled as "canceled" (the US spelling); reads, and the other statuses, keep the spec\'s.',
+    checks: ['invariants.encounter-shape'],
+    alongside: ['pagination.next-links.encounter'],
+    transformResponse: encounterEntries((e) => (e.status === 'cancelled' ? { ...e, status: 'canceled' } : e)),
+  },
   {
     name: 'error-issue-code-unprocessable-on-422',
     area: 'invariants',
