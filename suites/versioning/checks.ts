@@ -241,6 +241,57 @@ export const checks: CheckDefinition[] = coveringTokens([
     },
   }),
   defineCheck({
+    id: 'versioning.last-modified-moves-with-versions',
+    surfaces: {
+      release: 'R4',
+      resource: 'MedicationRequest (a record of its own)',
+      version: "versions 1, 2 and 3: each update sent once the previous version is a whole second old on the target's clock (its Date header)",
+      channel: "each update's response and the read after it",
+    },
+    title: "Last-Modified moves with every version: each update's answer, and the read after it, name a time later than the previous version's",
+    area,
+    level: 'MUST',
+    requirements: ['medication-request.update-response-last-modified', 'versioning.read-last-modified'],
+    quote: 'The response carries `ETag` and `Last-Modified` for the new version.',
+    tags: ['writes', 'waits'],
+    fixtures: ['patient'],
+    async run(ctx) {
+      const { id, res: created, resource } = await ownRecord(ctx);
+      let previous = { value: created.headers['last-modified'], res: created };
+      const seen: Record<string, unknown> = { 'version 1 (read)': previous.value ?? null };
+      let body = resource;
+      for (const version of [2, 3]) {
+        if (httpDateForm(previous.value) === undefined)
+          ctx.skip(`version ${version - 1}'s answer has no Last-Modified HTTP-date (versioning.read-last-modified, versioning.update-response-last-modified)`);
+        // HTTP-dates have whole seconds: the update goes out once the target's clock (its Date header when it
+        // answered, at most that late, plus the time since) is a second past the previous version's Last-Modified.
+        const answeredAt = Date.parse(previous.res.exchange.startedAt) + (previous.res.exchange.durationMs ?? 0);
+        const targetThen = Date.parse(previous.res.headers.date ?? '') || answeredAt;
+        const waitMs = Math.max(0, Date.parse(previous.value!) + 1100 - targetThen - (Date.now() - answeredAt));
+        if (waitMs > 0) await ctx.sleep(Math.min(waitMs, 3000));
+        const res = await putMedicationRequest(ctx, id, noteUpdate(ctx, body, `version ${version}`));
+        body = expectUpdateAccepted(ctx, res, 'medication-request.update-response-last-modified');
+        const answered = res.headers['last-modified'];
+        const read = await readMedicationRequest(ctx, id);
+        const readValue = read.res.headers['last-modified'];
+        seen[`version ${version} (update)`] = answered ?? null;
+        seen[`version ${version} (read)`] = readValue ?? null;
+        for (const [what, value, r, requirement] of [
+          ['update answer', answered, res, 'medication-request.update-response-last-modified'],
+          ['read after it', readValue, read.res, 'versioning.read-last-modified'],
+        ] as const) {
+          ctx.check(
+            httpDateForm(value) !== undefined && Date.parse(value!) > Date.parse(previous.value!),
+            `version ${version}'s ${what}: Last-Modified ${value === undefined ? 'absent' : JSON.stringify(value)}, not later than version ${version - 1}'s ${previous.value}`,
+            { requirement, expected: `after ${previous.value}`, actual: value ?? null, exchange: r.exchange.id },
+          );
+        }
+        previous = { value: readValue ?? answered, res: read.res };
+      }
+      ctx.observe('versioning.last-modified-by-version', seen);
+    },
+  }),
+  defineCheck({
     id: 'versioning.stale-if-match-refused',
     surfaces: {
       resource: 'MedicationRequest',

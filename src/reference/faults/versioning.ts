@@ -17,6 +17,13 @@ const isUpdate = (res: FaultResponse, req: FaultRequest) => res.status < 300 && 
 
 export const faults: FaultDef[] = [
   {
+    name: 'last-modified-creation-time',
+    area: 'versioning',
+    violates: ['medication-request.update-response-last-modified', 'versioning.read-last-modified'],
+    checks: ['versioning.last-modified-moves-with-versions'],
+    symptom: "A MedicationRequest's Last-Modified names its creation on every version (reads and update answers alike); ETag and meta.versionId move.",
+  },
+  {
     name: 'etag-missing',
     area: 'versioning',
     violates: ['versioning.read-etag'],

@@ -133,7 +133,7 @@ export function medicationRequestHandlers(env: ResourceEnv): Record<string, Hand
     const body = toMedicationRequest(row);
     const echoed = echoedIntents.get(row.id);
     if (echoed !== undefined) body.intent = echoed as MedicationRequest['intent'];
-    return { status, body, headers: { ...versionHeaders(row, modes), ...extra } };
+    return { status, body, headers: { ...versionHeaders(row, modes, faults), ...extra } };
   }
 
   function echoIntent(id: string, resource: Body): void {

@@ -15,8 +15,10 @@ export function etagOf(row: RecordMeta, modes: ReferenceModes): string {
 }
 
 /** `ETag` and `Last-Modified` (HTTP-date) of the row's current version. */
-export function versionHeaders(row: RecordMeta, modes: ReferenceModes): Record<string, string> {
-  return { ETag: etagOf(row, modes), 'Last-Modified': new Date(row.lastUpdated).toUTCString() };
+export function versionHeaders(row: RecordMeta, modes: ReferenceModes, faults?: ReadonlySet<string>): Record<string, string> {
+  // Fault last-modified-creation-time: Last-Modified names the record's creation, whatever its version.
+  const modified = faults?.has('last-modified-creation-time') ? row.createdAt : row.lastUpdated;
+  return { ETag: etagOf(row, modes), 'Last-Modified': new Date(modified).toUTCString() };
 }
 
 /** The value of a request header, whatever the case of its name; repeated headers are joined with `, `. */
