@@ -15,7 +15,7 @@ describe('versioning checks on the clean reference', () => {
   it.each([['weak'], ['strong']] as const)(
     'ETag %s: no fail, no error, no skip',
     async (etag) => {
-      const results = await runChecks(checks, { modes: { etag, updateStatus: 201 } });
+      const results = await runChecks(checks, { profile: 'full', modes: { etag, updateStatus: 201 } });
       expect(describeResults(results).filter((l) => /: (fail|error|skip)/.test(l))).toEqual([]);
       const stale = results.get('versioning.stale-if-match-every-type')!.observations;
       expect(stale.map((o) => o.key)).toEqual(['versioning.stale-if-match.R4.Encounter', 'versioning.stale-if-match.R5.DocumentReference', 'surfaces']);
