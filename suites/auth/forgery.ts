@@ -419,6 +419,8 @@ function writesCheck(): CheckDefinition {
     level: 'MUST',
     requirements: REQUIREMENTS,
     quote: QUOTE,
+    // Seven forged tokens on a create of each release.
+    requests: 14,
     tags: ['writes'],
     async run(ctx) {
       const creates = (['R4', 'R5'] as const).flatMap((release) => {

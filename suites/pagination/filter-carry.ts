@@ -67,6 +67,8 @@ function filterCarryCheck(ep: SearchEndpoint): CheckDefinition {
     area,
     level: 'MUST',
     requirements: [REQUIREMENT],
+    // The patient's records at 100 a page, then each filter's pages (about four at a third of its matches).
+    requests: 1 + 4 * filters.length + (ep.resource === 'MedicationRequest' ? 1 : 0),
     quote: 'The client follows the `next` URL as given; all search parameters are carried in it.',
     fixtures: ['patient'],
     async run(ctx: CheckContext) {

@@ -71,6 +71,8 @@ export const attributeSearchCheck: CheckDefinition = defineCheck({
   requirements: ['tenancy.resources-belong-to-org'],
   quote: "Every resource belongs to the caller's organization.",
   clients: ['second-org'],
+  // The owner's two reads, six searches of a page each (more where a page has a next link).
+  requests: 8,
   fixtures: ['otherOrgPatient', 'otherOrgEncounter', 'otherOrgDocumentReference'],
   async run(ctx) {
     const d = DIRECTIONS.find((x) => x.owner === 'second-org')!;

@@ -71,6 +71,8 @@ export const referenceCheck: CheckDefinition = defineCheck({
   requirements: [REQUIREMENT, 'tenancy.resources-belong-to-org'],
   quote: "An id that does not exist in the caller's organization gives 404.",
   tags: ['writes'],
+  // Five surfaces: a write naming a record that exists nowhere, one naming the other organization's, the control.
+  requests: 15,
   fixtures: ['patient', 'encounter', 'practitioner'],
   async run(ctx) {
     const checked: string[] = [];

@@ -254,6 +254,8 @@ export const checks: CheckDefinition[] = coveringTokens([
     requirements: ['medication-request.update-response-last-modified', 'versioning.read-last-modified'],
     quote: 'The response carries `ETag` and `Last-Modified` for the new version.',
     tags: ['writes', 'waits'],
+    // A create and its read, then two updates each with a read.
+    requests: 6,
     fixtures: ['patient'],
     async run(ctx) {
       const { id, res: created, resource } = await ownRecord(ctx);
