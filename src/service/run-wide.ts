@@ -7,9 +7,10 @@
  *   ... The correlation id is returned in the `X-Correlation-Id` response header." Each
  *   authenticated request has its own record, so no two of the run's authenticated exchanges may
  *   be answered with the same id (a target that reuses one per token, per connection, or on its
- *   rate limiter's or write path's answers ties several requests to one audit record).
- *   Unauthenticated answers (discovery, the token endpoint) are left out: they write no audit
- *   record, and a cache in front may serve a discovery document again as it was.
+ *   rate limiter's or write path's answers ties several requests to one audit record). The
+ *   token endpoint's answers too ("X-Correlation-Id | Request correlation id", on every response; a
+ *   POST's answer is never a cached copy). Unauthenticated GETs (discovery) are left out: a cache in
+ *   front may serve a discovery document again as it was.
  * - Versions: "Each resource carries `meta.versionId`." Every resource of a type the target
  *   publishes operations for, in a successful FHIR answer: a read's, a create's or an update's
  *   body, and every searchset entry's resource.
@@ -24,7 +25,7 @@ export function correlationIdRepeats(): (ex: Exchange, authenticated: boolean) =
   const seen = new Map<string, string>();
   return (ex, authenticated) => {
     const id = ex.response?.headers['x-correlation-id']?.trim();
-    if (!authenticated || !id) return [];
+    if ((!authenticated && ex.request.method === 'GET') || !id) return [];
     const first = seen.get(id);
     if (first === undefined) {
       seen.set(id, ex.id);

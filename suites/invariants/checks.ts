@@ -30,8 +30,9 @@ const RUN_WIDE: Array<{ id: string; title: string; requirements: string[]; talli
   },
   {
     id: 'correlation-id-distinct',
-    title: 'no two authenticated requests are answered with the same X-Correlation-Id (one audit record per request)',
-    requirements: [CORRELATION_ID_DISTINCT_REQUIREMENT],
+    title: 'no two authenticated requests, nor two token requests, are answered with the same X-Correlation-Id (one audit record per request)',
+    requirements: [CORRELATION_ID_DISTINCT_REQUIREMENT, 'headers.correlation-id-every-response'],
+    tallied: [CORRELATION_ID_DISTINCT_REQUIREMENT],
   },
   {
     id: 'encounter-shape',

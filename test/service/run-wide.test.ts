@@ -28,13 +28,19 @@ describe('correlationIdRepeats', () => {
     expect(judge(exchange('x-4', 'a', 401), true)).toHaveLength(1);
   });
 
-  it('leaves out unauthenticated answers, answers without an id, and the same exchange seen again', () => {
+  it('leaves out unauthenticated GETs (a cache may serve a discovery document again), answers without an id, and the same exchange seen again', () => {
     const judge = correlationIdRepeats();
     expect(judge(exchange('x-1', 'a'), true)).toEqual([]);
     expect(judge(exchange('x-1', 'a'), true)).toEqual([]);
     expect(judge(exchange('x-2', 'a'), false)).toEqual([]);
     expect(judge(exchange('x-3', ''), true)).toEqual([]);
     expect(judge(exchange('x-4', undefined), true)).toEqual([]);
+  });
+
+  it("judges the token endpoint's answers (unauthenticated POSTs)", () => {
+    const judge = correlationIdRepeats();
+    expect(judge(exchange('x-1', 't', 200, 'POST'), false)).toEqual([]);
+    expect(judge(exchange('x-2', 't', 401, 'POST'), false)).toMatchObject([{ exchange: 'x-2', actual: { firstExchange: 'x-1' } }]);
   });
 
   it('keeps one memory per run', () => {

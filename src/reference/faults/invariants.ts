@@ -93,6 +93,20 @@ export const faults: FaultDef[] = [
     },
   },
   {
+    name: 'correlation-id-constant-on-token-endpoint',
+    area: 'invariants',
+    violates: ['headers.correlation-id-every-response'],
+    symptom:
+      'Every answer of POST /auth/token carries the same X-Correlation-Id (the authorization server in front sets its own); FHIR answers get a new one each.',
+    checks: ['invariants.correlation-id-distinct'],
+    alongside: ['auth.token-client-id-parameter-ignored', 'auth.assertion-other-client-identity'],
+    transformResponse: (res, req) => {
+      if (req.path !== '/auth/token') return res;
+      const stripped = withoutCorrelationId(res);
+      return { ...stripped, headers: { ...stripped.headers, 'X-Correlation-Id': 'auth-server' } };
+    },
+  },
+  {
     name: 'correlation-id-constant-on-429',
     area: 'invariants',
     violates: ['headers.correlation-id'],
