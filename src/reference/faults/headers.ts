@@ -3,8 +3,14 @@ import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
 
 const CORRELATION_ID = 'x-correlation-id';
 
-function withoutCorrelationId(res: FaultResponse): FaultResponse {
+export function withoutCorrelationId(res: FaultResponse): FaultResponse {
   return { ...res, headers: Object.fromEntries(Object.entries(res.headers).filter(([k]) => k.toLowerCase() !== CORRELATION_ID)) };
+}
+
+/** The response with X-Correlation-Id set to `value` (whatever spelling it had). */
+export function withCorrelationId(res: FaultResponse, value: string): FaultResponse {
+  const stripped = withoutCorrelationId(res);
+  return { ...stripped, headers: { ...stripped.headers, 'X-Correlation-Id': value } };
 }
 
 function isDiscovery(path: string): boolean {
@@ -54,10 +60,7 @@ export const faults: FaultDef[] = [
     violates: ['headers.correlation-id'],
     symptom: 'Every response carries the same X-Correlation-Id value.',
     checks: ['headers.correlation-id-distinct'],
-    transformResponse: (res) => {
-      const stripped = withoutCorrelationId(res);
-      return { ...stripped, headers: { ...stripped.headers, 'X-Correlation-Id': 'correlation-id' } };
-    },
+    transformResponse: (res) => withCorrelationId(res, 'correlation-id'),
   },
   {
     name: 'correlation-id-empty-on-errors',
@@ -65,11 +68,7 @@ export const faults: FaultDef[] = [
     violates: ['headers.correlation-id-every-response'],
     symptom: 'Error responses carry X-Correlation-Id with an empty value.',
     checks: ['headers.correlation-id-on-errors'],
-    transformResponse: (res) => {
-      if (res.status < 400) return res;
-      const stripped = withoutCorrelationId(res);
-      return { ...stripped, headers: { ...stripped.headers, 'X-Correlation-Id': '' } };
-    },
+    transformResponse: (res) => (res.status < 400 ? res : withCorrelationId(res, '')),
   },
   {
     name: 'no-correlation-id',

@@ -1,12 +1,8 @@
 /** Faults the run-wide invariants catch (suites/invariants): a response that breaks a rule every exchange must keep. */
 import { issue0, type Issue, onPath, opIs, type Json } from './edit.js';
+import { withCorrelationId } from './headers.js';
 import { doubledLimit, withoutRateLimitHeaders } from './rate-limit.js';
 import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
-
-/** The response without X-Correlation-Id, whatever its spelling. */
-function withoutCorrelationId(res: FaultResponse): FaultResponse {
-  return { ...res, headers: Object.fromEntries(Object.entries(res.headers).filter(([k]) => k.toLowerCase() !== 'x-correlation-id')) };
-}
 
 /** The resource without meta.versionId (a copy; other meta members kept). */
 function withoutVersionId(resource: unknown): unknown {
@@ -88,8 +84,7 @@ export const faults: FaultDef[] = [
     alongside: ['versioning.update-response-etag'],
     transformResponse: (res, req) => {
       if (req.op === undefined || (req.op.interaction !== 'create' && req.op.interaction !== 'update')) return res;
-      const stripped = withoutCorrelationId(res);
-      return { ...stripped, headers: { ...stripped.headers, 'X-Correlation-Id': `write-${req.op.operationId}` } };
+      return withCorrelationId(res, `write-${req.op.operationId}`);
     },
   },
   {
@@ -100,11 +95,7 @@ export const faults: FaultDef[] = [
       'Every answer of POST /auth/token carries the same X-Correlation-Id (the authorization server in front sets its own); FHIR answers get a new one each.',
     checks: ['invariants.correlation-id-distinct'],
     alongside: ['auth.token-client-id-parameter-ignored', 'auth.assertion-other-client-identity'],
-    transformResponse: (res, req) => {
-      if (req.path !== '/auth/token') return res;
-      const stripped = withoutCorrelationId(res);
-      return { ...stripped, headers: { ...stripped.headers, 'X-Correlation-Id': 'auth-server' } };
-    },
+    transformResponse: (res, req) => (req.path === '/auth/token' ? withCorrelationId(res, 'auth-server') : res),
   },
   {
     name: 'correlation-id-constant-on-429',
@@ -113,11 +104,7 @@ export const faults: FaultDef[] = [
     symptom: 'Every 429 carries the same X-Correlation-Id (the rate limiter in front answers with its own constant); other answers get a new one each.',
     checks: ['invariants.correlation-id-distinct'],
     alongside: ['rate-limit.excess-gives-429'],
-    transformResponse: (res) => {
-      if (res.status !== 429) return res;
-      const stripped = withoutCorrelationId(res);
-      return { ...stripped, headers: { ...stripped.headers, 'X-Correlation-Id': 'rate-limited' } };
-    },
+    transformResponse: (res) => (res.status === 429 ? withCorrelationId(res, 'rate-limited') : res),
   },
   {
     name: 'update-drops-version-id',
