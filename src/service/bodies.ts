@@ -110,6 +110,16 @@ export function encounterBody(ctx: CheckContext, overrides: Json = {}): Json {
   };
 }
 
+/**
+ * A new record of the fixture patient of this type: the full MedicationRequest (newMedicationRequest)
+ * and Encounter (encounterBody) the suites write, else the type's minimal body (minimalResource).
+ */
+export function newRecordOf(ctx: CheckContext, release: string, resource: string): Json {
+  if (resource === 'MedicationRequest') return newMedicationRequest(ctx);
+  if (resource === 'Encounter') return encounterBody(ctx);
+  return minimalResource(ctx, release, resource);
+}
+
 /** The media type of the documents the suite sends (config `documentReference.upload.contentType`, else PDF). */
 export function documentType(ctx: CheckContext): DocumentType {
   return ctx.config.documentReference.upload?.contentType ?? 'application/pdf';

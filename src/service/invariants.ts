@@ -336,12 +336,16 @@ export interface RunWideState {
   correlationIds: ReturnType<typeof correlationIdRepeats>;
 }
 
+function runWideState(validator: FhirValidator): RunWideState {
+  return { bodies: fhirBodyValidator(validator), correlationIds: correlationIdRepeats() };
+}
+
 /** Every run-wide rule on one exchange: the invariants and the FHIR-body rule (none when the caller asked to skip it, or it got no whole answer). */
 export function exchangeFindings(
   ex: Exchange,
   facts: ExchangeFacts,
   opts: ExchangeRulesOptions,
-  state: RunWideState = { bodies: fhirBodyValidator(opts.validator), correlationIds: correlationIdRepeats() },
+  state: RunWideState = runWideState(opts.validator),
 ): Finding[] {
   if (!facts.complete || facts.skipInvariants || !ex.response) return [];
   const findings = runInvariants(ex, {
@@ -362,7 +366,7 @@ export function exchangeFindings(
 
 /** Subscribes the run-wide rules to a run's exchange events; what they find goes to `record` (the run's tally). */
 export function judgeExchanges(events: RunEvents, opts: ExchangeRulesOptions, record: (ex: Exchange, findings: readonly Finding[]) => void): () => void {
-  const state: RunWideState = { bodies: fhirBodyValidator(opts.validator), correlationIds: correlationIdRepeats() };
+  const state = runWideState(opts.validator);
   return events.on('exchange', (e) => {
     const findings = exchangeFindings(e.exchange, e.facts, opts, state);
     if (findings.length) record(e.exchange, findings);

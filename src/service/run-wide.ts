@@ -16,6 +16,8 @@
  *   body, and every searchset entry's resource.
  */
 import type { Exchange, Finding } from '../engine/types.js';
+import { RUN_TAG_SYSTEM } from './bodies.js';
+import { isObject } from './errors.js';
 
 export const CORRELATION_ID_DISTINCT_REQUIREMENT = 'headers.correlation-id';
 export const META_VERSION_ID_REQUIREMENT = 'versioning.meta-version-id';
@@ -47,17 +49,21 @@ export function correlationIdRepeats(): (ex: Exchange, authenticated: boolean) =
 /** The resources of `types` a successful FHIR answer's body holds without a non-empty `meta.versionId`, with where each is. */
 export function resourcesWithoutVersion(body: unknown, types: ReadonlySet<string>): Array<{ where: string; resourceType: string; id?: string }> {
   const out: Array<{ where: string; resourceType: string; id?: string }> = [];
-  const judge = (resource: unknown, where: string) => {
-    if (!isRecord(resource) || typeof resource.resourceType !== 'string' || !types.has(resource.resourceType)) return;
-    const version = isRecord(resource.meta) ? resource.meta.versionId : undefined;
-    if (typeof version === 'string' && version.trim() !== '') return;
-    out.push({ where, resourceType: resource.resourceType, ...(typeof resource.id === 'string' ? { id: resource.id } : {}) });
-  };
-  if (isRecord(body) && body.resourceType === 'Bundle') {
-    const entries = Array.isArray(body.entry) ? body.entry : [];
-    for (const [i, e] of entries.entries()) judge(isRecord(e) ? e.resource : undefined, `entry[${i}].resource`);
-  } else judge(body, 'the body');
+  for (const { where, r } of resourcesIn(body)) {
+    if (typeof r.resourceType !== 'string' || !types.has(r.resourceType)) continue;
+    const version = isObject(r.meta) ? r.meta.versionId : undefined;
+    if (typeof version === 'string' && version.trim() !== '') continue;
+    out.push({ where, resourceType: r.resourceType, ...(typeof r.id === 'string' ? { id: r.id } : {}) });
+  }
   return out;
+}
+
+/** The resources a body holds, with where each is: a searchset's entries' resources, else the body itself. */
+function resourcesIn(body: unknown): Array<{ where: string; r: Record<string, unknown> }> {
+  if (!isObject(body)) return [];
+  if (body.resourceType !== 'Bundle') return [{ where: 'the body', r: body }];
+  const entries = Array.isArray(body.entry) ? body.entry : [];
+  return entries.flatMap((e, i) => (isObject(e) && isObject(e.resource) ? [{ where: `entry[${i}].resource`, r: e.resource }] : []));
 }
 
 /** The rule of versions on one exchange (`json`: its whole parsed body; `path`: relative to the base URL). */
@@ -81,13 +87,10 @@ export function versionlessResources(ex: Exchange, path: string, json: unknown, 
 export const ENCOUNTER_STATUS_REQUIREMENT = 'encounter.status-values';
 export const ENCOUNTER_CLASS_REQUIREMENT = 'encounter.class-coding';
 const ENCOUNTER_STATUSES = ['planned', 'in-progress', 'finished', 'cancelled'];
-/** The tag system of the records a fhir-conformance run writes (src/service/bodies.ts RUN_TAG_SYSTEM). */
-const RUN_TAG_SYSTEM = 'https://fhir-conformance.dev/run';
-
 /** A record some fhir-conformance run wrote (its class and status are what that run sent). */
 function writtenByASuiteRun(resource: Record<string, unknown>): boolean {
-  const tags = isRecord(resource.meta) && Array.isArray(resource.meta.tag) ? resource.meta.tag : [];
-  return tags.some((t) => isRecord(t) && t.system === RUN_TAG_SYSTEM);
+  const tags = isObject(resource.meta) && Array.isArray(resource.meta.tag) ? resource.meta.tag : [];
+  return tags.some((t) => isObject(t) && t.system === RUN_TAG_SYSTEM);
 }
 
 /**
@@ -99,17 +102,13 @@ function writtenByASuiteRun(resource: Record<string, unknown>): boolean {
 export function encounterShapeFindings(ex: Exchange, path: string, json: unknown): Finding[] {
   const status = ex.response?.status ?? 0;
   if (status < 200 || status >= 300 || !path.startsWith('/fhir/R4/')) return [];
-  const resources: Array<{ where: string; r: Record<string, unknown> }> = [];
-  if (isRecord(json) && json.resourceType === 'Bundle' && Array.isArray(json.entry)) {
-    for (const [i, e] of json.entry.entries()) if (isRecord(e) && isRecord(e.resource)) resources.push({ where: `entry[${i}].resource`, r: e.resource });
-  } else if (isRecord(json)) resources.push({ where: 'the body', r: json });
   const badStatus: string[] = [];
   const badClass: string[] = [];
-  for (const { where, r } of resources) {
+  for (const { where, r } of resourcesIn(json)) {
     if (r.resourceType !== 'Encounter' || writtenByASuiteRun(r)) continue;
     const label = `${where} (Encounter/${String(r.id)})`;
     if (!ENCOUNTER_STATUSES.includes(r.status as string)) badStatus.push(`${label}: status ${JSON.stringify(r.status)}`);
-    const c = isRecord(r.class) ? r.class : {};
+    const c = isObject(r.class) ? r.class : {};
     const missing = ['system', 'code', 'display'].filter((k) => typeof c[k] !== 'string' || c[k] === '');
     if (missing.length) badClass.push(`${label}: class lacks ${missing.join(', ')}`);
   }
@@ -141,5 +140,3 @@ function pathOf(url: string): string {
     return url;
   }
 }
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

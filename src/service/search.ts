@@ -134,6 +134,12 @@ export function codingsOf(concept: unknown): Array<{ system?: unknown; code?: un
   return concepts.flatMap((c) => (isObject(c) && Array.isArray(c.coding) ? c.coding.filter(isObject) : []));
 }
 
+/** The code of the first coding of a CodeableConcept (or of a list of them), or of a Coding itself. */
+export function firstCodeOf(value: unknown): string | undefined {
+  const code = isObject(value) && !Array.isArray(value.coding) ? value.code : codingsOf(value)[0]?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
 /** A token `system|code` (or `code`) as a search value, from a coding. */
 export function tokenOf(coding: { system?: unknown; code?: unknown }): string {
   return typeof coding.system === 'string' ? `${coding.system}|${String(coding.code)}` : String(coding.code);

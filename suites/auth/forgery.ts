@@ -294,13 +294,7 @@ function embeddedKeyCheck(): CheckDefinition {
     quote: QUOTE,
     requests: 8,
     async run(ctx) {
-      const { jws } = await genuine(ctx);
-      const { privateKey, publicKey } = await generateKeyPair('ES256');
-      const jwk = await exportJWK(publicKey);
-      const kid = await calculateJwkThumbprint(jwk);
-      const claims = claimsLike(ctx, jws);
-      const base = { ...jws?.header, alg: 'ES256', kid };
-      const sign = async (header: Record<string, unknown>) => secret(await new SignJWT(claims).setProtectedHeader({ ...base, ...header }).sign(privateKey));
+      const { jwk, kid, sign } = await attackerSigner(ctx);
       const forged = [
         { label: 'embedded jwk', token: await sign({ jwk }) },
         { label: 'jku to an unreachable attacker key set', token: await sign({ jku: ATTACKER_KEYS_URL }) },
@@ -470,9 +464,20 @@ function writesCheck(): CheckDefinition {
 
 /** A token of the server's shape signed by an attacker key its own header carries (jwk). */
 async function embeddedJwkToken(ctx: CheckContext): Promise<string> {
+  const { jwk, sign } = await attackerSigner(ctx);
+  return sign({ jwk });
+}
+
+/**
+ * A new ES256 attacker key (its public JWK and thumbprint kid) and a signer of tokens of the server's
+ * shape under it: the genuine token's header with alg ES256 and that kid, plus the members given (jwk, jku, x5u).
+ */
+async function attackerSigner(ctx: CheckContext): Promise<{ jwk: JWK; kid: string; sign: (header: Record<string, unknown>) => Promise<string> }> {
   const { jws } = await genuine(ctx);
   const { privateKey, publicKey } = await generateKeyPair('ES256');
   const jwk = await exportJWK(publicKey);
-  const header = { ...jws?.header, alg: 'ES256', kid: await calculateJwkThumbprint(jwk), jwk };
-  return secret(await new SignJWT(claimsLike(ctx, jws)).setProtectedHeader(header).sign(privateKey));
+  const kid = await calculateJwkThumbprint(jwk);
+  const claims = claimsLike(ctx, jws);
+  const base = { ...jws?.header, alg: 'ES256', kid };
+  return { jwk, kid, sign: async (header) => secret(await new SignJWT(claims).setProtectedHeader({ ...base, ...header }).sign(privateKey)) };
 }

@@ -7,7 +7,7 @@
  * the pages hold, not on the link's text: a cursor may carry the parameters its own way.
  */
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
-import { referencedId } from '../../src/service/index.js';
+import { firstCodeOf, referencedId } from '../../src/service/index.js';
 import { ENDPOINTS, type Entry, fetchPage, refersToPatient, type SearchEndpoint, searchOf, walk } from './support.js';
 
 const area = 'pagination';
@@ -21,23 +21,15 @@ interface Filter {
   valueOf(resource: Record<string, unknown>): string | undefined;
 }
 
-const coded = (concept: unknown): string | undefined => {
-  const c = Array.isArray(concept) ? concept[0] : concept;
-  if (typeof c !== 'object' || c === null) return undefined;
-  const coding = Array.isArray((c as { coding?: unknown }).coding) ? (c as { coding: unknown[] }).coding[0] : c;
-  const code = typeof coding === 'object' && coding !== null ? (coding as { code?: unknown }).code : undefined;
-  return typeof code === 'string' ? code : undefined;
-};
-
 const FILTERS: Record<SearchEndpoint['resource'], Filter[]> = {
   MedicationRequest: [{ param: 'encounter', valueOf: (r) => referencedId(r.encounter, 'Encounter') }],
   Encounter: [
     { param: 'status', valueOf: (r) => (typeof r.status === 'string' ? r.status : undefined) },
-    { param: 'class', valueOf: (r) => coded(r.class) },
+    { param: 'class', valueOf: (r) => firstCodeOf(r.class) },
   ],
   DocumentReference: [
-    { param: 'type', valueOf: (r) => coded(r.type) },
-    { param: 'category', valueOf: (r) => coded(r.category) },
+    { param: 'type', valueOf: (r) => firstCodeOf(r.type) },
+    { param: 'category', valueOf: (r) => firstCodeOf(r.category) },
   ],
 };
 

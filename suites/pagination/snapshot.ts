@@ -6,19 +6,12 @@
  * third page (a target that keeps the snapshot in its first next link only serves it there).
  */
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
-import { createdIdOf, encounterBody, isSuccess, minimalResource, newMedicationRequest, noCreatedId, refusedCreate } from '../../src/service/index.js';
+import { createdIdOf, isSuccess, newRecordOf, noCreatedId, refusedCreate } from '../../src/service/index.js';
 import { ENDPOINTS, type Entry, fetchPage, type SearchEndpoint, searchOf, walk } from './support.js';
 
 const area = 'pagination';
 const REQUIREMENT = 'pagination.snapshot-excludes-new-records';
 const QUOTE = 'Within one paging session, records created after the first request do not appear, and deletions cause no gaps.';
-
-/** A valid record of the endpoint's type for the fixture patient. */
-function newRecord(ctx: CheckContext, ep: SearchEndpoint): Record<string, unknown> {
-  if (ep.resource === 'MedicationRequest') return newMedicationRequest(ctx);
-  if (ep.resource === 'Encounter') return encounterBody(ctx);
-  return minimalResource(ctx, ep.release, ep.resource);
-}
 
 function snapshotCheck(ep: SearchEndpoint): CheckDefinition {
   return defineCheck({
@@ -51,7 +44,7 @@ function snapshotCheck(ep: SearchEndpoint): CheckDefinition {
           method: create.method,
           url: create.path,
           headers: { 'content-type': 'application/fhir+json' },
-          body: newRecord(ctx, ep),
+          body: newRecordOf(ctx, ep.release, ep.resource),
         });
         const what = `a valid ${ep.release} ${ep.resource} create (the record made after the ${after} page)`;
         if (!isSuccess(res)) refusedCreate(ctx, res, ep.resource, what);

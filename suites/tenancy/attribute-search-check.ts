@@ -7,18 +7,13 @@
  * The values searched for are the other organization's own record's, so a leak would match it.
  */
 import { type CheckDefinition, defineCheck } from '../../src/engine/index.js';
-import { bundleLink, bundleResources, catalogCodeOf, idOf, isObject, type Json, referencedId, searchUrl } from '../../src/service/index.js';
-import { DIRECTIONS, ownerRead, ownersRecord, scope, skipUnverified, type Target } from './support.js';
+import { bundleLink, bundleResources, catalogCodeOf, firstCodeOf, idOf, isObject, type Json, referencedId, searchUrl } from '../../src/service/index.js';
+import { DIRECTIONS, ownerRead, ownersAmong, scope, skipUnverified, type Target } from './support.js';
 
 const area = 'tenancy';
 /** Pages followed per search: a leaked record may sit on any page. */
 const MAX_PAGES = 5;
 
-const codeOf = (concept: unknown): string | undefined => {
-  const coding = isObject(concept) && Array.isArray(concept.coding) ? concept.coding[0] : isObject(concept) ? concept : undefined;
-  return isObject(coding) && typeof coding.code === 'string' ? coding.code : undefined;
-};
-const firstOf = (v: unknown): unknown => (Array.isArray(v) ? v[0] : v);
 /** The day (YYYY-MM-DD) a FHIR dateTime or instant names, and the days either side (a target may compare another time zone's day). */
 function dayWindow(value: unknown): Array<[string, string]> | undefined {
   if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}/.test(value)) return undefined;
@@ -39,13 +34,13 @@ function attributeQueries(t: Target, record: Json): Array<{ label: string; param
   };
   if (t.resource === 'Encounter') {
     if (typeof record.status === 'string') add('status', [['status', record.status]]);
-    const cls = codeOf(firstOf(record.class));
+    const cls = firstCodeOf(record.class);
     if (cls) add('class', [['class', cls]]);
     add('date', dayWindow(isObject(record.period) ? record.period.start : undefined));
   } else if (t.resource === 'DocumentReference') {
-    const type = codeOf(record.type);
+    const type = firstCodeOf(record.type);
     if (type) add('type', [['type', type]]);
-    const category = codeOf(firstOf(record.category));
+    const category = firstCodeOf(record.category);
     if (category) add('category', [['category', category]]);
     add('date', dayWindow(record.date));
   }
@@ -117,11 +112,8 @@ export const attributeSearchCheck: CheckDefinition = defineCheck({
             exchange: res.exchange.id,
           });
           if (!bundle) break;
-          for (const r of bundleResources(bundle)) {
-            // The owner's records: its fixture, or one naming its patient that the owner reads (not the prober's own naming that id).
-            if (idOf(r) === ownerId || (referencedId(r.subject, 'Patient') === ownerPatient && (await ownersRecord(ctx, d, t, r))))
-              leaked.push(idOf(r) || '(no id)');
-          }
+          const named = bundleResources(bundle).filter((r) => idOf(r) === ownerId || referencedId(r.subject, 'Patient') === ownerPatient);
+          for (const r of await ownersAmong(ctx, d, t, named)) leaked.push(idOf(r) || '(no id)');
           if (leaked.length) {
             ctx.attach(res.exchange);
             break;

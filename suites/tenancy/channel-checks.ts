@@ -5,7 +5,7 @@
  */
 import { type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import { bundleLink, bundleResources, catalogCodeOf, expectError, idOf, isObject, onSurface, referencedId, searchUrl } from '../../src/service/index.js';
-import { DIRECTIONS, FIXTURES, ownerRead, ownersRecord, scope, skipUnverified } from './support.js';
+import { DIRECTIONS, FIXTURES, ownerRead, ownersAmong, scope, skipUnverified } from './support.js';
 
 const area = 'tenancy';
 const QUOTE = "An id that does not exist in the caller's organization gives 404.";
@@ -110,9 +110,7 @@ export const channelChecks: CheckDefinition[] = [
           const found = res.status === 200 && isObject(res.json) && res.json.resourceType === 'Bundle' ? bundleResources(res.json) : [];
           const ownerIds = new Set(isObject(first.json) ? bundleResources(first.json).map(idOf) : []);
           const named = found.filter((r) => ownerIds.has(idOf(r)) || referencedId(r.subject, 'Patient') === patientId || idOf(r) === ctx.fixture(t.fixture));
-          // The owner's records among them (not the prober's own that name the owner's patient).
-          const leaked: typeof named = [];
-          for (const r of named) if (ownerIds.has(idOf(r)) || (await ownersRecord(ctx, d, t, r))) leaked.push(r);
+          const leaked = await ownersAmong(ctx, d, t, named, ownerIds);
           const what =
             res.status === 200 ? `served ${leaked.length} record(s) of ${d.owner}'s organization` : `answered ${res.status} (neither a page nor a refusal)`;
           ctx.check(res.status === 200 && leaked.length === 0, `${surface}: ${d.owner}'s next link followed with ${d.prober}'s token ${what}`, {

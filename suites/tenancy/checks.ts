@@ -9,7 +9,7 @@ import { bundleResources, catalogCodeOf, expectError, idOf, isObject, referenced
 import { channelChecks } from './channel-checks.js';
 import { referenceCheck } from './reference-check.js';
 import { attributeSearchCheck } from './attribute-search-check.js';
-import { DIRECTIONS, FIXTURES, ownerRead, ownersRecord, scope, skipUnverified } from './support.js';
+import { DIRECTIONS, FIXTURES, ownerRead, ownersAmong, scope, skipUnverified } from './support.js';
 
 const area = 'tenancy';
 
@@ -128,9 +128,7 @@ export const checks: CheckDefinition[] = coveringTokens([
             const named = found.filter(
               (r) => foreignIds.has(idOf(r)) || referencedId(r.subject, 'Patient') === patientId || referencedId(r.encounter, 'Encounter') === encounterId,
             );
-            // The owner's records among them (not the prober's own that name the owner's ids).
-            const leaked: typeof named = [];
-            for (const r of named) if (foreignIds.has(idOf(r)) || (await ownersRecord(ctx, d, t, r))) leaked.push(r);
+            const leaked = await ownersAmong(ctx, d, t, named, foreignIds);
             const what =
               res.status === 200 ? `returns ${leaked.length} record(s) of another organization` : `answers ${res.status} (neither a searchset nor a refusal)`;
             ctx.check(res.status === 200 && leaked.length === 0, `${d.prober}: ${t.resource} search ${param[0]}=${param[1]} ${what}`, {

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
-import { catalogCodeOf, createdIdOf, encounterBody, type Json, minimalResource, newMedicationRequest } from '../../src/service/index.js';
+import { catalogCodeOf, createdIdOf, type Json, newRecordOf } from '../../src/service/index.js';
 
 const area = 'tenancy';
 const REQUIREMENT = 'tenancy.foreign-id-404';
@@ -36,19 +36,16 @@ const PROBES: Probe[] = [
 /** The valid body of the probe's type with its field naming `Type/id` (the caller's own records elsewhere). */
 function bodyNaming(ctx: CheckContext, p: Probe, id: string): Json {
   const reference = { reference: `${p.type}/${id}` };
-  const base =
-    p.resource === 'MedicationRequest'
-      ? newMedicationRequest(ctx)
-      : p.resource === 'Encounter'
-        ? encounterBody(ctx)
-        : minimalResource(ctx, p.release, p.resource);
-  return { ...base, [p.field]: p.field === 'participant' ? [{ individual: reference }] : reference };
+  return { ...newRecordOf(ctx, p.release, p.resource), [p.field]: p.field === 'participant' ? [{ individual: reference }] : reference };
 }
 
 /** The fixture of the caller's own record the probe's field names in its control write. */
 const OWN: Record<Probe['type'], string> = { Patient: 'patient', Encounter: 'encounter', Practitioner: 'practitioner' };
 
-const answered = (res: HttpResponse) => `${res.status}${catalogCodeOf(res) ? ` ${catalogCodeOf(res)}` : ''}`;
+const answered = (res: HttpResponse) => {
+  const code = catalogCodeOf(res);
+  return code ? `${res.status} ${code}` : `${res.status}`;
+};
 const accepted = (res: HttpResponse) => res.status >= 200 && res.status < 300;
 
 export const referenceCheck: CheckDefinition = defineCheck({

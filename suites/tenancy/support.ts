@@ -68,15 +68,25 @@ export function skipUnverified(ctx: CheckContext, unverified: string[]): void {
 }
 
 /**
- * Whether a record a search served the prober is the owner's: its fixture, or one the owner reads. A
- * record of the prober's own may name the owner's patient or encounter (a target that does not
- * resolve a write's references accepts one: tenancy.foreign-reference-in-write), and is no leak.
+ * The owner's records among those a search served the prober that name the owner's ids: those whose id
+ * is the fixture's or in `known` (the owner's own answers), else those the owner reads. A record of the
+ * prober's own may name the owner's patient or encounter (a target that does not resolve a write's
+ * references accepts one: tenancy.foreign-reference-in-write), and is no leak.
  */
-export async function ownersRecord(ctx: CheckContext, d: Direction, t: Target, record: Json): Promise<boolean> {
-  const id = typeof record.id === 'string' ? record.id : '';
-  if (id === ctx.fixture(t.fixture)) return true;
-  if (id === '') return false;
+export async function ownersAmong(
+  ctx: CheckContext,
+  d: Direction,
+  t: Target,
+  records: readonly Json[],
+  known: ReadonlySet<string> = new Set(),
+): Promise<Json[]> {
   const op = ctx.operation(t.resource, 'read', t.release);
-  const res = await ctx.fhir({ scopes: scope(t, 'rs'), role: d.owner, url: ctx.path(op.path, { id }), share: true });
-  return res.status === 200;
+  const owners: Json[] = [];
+  for (const record of records) {
+    const id = typeof record.id === 'string' ? record.id : '';
+    if (id === ctx.fixture(t.fixture) || known.has(id)) owners.push(record);
+    else if (id !== '' && (await ctx.fhir({ scopes: scope(t, 'rs'), role: d.owner, url: ctx.path(op.path, { id }), share: true })).status === 200)
+      owners.push(record);
+  }
+  return owners;
 }

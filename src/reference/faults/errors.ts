@@ -7,7 +7,7 @@ import { issue0, issueCode, type Issue } from './edit.js';
 import type { FaultDef, FaultResponse } from './types.js';
 
 /** Rewrites issue[0] of error responses for which `when` holds. */
-function rewriteIssue(when: (res: FaultResponse, issue: Issue) => boolean, change: (issue: Issue) => Issue): FaultDef['transformResponse'] {
+export function rewriteIssue(when: (res: FaultResponse, issue: Issue) => boolean, change: (issue: Issue) => Issue): FaultDef['transformResponse'] {
   return (res) => {
     const issue = issue0(res);
     if (res.status < 400 || !issue || !when(res, issue)) return res;

@@ -1,8 +1,10 @@
 /** Faults the run-wide invariants catch (suites/invariants): a response that breaks a rule every exchange must keep. */
-import { issue0, type Issue, onPath, opIs, type Json } from './edit.js';
+import { onPath, opIs, type Json } from './edit.js';
+import { rewriteIssue } from './errors.js';
 import { withCorrelationId } from './headers.js';
 import { doubledLimit, withoutRateLimitHeaders } from './rate-limit.js';
-import type { FaultDef, FaultRequest, FaultResponse } from './types.js';
+import type { FaultDef } from './types.js';
+import { isUpdate } from './versioning.js';
 
 /** The resource without meta.versionId (a copy; other meta members kept). */
 function withoutVersionId(resource: unknown): unknown {
@@ -13,23 +15,11 @@ function withoutVersionId(resource: unknown): unknown {
   return { ...rest, meta: kept };
 }
 
-const isUpdate = (res: FaultResponse, req: FaultRequest) => res.status < 300 && req.op?.interaction === 'update';
-
-/** The error answer with issue[0] changed (answers of `status` only). */
-function issue0Changed(status: number, change: (issue: Issue) => Issue): FaultDef['transformResponse'] {
-  return (res) => {
-    const issue = issue0(res);
-    if (res.status !== status || !issue) return res;
-    const body = res.body as { issue: Issue[] };
-    return { ...res, body: { ...body, issue: [change({ ...issue }), ...body.issue.slice(1)] } };
-  };
-}
-
-/** The Encounter search's entries changed by `change` (reads and other searches untouched). */
-function encounterEntries(change: (encounter: Json) => Json): FaultDef['transformResponse'] {
+/** One search operation's entries changed by `change` (reads and the other searches untouched). */
+function searchEntries(operationId: string, change: (resource: Json) => unknown): FaultDef['transformResponse'] {
   return (res, req) => {
     const body = res.body as { resourceType?: unknown; entry?: Array<{ resource?: Json }> } | undefined;
-    if (req.op?.operationId !== 'Encounter.search' || res.status !== 200 || body?.resourceType !== 'Bundle' || !Array.isArray(body.entry)) return res;
+    if (req.op?.operationId !== operationId || res.status !== 200 || body?.resourceType !== 'Bundle' || !Array.isArray(body.entry)) return res;
     return { ...res, body: { ...body, entry: body.entry.map((e) => (e.resource ? { ...e, resource: change(e.resource) } : e)) } };
   };
 }
@@ -42,7 +32,7 @@ export const faults: FaultDef[] = [
     symptom: "The Encounter search's entries carry class without display (system and code kept); reads keep the whole Coding.",
     checks: ['invariants.encounter-shape'],
     alongside: ['pagination.next-links.encounter'],
-    transformResponse: encounterEntries((e) => {
+    transformResponse: searchEntries('Encounter.search', (e) => {
       const { display: _display, ...cls } = (e.class ?? {}) as Json;
       return { ...e, class: cls };
     }),
@@ -54,7 +44,7 @@ export const faults: FaultDef[] = [
     symptom: 'The Encounter search serves status cancelled as "canceled" (the US spelling); reads, and the other statuses, keep the spec\'s.',
     checks: ['invariants.encounter-shape'],
     alongside: ['pagination.next-links.encounter'],
-    transformResponse: encounterEntries((e) => (e.status === 'cancelled' ? { ...e, status: 'canceled' } : e)),
+    transformResponse: searchEntries('Encounter.search', (e) => (e.status === 'cancelled' ? { ...e, status: 'canceled' } : e)),
   },
   {
     name: 'error-issue-code-unprocessable-on-422',
@@ -63,7 +53,10 @@ export const faults: FaultDef[] = [
     symptom: '422 answers carry issue code "unprocessable" (the HTTP reason, not a FHIR issue type); other errors keep theirs.',
     checks: ['invariants.error-issue-type'],
     alongside: ['tenancy.foreign-reference-in-write'],
-    transformResponse: issue0Changed(422, (issue) => ({ ...issue, code: 'unprocessable' })),
+    transformResponse: rewriteIssue(
+      (res) => res.status === 422,
+      (issue) => ({ ...issue, code: 'unprocessable' }),
+    ),
   },
   {
     name: 'error-severity-not-fhir-on-409',
@@ -72,7 +65,10 @@ export const faults: FaultDef[] = [
     symptom: '409 answers carry issue severity "critical", not a FHIR issue severity; other errors keep "error".',
     checks: ['invariants.error-operation-outcome'],
     alongside: ['versioning.stale-if-match-every-type'],
-    transformResponse: issue0Changed(409, (issue) => ({ ...issue, severity: 'critical' })),
+    transformResponse: rewriteIssue(
+      (res) => res.status === 409,
+      (issue) => ({ ...issue, severity: 'critical' }),
+    ),
   },
   {
     name: 'correlation-id-reused-on-writes',
@@ -122,14 +118,7 @@ export const faults: FaultDef[] = [
     checks: ['invariants.meta-version-id'],
     alongside: ['document-reference.search-date'],
     symptom: "The R5 DocumentReference search's entries carry no meta.versionId; reads, and R4 searches, keep it.",
-    transformResponse: (res, req) => {
-      const body = res.body as { resourceType?: unknown; entry?: unknown } | undefined;
-      if (req.op?.operationId !== 'DocumentReference.search' || res.status !== 200 || body?.resourceType !== 'Bundle' || !Array.isArray(body.entry)) return res;
-      return {
-        ...res,
-        body: { ...body, entry: body.entry.map((e: { resource?: unknown }) => ({ ...e, resource: withoutVersionId(e.resource) })) },
-      };
-    },
+    transformResponse: searchEntries('DocumentReference.search', withoutVersionId),
   },
   {
     name: 'rate-limit-limit-header-wrong-r5',

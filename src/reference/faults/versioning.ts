@@ -13,7 +13,7 @@ function withoutHeader(res: FaultResponse, name: string): FaultResponse {
 }
 
 const isRead = (res: FaultResponse, req: FaultRequest) => res.status === 200 && req.op?.interaction === 'read';
-const isUpdate = (res: FaultResponse, req: FaultRequest) => res.status < 300 && req.op?.interaction === 'update';
+export const isUpdate = (res: FaultResponse, req: FaultRequest) => res.status < 300 && req.op?.interaction === 'update';
 
 export const faults: FaultDef[] = [
   {
