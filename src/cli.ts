@@ -96,6 +96,12 @@ function buildProgram(io: Out, setExit: (code: number) => void): Command {
     .option('--fault <name>', 'embedded reference only: plant this fault (repeatable; see `faults`)', collect)
     .option('--mode <key=value>', 'embedded reference only: an alternative-conformant choice (repeatable)', collect)
     .option('--limit <key=value>', 'embedded reference only: a reference limit (repeatable)', collect)
+    .addOption(
+      new Option(
+        '--transport <transport>',
+        'embedded reference only: reach it over its HTTP socket, or call its request handler in this process (default: in-process for a quick run without --fault, else http)',
+      ).choices(['http', 'in-process']),
+    )
     .addHelpText(
       'after',
       `${examples([
@@ -233,6 +239,7 @@ interface RunFlags {
   fault?: string[];
   mode?: string[];
   limit?: string[];
+  transport?: 'http' | 'in-process';
 }
 
 async function cmdRun(opts: RunFlags, io: Out): Promise<number> {
@@ -242,6 +249,13 @@ async function cmdRun(opts: RunFlags, io: Out): Promise<number> {
     throw new ConformanceError('ERR_USAGE', '--fault, --mode and --limit apply to the embedded reference', {
       fix: 'drop --config to use them, or drop them to run against your target',
     });
+  if (opts.config && opts.transport === 'in-process')
+    throw new ConformanceError('ERR_USAGE', '--transport in-process applies to the embedded reference: a target of --config is reached over the network', {
+      fix: 'drop --transport, or drop --config to run against the embedded reference',
+    });
+  // The quick run's embedded reference is reached in-process (README "Speed"); a planted fault goes over
+  // HTTP, as the fault catalog's proofs do.
+  const transport = opts.transport ?? (opts.profile === 'quick' && !opts.fault?.length ? 'in-process' : 'http');
   const keep = keepOf(opts.keep);
   const { runConformance } = await import('./run/index.js');
   const { exitCode, reportDir } = await runConformance(
@@ -259,6 +273,7 @@ async function cmdRun(opts: RunFlags, io: Out): Promise<number> {
       liveProgress: io === std && process.stderr.isTTY === true && (process.stderr.columns ?? 0) > 0 && !process.env.CI,
       verdict: true,
       reference: { faults: opts.fault, modes, limits },
+      ...(opts.config ? {} : { transport }),
       handleSignals: true,
     },
     (line) => io.err(`${line}\n`),

@@ -9,6 +9,7 @@ import { FIXTURE_KEYS } from './fixture-keys.js';
 import { loadClientKey, type AlgSource, type SigningAlg } from './keys.js';
 import { loadTls, type TlsSources } from './tls.js';
 import { proxyFromEnv, redactProxyUrl, type NetworkSettings, type ProxySettings, type TlsSettings } from '../http/dispatcher.js';
+import type { InProcessTarget } from '../http/in-process.js';
 import { effectiveLimits, limitDeviations, SPEC_DEFAULT_KEY_RATE_PER_MINUTE, type Limits } from './limits.js';
 import { configError, validateConfig, type ClientRole, type DocumentReferenceDeclarations, type KeyKind, type KeySource, type RawConfig } from './validate.js';
 
@@ -70,12 +71,18 @@ export interface ResolvedConfig {
   tlsSources?: TlsSources;
   /** The proxy variables of the environment the config was loaded in (none for the embedded reference). */
   proxy?: ProxySettings;
+  /** The embedded reference answered in this process instead of over its socket (`--transport in-process`); never in reports. */
+  inProcess?: InProcessTarget;
 }
 
 /** What every HttpClient of a run is given: the TLS settings and the proxy. */
-export function networkOf(config: Pick<ResolvedConfig, 'tls' | 'proxy'>): NetworkSettings | undefined {
-  if (!config.tls && !config.proxy) return undefined;
-  return { ...(config.tls ? { tls: config.tls } : {}), ...(config.proxy ? { proxy: config.proxy } : {}) };
+export function networkOf(config: Pick<ResolvedConfig, 'tls' | 'proxy' | 'inProcess'>): NetworkSettings | undefined {
+  if (!config.tls && !config.proxy && !config.inProcess) return undefined;
+  return {
+    ...(config.tls ? { tls: config.tls } : {}),
+    ...(config.proxy ? { proxy: config.proxy } : {}),
+    ...(config.inProcess ? { inProcess: config.inProcess } : {}),
+  };
 }
 
 export interface ConfigOverrides {
@@ -366,6 +373,7 @@ export function redactedConfig(c: ResolvedConfig): unknown {
     ...(c.documentReference.upload || c.documentReference.maxBytes !== undefined ? { documentReference: c.documentReference } : {}),
     ...(c.tlsSources ? { tls: redactedTls(c.tlsSources) } : {}),
     ...(c.proxy ? { proxy: redactedProxy(c.proxy) } : {}),
+    ...(c.inProcess ? { transport: 'in-process' } : {}),
   };
 }
 

@@ -11,6 +11,7 @@ import { setTimeout as sleepTimer } from 'node:timers/promises';
 import { targetTimeout, timeoutCapMs } from './target-timeout.js';
 import type { Dispatcher } from 'undici';
 import { createDispatcher, proxyFor } from './dispatcher.js';
+import { sendInProcess } from './in-process.js';
 import { ConformanceError } from '../errors.js';
 import { redactHeaders, redactString, registerSecret } from '../redact.js';
 import { ACCEPT_ENCODING, BodyReadError, decodedStream, readCapped, type CappedBody } from './body.js';
@@ -362,21 +363,40 @@ export class HttpClient {
     let answeredAt = started;
     try {
       // Dispatcher.request, as undici's `request(url, {dispatcher})` calls it (src/http/undici.ts).
-      const res = await this.agent.request({
-        origin: req.url.origin,
-        path: `${req.url.pathname}${req.url.search}`,
-        method: req.method as 'GET',
-        // A body in parts goes out with its length, as a whole one does.
-        headers: isParts(req.body) ? { ...req.headers, 'content-length': String(req.body.bytes) } : req.headers,
-        body: isParts(req.body) ? Readable.from(req.body.chunks) : req.body,
-        signal: controller.signal,
-        headersTimeout: capMs,
-        bodyTimeout: capMs,
-      });
-      answeredAt = this.now();
-      status = res.statusCode;
-      headers = flattenHeaders(res.headers);
-      body = await readCapped(decodedStream(res.body, headers['content-encoding']), cap);
+      const inProcess = this.opts.network?.inProcess;
+      if (inProcess !== undefined && req.url.origin === inProcess.origin) {
+        // The embedded reference's handler, called in this process (src/http/in-process.ts).
+        const answer = await sendInProcess(
+          inProcess,
+          {
+            method: req.method,
+            path: `${req.url.pathname}${req.url.search}`,
+            headers: req.headers,
+            ...(req.body !== undefined ? { body: isParts(req.body) ? Buffer.concat(req.body.chunks) : req.body } : {}),
+          },
+          controller.signal,
+        );
+        answeredAt = this.now();
+        status = answer.status;
+        headers = flattenHeaders(answer.headers);
+        body = await readCapped(decodedStream(Readable.from([answer.payload]), headers['content-encoding']), cap);
+      } else {
+        const res = await this.agent.request({
+          origin: req.url.origin,
+          path: `${req.url.pathname}${req.url.search}`,
+          method: req.method as 'GET',
+          // A body in parts goes out with its length, as a whole one does.
+          headers: isParts(req.body) ? { ...req.headers, 'content-length': String(req.body.bytes) } : req.headers,
+          body: isParts(req.body) ? Readable.from(req.body.chunks) : req.body,
+          signal: controller.signal,
+          headersTimeout: capMs,
+          bodyTimeout: capMs,
+        });
+        answeredAt = this.now();
+        status = res.statusCode;
+        headers = flattenHeaders(res.headers);
+        body = await readCapped(decodedStream(res.body, headers['content-encoding']), cap);
+      }
     } catch (e) {
       const partial = e instanceof BodyReadError ? e.partial : undefined;
       const error = toConformanceError(e instanceof BodyReadError ? e.reason : e, {

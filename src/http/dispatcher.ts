@@ -11,6 +11,7 @@ import { rootCertificates } from 'node:tls';
 import type { Dispatcher, EnvHttpProxyAgent as EnvHttpProxyAgentClass } from 'undici';
 import { Agent, EnvHttpProxyAgent } from './undici.js';
 import { registerSecret } from '../redact.js';
+import type { InProcessTarget } from './in-process.js';
 
 /** TLS settings for the target's connections (the config's `tls` block, read). */
 export interface TlsSettings {
@@ -36,6 +37,8 @@ export interface ProxySettings {
 export interface NetworkSettings {
   tls?: TlsSettings;
   proxy?: ProxySettings;
+  /** The target's origin answered in this process (the embedded reference, `--transport in-process`): no socket, no TLS, no proxy. */
+  inProcess?: InProcessTarget;
 }
 
 /** The proxy variables of `env`; undefined when neither HTTP_PROXY nor HTTPS_PROXY is set. */

@@ -81,6 +81,8 @@ export interface ReferenceServer {
   url: string;
   port: number;
   close(): Promise<void>;
+  /** The server's request handler, for a client in this process that injects requests instead of connecting (src/http/in-process.ts). */
+  handle: (req: IncomingMessage, res: ServerResponse) => void;
   options: { limits: ReferenceLimits; modes: ReferenceModes; faults: string[] };
   fixtureIds: Record<string, string>;
   /** A target config for the suite (absolute key paths). */
@@ -694,6 +696,7 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
     options: { limits, modes, faults: faultNames },
     fixtureIds,
     resources,
+    handle: handler,
     audit: () => core!.auditRecords(),
     rateCounts: () => structuredClone(core!.counts),
     targetConfig: () => ({

@@ -28,6 +28,8 @@ export interface InProcessOptions {
   subscribers?: readonly Subscriber[];
   /** Cancels the run (a partial result). */
   signal?: AbortSignal;
+  /** How the reference is reached (default http; `in-process`: its handler called directly, src/http/in-process.ts). */
+  transport?: 'http' | 'in-process';
 }
 
 /** Executes the selected checks in schedule order; returns their results by id, in run order. */
@@ -45,6 +47,7 @@ export async function runInProcess(checks: ChecksExport | 'all', opts: InProcess
     writeReports: false,
     ...(opts.subscribers ? { subscribers: opts.subscribers } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.transport ? { transport: opts.transport } : {}),
   });
   if (run.setupError && run.results.length === 0) throw new Error(run.setupError);
   return new Map(run.results.map((r) => [r.id, r]));

@@ -70,6 +70,12 @@ export interface RunOptions {
   verdict?: boolean;
   /** Write the report files (default true). */
   writeReports?: boolean;
+  /**
+   * How the run reaches the embedded reference (no config file): over its HTTP socket (default), or
+   * `in-process`, calling its request handler directly (src/http/in-process.ts; the CLI's default for
+   * a quick run without --fault). Ignored for a target of a config file.
+   */
+  transport?: 'http' | 'in-process';
   /** The run's deadline from its start, ms (default: the config's `timeouts.runMs`). */
   deadlineMs?: number;
   /** Ctrl-C / SIGTERM end the run with a partial report (the CLI). */
@@ -494,7 +500,10 @@ async function resolveTarget(options: RunOptions): Promise<Target> {
       PROJECT_ROOT,
       { profile },
     );
-    return { config, server, jwks, embedded: true };
+    // The reference answered in this process (`--transport in-process`): its handler, no socket.
+    const inProcess =
+      options.transport === 'in-process' && !server.url.startsWith('https:') ? { origin: new URL(server.url).origin, handle: server.handle } : undefined;
+    return { config: inProcess ? { ...config, inProcess } : config, server, jwks, embedded: true };
   } catch (e) {
     await server.close();
     await jwks.close();

@@ -54,6 +54,8 @@ describe('fhir-conformance CLI', () => {
       expect(clean.stderr).toMatch(/^▸ discovery {2}\(\d+\/\d+ checks done · pass \d+ · fail 0 · error 0 · skip \d+/m);
       expect(lastLine(clean.stderr)).toMatch(/^✅ Conformant for this run: \d+ passed, \d+ skipped, \d+ observations of \d+ checks \(exit 0\)$/);
       expect(await readFile(join(cleanDir, 'latest', 'summary.md'), 'utf8')).toMatch(/^## ✅ FHIR conformance: .* · exit 0\n/);
+      // A quick run reaches its reference in-process (README "Speed"), and its report says so.
+      expect((report.run.config as { transport?: string }).transport).toBe('in-process');
     });
 
     test('the quick run report.json and report.html each stay under 3 KB per request of the run (evidence stored once, passing bodies cut)', async () => {
@@ -78,6 +80,8 @@ describe('fhir-conformance CLI', () => {
         `reports: ${join(faultyDir, report.run.runId)}\n❌ Not conformant: ${failed} of ${report.checks.length} checks failed (exit 1)\n`,
       );
       expect(await readFile(join(faultyDir, 'latest', 'summary.md'), 'utf8')).toMatch(/^## ❌ FHIR conformance: .* · exit 1\n/);
+      // A planted fault goes over HTTP, as the fault catalog's proofs do.
+      expect((report.run.config as { transport?: string }).transport).toBeUndefined();
     });
 
     test('2: a bad config, naming the field and the fix', async () => {
@@ -143,6 +147,12 @@ describe('fhir-conformance CLI', () => {
         args: ['run', '--config', 'fixtures/example-target.json', '--fault', FAULT],
         stderr:
           'error: --fault, --mode and --limit apply to the embedded reference\n  fix: drop --config to use them, or drop them to run against your target\n',
+      },
+      {
+        name: '--transport in-process with --config',
+        args: ['run', '--config', 'fixtures/example-target.json', '--transport', 'in-process'],
+        stderr:
+          'error: --transport in-process applies to the embedded reference: a target of --config is reached over the network\n  fix: drop --transport, or drop --config to run against the embedded reference\n',
       },
       {
         name: 'report: a report file that does not exist',

@@ -1,0 +1,134 @@
+/**
+ * The in-process transport (src/http/in-process.ts): a handler answers as it would over a socket
+ * (HEAD, 204 and 304 without a body, the Host the client names), an abort and a handler that gives
+ * no answer end as the network's failures do, and a request to another origin still goes over the network.
+ */
+import { gzipSync } from 'node:zlib';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConformanceError } from '../../src/errors.js';
+import { HttpClient } from '../../src/http/client.js';
+import { InProcessAbort, sendInProcess, type InProcessTarget } from '../../src/http/in-process.js';
+import { SERVICE_HTTP } from '../../src/service/http.js';
+import { startServer, type TestServer } from './servers.js';
+
+const ORIGIN = 'http://127.0.0.1:1';
+
+function target(handle: (req: IncomingMessage, res: ServerResponse) => void): InProcessTarget {
+  return { origin: ORIGIN, handle };
+}
+
+const echo = target((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const status = Number(/status=(\d+)/.exec(req.url ?? '')?.[1] ?? 200);
+    const body = JSON.stringify({
+      method: req.method,
+      url: req.url,
+      host: req.headers.host,
+      ip: req.socket.remoteAddress,
+      body: Buffer.concat(chunks).toString(),
+    });
+    res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) });
+    res.end(body);
+  });
+});
+
+const never = new AbortController().signal;
+
+describe('sendInProcess', () => {
+  it('gives the handler the method, path, body, the origin as Host and 127.0.0.1 as the peer', async () => {
+    const a = await sendInProcess(echo, { method: 'POST', path: '/fhir/R4/Encounter?x=1', headers: { 'content-type': 'text/plain' }, body: 'hi' }, never);
+    expect(a.status).toBe(200);
+    expect(JSON.parse(a.payload.toString())).toEqual({ method: 'POST', url: '/fhir/R4/Encounter?x=1', host: '127.0.0.1:1', ip: '127.0.0.1', body: 'hi' });
+    expect(a.headers['content-type']).toBe('application/json');
+  });
+
+  it('carries no body for HEAD, 204 and 304, as a connection would', async () => {
+    for (const [method, path] of [
+      ['HEAD', '/x'],
+      ['GET', '/x?status=204'],
+      ['GET', '/x?status=304'],
+    ] as const) {
+      const a = await sendInProcess(echo, { method, path, headers: {} }, never);
+      expect(a.payload.length, `${method} ${path}`).toBe(0);
+    }
+    expect((await sendInProcess(echo, { method: 'GET', path: '/x?status=404', headers: {} }, never)).payload.length).toBeGreaterThan(0);
+  });
+
+  it('rejects on an abort before the answer', async () => {
+    const c = new AbortController();
+    const pending = sendInProcess(
+      target(() => undefined),
+      { method: 'GET', path: '/', headers: {} },
+      c.signal,
+    );
+    c.abort();
+    await expect(pending).rejects.toBeInstanceOf(InProcessAbort);
+    await expect(sendInProcess(echo, { method: 'GET', path: '/', headers: {} }, c.signal)).rejects.toBeInstanceOf(InProcessAbort);
+  });
+});
+
+describe('an HttpClient with an in-process target', () => {
+  let server: TestServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  const client = (inProcess: InProcessTarget, baseUrl = ORIGIN, timeoutMs?: number) =>
+    new HttpClient({ baseUrl, protocol: SERVICE_HTTP, network: { inProcess }, ...(timeoutMs ? { timeoutMs } : {}) });
+
+  it('sends its origin to the handler and records the exchange as over HTTP', async () => {
+    const c = client(echo);
+    const res = await c.request({ method: 'POST', url: '/p', body: { a: 1 }, retry: 'none' });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ method: 'POST', url: '/p', host: '127.0.0.1:1' });
+    expect(JSON.parse((res.json as { body: string }).body)).toEqual({ a: 1 });
+    expect(res.exchange.response?.status).toBe(200);
+    await c.close();
+  });
+
+  it('decodes a gzipped answer', async () => {
+    const c = client(
+      target((_req, res) => {
+        const body = gzipSync(JSON.stringify({ zipped: true }));
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'Content-Length': String(body.length) });
+        res.end(body);
+      }),
+    );
+    expect((await c.request({ url: '/z', retry: 'none' })).json).toEqual({ zipped: true });
+    await c.close();
+  });
+
+  it('a handler that never answers times out as a silent server does (ERR_TIMEOUT)', async () => {
+    const c = client(
+      target(() => undefined),
+      ORIGIN,
+      200,
+    );
+    const e = await c.request({ url: '/hang', retry: 'none' }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ConformanceError);
+    expect((e as ConformanceError).code).toBe('ERR_TIMEOUT');
+    await c.close();
+  });
+
+  it('a handler that drops the connection gives ERR_PROTOCOL', async () => {
+    const c = client(target((req) => req.socket.destroy(new Error('dropped'))));
+    const e = await c.request({ url: '/drop', retry: 'none' }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ConformanceError);
+    expect((e as ConformanceError).code).toBe('ERR_PROTOCOL');
+    await c.close();
+  });
+
+  it('a request to another origin goes over the network', async () => {
+    server = await startServer((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end('{"network":true}');
+    });
+    const c = client(echo, server.url);
+    expect((await c.request({ url: '/n', retry: 'none' })).json).toEqual({ network: true });
+    await c.close();
+  });
+});
