@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Script } from 'node:vm';
-import { Ajv, type Options, type ValidateFunction } from 'ajv';
+import type { Ajv, Options, ValidateFunction } from 'ajv';
 import { PROJECT_ROOT } from './paths.js';
 
 /**
@@ -160,7 +160,9 @@ export function keptSchemaValidator<T>(
     .digest('hex')
     .slice(0, 16);
   return cachedValidator<ValidateFunction<T>>(`${name}-${key}`, require, () => {
-    const ajv = new Ajv({ ...options, code: { ...options.code, source: true } });
+    // ajv is required here, on a miss, not at every start (about 55 ms).
+    const { Ajv: AjvClass } = require('ajv') as typeof import('ajv');
+    const ajv = new AjvClass({ ...options, code: { ...options.code, source: true } });
     for (const plugin of plugins) plugin(ajv);
     const validate = ajv.compile<T>(schema);
     const standalone = require('ajv/dist/standalone/index.js') as (a: Ajv, v: ValidateFunction<T>) => string;

@@ -2,9 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { _, Ajv } from 'ajv';
-import type { ErrorObject, KeywordCxt, ValidateFunction } from 'ajv';
-import { strConcat } from 'ajv/dist/compile/codegen/index.js';
+import type { Ajv, ErrorObject, KeywordCxt, ValidateFunction } from 'ajv';
 import draft06 from 'ajv/dist/refs/json-schema-draft-06.json' with { type: 'json' };
 import { keepModule, keptModule, validatorCacheDir } from '../validator-cache.js';
 import { NESTED_RESOURCE_KEYWORD } from './schema-source.js';
@@ -30,9 +28,13 @@ interface CallContext {
 }
 
 const moduleRequire = createRequire(import.meta.url);
-// CommonJS parts of ajv, required as they are (their ESM default is the whole module object).
-const names = (moduleRequire('ajv/dist/compile/names.js') as typeof import('ajv/dist/compile/names.js')).default;
-const standaloneCode = moduleRequire('ajv/dist/standalone/index.js') as (ajv: Ajv, refs: Record<string, string>) => string;
+// ajv itself is required on the first compile only: a run whose validators are all kept never loads it
+// (about 55 ms of every start). CommonJS parts, required as they are (their ESM default is the whole module object).
+const ajvModule = () => moduleRequire('ajv') as typeof import('ajv');
+const codegen = () => moduleRequire('ajv/dist/compile/codegen/index.js') as typeof import('ajv/dist/compile/codegen/index.js');
+const names = () => (moduleRequire('ajv/dist/compile/names.js') as typeof import('ajv/dist/compile/names.js')).default;
+const standaloneCode = (ajv: Ajv, refs: Record<string, string>) =>
+  (moduleRequire('ajv/dist/standalone/index.js') as (ajv: Ajv, refs: Record<string, string>) => string)(ajv, refs);
 const AJV_VERSION = (moduleRequire('ajv/package.json') as { version: string }).version;
 /** This file's text: a change to the options or the keyword below makes new cache keys. */
 const COMPILER_SOURCE = readFileSync(fileURLToPath(import.meta.url), 'utf8');
@@ -63,7 +65,9 @@ export class ReleaseCompiler {
     const schema = this.schema;
     // `code.optimize: false` about halves the cold compile; validation speed stays within bench noise.
     // `code.source` keeps the generated code, written to the cache.
-    const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false, passContext: true, code: { optimize: false, source: true } });
+    const { Ajv: AjvClass, _ } = ajvModule();
+    const { strConcat } = codegen();
+    const ajv = new AjvClass({ strict: false, allErrors: true, validateSchema: false, passContext: true, code: { optimize: false, source: true } });
     ajv.addMetaSchema(draft06);
     // A resource at an "any resource" position is recorded in the call's context (`this`, through
     // `passContext`) with its JSON pointer, to be validated by its own type. Generated code, so the
@@ -75,7 +79,7 @@ export class ReleaseCompiler {
       code(cxt: KeywordCxt) {
         const { gen, data, it } = cxt;
         gen.if(_`${data} && typeof ${data} == "object" && !Array.isArray(${data}) && typeof ${data}.resourceType == "string"`, () =>
-          gen.code(_`this.nested.push({pointer: ${strConcat(names.instancePath, it.errorPath)}, resource: ${data}})`),
+          gen.code(_`this.nested.push({pointer: ${strConcat(names().instancePath, it.errorPath)}, resource: ${data}})`),
         );
       },
     });

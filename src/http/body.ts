@@ -11,10 +11,7 @@ export const ACCEPT_ENCODING = 'gzip, deflate, br';
  * coding is left as sent.
  */
 export function decodedStream(stream: Readable, contentEncoding: string | undefined): Readable {
-  const codings = (contentEncoding ?? '')
-    .split(',')
-    .map((c) => c.trim().toLowerCase())
-    .filter((c) => c !== '' && c !== 'identity');
+  const codings = contentCodings(contentEncoding);
   let out = stream;
   // Codings are listed in the order they were applied: decode from the last.
   for (const coding of codings.reverse()) {
@@ -34,6 +31,14 @@ export function decodedStream(stream: Readable, contentEncoding: string | undefi
   return out;
 }
 
+/** The content codings applied to a body, in the order applied (identity left out). */
+export function contentCodings(contentEncoding: string | undefined): string[] {
+  return (contentEncoding ?? '')
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
+}
+
 export interface CappedBody {
   buffer: Buffer;
   /** Bytes received (stops counting at the cap). */
@@ -50,6 +55,11 @@ export class BodyReadError extends Error {
     super('response body read failed');
     this.name = 'BodyReadError';
   }
+}
+
+/** A body received whole, as `readCapped` would read it: at most `cap` bytes, marked truncated when it had more. */
+export function cappedBuffer(buf: Buffer, cap: number): CappedBody {
+  return buf.length > cap ? { buffer: buf.subarray(0, cap), bytes: cap, truncated: true } : { buffer: buf, bytes: buf.length, truncated: false };
 }
 
 /** Reads at most `cap` bytes, then destroys the stream and marks the body truncated. */

@@ -14,7 +14,7 @@ import { createDispatcher, proxyFor } from './dispatcher.js';
 import { sendInProcess } from './in-process.js';
 import { ConformanceError } from '../errors.js';
 import { redactHeaders, redactString, registerSecret } from '../redact.js';
-import { ACCEPT_ENCODING, BodyReadError, decodedStream, readCapped, type CappedBody } from './body.js';
+import { ACCEPT_ENCODING, BodyReadError, cappedBuffer, contentCodings, decodedStream, readCapped, type CappedBody } from './body.js';
 import { binaryExcerpt, bodyExcerpt, curlCommand, decodeBody, isText, parseJson } from './evidence.js';
 import { jsonBody, type JsonParts } from './json-body.js';
 import { toConformanceError, seconds, type AbortCause } from './failures.js';
@@ -379,7 +379,11 @@ export class HttpClient {
         answeredAt = this.now();
         status = answer.status;
         headers = flattenHeaders(answer.headers);
-        body = await readCapped(decodedStream(Readable.from([answer.payload]), headers['content-encoding']), cap);
+        // A body not content-coded is capped as it is; a coded one is decoded as the network's is.
+        body =
+          contentCodings(headers['content-encoding']).length === 0
+            ? cappedBuffer(answer.payload, cap)
+            : await readCapped(decodedStream(Readable.from([answer.payload]), headers['content-encoding']), cap);
       } else {
         const res = await this.agent.request({
           origin: req.url.origin,

@@ -51,6 +51,8 @@ export function sendInProcess(target: InProcessTarget, req: InProcessRequest, si
       headers: { host: new URL(target.origin).host, ...req.headers },
       ...(req.body !== undefined ? { payload: req.body } : {}),
       remoteAddress: '127.0.0.1',
+      // The options are made here, well-formed: light-my-request's check of them is skipped.
+      validate: false,
     }).then(
       (res) => {
         signal.removeEventListener('abort', onAbort);

@@ -3,11 +3,10 @@
  * Reads the current format (2.x) and the former one (1.x: every check with its
  * evidence inline), which it converts to the current model.
  */
+import { createRequire } from 'node:module';
 import { readFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
-import { Ajv } from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import { ConformanceError } from '../errors.js';
 import { internBodies, storeExchanges } from './evidence.js';
 import { REPORT_FORMAT_VERSION } from './types.js';
@@ -15,7 +14,6 @@ import type { ReportDocument } from './types.js';
 import type { CheckResult } from '../engine/types.js';
 
 /** ajv-formats is CommonJS: under NodeNext tsc types its default import as the module object. */
-const addFormats = addFormatsModule.default;
 
 /** The schema of the current format. */
 export const REPORT_SCHEMA_URL = new URL('./report.schema.json', import.meta.url);
@@ -29,8 +27,10 @@ const validators = new Map<string, ValidateFunction>();
 function getValidator(major: string): ValidateFunction {
   let validator = validators.get(major);
   if (!validator) {
-    const ajv = new Ajv({ allErrors: true, strict: true });
-    addFormats(ajv);
+    // ajv is required when a report is first read, not by every run that loads this module.
+    const require = createRequire(import.meta.url);
+    const ajv = new (require('ajv') as typeof import('ajv')).Ajv({ allErrors: true, strict: true });
+    (require('ajv-formats') as typeof import('ajv-formats')).default(ajv);
     const url = major === '1' ? REPORT_SCHEMA_V1_URL : REPORT_SCHEMA_URL;
     validator = ajv.compile(JSON.parse(readFileSync(url, 'utf8')));
     validators.set(major, validator);

@@ -10,7 +10,8 @@
  * both schemas; a body that does not validate is a bug of ours (an error,
  * never a verdict on the target).
  */
-import { Ajv } from 'ajv';
+import { createRequire } from 'node:module';
+import type { Ajv } from 'ajv';
 import { generate, type JsonSchema } from 'json-schema-faker';
 import type { CheckContext } from '../engine/context.js';
 import { createFhirValidator, type FhirValidator, formatIssue } from '../fhir/index.js';
@@ -230,13 +231,18 @@ function fillInner(ctx: CheckContext, value: unknown): unknown {
   return out;
 }
 
-const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
+let ajv: Ajv | undefined;
+/** ajv for the target's request schemas, made when one is first checked (a run with none never loads ajv). */
+function requestSchemaAjv(): Ajv {
+  ajv ??= new (createRequire(import.meta.url)('ajv') as typeof import('ajv')).Ajv({ strict: false, allErrors: true, validateSchema: false });
+  return ajv;
+}
 
 /** Problems of `body` against the schema it came from ([] = valid). */
 export function bodyProblems(src: BodySource, body: Json): string[] {
   const problems: string[] = [];
   if (src.requestSchema) {
-    const validate = ajv.compile(src.requestSchema);
+    const validate = requestSchemaAjv().compile(src.requestSchema);
     if (!validate(body)) problems.push(...(validate.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? ''}`));
   }
   if (fhirDefinition(src.release, src.resource)) problems.push(...fhirValidatorFor(src.release, src.resource).validate(src.release, body).map(formatIssue));

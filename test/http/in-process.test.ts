@@ -102,6 +102,24 @@ describe('an HttpClient with an in-process target', () => {
     await c.close();
   });
 
+  it('caps a body at maxBodyBytes as the network path does, plain or gzipped', async () => {
+    const text = 'x'.repeat(5000);
+    for (const zipped of [false, true]) {
+      const c = client(
+        target((_req, res) => {
+          const body = zipped ? gzipSync(text) : Buffer.from(text);
+          res.writeHead(200, { 'Content-Type': 'text/plain', ...(zipped ? { 'Content-Encoding': 'gzip' } : {}), 'Content-Length': String(body.length) });
+          res.end(body);
+        }),
+      );
+      const cut = await c.request({ url: '/big', retry: 'none', maxBodyBytes: 1000 });
+      expect([cut.bodyTruncated, cut.text.length], `gzipped: ${zipped}`).toEqual([true, 1000]);
+      const whole = await c.request({ url: '/big', retry: 'none', maxBodyBytes: 5000 });
+      expect([whole.bodyTruncated, whole.text], `gzipped: ${zipped}`).toEqual([false, text]);
+      await c.close();
+    }
+  });
+
   it('a handler that never answers times out as a silent server does (ERR_TIMEOUT)', async () => {
     const c = client(
       target(() => undefined),
