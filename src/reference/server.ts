@@ -503,6 +503,7 @@ class HttpCore {
         acceptExpired,
         expiresEarlyMs,
         write,
+        update: req.method === 'PUT',
         ...(release ? { release } : {}),
       });
       ex.caller = caller; // authenticated: audited, even when throttled or refused below

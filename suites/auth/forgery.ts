@@ -17,7 +17,7 @@ import { publicKeyPem } from '../../src/auth/assertion.js';
 import type { ResolvedClient } from '../../src/config/index.js';
 import type { ModelOperation } from '../../src/discovery/model.js';
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
-import { catalogCodeOf, createdIdOf, discoveryDocument, isObject, writeBody } from '../../src/service/index.js';
+import { catalogCodeOf, createdIdOf, createResource, discoveryDocument, isObject, writeBody } from '../../src/service/index.js';
 import { OpenChoiceSignal, SkipSignal } from '../../src/errors.js';
 import { registerSecret } from '../../src/redact.js';
 import { onLoopback, serveAttackerKeys } from './attacker-keys.js';
@@ -279,6 +279,7 @@ export const forgeryChecks: CheckDefinition[] = [
   embeddedKeyCheck(),
   otherAudienceCheck(),
   writesCheck(),
+  updatesCheck(),
 ];
 
 /** A token of the server's shape signed by an attacker key its header carries (jwk) or points to (jku, x5u). */
@@ -403,7 +404,8 @@ function writesCheck(): CheckDefinition {
       resource: 'one per release: the first create it publishes, with a valid body of its type',
       channel: 'POST with a forged bearer token',
       leftOut: [
-        'updates and operations ($upload): not tried with forged tokens (generated.*.no-token sends each without one)',
+        'updates: auth.forged-tokens-on-updates',
+        'operations ($upload): not tried with forged tokens (generated.*.no-token sends each without one)',
         "a forgery's further tokens (every client's key, every changed claim, jku and x5u): the GET checks above present each",
       ],
     },
@@ -422,18 +424,7 @@ function writesCheck(): CheckDefinition {
         return op ? [op] : [];
       });
       if (creates.length === 0) ctx.skip('the target publishes no create to present a token to');
-      const forged: Array<{ label: string; token: string }> = [];
-      const notTried: string[] = [];
-      for (const f of FORGERIES) {
-        try {
-          const [first] = await f.build(ctx);
-          if (first) forged.push({ label: `${f.slug}: ${first.label}`, token: first.token });
-        } catch (e) {
-          if (!(e instanceof SkipSignal || e instanceof OpenChoiceSignal)) throw e;
-          notTried.push(`${f.slug} (${e.message})`);
-        }
-      }
-      forged.push({ label: 'embedded-key: embedded jwk', token: await embeddedJwkToken(ctx) });
+      const { forged, notTried } = await oneOfEachForgery(ctx);
       const answers: Record<string, unknown> = {};
       for (const op of creates) {
         const body = await writeBody(ctx, {
@@ -458,6 +449,103 @@ function writesCheck(): CheckDefinition {
       }
       ctx.observe('forged-token.write-answers', answers);
       if (notTried.length) ctx.observe('forged-token.write-not-tried', notTried);
+    },
+  });
+}
+
+/** One token of each forgery (its first), and the forgeries this target leaves no way to make (their reason). */
+async function oneOfEachForgery(ctx: CheckContext): Promise<{ forged: Array<{ label: string; token: string }>; notTried: string[] }> {
+  const forged: Array<{ label: string; token: string }> = [];
+  const notTried: string[] = [];
+  for (const f of FORGERIES) {
+    try {
+      const [first] = await f.build(ctx);
+      if (first) forged.push({ label: `${f.slug}: ${first.label}`, token: first.token });
+    } catch (e) {
+      if (!(e instanceof SkipSignal || e instanceof OpenChoiceSignal)) throw e;
+      notTried.push(`${f.slug} (${e.message})`);
+    }
+  }
+  forged.push({ label: 'embedded-key: embedded jwk', token: await embeddedJwkToken(ctx) });
+  return { forged, notTried };
+}
+
+/**
+ * The forgeries on updates: a route may verify tokens where its authors thought of it (reads, creates)
+ * and read only the claims elsewhere. Each forged token updates a record the check created with a
+ * valid token (its body as read, If-Match its current validator: an update that would succeed with a
+ * genuine token), and the record must still be at the version it was.
+ */
+function updatesCheck(): CheckDefinition {
+  return defineCheck({
+    id: 'auth.forged-tokens-on-updates',
+    surfaces: {
+      release: 'R4 and R5: one update of each (from the operation model)',
+      resource: 'one per release: the first type it publishes an update of, a record the check creates with a valid token',
+      channel: 'PUT with a forged bearer token, then a read with a valid one',
+      leftOut: [
+        'operations ($upload): not tried with forged tokens (generated.*.no-token sends each without one)',
+        "a forgery's further tokens: the GET checks above present each",
+        "records the check did not create: a forged update of another organization's record is refused first by tenancy (tenancy.foreign-update-404)",
+      ],
+    },
+    title:
+      'one token of each forgery (a client-signed JWT, the client assertion, alg none, HS256 keyed with the public key, an unknown kid, a changed claim, an embedded jwk) is refused with 401 on an update of each release, and the record is left at its version',
+    area,
+    level: 'MUST',
+    requirements: REQUIREMENTS,
+    quote: QUOTE,
+    // Per release: a create, a read, eight forged updates and a read again.
+    requests: 22,
+    tags: ['writes'],
+    async run(ctx) {
+      const updates = (['R4', 'R5'] as const).flatMap((release) => {
+        const op = ctx.model.operations.find(
+          (o) => o.release === release && o.interaction === 'update' && ctx.findOperation(o.resource, 'read', release)?.scope,
+        );
+        return op ? [op] : [];
+      });
+      if (updates.length === 0) ctx.skip('the target publishes no update (with a read to see the record) to present a token to');
+      const { forged, notTried } = await oneOfEachForgery(ctx);
+      const answers: Record<string, unknown> = {};
+      for (const op of updates) {
+        const read = ctx.findOperation(op.resource, 'read', op.release)!;
+        const id = await createResource(ctx, op.resource, op.release);
+        const readNow = async () => {
+          const r = await ctx.fhir({ scopes: [read.scope!], url: ctx.path(read.path, { id }) });
+          if (r.status !== 200 || !isObject(r.json))
+            ctx.fail(`${op.release} ${op.resource}: the read of a record the check created answered ${r.status}`, {
+              requirement: ISSUED_ONLY,
+              expected: 200,
+              actual: r.status,
+              exchange: r.exchange.id,
+            });
+          const meta = (r.json as { meta?: { versionId?: unknown } }).meta;
+          return { res: r, body: r.json as Record<string, unknown>, version: meta?.versionId, etag: r.headers.etag };
+        };
+        const before = await readNow();
+        const url = ctx.path(op.path, { id });
+        for (const { label, token } of forged) {
+          const headers = { ...FHIR_JSON, 'content-type': 'application/fhir+json', ...(before.etag ? { 'if-match': before.etag } : {}) };
+          const res = await ctx.request({ method: 'PUT', url, token, body: before.body, headers, retry: 'none' });
+          answers[`${label} ${op.release}`] = { status: res.status, ...(catalogCodeOf(res) ? { code: catalogCodeOf(res) } : {}) };
+          const taken = res.status < 300 ? 'the forged token was accepted for an update' : 'the forged token was not refused as invalid';
+          ctx.check(res.status === 401, `${label}: PUT ${op.path} (${op.release} ${op.resource}) answered ${res.status}, not 401: ${taken}`, {
+            requirement: ISSUED_ONLY,
+            expected: 401,
+            actual: res.status,
+            exchange: res.exchange.id,
+          });
+        }
+        const after = await readNow();
+        ctx.check(
+          after.version === before.version,
+          `${op.release} ${op.resource}: after the forged updates the record is at version ${String(after.version)}, not ${String(before.version)}: a forged token wrote to it`,
+          { requirement: ISSUED_ONLY, expected: before.version, actual: after.version, exchange: after.res.exchange.id },
+        );
+      }
+      ctx.observe('forged-token.update-answers', answers);
+      if (notTried.length) ctx.observe('forged-token.update-not-tried', notTried);
     },
   });
 }

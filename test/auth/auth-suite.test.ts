@@ -52,7 +52,11 @@ describe('auth suite', () => {
   it('each forgery fault fails its own forgery check and no other but the ones it names', async () => {
     const forgeries = checks.filter((c) => c.id.startsWith('auth.forged-'));
     const results = await runChecks(forgeries, { faults: ['bearer-alg-none-accepted'] });
-    expect([...results.values()].filter((r) => r.outcome === 'fail').map((r) => r.id)).toEqual(['auth.forged-alg-none', 'auth.forged-tokens-on-writes']);
+    expect([...results.values()].filter((r) => r.outcome === 'fail').map((r) => r.id)).toEqual([
+      'auth.forged-alg-none',
+      'auth.forged-tokens-on-writes',
+      'auth.forged-tokens-on-updates',
+    ]);
     const answers = results.get('auth.forged-alg-none')!.observations.find((o) => o.key === 'forged-token.answers')!.value as Record<
       string,
       { status: number }
@@ -60,6 +64,13 @@ describe('auth suite', () => {
     // One R4 and one R5 operation, each past authentication with the forged token: the R4 MedicationRequest read
     // its copied grant covers (404 for a random id), the R5 DocumentReference read it does not (403).
     expect(answers).toEqual({ 'alg none R4': { status: 404, code: 'HPB-00102' }, 'alg none R5': { status: 403, code: 'HPB-00104' } });
+  });
+
+  it('a route that reads only the claims of a token on updates fails the updates check alone: reads and creates verify it', async () => {
+    const forgeries = checks.filter((c) => c.id.startsWith('auth.forged-'));
+    const results = await runChecks(forgeries, { faults: ['bearer-not-verified-on-updates'] });
+    expect([...results.values()].filter((r) => r.outcome === 'fail').map((r) => r.id)).toEqual(['auth.forged-tokens-on-updates']);
+    expect(results.get('auth.forged-tokens-on-updates')!.message).toMatch(/PUT \/fhir\/R4\/\S+ \(R4 \w+\) answered \d+, not 401/);
   });
 
   it('an assertion fault fails only the checks of the rule it breaks', async () => {
