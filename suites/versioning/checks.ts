@@ -23,7 +23,7 @@ import {
 } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
 import { everyTypeChecks } from './every-type.js';
-import { httpDateForm, isEntityTag, opaqueTag, versionedReads } from './support.js';
+import { httpDateForm, isEntityTag, opaqueTag, versionedReads, waitPastSecond } from './support.js';
 
 const area = 'versioning';
 const FHIR_JSON = { accept: 'application/fhir+json' };
@@ -265,12 +265,7 @@ export const checks: CheckDefinition[] = coveringTokens([
       for (const version of [2, 3]) {
         if (httpDateForm(previous.value) === undefined)
           ctx.skip(`version ${version - 1}'s answer has no Last-Modified HTTP-date (versioning.read-last-modified, versioning.update-response-last-modified)`);
-        // HTTP-dates have whole seconds: the update goes out once the target's clock (its Date header when it
-        // answered, at most that late, plus the time since) is a second past the previous version's Last-Modified.
-        const answeredAt = Date.parse(previous.res.exchange.startedAt) + (previous.res.exchange.durationMs ?? 0);
-        const targetThen = Date.parse(previous.res.headers.date ?? '') || answeredAt;
-        const waitMs = Math.max(0, Date.parse(previous.value!) + 1100 - targetThen - (Date.now() - answeredAt));
-        if (waitMs > 0) await ctx.sleep(Math.min(waitMs, 3000));
+        await waitPastSecond(ctx, previous.value!, previous.res);
         const res = await putMedicationRequest(ctx, id, noteUpdate(ctx, body, `version ${version}`));
         body = expectUpdateAccepted(ctx, res, 'medication-request.update-response-last-modified');
         const answered = res.headers['last-modified'];

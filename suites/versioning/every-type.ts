@@ -7,7 +7,7 @@
  */
 import { type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import { catalogCodeOf, createResource, isObject, isSuccess, type Json, outcomeSummary, refusalProbe, surfaceLabel } from '../../src/service/index.js';
-import { isEntityTag } from './support.js';
+import { httpDateForm, isEntityTag, waitPastSecond } from './support.js';
 
 const REQUIREMENT = 'versioning.if-match-conditional';
 /** Versions each record is written to (created, then updated conditionally): a rule may break only from the third version. */
@@ -132,6 +132,98 @@ export const everyTypeChecks: CheckDefinition[] = [
       ctx.observe('surfaces', { checked, ...(notChecked.length ? { notChecked } : {}) });
       if (checked.length === 0)
         ctx.skip(`no published type other than MedicationRequest to update conditionally: ${notChecked.join('; ') || 'none publishes an update'}`);
+    },
+  }),
+  defineCheck({
+    id: 'versioning.last-modified-moves-every-type',
+    surfaces: {
+      release: 'every published release with an update (from the operation model)',
+      resource: 'every published type with create, read and update other than MedicationRequest (Encounter, DocumentReference), a record of its own',
+      version: "versions 1, 2 and 3: each update sent once the previous version is a whole second old on the target's clock (its Date header)",
+      channel: 'the read after each update',
+      leftOut: [
+        "MedicationRequest: versioning.last-modified-moves-with-versions (its update answer's Last-Modified is stated too)",
+        "another type's update answer: its headers are not stated (a read's are: Versioning rule 4)",
+      ],
+    },
+    title:
+      "on every resource type with an update, Last-Modified moves with every version: the read after each update names a time later than the previous version's",
+    area: 'versioning',
+    level: 'MUST',
+    requirements: ['versioning.read-last-modified'],
+    quote: 'Each resource carries `meta.versionId`. Reads return an `ETag` and `Last-Modified`; conditional updates use `If-Match`',
+    tags: ['writes', 'waits'],
+    // Per type (Encounter, DocumentReference): a create and its read, then two updates each with a read.
+    requests: 12,
+    fixtures: ['patient'],
+    async run(ctx) {
+      const checked: string[] = [];
+      const notChecked: string[] = [];
+      const seen: Record<string, unknown> = {};
+      for (const update of ctx.model.operations.filter((op) => op.interaction === 'update' && op.resource !== 'MedicationRequest')) {
+        const surface = surfaceLabel(update);
+        const change = CHANGES[update.resource];
+        const read = ctx.findOperation(update.resource, 'read', update.release);
+        if (!change || !read || !ctx.findOperation(update.resource, 'create', update.release) || !read.scope || !update.scope) {
+          notChecked.push(`${surface} (${!change ? 'no field the suite knows it keeps' : 'no published create, read or scope'})`);
+          continue;
+        }
+        const scopes = [...new Set([read.scope, update.scope])];
+        const id = await createResource(ctx, update.resource, update.release);
+        const readNow = async () => {
+          const r = await ctx.fhir({ scopes, url: ctx.path(read.path, { id }) });
+          if (r.status !== 200 || !isObject(r.json))
+            ctx.fail(`${surface}: the read of a record the check wrote answered ${r.status}`, {
+              requirement: 'versioning.read-last-modified',
+              expected: 200,
+              actual: r.status,
+              exchange: r.exchange.id,
+            });
+          const { meta: _meta, ...body } = r.json as Json;
+          return { res: r, body, value: r.headers['last-modified'] };
+        };
+        let previous = await readNow();
+        const values: Array<string | null> = [previous.value ?? null];
+        if (httpDateForm(previous.value) === undefined) {
+          notChecked.push(`${surface} (its read has no Last-Modified HTTP-date: versioning.read-last-modified)`);
+          continue;
+        }
+        let judged = true;
+        for (const version of [2, 3]) {
+          await waitPastSecond(ctx, previous.value!, previous.res);
+          const etag = previous.res.headers.etag;
+          const res = await ctx.fhir({
+            scopes,
+            method: 'PUT',
+            url: ctx.path(update.path, { id }),
+            body: { ...previous.body, id, ...change(`version ${version}, fhir-conformance run ${ctx.runId}`) },
+            ...(isEntityTag(etag) ? { headers: { 'if-match': etag } } : {}),
+          });
+          if (!isSuccess(res)) {
+            // The update itself is judged by its own checks (versioning.stale-if-match-every-type, the generated ones).
+            notChecked.push(`${surface} (writing version ${version} answered ${outcomeSummary(res, catalogCodeOf(res))})`);
+            judged = false;
+            break;
+          }
+          const after = await readNow();
+          values.push(after.value ?? null);
+          ctx.check(
+            httpDateForm(after.value) !== undefined && Date.parse(after.value!) > Date.parse(previous.value!),
+            `${surface}: the read of version ${version} has Last-Modified ${after.value === undefined ? 'absent' : JSON.stringify(after.value)}, not later than version ${version - 1}'s ${previous.value}`,
+            { requirement: 'versioning.read-last-modified', expected: `after ${previous.value}`, actual: after.value ?? null, exchange: after.res.exchange.id },
+          );
+          if (httpDateForm(after.value) === undefined) break;
+          previous = after;
+        }
+        seen[surface] = values;
+        if (judged) checked.push(surface);
+      }
+      ctx.observe('versioning.last-modified-by-version', seen);
+      ctx.observe('surfaces', { checked, ...(notChecked.length ? { notChecked } : {}) });
+      if (checked.length === 0)
+        ctx.skip(
+          `no published type other than MedicationRequest whose Last-Modified could be followed: ${notChecked.join('; ') || 'none publishes an update'}`,
+        );
     },
   }),
 ];

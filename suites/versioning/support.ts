@@ -30,6 +30,19 @@ export function httpDateForm(value: string | undefined): string | undefined {
   return HTTP_DATES.find(([, re]) => re.test(value))?.[0];
 }
 
+/**
+ * Waits until the next write lands in a later second than `lastModified` on the target's clock:
+ * HTTP-dates have whole seconds, so an update within the same second may keep the same Last-Modified.
+ * The target's clock is its Date header on `res` (the answer that named `lastModified`), at most that
+ * late, plus the time since; at most 3 s.
+ */
+export async function waitPastSecond(ctx: CheckContext, lastModified: string, res: HttpResponse): Promise<void> {
+  const answeredAt = Date.parse(res.exchange.startedAt) + (res.exchange.durationMs ?? 0);
+  const targetThen = Date.parse(res.headers.date ?? '') || answeredAt;
+  const waitMs = Math.max(0, Date.parse(lastModified) + 1100 - targetThen - (Date.now() - answeredAt));
+  if (waitMs > 0) await ctx.sleep(Math.min(waitMs, 3000));
+}
+
 /** The opaque part of an entity-tag (weak and strong forms of one version compare equal). */
 export function opaqueTag(etag: string): string {
   return etag.replace(/^W\//, '');

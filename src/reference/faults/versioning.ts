@@ -24,6 +24,14 @@ export const faults: FaultDef[] = [
     symptom: "A MedicationRequest's Last-Modified names its creation on every version (reads and update answers alike); ETag and meta.versionId move.",
   },
   {
+    name: 'last-modified-creation-time-other-types',
+    area: 'versioning',
+    violates: ['versioning.read-last-modified'],
+    checks: ['versioning.last-modified-moves-every-type'],
+    symptom:
+      "An Encounter's and a DocumentReference's Last-Modified name their creation on every version (reads and update answers alike); MedicationRequest's moves, and ETag and meta.versionId move on every type.",
+  },
+  {
     name: 'etag-missing',
     area: 'versioning',
     violates: ['versioning.read-etag'],

@@ -70,7 +70,7 @@ export function documentResponse(
   extra: Record<string, string> = {},
   release: 'R4' | 'R5' = 'R5',
 ): HandlerResponse {
-  return { status, body: toDocumentReference(row, release), headers: { ...versionHeaders(row, env.modes), ...extra } };
+  return { status, body: toDocumentReference(row, release), headers: { ...versionHeaders(row, env.modes, env.faults, 'other'), ...extra } };
 }
 
 /**

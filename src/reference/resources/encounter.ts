@@ -241,7 +241,7 @@ export function encounterHandlers(env: ResourceEnv): Record<string, Handler> {
   function respond(status: number, row: EncounterRow, extra: Record<string, string> = {}): HandlerResponse {
     // Fault encounter-etag-stuck-from-third-version: the ETag stays at version 2 once the Encounter has a third version.
     const tagged = env.faults.has('encounter-etag-stuck-from-third-version') && row.versionId > 2 ? { ...row, versionId: 2 } : row;
-    return { status, body: render(row), headers: { ...versionHeaders(tagged, modes), ...extra } };
+    return { status, body: render(row), headers: { ...versionHeaders(tagged, modes, env.faults, 'other'), ...extra } };
   }
 
   /** The caller's row; planted tenancy faults also find another organization's. */

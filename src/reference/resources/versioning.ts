@@ -14,10 +14,20 @@ export function etagOf(row: RecordMeta, modes: ReferenceModes): string {
   return modes.etag === 'weak' ? `W/"${row.versionId}"` : `"${row.versionId}"`;
 }
 
-/** `ETag` and `Last-Modified` (HTTP-date) of the row's current version. */
-export function versionHeaders(row: RecordMeta, modes: ReferenceModes, faults?: ReadonlySet<string>): Record<string, string> {
-  // Fault last-modified-creation-time: Last-Modified names the record's creation, whatever its version.
-  const modified = faults?.has('last-modified-creation-time') ? row.createdAt : row.lastUpdated;
+/**
+ * `ETag` and `Last-Modified` (HTTP-date) of the row's current version. `kind`: MedicationRequest's
+ * rows, or another type's (Encounter, DocumentReference), for the faults that freeze one or the other.
+ */
+export function versionHeaders(
+  row: RecordMeta,
+  modes: ReferenceModes,
+  faults?: ReadonlySet<string>,
+  kind: 'medication-request' | 'other' = 'medication-request',
+): Record<string, string> {
+  // Faults last-modified-creation-time (MedicationRequest), last-modified-creation-time-other-types (Encounter,
+  // DocumentReference): Last-Modified names the record's creation, whatever its version.
+  const frozen = faults?.has(kind === 'other' ? 'last-modified-creation-time-other-types' : 'last-modified-creation-time');
+  const modified = frozen ? row.createdAt : row.lastUpdated;
   return { ETag: etagOf(row, modes), 'Last-Modified': new Date(modified).toUTCString() };
 }
 
