@@ -15,34 +15,106 @@ const REQUIREMENT = 'pagination.next-carries-parameters';
 /** Pages followed per filtered search: enough for a filter dropped after the first or second page to show. */
 const FILTER_PAGES = 6;
 
+/** A value searched for: how many of the patient's records it matches, and whether a record matches it. */
+interface Chosen {
+  value: string;
+  matches: number;
+  /** true: the record matches the value; false: it cannot, however the target reads it; undefined: either reading holds. */
+  match(resource: Record<string, unknown>): boolean | undefined;
+  /** What the record holds for the parameter, for a message. */
+  describe(resource: Record<string, unknown>): string;
+}
+
 interface Filter {
   param: string;
-  /** The value a record holds for the parameter, if any (the value searched for is the most common one). */
-  valueOf(resource: Record<string, unknown>): string | undefined;
+  /** The value to search for among the patient's records, when one matches some but not all of them (at least two). */
+  choose(entries: readonly Entry[]): Chosen | undefined;
 }
+
+/** A token or reference filter: its most common value among the patient's records. */
+function equalTo(param: string, held: (r: Record<string, unknown>) => string | undefined): Filter {
+  return {
+    param,
+    choose(entries) {
+      const counts = new Map<string, number>();
+      for (const e of entries) {
+        const v = held(e.resource);
+        if (v !== undefined) counts.set(v, (counts.get(v) ?? 0) + 1);
+      }
+      const [best] = [...counts].filter(([, n]) => n >= 2 && n < entries.length).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+      if (!best) return undefined;
+      return { value: best[0], matches: best[1], match: (r) => held(r) === best[0], describe: (r) => held(r) ?? 'none' };
+    },
+  };
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * A date filter: a day chosen so that about half the patient's records fall on either side, with the
+ * prefix that a dropped filter would show: `le` when the target's order (the records as it lists
+ * them) runs forward in time, `ge` when it runs back (a next link that lost `ge` in a forward order
+ * still serves only later records, so the loss would not show). A target compares days in a time
+ * zone of its own (the spec does not say which) and may read a period as a whole: a record whose
+ * times (`times`: an Encounter's period start and end, a DocumentReference's date) all fall more than
+ * a day before the day, or more than a day after it, is on that side however it reads them; a record
+ * near the day, or without a time, may go either way.
+ */
+function dated(param: string, times: (r: Record<string, unknown>) => number[]): Filter {
+  return {
+    param,
+    choose(entries) {
+      const listed = entries.map((e) => times(e.resource)).filter((t) => t.length > 0);
+      if (listed.length < 3) return undefined;
+      let forward = 0;
+      for (let i = 1; i < listed.length; i++) forward += Math.sign(Math.min(...listed[i]!) - Math.min(...listed[i - 1]!));
+      const prefix = forward >= 0 ? 'le' : 'ge';
+      const starts = listed.map((t) => Math.min(...t)).sort((a, b) => a - b);
+      const day = new Date(starts[Math.floor(starts.length / 2)]!).toISOString().slice(0, 10);
+      const bound = Date.parse(`${day}T00:00:00Z`);
+      const side = (r: Record<string, unknown>): 'before' | 'after' | undefined => {
+        const t = times(r);
+        if (t.length === 0) return undefined;
+        if (Math.max(...t) < bound - DAY_MS) return 'before';
+        if (Math.min(...t) >= bound + 2 * DAY_MS) return 'after';
+        return undefined;
+      };
+      const match = (r: Record<string, unknown>): boolean | undefined => {
+        const s = side(r);
+        return s === undefined ? undefined : s === (prefix === 'ge' ? 'after' : 'before');
+      };
+      const matches = entries.filter((e) => match(e.resource) === true).length;
+      const others = entries.filter((e) => match(e.resource) === false).length;
+      if (matches < 2 || others === 0) return undefined;
+      return {
+        value: `${prefix}${day}`,
+        matches,
+        match,
+        describe: (r) =>
+          times(r)
+            .map((t) => new Date(t).toISOString())
+            .join(' to ') || 'none',
+      };
+    },
+  };
+}
+
+const instants = (...values: unknown[]): number[] =>
+  values
+    .filter((v): v is string => typeof v === 'string')
+    .map(Date.parse)
+    .filter(Number.isFinite);
+const periodOf = (r: Record<string, unknown>) => (typeof r.period === 'object' && r.period !== null ? (r.period as Record<string, unknown>) : {});
 
 const FILTERS: Record<SearchEndpoint['resource'], Filter[]> = {
-  MedicationRequest: [{ param: 'encounter', valueOf: (r) => referencedId(r.encounter, 'Encounter') }],
+  MedicationRequest: [equalTo('encounter', (r) => referencedId(r.encounter, 'Encounter'))],
   Encounter: [
-    { param: 'status', valueOf: (r) => (typeof r.status === 'string' ? r.status : undefined) },
-    { param: 'class', valueOf: (r) => firstCodeOf(r.class) },
+    equalTo('status', (r) => (typeof r.status === 'string' ? r.status : undefined)),
+    equalTo('class', (r) => firstCodeOf(r.class)),
+    dated('date', (r) => instants(periodOf(r).start, periodOf(r).end)),
   ],
-  DocumentReference: [
-    { param: 'type', valueOf: (r) => firstCodeOf(r.type) },
-    { param: 'category', valueOf: (r) => firstCodeOf(r.category) },
-  ],
+  DocumentReference: [equalTo('type', (r) => firstCodeOf(r.type)), equalTo('category', (r) => firstCodeOf(r.category)), dated('date', (r) => instants(r.date))],
 };
-
-/** The most common value of the filter among the patient's records, when it matches some but not all of them (at least two). */
-function commonValue(entries: readonly Entry[], filter: Filter): { value: string; matches: number } | undefined {
-  const counts = new Map<string, number>();
-  for (const e of entries) {
-    const v = filter.valueOf(e.resource);
-    if (v !== undefined) counts.set(v, (counts.get(v) ?? 0) + 1);
-  }
-  const [best] = [...counts].filter(([, n]) => n >= 2 && n < entries.length).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
-  return best ? { value: best[0], matches: best[1] } : undefined;
-}
 
 function filterCarryCheck(ep: SearchEndpoint): CheckDefinition {
   const filters = FILTERS[ep.resource];
@@ -53,14 +125,16 @@ function filterCarryCheck(ep: SearchEndpoint): CheckDefinition {
       resource: ep.resource,
       channel: `search by patient and ${filters.map((f) => f.param).join(', then by patient and ')}`,
       page: `every page to the last (at most ${FILTER_PAGES}), a page size a third of the matches`,
-      leftOut: ['date and its prefixes: a time zone the target compares days in is its own, so a record near the bound may match or not'],
+      leftOut: [
+        "date with the prefix the target's order would not show a loss of (ge in a forward order, le in a backward one), and eq, ne, gt, lt; a record within a day of the bound (a time zone the target compares days in is its own) counts as neither",
+      ],
     },
     title: `${ep.resource} search (${ep.release}): every page a next link leads to keeps the search's filters (${filters.map((f) => f.param).join(', ')}), not only patient and _count`,
     area,
     level: 'MUST',
     requirements: [REQUIREMENT],
-    // The patient's records at 100 a page, then each filter's pages (about four at a third of its matches).
-    requests: 1 + 4 * filters.length + (ep.resource === 'MedicationRequest' ? 1 : 0),
+    // The patient's records at 100 a page, then each filter's pages (four or five at a third of its matches: a date's near-bound records add some).
+    requests: 1 + 5 * filters.length + (ep.resource === 'MedicationRequest' ? 1 : 0),
     quote: 'The client follows the `next` URL as given; all search parameters are carried in it.',
     fixtures: ['patient'],
     async run(ctx: CheckContext) {
@@ -75,13 +149,14 @@ function filterCarryCheck(ep: SearchEndpoint): CheckDefinition {
           notJudged.push(`${filter.param} (not a published parameter)`);
           continue;
         }
-        const common = commonValue(all.entries, filter);
+        const common = filter.choose(all.entries);
         if (!common) {
           notJudged.push(`${filter.param} (no value held by two or more, and not all, of the patient's ${all.entries.length} records)`);
           continue;
         }
         const size = Math.max(1, Math.floor(common.matches / 3));
-        const holds = (e: Entry) => filter.valueOf(e.resource) === common.value && refersToPatient(e.resource, patient);
+        // A record the value leaves open (a date near the bound) holds either way.
+        const holds = (e: Entry) => common.match(e.resource) !== false && refersToPatient(e.resource, patient);
         let page = await fetchPage(ctx, search, search.url({ patient, [filter.param]: common.value, _count: String(size) }), REQUIREMENT);
         // The target's own reading of the filter: a first page it does not hold to as read here leaves the filter unjudged.
         const unlike = page.entries.filter((e) => !holds(e));
@@ -100,7 +175,7 @@ function filterCarryCheck(ep: SearchEndpoint): CheckDefinition {
             stray.length === 0,
             `${filter.param}=${common.value}&_count=${size}: page ${position} holds ${stray.length} records that do not match it (${stray
               .slice(0, 3)
-              .map((e) => `${e.key}: ${filter.param} ${filter.valueOf(e.resource) ?? 'none'}`)
+              .map((e) => `${e.key}: ${filter.param} ${common.describe(e.resource)}`)
               .join(', ')}): the next link lost the filter`,
             {
               requirement: REQUIREMENT,

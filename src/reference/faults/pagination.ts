@@ -306,6 +306,14 @@ export const faults: FaultDef[] = [
     checks: ['pagination.snapshot.medication-request', 'pagination.snapshot.encounter', 'pagination.snapshot.document-reference'],
   },
   {
+    name: 'pagination-next-drops-date',
+    area: 'pagination',
+    violates: ['pagination.next-carries-parameters'],
+    symptom:
+      "Next links carry every parameter of the search but date: an Encounter or DocumentReference search by date holds to it on the first page only, and later pages serve the patient's records of every date (the other filters hold).",
+    checks: ['pagination.next-carries-filter.encounter', 'pagination.next-carries-filter.document-reference'],
+  },
+  {
     name: 'pagination-next-keeps-patient-only',
     area: 'pagination',
     violates: ['pagination.next-carries-parameters'],

@@ -85,7 +85,12 @@ export function parseOffset(query: URLSearchParams): number {
 /** Identifies an operation plus its filter parameters, so a cursor cannot be replayed against another search. */
 export function searchFingerprint(ctx: HandlerContext, faults: ReadonlySet<string> = new Set()): string {
   const filters = [...ctx.query.entries()]
-    .filter(([name]) => !PAGING_PARAMS.has(name) && (!faults.has('pagination-next-keeps-patient-only') || name === 'patient'))
+    .filter(
+      ([name]) =>
+        !PAGING_PARAMS.has(name) &&
+        (!faults.has('pagination-next-keeps-patient-only') || name === 'patient') &&
+        (!faults.has('pagination-next-drops-date') || name !== 'date'),
+    )
     .map((entry) => JSON.stringify(entry))
     .sort();
   return createHash('sha256')
@@ -159,6 +164,8 @@ export function searchBundle<T extends RecordMeta>(env: PagingEnv, req: SearchRe
     // Fault pagination-next-keeps-patient-only: the next link is rebuilt from patient, _count and the cursor (and the cursor names that search).
     if (faults.has('pagination-next-keeps-patient-only'))
       for (const name of [...nextParams.keys()]) if (!['patient', '_count', '_cursor'].includes(name)) nextParams.delete(name);
+    // Fault pagination-next-drops-date: the next link carries every parameter but date (the cursor names the search without it).
+    if (faults.has('pagination-next-drops-date')) nextParams.delete('date');
     // Fault pagination-third-page-default-count: the next link of every page after the first drops _count (page 3 on: 20 entries).
     if (state !== undefined && faults.has('pagination-third-page-default-count')) nextParams.delete('_count');
     link.push({ relation: 'next', url: pageUrl(ctx, nextParams) });
