@@ -32,6 +32,8 @@ const MISREAD_PREFIX: Record<string, string> = { eq: 'ge', ne: 'lt', gt: 'ge', g
  * reads a date prefix as another (`bare` for a date without prefix).
  */
 export function searchQueryUnderFaults(query: URLSearchParams, faults: ReadonlySet<string>, area: 'encounter' | 'document-reference'): URLSearchParams {
+  // A clean reference reads the query as sent (its callers only read it): no copy per search.
+  if (faults.size === 0) return query;
   const read = new URLSearchParams(query);
   for (const name of new Set(read.keys())) if (faults.has(`${area}-search-ignores-${name}`)) read.delete(name);
   const dates = read.getAll('date').map((value) => {
