@@ -6,10 +6,26 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Script } from 'node:vm';
 import type { Ajv, Options, ValidateFunction } from 'ajv';
 import { PROJECT_ROOT } from './paths.js';
+
+const ownRequire = createRequire(import.meta.url);
+
+/**
+ * ajv, required where something is compiled (a cache miss, a target's request schema, a report read),
+ * never at start: a run whose validators are all kept does not load it (about 55 ms of every start).
+ */
+export function ajvModule(): typeof import('ajv') {
+  return ownRequire('ajv') as typeof import('ajv');
+}
+
+/** ajv-formats' plugin, required on first use like ajv (its index loads all of ajv). */
+export function addFormats(ajv: Ajv): unknown {
+  return (ownRequire('ajv-formats') as typeof import('ajv-formats')).default(ajv);
+}
 
 /**
  * Where the modules are kept: FHIR_CONFORMANCE_CACHE, `off` for no cache, else
@@ -160,9 +176,7 @@ export function keptSchemaValidator<T>(
     .digest('hex')
     .slice(0, 16);
   return cachedValidator<ValidateFunction<T>>(`${name}-${key}`, require, () => {
-    // ajv is required here, on a miss, not at every start (about 55 ms).
-    const { Ajv: AjvClass } = require('ajv') as typeof import('ajv');
-    const ajv = new AjvClass({ ...options, code: { ...options.code, source: true } });
+    const ajv = new (ajvModule().Ajv)({ ...options, code: { ...options.code, source: true } });
     for (const plugin of plugins) plugin(ajv);
     const validate = ajv.compile<T>(schema);
     const standalone = require('ajv/dist/standalone/index.js') as (a: Ajv, v: ValidateFunction<T>) => string;

@@ -1,9 +1,9 @@
 /** JSON Schema validation of a raw config; every problem names the field and the fix. */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { ConformanceError } from '../errors.js';
-import { keptSchemaValidator } from '../validator-cache.js';
+import { addFormats, keptSchemaValidator } from '../validator-cache.js';
 import type { Profile } from '../engine/types.js';
 import type { Limits } from './limits.js';
 import type { SigningAlg } from '../auth/algorithms.js';
@@ -76,11 +76,6 @@ export const CONFIG_SCHEMA: Record<string, unknown> = JSON.parse(readFileSync(CO
 
 const moduleRequire = createRequire(import.meta.url);
 let configValidator: ValidateFunction<RawConfig> | undefined;
-
-/** ajv-formats, required when the config schema is compiled (a miss), not at every start: it loads all of ajv. */
-function addFormats(ajv: Ajv): unknown {
-  return (moduleRequire('ajv-formats') as typeof import('ajv-formats')).default(ajv);
-}
 
 /**
  * The config schema's validator: ajv's standalone code kept between processes (src/validator-cache.ts),

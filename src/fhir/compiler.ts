@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { Ajv, ErrorObject, KeywordCxt, ValidateFunction } from 'ajv';
 import draft06 from 'ajv/dist/refs/json-schema-draft-06.json' with { type: 'json' };
-import { keepModule, keptModule, validatorCacheDir } from '../validator-cache.js';
+import { ajvModule, keepModule, keptModule, validatorCacheDir } from '../validator-cache.js';
 import { NESTED_RESOURCE_KEYWORD } from './schema-source.js';
 import type { ReleaseSchema } from './schema-source.js';
 
@@ -28,9 +28,8 @@ interface CallContext {
 }
 
 const moduleRequire = createRequire(import.meta.url);
-// ajv itself is required on the first compile only: a run whose validators are all kept never loads it
-// (about 55 ms of every start). CommonJS parts, required as they are (their ESM default is the whole module object).
-const ajvModule = () => moduleRequire('ajv') as typeof import('ajv');
+// ajv (ajvModule) and its CommonJS parts are required on the first compile only, required as they are
+// (their ESM default is the whole module object).
 const codegen = () => moduleRequire('ajv/dist/compile/codegen/index.js') as typeof import('ajv/dist/compile/codegen/index.js');
 const names = () => (moduleRequire('ajv/dist/compile/names.js') as typeof import('ajv/dist/compile/names.js')).default;
 const standaloneCode = (ajv: Ajv, refs: Record<string, string>) =>

@@ -3,7 +3,6 @@
  * Reads the current format (2.x) and the former one (1.x: every check with its
  * evidence inline), which it converts to the current model.
  */
-import { createRequire } from 'node:module';
 import { readFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import type { ErrorObject, ValidateFunction } from 'ajv';
@@ -12,6 +11,7 @@ import { internBodies, storeExchanges } from './evidence.js';
 import { REPORT_FORMAT_VERSION } from './types.js';
 import type { ReportDocument } from './types.js';
 import type { CheckResult } from '../engine/types.js';
+import { addFormats, ajvModule } from '../validator-cache.js';
 
 /** ajv-formats is CommonJS: under NodeNext tsc types its default import as the module object. */
 
@@ -27,10 +27,8 @@ const validators = new Map<string, ValidateFunction>();
 function getValidator(major: string): ValidateFunction {
   let validator = validators.get(major);
   if (!validator) {
-    // ajv is required when a report is first read, not by every run that loads this module.
-    const require = createRequire(import.meta.url);
-    const ajv = new (require('ajv') as typeof import('ajv')).Ajv({ allErrors: true, strict: true });
-    (require('ajv-formats') as typeof import('ajv-formats')).default(ajv);
+    const ajv = new (ajvModule().Ajv)({ allErrors: true, strict: true });
+    addFormats(ajv);
     const url = major === '1' ? REPORT_SCHEMA_V1_URL : REPORT_SCHEMA_URL;
     validator = ajv.compile(JSON.parse(readFileSync(url, 'utf8')));
     validators.set(major, validator);

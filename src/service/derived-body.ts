@@ -10,7 +10,6 @@
  * both schemas; a body that does not validate is a bug of ours (an error,
  * never a verdict on the target).
  */
-import { createRequire } from 'node:module';
 import type { Ajv } from 'ajv';
 import { generate, type JsonSchema } from 'json-schema-faker';
 import type { CheckContext } from '../engine/context.js';
@@ -19,6 +18,7 @@ import { loadReleaseSchema } from '../fhir/schema-source.js';
 import { documentType, handWrittenResource, inlineAttachment, type Resource, runMeta } from './bodies.js';
 import { smallDocument } from './documents.js';
 import { isObject } from './expect.js';
+import { ajvModule } from '../validator-cache.js';
 
 type Json = Record<string, unknown>;
 type Release = 'R4' | 'R5';
@@ -234,7 +234,7 @@ function fillInner(ctx: CheckContext, value: unknown): unknown {
 let ajv: Ajv | undefined;
 /** ajv for the target's request schemas, made when one is first checked (a run with none never loads ajv). */
 function requestSchemaAjv(): Ajv {
-  ajv ??= new (createRequire(import.meta.url)('ajv') as typeof import('ajv')).Ajv({ strict: false, allErrors: true, validateSchema: false });
+  ajv ??= new (ajvModule().Ajv)({ strict: false, allErrors: true, validateSchema: false });
   return ajv;
 }
 

@@ -5,7 +5,8 @@
  * published (release, type) with an update: the current validator is accepted, a stale one is refused
  * and changes nothing.
  */
-import { type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import type { ModelOperation } from '../../src/discovery/model.js';
+import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import { catalogCodeOf, createResource, isObject, isSuccess, type Json, outcomeSummary, refusalProbe, surfaceLabel } from '../../src/service/index.js';
 import { httpDateForm, isEntityTag, waitPastSecond } from './support.js';
 
@@ -23,6 +24,54 @@ const CHANGES: Record<string, (text: string) => Json> = {
 function changedText(resource: string, body: Json): unknown {
   if (resource === 'Encounter') return Array.isArray(body.reasonCode) && isObject(body.reasonCode[0]) ? body.reasonCode[0].text : undefined;
   return body.description;
+}
+
+/** A published (release, type) other than MedicationRequest the suite can write versions of. */
+interface Writable {
+  surface: string;
+  update: ModelOperation;
+  read: ModelOperation;
+  /** The change a writer makes (CHANGES). */
+  change: (text: string) => Json;
+  /** The read's and the update's scopes. */
+  scopes: string[];
+}
+
+/** The published types with create, read, update and their scopes, other than MedicationRequest; each other one goes to `notChecked`, with why. */
+function writableTypes(ctx: CheckContext, notChecked: string[]): Writable[] {
+  return ctx.model.operations
+    .filter((op) => op.interaction === 'update' && op.resource !== 'MedicationRequest')
+    .flatMap((update) => {
+      const surface = surfaceLabel(update);
+      const change = CHANGES[update.resource];
+      const read = ctx.findOperation(update.resource, 'read', update.release);
+      if (!change || !read || !ctx.findOperation(update.resource, 'create', update.release) || !read.scope || !update.scope) {
+        notChecked.push(`${surface} (${!change ? 'no field the suite knows it keeps' : 'no published create, read or scope'})`);
+        return [];
+      }
+      return [{ surface, update, read, change, scopes: [...new Set([read.scope, update.scope])] }];
+    });
+}
+
+/**
+ * A record of the type, created by the check, and a reader of it: the answer, the body without its
+ * `meta`, and the `meta`. A read that does not answer 200 with a resource fails under `requirement`.
+ */
+async function ownRecord(ctx: CheckContext, w: Writable, requirement: string) {
+  const id = await createResource(ctx, w.update.resource, w.update.release);
+  const read = async () => {
+    const res = await ctx.fhir({ scopes: w.scopes, url: ctx.path(w.read.path, { id }) });
+    if (res.status !== 200 || !isObject(res.json))
+      ctx.fail(`${w.surface}: the read of a record the check wrote answered ${res.status}`, {
+        requirement,
+        expected: 200,
+        actual: res.status,
+        exchange: res.exchange.id,
+      });
+    const { meta, ...body } = res.json as Json;
+    return { res, body, meta };
+  };
+  return { id, url: ctx.path(w.update.path, { id }), read };
 }
 
 export const everyTypeChecks: CheckDefinition[] = [
@@ -47,34 +96,16 @@ export const everyTypeChecks: CheckDefinition[] = [
     async run(ctx) {
       const checked: string[] = [];
       const notChecked: string[] = [];
-      for (const update of ctx.model.operations.filter((op) => op.interaction === 'update' && op.resource !== 'MedicationRequest')) {
-        const surface = surfaceLabel(update);
-        const change = CHANGES[update.resource];
-        const read = ctx.findOperation(update.resource, 'read', update.release);
-        const create = ctx.findOperation(update.resource, 'create', update.release);
-        if (!change || !read || !create || !read.scope || !update.scope) {
-          notChecked.push(`${surface} (${!change ? 'no field the suite knows it keeps' : 'no published create, read or scope'})`);
-          continue;
-        }
-        const scopes = [...new Set([read.scope, update.scope])];
-        const id = await createResource(ctx, update.resource, update.release);
-        const url = ctx.path(update.path, { id });
+      for (const w of writableTypes(ctx, notChecked)) {
+        const { surface, update, read, change, scopes } = w;
+        const { id, url, read: readRecord } = await ownRecord(ctx, w, REQUIREMENT);
         // Each version is written conditionally with the validator its read returns (versions 2 to VERSIONS):
         // a read ETag that stops following the versions (from the third on, say) makes its update refused.
         const readNow = async () => {
-          const r = await ctx.fhir({ scopes, url: ctx.path(read.path, { id }) });
-          if (r.status !== 200 || !isObject(r.json)) {
-            ctx.fail(`${surface}: the read of a record the check wrote answered ${r.status}`, {
-              requirement: REQUIREMENT,
-              expected: 200,
-              actual: r.status,
-              exchange: r.exchange.id,
-            });
-          }
-          const { meta, ...rest } = r.json as Json;
+          const { res: r, body, meta } = await readRecord();
           const v = isObject(meta) ? meta.versionId : undefined;
           const header = r.headers.etag;
-          return { body: rest, validator: isEntityTag(header) ? header : typeof v === 'string' && v !== '' ? `W/"${v}"` : undefined };
+          return { body, validator: isEntityTag(header) ? header : typeof v === 'string' && v !== '' ? `W/"${v}"` : undefined };
         };
         const first = await readNow();
         const validator = first.validator;
@@ -160,27 +191,12 @@ export const everyTypeChecks: CheckDefinition[] = [
       const checked: string[] = [];
       const notChecked: string[] = [];
       const seen: Record<string, unknown> = {};
-      for (const update of ctx.model.operations.filter((op) => op.interaction === 'update' && op.resource !== 'MedicationRequest')) {
-        const surface = surfaceLabel(update);
-        const change = CHANGES[update.resource];
-        const read = ctx.findOperation(update.resource, 'read', update.release);
-        if (!change || !read || !ctx.findOperation(update.resource, 'create', update.release) || !read.scope || !update.scope) {
-          notChecked.push(`${surface} (${!change ? 'no field the suite knows it keeps' : 'no published create, read or scope'})`);
-          continue;
-        }
-        const scopes = [...new Set([read.scope, update.scope])];
-        const id = await createResource(ctx, update.resource, update.release);
+      for (const w of writableTypes(ctx, notChecked)) {
+        const { surface, change, scopes } = w;
+        const { id, url, read } = await ownRecord(ctx, w, 'versioning.read-last-modified');
         const readNow = async () => {
-          const r = await ctx.fhir({ scopes, url: ctx.path(read.path, { id }) });
-          if (r.status !== 200 || !isObject(r.json))
-            ctx.fail(`${surface}: the read of a record the check wrote answered ${r.status}`, {
-              requirement: 'versioning.read-last-modified',
-              expected: 200,
-              actual: r.status,
-              exchange: r.exchange.id,
-            });
-          const { meta: _meta, ...body } = r.json as Json;
-          return { res: r, body, value: r.headers['last-modified'] };
+          const { res, body } = await read();
+          return { res, body, value: res.headers['last-modified'] };
         };
         let previous = await readNow();
         const values: Array<string | null> = [previous.value ?? null];
@@ -195,7 +211,7 @@ export const everyTypeChecks: CheckDefinition[] = [
           const res = await ctx.fhir({
             scopes,
             method: 'PUT',
-            url: ctx.path(update.path, { id }),
+            url,
             body: { ...previous.body, id, ...change(`version ${version}, fhir-conformance run ${ctx.runId}`) },
             ...(isEntityTag(etag) ? { headers: { 'if-match': etag } } : {}),
           });
