@@ -7,7 +7,8 @@
 import { decodeJwt } from 'jose';
 import { createServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { IncomingMessage, ServerResponse, IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { HandlerRequest, HandlerResponse, InProcessTarget } from '../http/in-process.js';
 import type { Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
@@ -73,7 +74,7 @@ export function acceptsGzip(header: string | string[] | undefined): boolean {
   });
 }
 
-const afterRefusal = (req: IncomingMessage): Record<string, string> => (Number(req.headers['content-length']) > DRAIN_LIMIT_BYTES ? CLOSE : {});
+const afterRefusal = (req: HandlerRequest): Record<string, string> => (Number(req.headers['content-length']) > DRAIN_LIMIT_BYTES ? CLOSE : {});
 
 export type CreateResources = (init: ResourceInit) => Promise<Resources>;
 
@@ -81,8 +82,8 @@ export interface ReferenceServer {
   url: string;
   port: number;
   close(): Promise<void>;
-  /** The server's request handler, for a client in this process that injects requests instead of connecting (src/http/in-process.ts). */
-  handle: (req: IncomingMessage, res: ServerResponse) => void;
+  /** The server as a client in this process reaches it without connecting: its handler (src/http/in-process.ts). */
+  inProcess: InProcessTarget;
   options: { limits: ReferenceLimits; modes: ReferenceModes; faults: string[] };
   fixtureIds: Record<string, string>;
   /** A target config for the suite (absolute key paths). */
@@ -203,7 +204,7 @@ function jsonAsForm(text: string): URLSearchParams {
 }
 
 /** Reads and discards the rest of a refused body (see DRAIN_LIMIT_BYTES); closes the connection past the limit. */
-function discardRest(req: IncomingMessage, alreadyRead: number): void {
+function discardRest(req: HandlerRequest, alreadyRead: number): void {
   let drained = alreadyRead;
   const onData = (chunk: Buffer) => {
     drained += chunk.length;
@@ -218,7 +219,7 @@ function discardRest(req: IncomingMessage, alreadyRead: number): void {
 }
 
 /** Reads a request body up to `max` bytes; beyond that it throws `tooLarge` and discards the rest. */
-function readBody(req: IncomingMessage, max: number, tooLarge: () => FhirError): Promise<Buffer> {
+function readBody(req: HandlerRequest, max: number, tooLarge: () => FhirError): Promise<Buffer> {
   if (Number(req.headers['content-length']) > max) {
     discardRest(req, 0);
     return Promise.reject(tooLarge());
@@ -292,11 +293,11 @@ class HttpCore {
     this.jwks = JSON.stringify(jwks(cfg.authority.publicJwk));
   }
 
-  readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+  readonly handle = (req: HandlerRequest, res: HandlerResponse): void => {
     void this.respond(req, res);
   };
 
-  private async respond(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async respond(req: HandlerRequest, res: HandlerResponse): Promise<void> {
     const correlationId = pickCorrelationId(req.headers['x-correlation-id']);
     const ex: Exchange = { ip: req.socket.remoteAddress ?? 'unknown', now: this.cfg.now(), headers: {} };
     const rawUrl = req.url ?? '/';
@@ -343,7 +344,7 @@ class HttpCore {
     });
   }
 
-  private write(res: ServerResponse, reply: Reply, acceptEncoding?: string | string[]): void {
+  private write(res: HandlerResponse, reply: Reply, acceptEncoding?: string | string[]): void {
     if (res.destroyed) return;
     const indent = this.cfg.modes.jsonLayout === 'pretty' ? 2 : undefined;
     let payload = Buffer.isBuffer(reply.body)
@@ -367,7 +368,7 @@ class HttpCore {
     return { status: err.status, headers: { 'Content-Type': FHIR_JSON, ...err.headers }, body: operationOutcome(styledError(err, this.cfg.modes)) };
   }
 
-  private async dispatch(req: IncomingMessage, ex: Exchange, path: string, query: URLSearchParams): Promise<Reply> {
+  private async dispatch(req: HandlerRequest, ex: Exchange, path: string, query: URLSearchParams): Promise<Reply> {
     const candidates = this.routes.filter((r) => r.pattern.test(path));
     const route = candidates.find((r) => r.method === req.method);
     if (!route) {
@@ -406,7 +407,7 @@ class HttpCore {
   }
 
   /** A discovery document whose authentication is not stated: open, or behind a bearer (mode discoveryAuth). */
-  private async discovery(req: IncomingMessage, ex: Exchange, body: string, contentType: string): Promise<Reply> {
+  private async discovery(req: HandlerRequest, ex: Exchange, body: string, contentType: string): Promise<Reply> {
     if (this.cfg.modes.discoveryAuth === 'required') await this.authenticate(req, ex);
     else this.gateAnonymous(ex);
     return { status: 200, headers: { 'Content-Type': contentType }, body };
@@ -462,7 +463,7 @@ class HttpCore {
 
   // ---- token endpoint ---------------------------------------------------
 
-  private async token(req: IncomingMessage, ex: Exchange): Promise<Reply> {
+  private async token(req: HandlerRequest, ex: Exchange): Promise<Reply> {
     ex.headers = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
     const json = mediaType(req.headers) === 'application/json' && this.cfg.modes.tokenRequestParsing === 'lenient';
     const readable = json || mediaType(req.headers) === 'application/x-www-form-urlencoded';
@@ -496,7 +497,7 @@ class HttpCore {
   // ---- FHIR calls -------------------------------------------------------
 
   /** 401 first; unauthenticated requests count against the anonymous window. */
-  private async authenticate(req: IncomingMessage, ex: Exchange, acceptExpired = false, release?: 'R4' | 'R5', expiresEarlyMs = 0): Promise<Caller> {
+  private async authenticate(req: HandlerRequest, ex: Exchange, acceptExpired = false, release?: 'R4' | 'R5', expiresEarlyMs = 0): Promise<Caller> {
     try {
       const write = req.method !== 'GET' && req.method !== 'HEAD';
       const caller = await this.cfg.authority.authenticate(req.headers.authorization, {
@@ -515,7 +516,7 @@ class HttpCore {
     }
   }
 
-  private async fhir(req: IncomingMessage, ex: Exchange, route: Route, path: string, query: URLSearchParams): Promise<Reply> {
+  private async fhir(req: HandlerRequest, ex: Exchange, route: Route, path: string, query: URLSearchParams): Promise<Reply> {
     const op = route.op!;
     ex.op = op;
     const { faults } = this.cfg;
@@ -570,7 +571,7 @@ class HttpCore {
   }
 
   /** A JSON write: media type (415), size (413), JSON syntax and resourceType (400 HPB-00101). */
-  private async readResource(req: IncomingMessage, op: OperationDef): Promise<unknown> {
+  private async readResource(req: HandlerRequest, op: OperationDef): Promise<unknown> {
     const type = mediaType(req.headers);
     if (type !== 'application/fhir+json' && type !== 'application/json') {
       throw plainError(415, 'Unsupported media type: send Content-Type: application/fhir+json', 'not-supported');
@@ -632,6 +633,9 @@ class HttpCore {
   };
 }
 
+/** How long the server keeps an idle connection (node announces it in Keep-Alive). */
+const KEEP_ALIVE_MS = 65_000;
+
 /** Starts the reference server with the given resource module. */
 export async function startReferenceServer(opts: ReferenceOptions, createResources: CreateResources): Promise<ReferenceServer> {
   const limits: ReferenceLimits = resolveLimits(opts.limits);
@@ -659,7 +663,7 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
   const resources = await createResources({ fixturesDir, limits, modes, faults, now });
 
   let core: HttpCore | undefined;
-  const handler = (req: IncomingMessage, res: ServerResponse) => {
+  const handler = (req: HandlerRequest, res: HandlerResponse) => {
     if (core) return core.handle(req, res);
     res.writeHead(503, { 'Content-Type': FHIR_JSON, 'X-Correlation-Id': randomUUID(), 'Retry-After': '1' });
     res.end(JSON.stringify(operationOutcome(catalogError('SVC-00007'))));
@@ -669,8 +673,8 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
     ? createHttpsServer({ cert: tls.cert, key: tls.key, ...(tls.requestCert ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}) }, handler)
     : createServer(handler);
   // Long keep-alive so clients that reuse sockets do not race the server closing them.
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  server.headersTimeout = KEEP_ALIVE_MS + 1000;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => (core ? core.clientError(err, socket) : socket.destroy()));
   await new Promise<void>((ok, fail) => {
     server.once('error', fail);
@@ -697,7 +701,7 @@ export async function startReferenceServer(opts: ReferenceOptions, createResourc
     options: { limits, modes, faults: faultNames },
     fixtureIds,
     resources,
-    handle: handler,
+    inProcess: { origin: new URL(baseUrl).origin, handle: handler, keepAliveS: KEEP_ALIVE_MS / 1000 },
     audit: () => core!.auditRecords(),
     rateCounts: () => structuredClone(core!.counts),
     targetConfig: () => ({

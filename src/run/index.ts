@@ -501,8 +501,7 @@ async function resolveTarget(options: RunOptions): Promise<Target> {
       { profile },
     );
     // The reference answered in this process (`--transport in-process`): its handler, no socket.
-    const inProcess =
-      options.transport === 'in-process' && !server.url.startsWith('https:') ? { origin: new URL(server.url).origin, handle: server.handle } : undefined;
+    const inProcess = options.transport === 'in-process' && !server.url.startsWith('https:') ? server.inProcess : undefined;
     return { config: inProcess ? { ...config, inProcess } : config, server, jwks, embedded: true };
   } catch (e) {
     await server.close();

@@ -4,17 +4,16 @@
  * no answer end as the network's failures do, and a request to another origin still goes over the network.
  */
 import { gzipSync } from 'node:zlib';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConformanceError } from '../../src/errors.js';
 import { HttpClient } from '../../src/http/client.js';
-import { InProcessAbort, sendInProcess, type InProcessTarget } from '../../src/http/in-process.js';
+import { type Handler, InProcessAbort, sendInProcess, type InProcessTarget } from '../../src/http/in-process.js';
 import { SERVICE_HTTP } from '../../src/service/http.js';
 import { startServer, type TestServer } from './servers.js';
 
 const ORIGIN = 'http://127.0.0.1:1';
 
-function target(handle: (req: IncomingMessage, res: ServerResponse) => void): InProcessTarget {
+function target(handle: Handler): InProcessTarget {
   return { origin: ORIGIN, handle };
 }
 
@@ -148,5 +147,57 @@ describe('an HttpClient with an in-process target', () => {
     const c = client(echo, server.url);
     expect((await c.request({ url: '/n', retry: 'none' })).json).toEqual({ network: true });
     await c.close();
+  });
+});
+
+describe('the embedded reference in-process and over its socket', () => {
+  it('gives the same status, header names and body to the same requests', async () => {
+    const { createReferenceServer } = await import('../../src/reference/index.js');
+    const { request } = await import('undici');
+    const reference = await createReferenceServer({});
+    try {
+      const cases: [string, string, Record<string, string>, string?][] = [
+        ['GET', '/fhir/R4/metadata', {}],
+        ['HEAD', '/fhir/R4/metadata', {}],
+        ['GET', '/fhir/R4/Nothing', {}],
+        ['POST', '/fhir/R4/Encounter', { 'content-type': 'application/fhir+json' }, '{"resourceType":"Encounter"}'],
+        ['POST', '/oauth/token', { 'content-type': 'application/x-www-form-urlencoded' }, 'grant_type=client_credentials'],
+      ];
+      // A connection's own headers (node closes one after a HEAD's 405) and the values of each answer's own.
+      const varying = new Set(['x-correlation-id', 'x-ratelimit-remaining', 'date', 'connection', 'keep-alive']);
+      for (const [method, path, headers, body] of cases) {
+        const wire = await request(`${reference.url}${path}`, { method: method as 'GET', headers, ...(body !== undefined ? { body } : {}) });
+        const wireBody = await wire.body.text();
+        const local = await sendInProcess(reference.inProcess, { method, path, headers, ...(body !== undefined ? { body } : {}) }, never);
+        const names = (h: Record<string, unknown>) =>
+          Object.keys(h)
+            .filter((n) => n !== 'connection' && n !== 'keep-alive')
+            .sort();
+        expect([local.status, names(local.headers), local.payload.toString()], `${method} ${path}`).toEqual([wire.statusCode, names(wire.headers), wireBody]);
+        for (const [name, value] of Object.entries(wire.headers))
+          if (!varying.has(name)) expect(local.headers[name], `${method} ${path} ${name}`).toEqual(value);
+        expect(Number.isNaN(Date.parse(String(local.headers.date))), 'Date').toBe(false);
+      }
+    } finally {
+      await reference.close();
+    }
+  });
+
+  it('adds the keep-alive node announces when the handler sets no Connection', async () => {
+    const plain = await sendInProcess({ ...echo, keepAliveS: 65 }, { method: 'GET', path: '/', headers: {} }, never);
+    expect([plain.headers.connection, plain.headers['keep-alive']]).toEqual(['keep-alive', 'timeout=65']);
+    const closing = await sendInProcess(
+      {
+        origin: ORIGIN,
+        keepAliveS: 65,
+        handle: (_req, res) => {
+          res.writeHead(413, { Connection: 'close' });
+          res.end('');
+        },
+      },
+      { method: 'GET', path: '/', headers: {} },
+      never,
+    );
+    expect([closing.headers.connection, closing.headers['keep-alive']]).toEqual(['close', undefined]);
   });
 });
