@@ -121,7 +121,7 @@ export class ExchangeCache {
       () => undefined,
     );
     const res = await sending;
-    return { res: copyOf(res), shared: false };
+    return { res: ownOf(res), shared: false };
   }
 
   /**
@@ -143,6 +143,15 @@ export class ExchangeCache {
       }
     }
   }
+}
+
+/**
+ * The answer to the check that sent it: its parsed body as the client parsed it from the text (the
+ * copies handed out later are parsed from the text, which nothing edits: HttpClient's `json` is
+ * always its `text` parsed), its headers its own (the later copies copy the cached answer's).
+ */
+function ownOf(res: HttpResponse): HttpResponse {
+  return { ...res, headers: { ...res.headers } };
 }
 
 /** Each check gets its own copy of the parsed body: a check that edits it (an update body) changes no other's. */

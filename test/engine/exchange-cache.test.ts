@@ -1,7 +1,8 @@
 /**
  * The run's shared exchanges (src/engine/exchange-cache.ts): every check receives its own copy of
  * a shared answer's parsed body, equal to the answer, so a check that edits it (an update body)
- * changes no other's; the first sender's copy too. The copy is made when first read.
+ * changes no other's. The first sender keeps the body as the client parsed it (every copy is parsed
+ * from the text, which nothing edits); a copy is made when first read.
  */
 import { describe, expect, it } from 'vitest';
 import { ExchangeCache } from '../../src/engine/exchange-cache.js';
@@ -20,13 +21,16 @@ describe('ExchangeCache copies', () => {
     const cache = new ExchangeCache();
     let sent = 0;
     const send = async () => answer(`x-${++sent}`);
+    let original: HttpResponse | undefined;
     const first = await cache.get(
       'k',
       URL_,
-      send,
+      async () => (original = await send()),
       () => true,
       () => false,
     );
+    expect(first.res.json).toBe(original!.json);
+    expect(first.res.headers).not.toBe(original!.headers);
     const second = await cache.get(
       'k',
       URL_,
