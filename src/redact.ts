@@ -31,13 +31,46 @@ let secretPattern: RegExp | undefined;
 const WHOLE_JWT = new RegExp(`^${JWT.source}$`);
 
 /**
+ * Whether a string of the JWT shape is a JOSE object: its first part decodes to a JSON header naming
+ * an `alg`, as every JWS and JWE header does (RFC 7515 4.1.1, RFC 7516 4.1.1). A search cursor of the
+ * same shape (base64url JSON, a dot, a tag: the embedded reference's) is not a token: kept, so a
+ * next link's evidence reproduces, and a page holding one is not walked string by string.
+ */
+function isJose(shaped: string): boolean {
+  const dot = shaped.indexOf('.');
+  const first = dot < 0 ? shaped : shaped.slice(0, dot);
+  let jose = headersSeen.get(first);
+  if (jose === undefined) {
+    try {
+      const header = JSON.parse(Buffer.from(first, 'base64url').toString('utf8')) as unknown;
+      jose = header !== null && typeof header === 'object' && typeof (header as { alg?: unknown }).alg === 'string';
+    } catch {
+      jose = false;
+    }
+    // A run's tokens share a few headers, its cursors a few search states.
+    if (headersSeen.size >= 1024) headersSeen.clear();
+    headersSeen.set(first, jose);
+  }
+  return jose;
+}
+const headersSeen = new Map<string, boolean>();
+
+/** Whether `text` holds a JOSE object of the JWT shape. */
+function holdsJose(text: string): boolean {
+  if (!text.includes('eyJ')) return false;
+  const shapes = new RegExp(JWT.source, 'g');
+  for (let m = shapes.exec(text); m !== null; m = shapes.exec(text)) if (isJose(m[0])) return true;
+  return false;
+}
+
+/**
  * Registers a value to be replaced by `[redacted]` wherever it appears (values under 8 chars are ignored).
- * A whole JWT is not kept: the JWT shape already redacts it wherever it appears, and a process that
+ * A whole JWT (a JOSE object, `isJose`) is not kept: its shape already redacts it wherever it appears, and a process that
  * runs the suite many times (the mutation runner) would otherwise match every string against
  * thousands of tokens that share their first 36 characters.
  */
 export function registerSecret(value: string): void {
-  if (typeof value !== 'string' || value.length < MIN_SECRET_LENGTH || secrets.has(value) || WHOLE_JWT.test(value)) return;
+  if (typeof value !== 'string' || value.length < MIN_SECRET_LENGTH || secrets.has(value) || (WHOLE_JWT.test(value) && isJose(value))) return;
   secrets.add(value);
   secretPattern = undefined;
 }
@@ -97,7 +130,7 @@ const JSON_ESCAPED = /["\\\u0000-\u001f]/;
  * true sends the caller the whole way.
  */
 export function jsonTextMayHoldSecret(text: string, extraFields: readonly string[] = []): boolean {
-  if (text.includes('eyJ') || text.includes('PRIVATE KEY-----') || text.includes('\\u') || text.includes('\\/') || SECRET_KEY_TEXT.test(text)) return true;
+  if (holdsJose(text) || text.includes('PRIVATE KEY-----') || text.includes('\\u') || text.includes('\\/') || SECRET_KEY_TEXT.test(text)) return true;
   for (const f of extraFields) if (text.includes(`"${f}"`)) return true;
   const registered = pattern();
   if (!registered) return false;
@@ -107,12 +140,12 @@ export function jsonTextMayHoldSecret(text: string, extraFields: readonly string
   return text.search(registered) !== -1;
 }
 
-/** Replaces registered secrets, JWT-shaped strings and PEM private key blocks. */
+/** Replaces registered secrets, JOSE objects of the JWT shape (`isJose`) and PEM private key blocks. */
 export function redactString(s: string): string {
   let out = s;
   const registered = pattern();
   if (registered) out = out.replace(registered, '[redacted]');
-  if (out.includes('eyJ')) out = out.replace(JWT, '[redacted-jwt]');
+  if (out.includes('eyJ')) out = out.replace(JWT, (shaped) => (isJose(shaped) ? '[redacted-jwt]' : shaped));
   if (out.includes('PRIVATE KEY-----')) out = out.replace(PEM_PRIVATE_KEY, '[redacted-private-key]');
   return out;
 }

@@ -32,6 +32,20 @@ describe('redact', () => {
     expect(redactString('plain eyJ text')).toBe('plain eyJ text');
   });
 
+  it('keeps a string of the JWT shape that is no JOSE object (a search cursor: base64url JSON without alg, a dot, a tag)', () => {
+    const cursor = `${Buffer.from(JSON.stringify({ org: 'org-a', snapshot: 591, afterTime: 1736366400000 })).toString('base64url')}.QkZvVXNRLTZWa2pY`;
+    const link = `https://h/fhir/R4/MedicationRequest?patient=p&_cursor=${cursor}`;
+    expect(redactString(link)).toBe(link);
+    const page = JSON.stringify({ resourceType: 'Bundle', link: [{ relation: 'next', url: link }] });
+    expect(jsonTextMayHoldSecret(page)).toBe(false);
+    expect(jsonTextMayHoldSecret(page.replace('"next"', `"${JWT}"`))).toBe(true);
+    // Registered, such a string is a secret like any other.
+    const opaque = `${Buffer.from('{"sid":"s-1"}').toString('base64url')}.c2lnbmF0dXJl`;
+    registerSecret(opaque);
+    expect(redactString(`token=${opaque}`)).toBe('token=[redacted]');
+    unregisterSecret(opaque);
+  });
+
   it('a registered token that is a whole JWT is redacted by its shape wherever it appears; a five-part JWE is kept whole', () => {
     registerSecret(JWT);
     expect(redactString(`a ${JWT} b`)).toBe('a [redacted-jwt] b');
