@@ -5,7 +5,7 @@
  */
 import { createFhirValidator, DEFAULT_TYPES } from '../src/fhir/index.js';
 import type { Release } from '../src/fhir/index.js';
-import { loadReleaseSchema } from '../src/fhir/schema-source.js';
+import { readReleaseSchema, schemaFile } from '../src/fhir/schema-source.js';
 import { medicationRequest, searchsetBundle } from '../test/fhir/samples.js';
 
 const BUNDLE_SIZE = 100;
@@ -19,7 +19,7 @@ console.log(`node ${process.version}; RSS at start ${mb(process.memoryUsage().rs
 
 const validator = createFhirValidator();
 for (const release of releases) {
-  const { loadMs } = loadReleaseSchema(release);
+  const { loadMs } = readReleaseSchema(release, schemaFile(release));
   const firstType = DEFAULT_TYPES[release][0];
   let started = performance.now();
   validator.validate(release, { resourceType: firstType });

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CODE_ROOT } from '../paths.js';
+import { validatorCacheDir } from '../validator-cache.js';
 import type { Release } from './types.js';
 
 /** Name of the custom keyword that marks "any resource" positions (see `NESTED_RESOURCE_STUB`). */
@@ -86,14 +87,140 @@ const cache = new Map<Release, ReleaseSchema>();
 const SOURCE = readFileSync(fileURLToPath(import.meta.url), 'utf8');
 const require = createRequire(import.meta.url);
 
-/** Loads and normalizes the release's schema file once per process. */
+/**
+ * The release's schema, once per process. What a run needs without compiling (the root id, the
+ * digest, the resource types, the primitive patterns) comes from an index kept in the cache
+ * (`keptIndex`); the definitions are read, parsed and normalized when first used (a compile, a
+ * test): parsing a release's file took 30-60 ms of every start. `typeSchema` gives one type's.
+ */
 export function loadReleaseSchema(release: Release): ReleaseSchema {
   let schema = cache.get(release);
   if (!schema) {
-    schema = readReleaseSchema(release, schemaFile(release));
+    const file = schemaFile(release);
+    const index = keptIndex(release, file);
+    schema = index ? lazySchema(release, file, index) : readReleaseSchema(release, file);
     cache.set(release, schema);
   }
   return schema;
+}
+
+/** What `loadReleaseSchema` gives without the definitions, as kept. */
+interface SchemaIndex {
+  id: string;
+  $schema: string;
+  digest: string;
+  resourceTypes: string[];
+  primitiveByPattern: Array<[string, string]>;
+}
+
+/** A schema whose definitions are read from `file` when first used. */
+function lazySchema(release: Release, file: string, index: SchemaIndex): ReleaseSchema {
+  let full: ReleaseSchema | undefined;
+  return {
+    release,
+    id: index.id,
+    $schema: index.$schema,
+    digest: index.digest,
+    resourceTypes: new Set(index.resourceTypes),
+    primitiveByPattern: new Map(index.primitiveByPattern),
+    get definitions() {
+      full ??= readReleaseSchema(release, file);
+      return full.definitions;
+    },
+    get loadMs() {
+      return full?.loadMs ?? 0;
+    },
+  };
+}
+
+/**
+ * The name of a file kept about `file` in the cache: it holds the file's path, size and modification
+ * time and this module's text, so a reinstalled package or another normalization makes another.
+ */
+function keptName(file: string, what: string): string | undefined {
+  const dir = validatorCacheDir();
+  if (dir === undefined) return undefined;
+  const { size, mtimeMs } = statSync(file);
+  return join(dir, `fhir-schema-${createHash('sha256').update(`${SOURCE}\0${file}\0${size}\0${mtimeMs}`).digest('hex').slice(0, 16)}-${what}.json`);
+}
+
+/** Reads a kept JSON file (undefined when there is none or it does not parse). */
+function readKept<T>(name: string | undefined): T | undefined {
+  if (name === undefined || !existsSync(name)) return undefined;
+  try {
+    return JSON.parse(readFileSync(name, 'utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes a kept JSON file whole or not at all; a cache that cannot be written is not an error. */
+function keep(name: string | undefined, value: unknown): void {
+  if (name === undefined) return;
+  const tmp = `${name}.${process.pid}.tmp`;
+  try {
+    mkdirSync(dirname(name), { recursive: true });
+    writeFileSync(tmp, JSON.stringify(value));
+    renameSync(tmp, name);
+  } catch {
+    rmSync(tmp, { force: true });
+  }
+}
+
+/** The index of `file` as kept; made (the file read whole, its schema cached for this process) when missing. */
+function keptIndex(release: Release, file: string): SchemaIndex | undefined {
+  const name = keptName(file, 'index');
+  if (name === undefined) return undefined;
+  const kept = readKept<SchemaIndex>(name);
+  if (kept?.digest) return kept;
+  const schema = readReleaseSchema(release, file);
+  keep(name, {
+    id: schema.id,
+    $schema: schema.$schema,
+    digest: schema.digest,
+    resourceTypes: [...schema.resourceTypes],
+    primitiveByPattern: [...schema.primitiveByPattern],
+  } satisfies SchemaIndex);
+  cache.set(release, schema);
+  return undefined;
+}
+
+/**
+ * One resource type's definition and the definitions it reaches through `$ref` (about 60 of a
+ * release's 740-860, 35 kB: `Extension` reaches most data types, `ResourceList` is stubbed), kept in
+ * the cache so a run that derives bodies and invalid variants of a type does not read the release.
+ * Undefined when the release has no such resource type.
+ */
+export function typeSchema(release: Release, type: string): { definition: Definitions[string]; definitions: Definitions } | undefined {
+  const schema = loadReleaseSchema(release);
+  if (!schema.resourceTypes.has(type)) return undefined;
+  const name = keptName(schemaFile(release), `type-${type}`);
+  const kept = readKept<Definitions>(name);
+  if (kept?.[type]) return { definition: kept[type], definitions: kept };
+  const definitions = reachable(schema.definitions, type);
+  keep(name, definitions);
+  return { definition: definitions[type]!, definitions };
+}
+
+/** The definitions `type` reaches through local `$ref`s (`#/definitions/X`), itself included. */
+export function reachable(definitions: Definitions, type: string): Definitions {
+  const out: Definitions = {};
+  const pending = [type];
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) for (const item of value) visit(item);
+    else if (value !== null && typeof value === 'object') {
+      for (const [key, inner] of Object.entries(value)) {
+        if (key === '$ref' && typeof inner === 'string' && inner.startsWith('#/definitions/')) pending.push(inner.slice('#/definitions/'.length));
+        else visit(inner);
+      }
+    }
+  };
+  for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
+    if (out[name] !== undefined || definitions[name] === undefined) continue;
+    out[name] = definitions[name]!;
+    visit(definitions[name]);
+  }
+  return out;
 }
 
 /**

@@ -14,7 +14,7 @@ import type { Ajv } from 'ajv';
 import { generate, type JsonSchema } from 'json-schema-faker';
 import type { CheckContext } from '../engine/context.js';
 import { createFhirValidator, type FhirValidator, formatIssue } from '../fhir/index.js';
-import { loadReleaseSchema } from '../fhir/schema-source.js';
+import { typeSchema } from '../fhir/schema-source.js';
 import { documentType, handWrittenResource, inlineAttachment, type Resource, runMeta } from './bodies.js';
 import { smallDocument } from './documents.js';
 import { isObject } from './expect.js';
@@ -134,14 +134,13 @@ function fhirValidatorFor(release: Release, type: string): FhirValidator {
 
 /** The FHIR definition of the type, or undefined when the release has no such resource type. */
 function fhirDefinition(release: Release, type: string): { definitions: Record<string, Json>; definition: Json } | undefined {
-  const schema = loadReleaseSchema(release);
-  if (!schema.resourceTypes.has(type)) return undefined;
-  return { definitions: schema.definitions as Record<string, Json>, definition: schema.definitions[type] as Json };
+  const fhir = typeSchema(release, type);
+  return fhir && { definitions: fhir.definitions as Record<string, Json>, definition: fhir.definition as Json };
 }
 
 /**
- * The HL7 FHIR JSON schema of one resource type of `release`, self-contained (the release's
- * definitions at its root, so its `$ref`s resolve): what the invalid variants of a write derive
+ * The HL7 FHIR JSON schema of one resource type of `release`, self-contained (the definitions it
+ * reaches at its root, so its `$ref`s resolve: schema-source.ts `typeSchema`): what the invalid variants of a write derive
  * from when the target publishes no request schema. Undefined when the release has no such type.
  */
 export function fhirResourceSchema(release: Release, type: string): object | undefined {

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { loadReleaseSchema, NESTED_RESOURCE_KEYWORD, readReleaseSchema, schemaFile } from '../../src/fhir/schema-source.js';
+import { loadReleaseSchema, NESTED_RESOURCE_KEYWORD, reachable, readReleaseSchema, schemaFile, typeSchema } from '../../src/fhir/schema-source.js';
 
 describe.each(['R4', 'R5'] as const)('%s schema source', (release) => {
   const schema = loadReleaseSchema(release);
@@ -65,4 +65,29 @@ test('R4 drops the Medplum additions to Meta and Reference', () => {
   const { definitions } = loadReleaseSchema('R4');
   expect(Object.keys(definitions.Meta.properties as object)).not.toContain('project');
   expect(Object.keys(definitions.Reference.properties as object)).not.toContain('resource');
+});
+
+describe.each(['R4', 'R5'] as const)('%s type schemas and the kept index', (release) => {
+  test("a type's schema holds every definition it reaches and nothing else; its refs all resolve", () => {
+    const full = readReleaseSchema(release, schemaFile(release));
+    for (const type of ['MedicationRequest', 'Encounter', 'DocumentReference']) {
+      const own = typeSchema(release, type)!;
+      expect(own.definition).toEqual(full.definitions[type]);
+      const refs = new Set(JSON.stringify(own.definitions).match(/#\/definitions\/[A-Za-z0-9_]+/g));
+      for (const ref of refs)
+        expect(own.definitions[ref.slice('#/definitions/'.length)], `${type} ${ref}`).toEqual(full.definitions[ref.slice('#/definitions/'.length)]);
+      expect(Object.keys(own.definitions).length).toBeLessThan(Object.keys(full.definitions).length / 5);
+      expect(reachable(full.definitions, type)).toEqual(own.definitions);
+    }
+    expect(typeSchema(release, 'Reference')).toBeUndefined();
+  });
+
+  test('the index gives what a full read gives', () => {
+    const full = readReleaseSchema(release, schemaFile(release));
+    const schema = loadReleaseSchema(release);
+    expect([schema.id, schema.$schema, schema.digest]).toEqual([full.id, full.$schema, full.digest]);
+    expect(schema.resourceTypes).toEqual(full.resourceTypes);
+    expect(schema.primitiveByPattern).toEqual(full.primitiveByPattern);
+    expect(schema.definitions).toEqual(full.definitions);
+  });
 });
