@@ -171,7 +171,7 @@ export class Authority {
   private readonly verified = new Map<string, VerifiedToken>();
   /** Mode accessTokenClaims `minimal`: issued tokens' grants by jti; mode accessTokenFormat `opaque`: by handle. */
   private readonly grants = new Map<string, VerifiedToken>();
-  /** Faults `bearer-signature-not-checked-r5`, `bearer-not-verified-on-writes`, `bearer-not-verified-on-updates` only: tokens served unverified (never cached for the other routes). */
+  /** Faults `bearer-signature-not-checked-r5`, `bearer-not-verified-on-writes`, `-on-updates`, `-on-upload` only: tokens served unverified (never cached for the other routes). */
   private readonly unverifiedR5 = new Set<string>();
   /** Fault `new-token-refused-after-expiry` only: clients that presented an expired token. */
   private readonly expiredClients = new Set<string>();
@@ -397,7 +397,7 @@ export class Authority {
    */
   async authenticate(
     authorization: string | undefined,
-    opts: { acceptExpired?: boolean; release?: 'R4' | 'R5'; expiresEarlyMs?: number; write?: boolean; update?: boolean } = {},
+    opts: { acceptExpired?: boolean; release?: 'R4' | 'R5'; expiresEarlyMs?: number; write?: boolean; update?: boolean; operation?: boolean } = {},
   ): Promise<Caller> {
     const match = authorization ? /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization) : null;
     if (!match) throw unauthorized('send Authorization: Bearer <ACCESS_TOKEN>');
@@ -429,8 +429,7 @@ export class Authority {
           token,
           opts.acceptExpired ? { ...options, currentDate: new Date(0), clockTolerance: Number.MAX_SAFE_INTEGER } : options,
           opts.release,
-          opts.write === true,
-          opts.update === true,
+          { write: opts.write === true, update: opts.update === true, operation: opts.operation === true },
         );
         const kept = minimal && typeof payload.jti === 'string' ? this.grants.get(payload.jti) : undefined;
         // Minimal claims: a token whose jti names no grant of its subject was not issued here.
@@ -493,15 +492,22 @@ export class Authority {
    * an unverified signature, alg none, HS256 keyed with the server's public key, a kid the key
    * set lacks, a key embedded in the header, a client's registered key.
    */
-  private async verifyAccessToken(token: string, options: JWTVerifyOptions, release?: 'R4' | 'R5', write = false, update = false): Promise<JWTPayload> {
+  private async verifyAccessToken(
+    token: string,
+    options: JWTVerifyOptions,
+    release: 'R4' | 'R5' | undefined,
+    route: { write: boolean; update: boolean; operation: boolean },
+  ): Promise<JWTPayload> {
     const { faults } = this.init;
     if (faults.has('bearer-signature-not-checked')) return claimsOnly(token, options);
     // Fault bearer-signature-not-checked-r5: the R5 surface checks the claims only (R4 verifies the signature).
-    // Fault bearer-not-verified-on-writes: so do the write routes (POST, PUT: reads verify it); bearer-not-verified-on-updates: the update route (PUT) only.
+    // Fault bearer-not-verified-on-writes: so do the write routes (POST, PUT: reads verify it); bearer-not-verified-on-updates:
+    // the update route (PUT) only; bearer-not-verified-on-upload: the operation route ($upload) only.
     if (
       (release === 'R5' && faults.has('bearer-signature-not-checked-r5')) ||
-      (write && faults.has('bearer-not-verified-on-writes')) ||
-      (update && faults.has('bearer-not-verified-on-updates'))
+      (route.write && faults.has('bearer-not-verified-on-writes')) ||
+      (route.update && faults.has('bearer-not-verified-on-updates')) ||
+      (route.operation && faults.has('bearer-not-verified-on-upload'))
     ) {
       try {
         await jwtVerify(token, this.verifyKey, options);

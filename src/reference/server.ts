@@ -497,7 +497,14 @@ class HttpCore {
   // ---- FHIR calls -------------------------------------------------------
 
   /** 401 first; unauthenticated requests count against the anonymous window. */
-  private async authenticate(req: HandlerRequest, ex: Exchange, acceptExpired = false, release?: 'R4' | 'R5', expiresEarlyMs = 0): Promise<Caller> {
+  private async authenticate(
+    req: HandlerRequest,
+    ex: Exchange,
+    acceptExpired = false,
+    release?: 'R4' | 'R5',
+    expiresEarlyMs = 0,
+    operation = false,
+  ): Promise<Caller> {
     try {
       const write = req.method !== 'GET' && req.method !== 'HEAD';
       const caller = await this.cfg.authority.authenticate(req.headers.authorization, {
@@ -505,6 +512,7 @@ class HttpCore {
         expiresEarlyMs,
         write,
         update: req.method === 'PUT',
+        operation,
         ...(release ? { release } : {}),
       });
       ex.caller = caller; // authenticated: audited, even when throttled or refused below
@@ -522,7 +530,8 @@ class HttpCore {
     const { faults } = this.cfg;
     // Fault token-refused-before-expiry-r5: on R5 paths a token counts as expired once half its lifetime has passed.
     const earlyMs = op.release === 'R5' && faults.has('token-refused-before-expiry-r5') ? this.cfg.limits.tokenLifetimeSec * 500 : 0;
-    const caller = await this.authenticate(req, ex, op.release === 'R5' && faults.has('expired-token-accepted-r5'), op.release, earlyMs).catch((e: unknown) => {
+    const expiredAccepted = op.release === 'R5' && faults.has('expired-token-accepted-r5');
+    const caller = await this.authenticate(req, ex, expiredAccepted, op.release, earlyMs, op.interaction === 'operation').catch((e: unknown) => {
       // Fault invalid-bearer-403-encounter: a bearer token that is not valid gets 403 on the Encounter paths only.
       const invalid = e instanceof FhirError && e.status === 401 && req.headers.authorization !== undefined && op.resource === 'Encounter';
       throw invalid && faults.has('invalid-bearer-403-encounter') ? catalogError('SVC-00005') : e;

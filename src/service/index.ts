@@ -208,3 +208,19 @@ export {
 
 // The surfaces a request-wide rule governs (every published release and resource family).
 export { keyProbeScopes, onSurface, surfaceLabel, surfaceProbeUrl, surfaceScopes, surfacesOf, type Surface } from './surfaces.js';
+export {
+  type Attempt,
+  type ContractSource,
+  type Definition as UploadDefinition,
+  describeForm,
+  publishedQuery,
+  queryTemplate,
+  requireContract,
+  resolveUpload,
+  type SendOptions as UploadSendOptions,
+  sendUpload,
+  type UploadContract,
+  type UploadForm,
+  type UploadResolution,
+  uploadTarget,
+} from './upload-contract.js';

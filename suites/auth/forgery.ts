@@ -17,7 +17,19 @@ import { publicKeyPem } from '../../src/auth/assertion.js';
 import type { ResolvedClient } from '../../src/config/index.js';
 import type { ModelOperation } from '../../src/discovery/model.js';
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
-import { catalogCodeOf, createdIdOf, createResource, discoveryDocument, isObject, writeBody } from '../../src/service/index.js';
+import {
+  catalogCodeOf,
+  createdIdOf,
+  createResource,
+  describeForm,
+  discoveryDocument,
+  isObject,
+  requireContract,
+  sendUpload,
+  smallDocument,
+  uploadTarget,
+  writeBody,
+} from '../../src/service/index.js';
 import { OpenChoiceSignal, SkipSignal } from '../../src/errors.js';
 import { registerSecret } from '../../src/redact.js';
 import { onLoopback, serveAttackerKeys } from './attacker-keys.js';
@@ -280,6 +292,7 @@ export const forgeryChecks: CheckDefinition[] = [
   otherAudienceCheck(),
   writesCheck(),
   updatesCheck(),
+  uploadsCheck(),
 ];
 
 /** A token of the server's shape signed by an attacker key its header carries (jwk) or points to (jku, x5u). */
@@ -405,7 +418,7 @@ function writesCheck(): CheckDefinition {
       channel: 'POST with a forged bearer token',
       leftOut: [
         'updates: auth.forged-tokens-on-updates',
-        'operations ($upload): not tried with forged tokens (generated.*.no-token sends each without one)',
+        'the $upload operation: auth.forged-tokens-on-upload',
         "a forgery's further tokens (every client's key, every changed claim, jku and x5u): the GET checks above present each",
       ],
     },
@@ -484,7 +497,7 @@ function updatesCheck(): CheckDefinition {
       resource: 'one per release: the first type it publishes an update of, a record the check creates with a valid token',
       channel: 'PUT with a forged bearer token, then a read with a valid one',
       leftOut: [
-        'operations ($upload): not tried with forged tokens (generated.*.no-token sends each without one)',
+        'the $upload operation: auth.forged-tokens-on-upload',
         "a forgery's further tokens: the GET checks above present each",
         "records the check did not create: a forged update of another organization's record is refused first by tenancy (tenancy.foreign-update-404)",
       ],
@@ -546,6 +559,53 @@ function updatesCheck(): CheckDefinition {
       }
       ctx.observe('forged-token.update-answers', answers);
       if (notTried.length) ctx.observe('forged-token.update-not-tried', notTried);
+    },
+  });
+}
+
+/**
+ * The forgeries on the `$upload` operation: a route the authors added later may read the token's
+ * claims without verifying it. Each forged token sends a small valid document in the upload
+ * contract's form (settled once per run with a genuine token: document-reference.upload-contract),
+ * to the record a genuine token would upload to.
+ */
+function uploadsCheck(): CheckDefinition {
+  return defineCheck({
+    id: 'auth.forged-tokens-on-upload',
+    surfaces: {
+      release: 'R5: the $upload operation (the spec names it on DocumentReference)',
+      resource: 'DocumentReference: its $upload in the contract settled for the run (declared, published or tried)',
+      channel: 'POST $upload with a forged bearer token',
+      leftOut: ["a forgery's further tokens: the GET checks above present each"],
+    },
+    title:
+      'one token of each forgery (a client-signed JWT, the client assertion, alg none, HS256 keyed with the public key, an unknown kid, a changed claim, an embedded jwk) is refused with 401 on the $upload operation',
+    area,
+    level: 'MUST',
+    requirements: REQUIREMENTS,
+    quote: QUOTE,
+    // Eight forged uploads and, at instance level, the DocumentReference they go to.
+    requests: 9,
+    tags: ['writes'],
+    async run(ctx) {
+      const contract = await requireContract(ctx);
+      const { forged, notTried } = await oneOfEachForgery(ctx);
+      const target = await uploadTarget(ctx, contract.form);
+      const answers: Record<string, unknown> = {};
+      const form = describeForm(contract.form);
+      for (const { label, token } of forged) {
+        const res = await sendUpload(ctx, contract.form, target, smallDocument(contract.contentType), contract.contentType, { token, retry: 'none' });
+        answers[label] = { status: res.status, ...(catalogCodeOf(res) ? { code: catalogCodeOf(res) } : {}) };
+        const taken = res.status < 300 ? 'the forged token was accepted for an upload' : 'the forged token was not refused as invalid';
+        ctx.check(res.status === 401, `${label}: $upload (${form}) answered ${res.status}, not 401: ${taken}`, {
+          requirement: ISSUED_ONLY,
+          expected: 401,
+          actual: res.status,
+          exchange: res.exchange.id,
+        });
+      }
+      ctx.observe('forged-token.upload-answers', answers);
+      if (notTried.length) ctx.observe('forged-token.upload-not-tried', notTried);
     },
   });
 }

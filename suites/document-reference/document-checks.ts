@@ -28,7 +28,7 @@ import {
   putDocument,
 } from '../../src/service/index.js';
 import type { HttpResponse } from '../../src/http/index.js';
-import { requireContract, resolveUpload, sendUpload, type UploadContract, uploadTarget } from './contract.js';
+import { requireContract, resolveUpload, sendUpload, type UploadContract, uploadTarget } from '../../src/service/index.js';
 import { answered, area, firstAnswer, LARGE_REQUEST_MS, writable } from './support.js';
 
 export type Way = 'create' | 'update' | 'upload';

@@ -6,7 +6,7 @@
  */
 import { type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import { catalogCodeOf, expectError, isObject, notOf } from '../../src/service/index.js';
-import { describeForm, requireContract, resolveUpload, sendUpload, uploadTarget } from './contract.js';
+import { describeForm, requireContract, resolveUpload, sendUpload, uploadTarget } from '../../src/service/index.js';
 import { area, firstAnswer } from './support.js';
 
 export const uploadChecks: CheckDefinition[] = [

@@ -5,7 +5,7 @@
  */
 import { type CheckDefinition, defineCheck } from '../../src/engine/index.js';
 import { expectError, smallDocument } from '../../src/service/index.js';
-import { requireContract, sendUpload } from './contract.js';
+import { requireContract, sendUpload } from '../../src/service/index.js';
 import { area, RS } from './support.js';
 
 export const uploadTenancyChecks: CheckDefinition[] = [

@@ -56,6 +56,7 @@ describe('auth suite', () => {
       'auth.forged-alg-none',
       'auth.forged-tokens-on-writes',
       'auth.forged-tokens-on-updates',
+      'auth.forged-tokens-on-upload',
     ]);
     const answers = results.get('auth.forged-alg-none')!.observations.find((o) => o.key === 'forged-token.answers')!.value as Record<
       string,
@@ -71,6 +72,24 @@ describe('auth suite', () => {
     const results = await runChecks(forgeries, { faults: ['bearer-not-verified-on-updates'] });
     expect([...results.values()].filter((r) => r.outcome === 'fail').map((r) => r.id)).toEqual(['auth.forged-tokens-on-updates']);
     expect(results.get('auth.forged-tokens-on-updates')!.message).toMatch(/PUT \/fhir\/R4\/\S+ \(R4 \w+\) answered \d+, not 401/);
+  });
+
+  it('a route that reads only the claims of a token on $upload fails the upload check alone: reads, creates and updates verify it', async () => {
+    const forgeries = checks.filter((c) => c.id.startsWith('auth.forged-'));
+    const results = await runChecks(forgeries, { faults: ['bearer-not-verified-on-upload'] });
+    expect([...results.values()].filter((r) => r.outcome === 'fail').map((r) => r.id)).toEqual(['auth.forged-tokens-on-upload']);
+    expect(results.get('auth.forged-tokens-on-upload')!.message).toMatch(
+      /\$upload \(.+\) answered 2\d\d, not 401: the forged token was accepted for an upload/,
+    );
+    // Clean, every forged upload is refused, and the answers are kept.
+    const clean = await runChecks(pick(checks, ['auth.forged-tokens-on-upload']));
+    expect(clean.get('auth.forged-tokens-on-upload')!.outcome).toBe('pass');
+    const answers = clean.get('auth.forged-tokens-on-upload')!.observations.find((o) => o.key === 'forged-token.upload-answers')!.value as Record<
+      string,
+      { status: number }
+    >;
+    expect(Object.values(answers).map((a) => a.status)).toEqual(Array(Object.keys(answers).length).fill(401));
+    expect(Object.keys(answers).length).toBeGreaterThanOrEqual(7);
   });
 
   it('an assertion fault fails only the checks of the rule it breaks', async () => {

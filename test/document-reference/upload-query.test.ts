@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { ModelOperation } from '../../src/discovery/model.js';
 import type { CheckResult } from '../../src/engine/types.js';
 import { describeResults, nonConforming, runInProcess } from '../../src/run/in-process.js';
-import { type Definition, publishedQuery, queryTemplate } from '../../suites/document-reference/contract.js';
+import { publishedQuery, queryTemplate, type UploadDefinition as Definition } from '../../src/service/index.js';
 
 const UPLOAD: ModelOperation = {
   operationId: 'DocumentReference.upload',

@@ -125,7 +125,13 @@ export const faults: FaultDef[] = [
     area: 'auth',
     violates: ['auth.invalid-bearer-401'],
     symptom: "A bearer token with valid claims but another key's signature is accepted.",
-    checks: ['auth.invalid-bearer-401', 'auth.forged-claim-changed', 'auth.forged-tokens-on-writes', 'auth.forged-tokens-on-updates'],
+    checks: [
+      'auth.invalid-bearer-401',
+      'auth.forged-claim-changed',
+      'auth.forged-tokens-on-writes',
+      'auth.forged-tokens-on-updates',
+      'auth.forged-tokens-on-upload',
+    ],
   },
   {
     name: 'bearer-401-wrong-code',
@@ -291,35 +297,41 @@ export const faults: FaultDef[] = [
     violates: ['auth.access-token-issued-only', 'auth.invalid-bearer-401'],
     symptom:
       "A bearer token the server never issued, signed with a registered client's own key, is accepted (its scope claim, else the client's grant): a JWT the client wrote, or its client assertion.",
-    checks: ['auth.forged-client-key-signed', 'auth.forged-client-assertion-as-bearer', 'auth.forged-tokens-on-writes', 'auth.forged-tokens-on-updates'],
+    checks: [
+      'auth.forged-client-key-signed',
+      'auth.forged-client-assertion-as-bearer',
+      'auth.forged-tokens-on-writes',
+      'auth.forged-tokens-on-updates',
+      'auth.forged-tokens-on-upload',
+    ],
   },
   {
     name: 'bearer-alg-none-accepted',
     area: 'auth',
     violates: ['auth.access-token-issued-only', 'auth.invalid-bearer-401'],
     symptom: "An unsigned bearer token (alg none) with the server's claims is accepted.",
-    checks: ['auth.forged-alg-none', 'auth.forged-tokens-on-writes', 'auth.forged-tokens-on-updates'],
+    checks: ['auth.forged-alg-none', 'auth.forged-tokens-on-writes', 'auth.forged-tokens-on-updates', 'auth.forged-tokens-on-upload'],
   },
   {
     name: 'bearer-hs256-public-key-accepted',
     area: 'auth',
     violates: ['auth.access-token-issued-only', 'auth.invalid-bearer-401'],
     symptom: "A bearer token signed HS256 with the server's published public key (SPKI PEM) as the secret is accepted (the header's alg is trusted).",
-    checks: ['auth.forged-hs256-public-key', 'auth.forged-tokens-on-writes', 'auth.forged-tokens-on-updates'],
+    checks: ['auth.forged-hs256-public-key', 'auth.forged-tokens-on-writes', 'auth.forged-tokens-on-updates', 'auth.forged-tokens-on-upload'],
   },
   {
     name: 'bearer-unknown-kid-accepted',
     area: 'auth',
     violates: ['auth.access-token-issued-only', 'auth.invalid-bearer-401'],
     symptom: "A bearer token whose kid is not in the server's key set is accepted unverified.",
-    checks: ['auth.forged-unknown-kid', 'auth.forged-tokens-on-writes', 'auth.forged-tokens-on-updates'],
+    checks: ['auth.forged-unknown-kid', 'auth.forged-tokens-on-writes', 'auth.forged-tokens-on-updates', 'auth.forged-tokens-on-upload'],
   },
   {
     name: 'bearer-embedded-jwk-accepted',
     area: 'auth',
     violates: ['auth.access-token-issued-only', 'auth.invalid-bearer-401'],
     symptom: 'A bearer token is verified with the key its own jwk header carries: an attacker-signed token is accepted.',
-    checks: ['auth.forged-embedded-key', 'auth.forged-tokens-on-writes', 'auth.forged-tokens-on-updates'],
+    checks: ['auth.forged-embedded-key', 'auth.forged-tokens-on-writes', 'auth.forged-tokens-on-updates', 'auth.forged-tokens-on-upload'],
   },
   {
     name: 'bearer-signature-not-checked-r5',
@@ -336,6 +348,7 @@ export const faults: FaultDef[] = [
       'auth.forged-claim-changed',
       'auth.forged-tokens-on-writes',
       'auth.forged-tokens-on-updates',
+      'auth.forged-tokens-on-upload',
     ],
   },
   {
@@ -344,7 +357,7 @@ export const faults: FaultDef[] = [
     violates: ['auth.access-token-issued-only', 'auth.invalid-bearer-401'],
     symptom:
       "The write routes (POST, PUT) check a bearer token's claims but not its signature (reads verify it): a forged token of the server's shape is refused on every GET and accepted for a create.",
-    checks: ['auth.forged-tokens-on-writes', 'auth.forged-tokens-on-updates'],
+    checks: ['auth.forged-tokens-on-writes', 'auth.forged-tokens-on-updates', 'auth.forged-tokens-on-upload'],
   },
   {
     name: 'bearer-not-verified-on-updates',
@@ -353,6 +366,14 @@ export const faults: FaultDef[] = [
     symptom:
       "The update route (PUT) checks a bearer token's claims but not its signature (reads and creates verify it): a forged token of the server's shape is refused on every GET and every create, and accepted for an update of a record it names.",
     checks: ['auth.forged-tokens-on-updates'],
+  },
+  {
+    name: 'bearer-not-verified-on-upload',
+    area: 'auth',
+    violates: ['auth.access-token-issued-only', 'auth.invalid-bearer-401'],
+    symptom:
+      "The $upload operation checks a bearer token's claims but not its signature (reads, creates and updates verify it): a forged token of the server's shape is refused everywhere else and accepted for an upload.",
+    checks: ['auth.forged-tokens-on-upload'],
   },
   {
     name: 'bearer-jku-followed',

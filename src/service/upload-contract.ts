@@ -11,25 +11,18 @@
  * The first form that accepts a small valid document is the contract. `pinned` says that
  * path and payload were declared or published, so a refusal of every form is the target's.
  */
-import type { CheckContext } from '../../src/engine/index.js';
-import {
-  base64Of,
-  CATEGORY,
-  catalogCodeOf,
-  createdIdOf,
-  createDocument,
-  documentBody,
-  type DocumentType,
-  inlineAttachment,
-  isObject,
-  type Json,
-  smallDocument,
-  type WriteOptions,
-} from '../../src/service/index.js';
-import type { ModelOperation } from '../../src/discovery/model.js';
-import type { HttpResponse } from '../../src/http/index.js';
-import type { UploadLevel, UploadPayload } from '../../src/config/index.js';
-import { CRU, RS } from './support.js';
+import type { UploadLevel, UploadPayload } from '../config/index.js';
+import type { ModelOperation } from '../discovery/model.js';
+import type { CheckContext } from '../engine/index.js';
+import type { HttpResponse } from '../http/index.js';
+import { base64Of, CATEGORY, documentBody, inlineAttachment, type Json } from './bodies.js';
+import { type DocumentType, smallDocument } from './documents.js';
+import { catalogCodeOf, isObject } from './errors.js';
+import { createDocument, createdIdOf, DOCUMENT_REFERENCE, type WriteOptions } from './resources.js';
+
+/** The scopes of DocumentReference reads and searches, and of writes. */
+const RS = DOCUMENT_REFERENCE.read;
+const CRU = DOCUMENT_REFERENCE.write;
 
 export interface UploadForm {
   path: string;
@@ -334,7 +327,11 @@ export function publishedQuery(op: ModelOperation | undefined, definition: Defin
   return undefined;
 }
 
-export type SendOptions = WriteOptions;
+/**
+ * How an upload is sent: as a write (WriteOptions), and with `token` a bearer token of the check's
+ * making in place of one the run's broker grants (a forged token: auth.forged-tokens-on-upload).
+ */
+export type SendOptions = WriteOptions & { token?: string };
 
 /** Sends one upload in the form; a DocumentReference it creates (type level) goes to the ledger. */
 export async function sendUpload(
@@ -374,7 +371,11 @@ export async function sendUpload(
       body = documentBody(ctx, { content: [{ attachment: { ...inlineAttachment(contentType as never, document), contentType } }] });
       break;
   }
-  const res = await ctx.fhir({ scopes: CRU, method: 'POST', url, body, headers, ...opts });
+  const { token, ...write } = opts;
+  const res =
+    token === undefined
+      ? await ctx.fhir({ scopes: CRU, method: 'POST', url, body, headers, ...write })
+      : await ctx.request({ method: 'POST', url, body, token, ...write, headers: { accept: 'application/fhir+json', ...headers, ...(write.headers ?? {}) } });
   const created = f.level === 'type' && res.status >= 200 && res.status < 300 ? createdIdOf(res) : undefined;
   if (created) ctx.created('DocumentReference', created);
   return res;
