@@ -648,9 +648,10 @@ const KEEP_ALIVE_MS = 65_000;
 /** Starts the reference server with the given resource module. */
 export async function startReferenceServer(opts: ReferenceOptions, createResources: CreateResources): Promise<ReferenceServer> {
   const limits: ReferenceLimits = resolveLimits(opts.limits);
-  const modes: ReferenceModes = resolveModes(opts.modes);
   const faultNames = [...new Set(opts.faults ?? [])];
   const faultDefs = resolveFaults(faultNames);
+  // A fault planted on a surface only some conformant choices have brings those choices (FaultDef.modes).
+  const modes: ReferenceModes = resolveModes({ ...Object.assign({}, ...faultDefs.map((f) => f.modes ?? {})), ...opts.modes });
   const faults: ReadonlySet<string> = new Set(faultNames);
   const now = opts.now ?? Date.now;
   const fixturesDir = resolve(opts.fixturesDir ?? DEFAULT_FIXTURES_DIR);

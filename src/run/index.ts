@@ -30,7 +30,7 @@ import { ConformanceError, describeError } from '../errors.js';
 import { PROJECT_ROOT } from '../paths.js';
 import type { ReferenceServer } from '../reference/index.js';
 import { resolveFaults } from '../reference/faults/index.js';
-import { resolveLimits, resolveModes, type ReferenceOptions } from '../reference/types.js';
+import { DEFAULT_MODES, resolveLimits, resolveModes, type ReferenceOptions } from '../reference/types.js';
 import { writeReports } from '../report/index.js';
 import { embeddedLimits, QUICK_LIMITS, startEmbeddedTarget } from './embedded.js';
 import { closingLines, liveProgress, progressLines, summaryLines } from './progress.js';
@@ -500,9 +500,17 @@ async function resolveTarget(options: RunOptions): Promise<Target> {
       PROJECT_ROOT,
       { profile },
     );
+    // The report says what the reference was made to do: its planted faults, the choices it was run with (a fault's among them).
+    const planted = [
+      ...server.options.faults.map((f) => `embedded reference with fault ${f} planted`),
+      ...Object.entries(server.options.modes)
+        .filter(([k, v]) => (DEFAULT_MODES as unknown as Record<string, unknown>)[k] !== v)
+        .map(([k, v]) => `embedded reference in mode ${k}=${String(v)}`),
+    ];
+    const stated = planted.length ? { ...config, deviations: [...config.deviations, ...planted] } : config;
     // The reference answered in this process (`--transport in-process`): its handler, no socket.
     const inProcess = options.transport === 'in-process' && !server.url.startsWith('https:') ? server.inProcess : undefined;
-    return { config: inProcess ? { ...config, inProcess } : config, server, jwks, embedded: true };
+    return { config: inProcess ? { ...stated, inProcess } : stated, server, jwks, embedded: true };
   } catch (e) {
     await server.close();
     await jwks.close();

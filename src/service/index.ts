@@ -213,6 +213,7 @@ export {
   type ContractSource,
   type Definition as UploadDefinition,
   describeForm,
+  patientChannel,
   publishedQuery,
   queryTemplate,
   requireContract,

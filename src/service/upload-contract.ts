@@ -80,6 +80,19 @@ export function describeForm(f: UploadForm): string {
 }
 
 /**
+ * Where an upload in the form names the patient its new DocumentReference belongs to (type level):
+ * the query's `{patient}`, the Parameters subject, the DocumentReference's subject; undefined when
+ * it names none (instance level: the DocumentReference uploaded to has its patient).
+ */
+export function patientChannel(f: UploadForm): string | undefined {
+  if (f.level !== 'type') return undefined;
+  if (f.query?.includes('{patient}')) return `the query (${f.query})`;
+  if (f.payload === 'parameters' && f.subjectName) return `the Parameters "${f.subjectName}" valueReference`;
+  if (f.payload === 'document-reference') return "the DocumentReference's subject";
+  return undefined;
+}
+
+/**
  * The placeholders a query template may hold, and the parameter names they fill: `{patient}` the
  * fixture patient's id (`patient`, `subject`, `patient-id`, ...), `{type}` and `{category}` the
  * `system|code` tokens of the type and category of the DocumentReference the suite writes.
@@ -119,9 +132,9 @@ function token(concept: unknown): string {
 }
 
 /** The query of a form with its placeholders filled (`QUERY_PLACEHOLDERS`). */
-function expandQuery(ctx: CheckContext, template: string): string {
+function expandQuery(ctx: CheckContext, template: string, patient?: string): string {
   const values: Record<string, () => string> = {
-    patient: () => ctx.fixture('patient'),
+    patient: () => patient ?? ctx.fixture('patient'),
     type: () => token(documentBody(ctx).type),
     category: () => token(CATEGORY),
   };
@@ -329,9 +342,11 @@ export function publishedQuery(op: ModelOperation | undefined, definition: Defin
 
 /**
  * How an upload is sent: as a write (WriteOptions), and with `token` a bearer token of the check's
- * making in place of one the run's broker grants (a forged token: auth.forged-tokens-on-upload).
+ * making in place of one the run's broker grants (a forged token: auth.forged-tokens-on-upload);
+ * with `patient` the patient a type-level upload names (its query, its Parameters subject, its
+ * DocumentReference's subject) in place of the fixture patient (tenancy.foreign-patient-in-upload).
  */
-export type SendOptions = WriteOptions & { token?: string };
+export type SendOptions = WriteOptions & { token?: string; patient?: string };
 
 /** Sends one upload in the form; a DocumentReference it creates (type level) goes to the ledger. */
 export async function sendUpload(
@@ -342,8 +357,10 @@ export async function sendUpload(
   contentType: string,
   opts: SendOptions = {},
 ): Promise<HttpResponse> {
+  const { token, patient, ...write } = opts;
   const path = f.level === 'instance' ? ctx.path(f.path, { id: id! }) : f.path;
-  const url = f.query ? `${path}?${expandQuery(ctx, f.query)}` : path;
+  const url = f.query ? `${path}?${expandQuery(ctx, f.query, patient)}` : path;
+  const patientReference = { reference: `Patient/${patient ?? ctx.fixture('patient')}` };
   // Base64 only where the payload carries it (kept per document: the size checks send one of 32 MiB).
   const data = f.payload === 'raw' ? '' : base64Of(document);
   let body: unknown;
@@ -363,15 +380,17 @@ export async function sendUpload(
           f.parameterType === 'Binary'
             ? { name: f.parameterName, resource: { resourceType: 'Binary', contentType, data } }
             : { name: f.parameterName, valueAttachment: { contentType, data, title: 'fhir-conformance document' } },
-          ...(f.level === 'type' && f.subjectName ? [{ name: f.subjectName, valueReference: { reference: `Patient/${ctx.fixture('patient')}` } }] : []),
+          ...(f.level === 'type' && f.subjectName ? [{ name: f.subjectName, valueReference: patientReference }] : []),
         ],
       };
       break;
     case 'document-reference':
-      body = documentBody(ctx, { content: [{ attachment: { ...inlineAttachment(contentType as never, document), contentType } }] });
+      body = documentBody(ctx, {
+        content: [{ attachment: { ...inlineAttachment(contentType as never, document), contentType } }],
+        ...(patient !== undefined ? { subject: patientReference } : {}),
+      });
       break;
   }
-  const { token, ...write } = opts;
   const res =
     token === undefined
       ? await ctx.fhir({ scopes: CRU, method: 'POST', url, body, headers, ...write })

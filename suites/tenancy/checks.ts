@@ -8,6 +8,7 @@ import { type CheckDefinition, defineCheck, coveringTokens } from '../../src/eng
 import { bundleResources, catalogCodeOf, expectError, idOf, isObject, referencedId, searchUrl } from '../../src/service/index.js';
 import { channelChecks } from './channel-checks.js';
 import { referenceCheck } from './reference-check.js';
+import { uploadPatientCheck } from './upload-patient-check.js';
 import { attributeSearchCheck } from './attribute-search-check.js';
 import { DIRECTIONS, FIXTURES, ownerRead, ownersAmong, scope, skipUnverified } from './support.js';
 
@@ -145,6 +146,7 @@ export const checks: CheckDefinition[] = coveringTokens([
   }),
   ...channelChecks,
   referenceCheck,
+  uploadPatientCheck,
   attributeSearchCheck,
 ]);
 

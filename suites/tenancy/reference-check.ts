@@ -57,7 +57,7 @@ export const referenceCheck: CheckDefinition = defineCheck({
     channel: "a reference in a create's body",
     leftOut: [
       "updates: a subject is immutable after creation (MedicationRequest, Encounter); an update's encounter or participant naming another organization's record is not tried",
-      "the type-level $upload's patient (a query parameter or a Parameters subject, in the target's own contract): not tried this round",
+      "the type-level $upload's patient (its query, its Parameters subject, its DocumentReference subject): tenancy.foreign-patient-in-upload",
       "the other direction (second-org naming main's records): the same rule from the other side, not sent",
     ],
   },

@@ -156,4 +156,13 @@ export const faults: FaultDef[] = [
       "A MedicationRequest search by encounter alone returns the MedicationRequests of that Encounter in every organization; searches by patient, reads and updates keep to the caller's organization.",
     checks: ['tenancy.foreign-search-empty'],
   },
+  {
+    name: 'tenancy-upload-foreign-patient',
+    area: 'tenancy',
+    violates: ['tenancy.foreign-id-404'],
+    symptom:
+      "A type-level $upload naming another organization's patient (here in its query, ?patient=<id>) creates a DocumentReference on that patient (200), while one naming a patient that exists nowhere is refused; creates, reads and searches keep to the caller's organization.",
+    checks: ['tenancy.foreign-patient-in-upload'],
+    modes: { uploadContract: 'type-query-raw' },
+  },
 ];

@@ -37,5 +37,11 @@ export interface FaultDef {
    * the run, and on its own sends only a few reads).
    */
   alongside?: string[];
+  /**
+   * Conformant choices (reference modes) the fault is planted under, when the violation lives on a
+   * surface only some choices have (a type-level `$upload` naming its patient). Modes given to the
+   * reference explicitly win over these.
+   */
+  modes?: Record<string, string | number>;
   transformResponse?: (res: FaultResponse, req: FaultRequest) => FaultResponse;
 }

@@ -143,9 +143,13 @@ export function uploadHandler(env: ResourceEnv): Handler {
     }
     const org = ctx.caller.org;
     const subjectId = doc.subjectId!;
-    const patient = referencedRecord(env, env.store.patients, org, 'Patient', subjectId, () =>
-      unprocessable(env.modes.validationStatus, `subject Patient/${subjectId} does not exist`),
-    );
+    // Fault tenancy-upload-foreign-patient: a type-level $upload finds the patient it names in any organization.
+    const foreignPatient = env.faults.has('tenancy-upload-foreign-patient') ? env.store.patients.anyOrganization(subjectId) : undefined;
+    const patient =
+      foreignPatient ??
+      referencedRecord(env, env.store.patients, org, 'Patient', subjectId, () =>
+        unprocessable(env.modes.validationStatus, `subject Patient/${subjectId} does not exist`),
+      );
     if (patient) assertPatientAcceptsData(patient);
     const fields = doc.fields ?? { status: 'current', subjectId, date: new Date(ctx.now).toISOString(), content };
     const created = env.store.insert(env.store.documentReferences, { ...firstVersion(randomUUID(), org, ctx.now), ...fields, content });
