@@ -17,6 +17,7 @@ import { publicKeyPem } from '../../src/auth/assertion.js';
 import type { ResolvedClient } from '../../src/config/index.js';
 import type { ModelOperation } from '../../src/discovery/model.js';
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
 import {
   catalogCodeOf,
   createdIdOf,
@@ -450,19 +451,27 @@ function writesCheck(): CheckDefinition {
           const res = await ctx.request({ method: 'POST', url: ctx.path(op.path, {}), token, body, headers: FHIR_JSON, retry: 'none' });
           const created = res.status >= 200 && res.status < 300 ? createdIdOf(res) : undefined;
           if (created) ctx.created(op.resource, created);
-          answers[`${label} ${op.release}`] = { status: res.status, ...(catalogCodeOf(res) ? { code: catalogCodeOf(res) } : {}) };
-          const taken = res.status < 300 ? 'the forged token was accepted for a write' : 'the forged token was not refused as invalid';
-          ctx.check(res.status === 401, `${label}: ${op.method} ${op.path} (${op.release}) answered ${res.status}, not 401: ${taken}`, {
-            requirement: ISSUED_ONLY,
-            expected: 401,
-            actual: res.status,
-            exchange: res.exchange.id,
-          });
+          judgeForged(ctx, answers, `${label} ${op.release}`, res, `${label}: ${op.method} ${op.path} (${op.release})`, 'a write');
         }
       }
       ctx.observe('forged-token.write-answers', answers);
       if (notTried.length) ctx.observe('forged-token.write-not-tried', notTried);
     },
+  });
+}
+
+/**
+ * A forged token's answer on a write: kept in `answers` under `key`, and 401 required; the finding
+ * says whether the token was taken (a 2xx: `for <action>`) or refused otherwise than as invalid.
+ */
+function judgeForged(ctx: CheckContext, answers: Record<string, unknown>, key: string, res: HttpResponse, what: string, action: string): void {
+  answers[key] = { status: res.status, ...(catalogCodeOf(res) ? { code: catalogCodeOf(res) } : {}) };
+  const taken = res.status < 300 ? `the forged token was accepted for ${action}` : 'the forged token was not refused as invalid';
+  ctx.check(res.status === 401, `${what} answered ${res.status}, not 401: ${taken}`, {
+    requirement: ISSUED_ONLY,
+    expected: 401,
+    actual: res.status,
+    exchange: res.exchange.id,
   });
 }
 
@@ -541,14 +550,7 @@ function updatesCheck(): CheckDefinition {
         for (const { label, token } of forged) {
           const headers = { ...FHIR_JSON, 'content-type': 'application/fhir+json', ...(before.etag ? { 'if-match': before.etag } : {}) };
           const res = await ctx.request({ method: 'PUT', url, token, body: before.body, headers, retry: 'none' });
-          answers[`${label} ${op.release}`] = { status: res.status, ...(catalogCodeOf(res) ? { code: catalogCodeOf(res) } : {}) };
-          const taken = res.status < 300 ? 'the forged token was accepted for an update' : 'the forged token was not refused as invalid';
-          ctx.check(res.status === 401, `${label}: PUT ${op.path} (${op.release} ${op.resource}) answered ${res.status}, not 401: ${taken}`, {
-            requirement: ISSUED_ONLY,
-            expected: 401,
-            actual: res.status,
-            exchange: res.exchange.id,
-          });
+          judgeForged(ctx, answers, `${label} ${op.release}`, res, `${label}: PUT ${op.path} (${op.release} ${op.resource})`, 'an update');
         }
         const after = await readNow();
         ctx.check(
@@ -595,14 +597,7 @@ function uploadsCheck(): CheckDefinition {
       const form = describeForm(contract.form);
       for (const { label, token } of forged) {
         const res = await sendUpload(ctx, contract.form, target, smallDocument(contract.contentType), contract.contentType, { token, retry: 'none' });
-        answers[label] = { status: res.status, ...(catalogCodeOf(res) ? { code: catalogCodeOf(res) } : {}) };
-        const taken = res.status < 300 ? 'the forged token was accepted for an upload' : 'the forged token was not refused as invalid';
-        ctx.check(res.status === 401, `${label}: $upload (${form}) answered ${res.status}, not 401: ${taken}`, {
-          requirement: ISSUED_ONLY,
-          expected: 401,
-          actual: res.status,
-          exchange: res.exchange.id,
-        });
+        judgeForged(ctx, answers, label, res, `${label}: $upload (${form})`, 'an upload');
       }
       ctx.observe('forged-token.upload-answers', answers);
       if (notTried.length) ctx.observe('forged-token.upload-not-tried', notTried);

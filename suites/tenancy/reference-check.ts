@@ -9,8 +9,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type CheckContext, type CheckDefinition, defineCheck } from '../../src/engine/index.js';
-import type { HttpResponse } from '../../src/http/index.js';
 import { catalogCodeOf, createdIdOf, type Json, newRecordOf } from '../../src/service/index.js';
+import { accepted, answered } from './support.js';
 
 const area = 'tenancy';
 const REQUIREMENT = 'tenancy.foreign-id-404';
@@ -41,12 +41,6 @@ function bodyNaming(ctx: CheckContext, p: Probe, id: string): Json {
 
 /** The fixture of the caller's own record the probe's field names in its control write. */
 const OWN: Record<Probe['type'], string> = { Patient: 'patient', Encounter: 'encounter', Practitioner: 'practitioner' };
-
-const answered = (res: HttpResponse) => {
-  const code = catalogCodeOf(res);
-  return code ? `${res.status} ${code}` : `${res.status}`;
-};
-const accepted = (res: HttpResponse) => res.status >= 200 && res.status < 300;
 
 export const referenceCheck: CheckDefinition = defineCheck({
   id: 'tenancy.foreign-reference-in-write',

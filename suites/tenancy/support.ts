@@ -3,7 +3,16 @@
  * probes them), the fixtures, and the owner's own read that makes a 404 meaningful.
  */
 import type { CheckContext } from '../../src/engine/index.js';
-import { isObject, type Json } from '../../src/service/index.js';
+import type { HttpResponse } from '../../src/http/index.js';
+import { catalogCodeOf, isObject, type Json } from '../../src/service/index.js';
+
+/** An answer as the tenancy findings quote it: its status and catalog code. */
+export const answered = (res: HttpResponse): string => {
+  const code = catalogCodeOf(res);
+  return code ? `${res.status} ${code}` : `${res.status}`;
+};
+/** A 2xx: the write (or upload) was taken. */
+export const accepted = (res: HttpResponse): boolean => res.status >= 200 && res.status < 300;
 
 export interface Target {
   resource: 'MedicationRequest' | 'Encounter' | 'DocumentReference';

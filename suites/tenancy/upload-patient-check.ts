@@ -6,17 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type CheckDefinition, defineCheck } from '../../src/engine/index.js';
-import type { HttpResponse } from '../../src/http/index.js';
 import { catalogCodeOf, describeForm, patientChannel, requireContract, sendUpload, smallDocument } from '../../src/service/index.js';
+import { accepted, answered } from './support.js';
 
 const area = 'tenancy';
 const REQUIREMENT = 'tenancy.foreign-id-404';
-
-const answered = (res: HttpResponse) => {
-  const code = catalogCodeOf(res);
-  return code ? `${res.status} ${code}` : `${res.status}`;
-};
-const accepted = (res: HttpResponse) => res.status >= 200 && res.status < 300;
 
 export const uploadPatientCheck: CheckDefinition = defineCheck({
   id: 'tenancy.foreign-patient-in-upload',
