@@ -193,30 +193,36 @@ export function selectGate(checks: readonly (CheckDefinition | CatalogCheck)[], 
     chosen.add(c);
     for (const r of c.requirements) covered.add(r);
   };
-  // Free checks (they only read what the run saw) always run.
-  for (const c of candidates) if (plannedCost(c) === 0) take(c);
   const wanted = new Set(candidates.flatMap((c) => c.requirements.filter(isMust)));
-  for (;;) {
-    let best: CheckDefinition | undefined;
-    let bestScore = 0;
-    for (const c of candidates) {
-      if (chosen.has(c)) continue;
-      const gain = c.requirements.filter((r) => wanted.has(r) && !covered.has(r)).length;
-      if (gain === 0) continue;
-      const score = gain / Math.max(0.5, plannedCost(c));
-      if (score > bestScore) (best = c), (bestScore = score);
+  // A conditional check may skip on a conforming target: the cover is made of the others, and a
+  // conditional one judges a requirement only where no other check can.
+  const conditional = (c: CheckDefinition) => (c.tags ?? []).includes('conditional');
+  for (const pool of [candidates.filter((c) => !conditional(c)), candidates.filter(conditional)]) {
+    // Free checks (they only read what the run saw) always run.
+    for (const c of pool) if (plannedCost(c) === 0) take(c);
+    for (;;) {
+      let best: CheckDefinition | undefined;
+      let bestScore = 0;
+      for (const c of pool) {
+        if (chosen.has(c)) continue;
+        const gain = c.requirements.filter((r) => wanted.has(r) && !covered.has(r)).length;
+        if (gain === 0) continue;
+        const score = gain / Math.max(0.5, plannedCost(c));
+        if (score > bestScore) (best = c), (bestScore = score);
+      }
+      if (!best) break;
+      take(best);
     }
-    if (!best) break;
-    take(best);
+    // Drop a chosen check whose MUST requirements the others judge too (the costliest first; a
+    // conditional check's judgement never stands in for another's).
+    for (const c of [...chosen].sort((a, b) => plannedCost(b) - plannedCost(a))) {
+      if (plannedCost(c) === 0) continue;
+      const others = new Set([...chosen].filter((x) => x !== c && !conditional(x)).flatMap((x) => x.requirements));
+      if (c.requirements.every((r) => !wanted.has(r) || others.has(r))) chosen.delete(c);
+    }
+    covered.clear();
+    for (const c of chosen) for (const r of c.requirements) covered.add(r);
   }
-  // Drop a chosen check whose MUST requirements the others judge too (the costliest first).
-  for (const c of [...chosen].sort((a, b) => plannedCost(b) - plannedCost(a))) {
-    if (plannedCost(c) === 0) continue;
-    const others = new Set([...chosen].filter((x) => x !== c).flatMap((x) => x.requirements));
-    if (c.requirements.every((r) => !wanted.has(r) || others.has(r))) chosen.delete(c);
-  }
-  covered.clear();
-  for (const c of chosen) for (const r of c.requirements) covered.add(r);
   // Every area with a candidate runs at least its cheapest one.
   const areas = new Set([...chosen].map((c) => c.area));
   for (const c of [...candidates].sort((a, b) => plannedCost(a) - plannedCost(b))) {

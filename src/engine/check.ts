@@ -15,9 +15,12 @@ import type { Exchange, Finding, InvariantTally, KeyRequest, Level, Profile } fr
  * - `exhausts-key-limit` / `exhausts-issuance-limit`: drives a limit to 429; scheduled last.
  * - `expiry-probe`: uses the token issued at the start of the run; scheduled at the very end.
  * - `early`: runs before anything else spends the key's window; `last`: reads what the whole run saw.
+ * - `conditional`: judges only where the target's conformant choices give it something to judge (an
+ *   upload contract of one level); it skips elsewhere, so the gate judges a requirement with it only
+ *   when no other check can (src/engine/budget.ts).
  * The schedule (src/engine/plan.ts) derives each check's slot from these tags.
  */
-export type CheckTag = 'writes' | 'waits' | 'exhausts-key-limit' | 'exhausts-issuance-limit' | 'expiry-probe' | 'early' | 'last';
+export type CheckTag = 'writes' | 'waits' | 'exhausts-key-limit' | 'exhausts-issuance-limit' | 'expiry-probe' | 'early' | 'last' | 'conditional';
 
 export interface CheckDefinition {
   /** Stable id `<area>.<slug>`, e.g. `pagination.next-absent-on-last-page`. */

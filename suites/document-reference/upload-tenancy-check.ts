@@ -16,7 +16,7 @@ export const uploadTenancyChecks: CheckDefinition[] = [
     level: 'MUST',
     requirements: ['tenancy.foreign-id-404'],
     quote: "An id that does not exist in the caller's organization gives 404.",
-    tags: ['writes'],
+    tags: ['writes', 'conditional'],
     clients: ['second-org'],
     fixtures: ['patient', 'otherOrgDocumentReference'],
     surfaces: {

@@ -27,7 +27,7 @@ export const uploadPatientCheck: CheckDefinition = defineCheck({
   level: 'MUST',
   requirements: [REQUIREMENT, 'tenancy.resources-belong-to-org'],
   quote: "An id that does not exist in the caller's organization gives 404.",
-  tags: ['writes'],
+  tags: ['writes', 'conditional'],
   // A patient that exists nowhere, the other organization's, and the control naming the caller's own.
   requests: 3,
   fixtures: ['patient', 'otherOrgPatient'],

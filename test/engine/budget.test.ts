@@ -207,6 +207,7 @@ describe('the gate profile', () => {
     ['r.wait', 'MUST'],
     ['r.obs', 'observation'],
     ['r.fixture', 'MUST'],
+    ['r.only', 'MUST'],
   ]);
   const noop = async () => {};
   const c = (id: string, area: string, requirements: string[], requests: number, over: Partial<CheckDefinition> = {}): CheckDefinition => ({
@@ -250,6 +251,24 @@ describe('the gate profile', () => {
     ]);
     expect(g.excluded.get('x.cheap-a')).toMatch(/^left to full: the gate runs the cheapest checks/);
     expect(g.planned).toBe(0 + 2 + 4);
+  });
+
+  it('never lets a conditional check (one a conforming target may leave nothing to judge) stand in for another; it judges what only it can', () => {
+    const checks = [
+      c('x.conditional-ab', 'x', ['r.a', 'r.b'], 1, { tags: ['conditional'] }),
+      c('x.a', 'x', ['r.a'], 3),
+      c('x.b', 'x', ['r.b'], 3),
+      c('x.conditional-only', 'x', ['r.only'], 2, { tags: ['conditional'] }),
+      c('x.conditional-redundant', 'x', ['r.a'], 1, { tags: ['conditional'] }),
+    ];
+    const g = selectGate(checks, input);
+    const runs = checks
+      .filter((x) => !g.excluded.has(x.id))
+      .map((x) => x.id)
+      .sort();
+    // Without the tag x.conditional-ab (cost 1, two requirements) would have replaced x.a and x.b.
+    expect(runs).toEqual(['x.a', 'x.b', 'x.conditional-only']);
+    expect(g.leftToFull).toEqual([]);
   });
 
   it('keeps an area that would otherwise run nothing', () => {
