@@ -105,7 +105,7 @@ function header(doc: ReportDocument): string {
   }
   if (run.deviations.length > 0) {
     banners.push(
-      `<div class="banner warn"><b>Deviations from the spec's defaults declared by the configuration</b><ul>${run.deviations.map((d) => `<li>${e(d)}</li>`).join('')}</ul></div>`,
+      `<div class="banner warn"><b>Deviations: limits the configuration declares other than the spec's, faults and choices of the embedded reference</b><ul>${run.deviations.map((d) => `<li>${e(d)}</li>`).join('')}</ul></div>`,
     );
   }
   if (doc.phiMasked) banners.push('<div class="banner info">Patient identifiers and CURPs are masked in this report (<code>--redact-phi</code>).</div>');
