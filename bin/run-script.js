@@ -18,6 +18,7 @@ const COMMANDS = new Set(['run', 'serve', 'requirements', 'report', 'diff', 'fau
  * not load throws here, before anything ran, so the caller can run the ES modules instead.
  */
 export function loadScript(file, argv) {
+  const started = process.cpuUsage();
   const useCache = process.env.FHIR_CONFORMANCE_CODE_CACHE !== '0';
   const cacheFile = cacheFileOf(file, argv);
   let cachedData;
@@ -37,7 +38,8 @@ export function loadScript(file, argv) {
   if (typeof module.exports.main !== 'function') throw new Error(`${file} exports no main`);
   return async () => {
     const code = await module.exports.main(argv);
-    if (useCache && (cachedData === undefined || script.cachedDataRejected)) keepCache(script, cacheFile);
+    const used = cpuMsSince(started);
+    if (useCache && (cachedData === undefined || script.cachedDataRejected || ranMore(cacheFile, used))) keepCache(script, cacheFile, used);
     return code;
   };
 }
@@ -64,12 +66,36 @@ export function processFlags() {
   return out;
 }
 
-/** Writes the script's code cache as it is now (the functions run so far compiled in it). */
-function keepCache(script, cacheFile) {
+/** CPU milliseconds this process used since `started` (process.cpuUsage()). */
+function cpuMsSince(started) {
+  const { user, system } = process.cpuUsage(started);
+  return (user + system) / 1000;
+}
+
+/**
+ * Whether this run did much more than the one that made the cache (its CPU time, kept beside the
+ * cache): a cache made by a short run (`--only`, a test's few checks) holds few of the functions a
+ * whole run needs, and every later run compiled them again (a quick run about 0.3 s slower). Much
+ * more: twice the maker's CPU time (the machine's slow phases are at most about 1.7 times its
+ * fast ones), so runs of one size never make it again. A cache without the record is made again once.
+ */
+export function ranMore(cacheFile, usedMs) {
+  let maker;
+  try {
+    maker = Number(readFileSync(`${cacheFile}.cpu`, 'utf8'));
+  } catch {
+    return true;
+  }
+  return !(maker > 0) || usedMs > 2 * maker;
+}
+
+/** Writes the script's code cache as it is now (the functions run so far compiled in it), and the CPU time of the run that made it. */
+function keepCache(script, cacheFile, usedMs) {
   const tmp = `${cacheFile}.${process.pid}.tmp`;
   try {
     writeFileSync(tmp, script.createCachedData());
     renameSync(tmp, cacheFile);
+    writeFileSync(`${cacheFile}.cpu`, String(Math.round(usedMs)));
   } catch {
     rmSync(tmp, { force: true }); // a read-only cache: the next process compiles again
   }

@@ -62,6 +62,22 @@ describe('loadScript', () => {
     expect(existsSync(cacheOf(file, 'other'))).toBe(true);
   });
 
+  it('a cache made by a short run is made again by a run that used more than twice its CPU, not by one of its size', async () => {
+    // Spins for argv[1] ms of CPU (not of wall time: a loaded machine would stretch the one, not the other).
+    const file = scriptFile(
+      `exports.main = async (argv) => { const from = process.cpuUsage(); let x = 0; for (;;) { x++; const u = process.cpuUsage(from); if ((u.user + u.system) / 1000 >= Number(argv[1])) break; } return x > 0 ? 0 : 1; };`,
+    );
+    const cache = cacheOf(file, 'run');
+    const maker = () => Number(readFileSync(`${cache}.cpu`, 'utf8'));
+    expect(await runScript(file, ['run', '40'])).toBe(0);
+    const short = maker();
+    expect(short).toBeGreaterThan(0);
+    expect(await runScript(file, ['run', '40'])).toBe(0);
+    expect(maker()).toBe(short); // a run of its size keeps it
+    expect(await runScript(file, ['run', String(Math.max(400, 6 * short))])).toBe(0);
+    expect(maker()).toBeGreaterThan(2 * short); // made again by the longer run
+  });
+
   it('makes a damaged cache again, and the script still runs', async () => {
     const file = scriptFile(SCRIPT);
     const cache = cacheOf(file, 'run');
