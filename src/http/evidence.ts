@@ -8,6 +8,8 @@ import type { PartedText } from './json-body.js';
 
 /** Bodies kept in evidence are cut at this many characters. */
 export const EVIDENCE_BODY_CAP = 64 * 1024;
+/** JSON texts up to this many characters are scanned whole for secrets before their value is walked. */
+const SCANNED_MAX = 1024 * 1024;
 
 export interface Excerpt {
   body: string;
@@ -28,9 +30,12 @@ export function bodyExcerpt(
   if (opts.form) {
     redacted = redactForm(text.toString(), opts.secretFields);
   } else if (opts.json !== undefined) {
-    // Most bodies hold nothing to redact, which their text shows without walking the parsed value.
-    if (typeof text === 'string' && text.length <= EVIDENCE_BODY_CAP && !jsonTextMayHoldSecret(text, opts.secretFields)) {
-      return { body: text, truncated: !!opts.alreadyTruncated };
+    // Most bodies hold nothing to redact, which their text shows without walking the parsed value (a
+    // page of a search longer than the cap too: scanning its text costs about a quarter of the walk). A
+    // document of tens of MiB is walked instead: the walk reads only the head of each long string.
+    if (typeof text === 'string' && text.length <= SCANNED_MAX && !jsonTextMayHoldSecret(text, opts.secretFields)) {
+      const cut = text.length > EVIDENCE_BODY_CAP;
+      return { body: cut ? text.slice(0, EVIDENCE_BODY_CAP) : text, truncated: cut || !!opts.alreadyTruncated };
     }
     const clean = redactJson(opts.json, opts.secretFields, { keep: EVIDENCE_BODY_CAP });
     if (clean === opts.json) return prefixExcerpt(text, opts.alreadyTruncated);

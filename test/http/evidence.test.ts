@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeBody, isText, parseJson } from '../../src/http/evidence.js';
+import { bodyExcerpt, decodeBody, EVIDENCE_BODY_CAP, isText, parseJson } from '../../src/http/evidence.js';
 
 const fatal = (buf: Buffer) => new TextDecoder('utf-8', { fatal: true }).decode(buf, { stream: true });
 
@@ -27,5 +27,30 @@ describe('parseJson', () => {
     expect(parseJson(' {"a":[1,null]}\n')).toEqual({ a: [1, null] });
     expect(parseJson('0')).toBe(0);
     for (const text of ['', ' \n\t\r', '\u00a0\ufeff\u2028', '{"a":', 'not json']) expect(parseJson(text), JSON.stringify(text)).toBeUndefined();
+  });
+});
+
+describe('bodyExcerpt of a JSON body longer than the cap', () => {
+  const page = (note: string) =>
+    JSON.stringify({
+      resourceType: 'Bundle',
+      entry: Array.from({ length: 2000 }, (_, i) => ({ resource: { id: `id-${i}`, note: i === 3 ? note : 'lorem ipsum dolor sit amet' } })),
+    });
+
+  it('keeps the head of a page holding no secret, cut at the cap, as the walk of its value would', () => {
+    const text = page('plain');
+    expect(text.length).toBeGreaterThan(EVIDENCE_BODY_CAP);
+    expect(bodyExcerpt(text, { json: JSON.parse(text) })).toEqual({ body: text.slice(0, EVIDENCE_BODY_CAP), truncated: true });
+  });
+
+  it('redacts a token in its head, and a secret field', () => {
+    const jwt = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlLXZhbHVl';
+    const text = page(`token ${jwt}`);
+    const excerpt = bodyExcerpt(text, { json: JSON.parse(text) });
+    expect(excerpt.truncated).toBe(true);
+    expect(excerpt.body).not.toContain(jwt);
+    expect(excerpt.body).toContain('[redacted-jwt]');
+    const withField = page('x').replace('"note":"x"', '"note":"x","access_token":"opaque-secret-value"');
+    expect(bodyExcerpt(withField, { json: JSON.parse(withField) }).body).not.toContain('opaque-secret-value');
   });
 });
