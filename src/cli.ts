@@ -471,7 +471,14 @@ async function cmdFaults(opts: { json?: boolean }, io: Out): Promise<number> {
   if (opts.json) {
     io.out(
       `${JSON.stringify(
-        FAULTS.map(({ name, area, violates, checks, symptom }) => ({ name, area, violates, checks: checks ?? [], symptom })),
+        FAULTS.map(({ name, area, violates, checks, symptom, modes }) => ({
+          name,
+          area,
+          violates,
+          checks: checks ?? [],
+          symptom,
+          ...(modes ? { modes } : {}),
+        })),
         null,
         2,
       )}\n`,
@@ -483,7 +490,13 @@ async function cmdFaults(opts: { json?: boolean }, io: Out): Promise<number> {
   const pad = ' '.repeat(width + 2);
   for (const f of FAULTS)
     io.out(
-      `${f.name.padEnd(width)}  ${f.area.padEnd(18)}  ${f.symptom}\n${pad}violates: ${f.violates.join(', ')}\n${pad}must fail: ${(f.checks ?? []).join(', ')}\n`,
+      `${f.name.padEnd(width)}  ${f.area.padEnd(18)}  ${f.symptom}\n${pad}violates: ${f.violates.join(', ')}\n${pad}must fail: ${(f.checks ?? []).join(', ')}\n${
+        f.modes
+          ? `${pad}planted under: ${Object.entries(f.modes)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(', ')}\n`
+          : ''
+      }`,
     );
   return 0;
 }

@@ -316,6 +316,11 @@ describe('fhir-conformance CLI', () => {
     const listed = JSON.parse(json.stdout) as Array<{ name: string; checks: string[] }>;
     expect(listed.length).toBe(FAULTS.length);
     expect(listed.map((f) => f.checks)).toEqual(FAULTS.map((f) => f.checks ?? []));
+    // A fault planted under chosen modes says so, in both listings.
+    expect((listed as Array<{ name: string; modes?: object }>).find((f) => f.name === 'tenancy-upload-foreign-patient')?.modes).toEqual({
+      uploadContract: 'type-query-raw',
+    });
+    expect(r.stdout).toContain('planted under: uploadContract=type-query-raw');
   });
 
   describe('serve', () => {

@@ -17,3 +17,12 @@ describe('docs/faults-by-check.md', () => {
     expect(renderFaultsByCheck(await referenceCatalog(), FAULTS)).not.toContain('## Checks named by faults but not in the catalog');
   }, 60_000);
 });
+
+describe('faults planted under chosen modes', () => {
+  it('name modes and values the reference knows (FaultDef.modes), and at least one fault uses them', async () => {
+    const { resolveModes } = await import('../../src/reference/types.js');
+    const withModes = FAULTS.filter((f) => f.modes);
+    expect(withModes.map((f) => f.name)).toContain('tenancy-upload-foreign-patient');
+    for (const f of withModes) expect(() => resolveModes(f.modes), f.name).not.toThrow();
+  });
+});
