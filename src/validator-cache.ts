@@ -114,7 +114,7 @@ function keepCodeCachesNow(): void {
 }
 
 /** Writes `file` under a temporary name, then renames it: a reader sees the old file or the whole new one. */
-function writeWhole(file: string, data: string | Buffer): void {
+export function writeWhole(file: string, data: string | Buffer): void {
   const tmp = `${file}.${process.pid}.tmp`;
   try {
     writeFileSync(tmp, data);

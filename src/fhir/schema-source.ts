@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CODE_ROOT } from '../paths.js';
-import { validatorCacheDir } from '../validator-cache.js';
+import { validatorCacheDir, writeWhole } from '../validator-cache.js';
 import type { Release } from './types.js';
 
 /** Name of the custom keyword that marks "any resource" positions (see `NESTED_RESOURCE_STUB`). */
@@ -90,15 +90,13 @@ const require = createRequire(import.meta.url);
 /**
  * The release's schema, once per process. What a run needs without compiling (the root id, the
  * digest, the resource types, the primitive patterns) comes from an index kept in the cache
- * (`keptIndex`); the definitions are read, parsed and normalized when first used (a compile, a
+ * (`indexedSchema`); the definitions are read, parsed and normalized when first used (a compile, a
  * test): parsing a release's file took 30-60 ms of every start. `typeSchema` gives one type's.
  */
 export function loadReleaseSchema(release: Release): ReleaseSchema {
   let schema = cache.get(release);
   if (!schema) {
-    const file = schemaFile(release);
-    const index = keptIndex(release, file);
-    schema = index ? lazySchema(release, file, index) : readReleaseSchema(release, file);
+    schema = indexedSchema(release, schemaFile(release));
     cache.set(release, schema);
   }
   return schema;
@@ -157,22 +155,19 @@ function readKept<T>(name: string | undefined): T | undefined {
 /** Writes a kept JSON file whole or not at all; a cache that cannot be written is not an error. */
 function keep(name: string | undefined, value: unknown): void {
   if (name === undefined) return;
-  const tmp = `${name}.${process.pid}.tmp`;
   try {
     mkdirSync(dirname(name), { recursive: true });
-    writeFileSync(tmp, JSON.stringify(value));
-    renameSync(tmp, name);
+    writeWhole(name, JSON.stringify(value));
   } catch {
-    rmSync(tmp, { force: true });
+    // the next process reads the file again
   }
 }
 
-/** The index of `file` as kept; made (the file read whole, its schema cached for this process) when missing. */
-function keptIndex(release: Release, file: string): SchemaIndex | undefined {
+/** The schema of `file`: its definitions read when first used when an index is kept, else read whole (and its index kept). */
+function indexedSchema(release: Release, file: string): ReleaseSchema {
   const name = keptName(file, 'index');
-  if (name === undefined) return undefined;
   const kept = readKept<SchemaIndex>(name);
-  if (kept?.digest) return kept;
+  if (kept?.digest) return lazySchema(release, file, kept);
   const schema = readReleaseSchema(release, file);
   keep(name, {
     id: schema.id,
@@ -181,8 +176,7 @@ function keptIndex(release: Release, file: string): SchemaIndex | undefined {
     resourceTypes: [...schema.resourceTypes],
     primitiveByPattern: [...schema.primitiveByPattern],
   } satisfies SchemaIndex);
-  cache.set(release, schema);
-  return undefined;
+  return schema;
 }
 
 /**

@@ -500,20 +500,13 @@ class HttpCore {
   private async authenticate(
     req: HandlerRequest,
     ex: Exchange,
-    acceptExpired = false,
-    release?: 'R4' | 'R5',
-    expiresEarlyMs = 0,
-    operation = false,
+    verify: { acceptExpired?: boolean; release?: 'R4' | 'R5'; expiresEarlyMs?: number; operation?: boolean } = {},
   ): Promise<Caller> {
     try {
-      const write = req.method !== 'GET' && req.method !== 'HEAD';
       const caller = await this.cfg.authority.authenticate(req.headers.authorization, {
-        acceptExpired,
-        expiresEarlyMs,
-        write,
+        ...verify,
+        write: req.method !== 'GET' && req.method !== 'HEAD',
         update: req.method === 'PUT',
-        operation,
-        ...(release ? { release } : {}),
       });
       ex.caller = caller; // authenticated: audited, even when throttled or refused below
       this.gateKey(caller, this.cfg.authority.client(caller.clientId), ex, req.headers.authorization);
@@ -530,8 +523,13 @@ class HttpCore {
     const { faults } = this.cfg;
     // Fault token-refused-before-expiry-r5: on R5 paths a token counts as expired once half its lifetime has passed.
     const earlyMs = op.release === 'R5' && faults.has('token-refused-before-expiry-r5') ? this.cfg.limits.tokenLifetimeSec * 500 : 0;
-    const expiredAccepted = op.release === 'R5' && faults.has('expired-token-accepted-r5');
-    const caller = await this.authenticate(req, ex, expiredAccepted, op.release, earlyMs, op.interaction === 'operation').catch((e: unknown) => {
+    const verify = {
+      acceptExpired: op.release === 'R5' && faults.has('expired-token-accepted-r5'),
+      release: op.release,
+      expiresEarlyMs: earlyMs,
+      operation: op.interaction === 'operation',
+    };
+    const caller = await this.authenticate(req, ex, verify).catch((e: unknown) => {
       // Fault invalid-bearer-403-encounter: a bearer token that is not valid gets 403 on the Encounter paths only.
       const invalid = e instanceof FhirError && e.status === 401 && req.headers.authorization !== undefined && op.resource === 'Encounter';
       throw invalid && faults.has('invalid-bearer-403-encounter') ? catalogError('SVC-00005') : e;
